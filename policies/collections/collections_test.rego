@@ -1,0 +1,17 @@
+package collections_test
+
+import data.collections
+
+# Every case of cases.json (shared with the wasm tests in tests/unit/policy.test.ts) must hold.
+test_case_table if {
+	count(data.collections.cases) > 0
+	failures := [c.name | some c in data.collections.cases; not holds(c)]
+	print("failing cases:", failures)
+	count(failures) == 0
+}
+
+holds(c) if {
+	d := collections.decision with input as c.input
+	d.allow == c.allow
+	contains(d.reason, object.get(c, "reason", ""))
+}

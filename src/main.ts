@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// The svc CLI. `svc dev` runs everything on embedded defaults; `svc serve <service>` runs one service on what
+// the configuration selects; the other commands are the operator's maintenance tasks.
+import { dashboardsRuntimeService } from '../dashboards-runtime/service.ts';
+import { exploreService } from './explore/service.ts';
+import { ConfigError } from './platform/config.ts';
+import { launch, migrateAll, openSharedParts, type Launched } from './platform/launcher.ts';
+import { buildPolicies } from './platform/policy/build.ts';
+import type { ServiceDefinition, SharedParts } from './platform/service.ts';
+import { retrievalService } from './retrieval/service.ts';
+import { trackerService } from './tracker/service.ts';
+
+const SERVICES: ServiceDefinition[] = [retrievalService, exploreService, trackerService, dashboardsRuntimeService];
+
+const USAGE = `usage: svc <command>
+
+  dev                          start every service on embedded defaults (PGlite, wasm policies)
+  serve <service> [--port N]   start one service: ${SERVICES.map((s) => s.name).join(', ')}
+  db migrate                   apply every service's schema migrations to the configured database
+  policies build               compile policies/ to the committed wasm bundle (needs opa)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  switch (command) {
+    case 'dev':
+      return runUntilSignal(SERVICES, await openSharedParts(process.env, { embedded: true }));
+    case 'serve': {
+      const service = SERVICES.find((s) => s.name === sub);
+      if (!service) return usage(`unknown service '${sub ?? ''}'`);
+      const port = option(rest, '--port');
+      const shared = await openSharedParts(process.env, { embedded: false });
+      return runUntilSignal([service], shared, port === undefined ? {} : { portOverride: Number(port) });
+    }
+    case 'db':
+      if (sub !== 'migrate') return usage(`unknown db command '${sub ?? ''}'`);
+      return withShared(async (shared) => {
+        const applied = await migrateAll(shared.db, SERVICES);
+        console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+      });
+    case 'policies':
+      if (sub !== 'build') return usage(`unknown policies command '${sub ?? ''}'`);
+      console.log(await buildPolicies());
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+      process.stdout.write(USAGE);
+      return 0;
+    default:
+      return usage(`unknown command '${command}'`);
+  }
+}
+
+async function runUntilSignal(services: ServiceDefinition[], shared: SharedParts, opts = {}): Promise<number> {
+  let launched: Launched[] = [];
+  try {
+    launched = await launch(services, process.env, shared, opts);
+  } catch (err) {
+    await Promise.all(launched.map((l) => l.close()));
+    await shared.db.close();
+    throw err;
+  }
+  console.log(launched.map((l) => `${l.name.padEnd(20)} ${l.url}`).join('\n'));
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await Promise.all(launched.map((l) => l.close()));
+  await shared.policy.close?.();
+  await shared.db.close();
+  return 0;
+}
+
+async function withShared(fn: (shared: SharedParts) => Promise<void>): Promise<number> {
+  const shared = await openSharedParts(process.env, { embedded: false });
+  try {
+    await fn(shared);
+    return 0;
+  } finally {
+    await shared.db.close();
+  }
+}
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+function usage(problem: string): number {
+  process.stderr.write(`svc: ${problem}\n\n${USAGE}`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`svc: ${err instanceof ConfigError ? err.message : (err?.stack ?? String(err))}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+
+// One loader for every service. A setting named NAME resolves from SVC_NAME, else the bare NAME;
+// an empty string counts as unset. A bad value stops start-up with a message naming the variable.
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig<S extends z.ZodRawShape>(shape: S, env: Env = process.env): z.infer<z.ZodObject<S>> {
+  const raw: Record<string, string | undefined> = {};
+  const source: Record<string, string> = {};
+  for (const name of Object.keys(shape)) {
+    const found = settingWithSource(env, name);
+    raw[name] = found?.value;
+    source[name] = found?.key ?? `SVC_${name}`;
+  }
+  const parsed = z.object(shape).safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? '');
+    return `${source[name]}=${JSON.stringify(raw[name] ?? '')}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+}
+
+export const setting = (env: Env, name: string): string | undefined => settingWithSource(env, name)?.value;
+
+function settingWithSource(env: Env, name: string): { key: string; value: string } | undefined {
+  for (const key of [`SVC_${name}`, name]) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') return { key, value: value.trim() };
+  }
+  return undefined;
+}
+
+// Field builders. Each takes the default from the specification.
+export const str = (fallback: string) => z.string().default(fallback);
+export const optionalStr = () => z.string().optional();
+export const int = (fallback: number, min = 0) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min) {
+        ctx.addIssue({ code: 'custom', message: `expected an integer >= ${min}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+export const flag = (fallback: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return fallback;
+      const s = v.toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(s)) return true;
+      if (['false', '0', 'no', 'off'].includes(s)) return false;
+      ctx.addIssue({ code: 'custom', message: 'expected true or false' });
+      return z.NEVER;
+    });
+export const list = (fallback: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined
+        ? fallback
+        : v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+    );
+export const url = () => z.url({ protocol: /^https?$/, message: 'expected an absolute http(s) URL' }).optional();
+
+// Settings every service shares: database, policy engine, logging, tracing.
+export const platformShape = {
+  PG_HOST: optionalStr(),
+  PG_PORT: int(5432, 1),
+  PG_DATABASE: str('svc'),
+  PG_USER: str('svc'),
+  PG_PASSWORD: optionalStr(),
+  DATA_DIR: str('./data'),
+  OPA_URL: url(),
+  POLICY_BUNDLE: optionalStr(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRACING_ENABLED: flag(false),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(),
+};
+export type PlatformConfig = z.infer<z.ZodObject<typeof platformShape>>;
+export const loadPlatformConfig = (env: Env = process.env) => loadConfig(platformShape, env);

@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import { loadMigrations, migrate } from './migrate.ts';
+import { openPglite } from './pglite.ts';
+import { openPostgres } from './postgres.ts';
+import type { Database } from './types.ts';
+
+export { loadMigrations, migrate, type Migration } from './migrate.ts';
+export { openPglite } from './pglite.ts';
+export { openPostgres } from './postgres.ts';
+export { toVector, type Database, type PgConnection, type Sql } from './types.ts';
+
+export type DatabaseSettings = {
+  PG_HOST?: string | undefined;
+  PG_PORT: number;
+  PG_DATABASE: string;
+  PG_USER: string;
+  PG_PASSWORD?: string | undefined;
+  DATA_DIR: string;
+};
+
+/** Postgres when SVC_PG_HOST is set, else embedded PGlite in DATA_DIR (or in memory); the platform schema applied. */
+export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boolean } = {}): Promise<Database> {
+  const db = cfg.PG_HOST
+    ? openPostgres({ host: cfg.PG_HOST, port: cfg.PG_PORT, database: cfg.PG_DATABASE, user: cfg.PG_USER, password: cfg.PG_PASSWORD })
+    : await openPglite({ dataDir: opts.inMemory ? undefined : join(cfg.DATA_DIR, 'pglite') });
+  try {
+    await migratePlatform(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+export async function migratePlatform(db: Database): Promise<string[]> {
+  return migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)));
+}

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { serve } from '@hono/node-server';
+import { zValidator } from '@hono/zod-validator';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import { HTTPException } from 'hono/http-exception';
+import { routePath } from 'hono/route';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+import { ProblemError } from './errors.ts';
+import { callerFrom, type Caller } from './identity.ts';
+import type { Logger } from './log.ts';
+import type { ServiceMetrics } from './metrics.ts';
+
+export type AppEnv = { Variables: { requestId: string; log: Logger; caller: Caller } };
+export type ErrorMapper = (err: unknown, c: Context<AppEnv>) => Response;
+
+export type AppOptions = {
+  service: string;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** Readiness beyond liveness, e.g. the database answers. */
+  ready?: () => Promise<boolean>;
+  /** A service whose wire format is not problem+json (the tracker speaks MLflow's) brings its own mapper. */
+  mapError?: ErrorMapper;
+};
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const QUIET_PATHS = new Set(['/health', '/ready', '/metrics']);
+
+export function createApp(opts: AppOptions): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { logger, metrics } = opts;
+
+  app.use(async (c, next) => {
+    const inbound = c.req.header('x-request-id');
+    const requestId = inbound && REQUEST_ID.test(inbound) ? inbound : randomUUID();
+    c.set('requestId', requestId);
+    c.set('log', logger.child({ requestId }));
+    c.header('X-Request-Id', requestId);
+    const started = performance.now();
+    await next();
+    const seconds = (performance.now() - started) / 1000;
+    const route = c.finalized ? routeOf(c) : 'unmatched';
+    metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
+    metrics.httpDuration.observe({ method: c.req.method, route }, seconds);
+    const line = {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round(seconds * 1e4) / 10,
+      outcome: c.res.status >= 500 ? 'error' : c.res.status >= 400 ? 'rejected' : 'ok',
+    };
+    if (QUIET_PATHS.has(c.req.path)) c.var.log.debug(line, 'request');
+    else c.var.log.info(line, 'request');
+  });
+
+  app.get('/health', (c) => c.json({ status: 'ok', service: opts.service }));
+  app.get('/ready', async (c) => {
+    const ok = opts.ready ? await opts.ready().catch(() => false) : true;
+    return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service }, ok ? 200 : 503);
+  });
+  app.get('/metrics', async (c) =>
+    c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
+  );
+
+  const mapError = opts.mapError ?? problemResponse;
+  app.onError((err, c) => mapError(err, c));
+  app.notFound((c) =>
+    mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c),
+  );
+  return app;
+}
+
+function routeOf(c: Context): string {
+  try {
+    return routePath(c, -1) || c.req.path;
+  } catch {
+    return 'unmatched';
+  }
+}
+
+/** problem+json (RFC 9457). A 5xx says only "internal error" and the request id; the stack goes to the log. */
+export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
+  const requestId = c.get('requestId');
+  let problem: ProblemError;
+  if (err instanceof ProblemError) problem = err;
+  else if (err instanceof HTTPException && err.status < 500) {
+    problem = new ProblemError(err.status, err.message || 'Bad Request', err.message || 'The request was refused.');
+  } else {
+    c.get('log')?.error({ err }, 'unhandled error');
+    problem = new ProblemError(500, 'Internal Server Error', `internal error (request ${requestId})`);
+  }
+  const body = {
+    type: 'about:blank',
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    requestId,
+    ...problem.extra,
+  };
+  return new Response(JSON.stringify(body), {
+    status: problem.status,
+    headers: { 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
+  });
+}
+
+/** Sets `c.var.caller` from the ingress headers; no identity is a 401. */
+export const requireCaller: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
+  c.set('caller', callerFrom(c.req.raw.headers));
+  await next();
+});
+
+/** zod validation whose failure is a 400 problem listing every failing field, not only the first. */
+export function validate<T extends z.ZodType, Target extends 'json' | 'query' | 'param' | 'header'>(
+  target: Target,
+  schema: T,
+) {
+  return zValidator(target, schema, (result) => {
+    if (!result.success) {
+      const errors = result.error.issues.map((issue) => ({
+        location: [target, ...issue.path.map(String)].join('.'),
+        message: issue.message,
+      }));
+      throw new ProblemError(400, 'Bad Request', `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`, { errors });
+    }
+  });
+}
+
+export type RunningServer = { url: string; port: number; close(): Promise<void> };
+
+export function startServer(app: Hono<AppEnv>, port: number, hostname = '0.0.0.0'): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port, hostname }, (info) => {
+      const shown = hostname === '0.0.0.0' ? 'localhost' : hostname;
+      resolve({
+        url: `http://${shown}:${info.port}`,
+        port: info.port,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+    server.once('error', reject);
+  });
+}
+
+export type Status = ContentfulStatusCode;

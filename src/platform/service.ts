@@ -1,0 +1,28 @@
+import type { Hono } from 'hono';
+import type { Env, PlatformConfig } from './config.ts';
+import type { Database } from './db/index.ts';
+import type { AppEnv } from './http.ts';
+import type { Logger } from './log.ts';
+import type { PolicyEngine } from './policy/index.ts';
+
+// What the launcher hands every service: parts that `svc dev` opens once and shares across services
+// (one embedded database, one policy engine), and that `svc serve` opens for a single service.
+export type SharedParts = {
+  platform: PlatformConfig;
+  db: Database;
+  policy: PolicyEngine;
+};
+
+export type ServiceContext = { env: Env; shared: SharedParts; logger: Logger };
+
+export type StartedService = { app: Hono<AppEnv>; close(): Promise<void> };
+
+export type ServiceDefinition = {
+  name: string;
+  defaultPort: number;
+  /** Setting that overrides the port, without the SVC_ prefix. */
+  portSetting: string;
+  /** Schema migrations this service owns, applied by `svc db migrate` and at start-up. */
+  migrate(db: Database): Promise<string[]>;
+  start(ctx: ServiceContext): Promise<StartedService>;
+};

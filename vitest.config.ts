@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+// Three suites: unit (no server, `npm test`), integration (real servers started by scripts/), e2e (headless Chromium).
+// CI sets SVC_VITEST_REPORT to collect a JSON report for its closing summary line.
+const report = process.env.SVC_VITEST_REPORT;
+
+export default defineConfig({
+  test: {
+    reporters: report ? ['default', ['json', { outputFile: report }]] : ['default'],
+    env: { SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'silent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    projects: [
+      { test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], testTimeout: 30_000 } },
+      {
+        test: {
+          name: 'integration',
+          include: ['tests/integration/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
+      { test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, fileParallelism: false } },
+    ],
+  },
+});
