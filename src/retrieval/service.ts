@@ -1,14 +1,69 @@
-import { createApp } from '../platform/http.ts';
+import type { Hono } from 'hono';
+import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
+import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
+import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
+import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
+import { consolePage } from './console/page.ts';
+import type { RetrievalDeps } from './deps.ts';
+import { createCollectionIndexes } from './indexes.ts';
+import { createOcrEngine } from './ingest/index.ts';
+import { createRetrievalMetrics } from './metrics.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { collectionRoutes } from './routes/collections.ts';
+import { documentRoutes } from './routes/documents.ts';
+import { queryRoutes } from './routes/query.ts';
+
+export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
+  const app = createApp({ service: 'retrieval', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping() });
+  app.use('/collections', requireCaller);
+  app.use('/collections/*', requireCaller);
+  app.use('/audit/*', requireCaller);
+  app.route('/collections', collectionRoutes(deps));
+  app.route('/collections', documentRoutes(deps));
+  app.route('/collections', queryRoutes(deps));
+  app.route('/audit', auditRoutes(deps));
+  app.get('/', (c) => c.html(consolePage));
+  return app;
+}
+
+export function createEmbedder(config: RetrievalConfig, logger: Logger): Embedder {
+  if (!config.EMBED_URL) {
+    logger.warn('SVC_EMBED_URL is not set: using the offline embedder (feature hashing), the offline fallback');
+    return createOfflineEmbedder(config.EMBED_DIM);
+  }
+  return createOpenAiEmbedder({
+    baseURL: config.EMBED_URL,
+    model: config.EMBED_MODEL,
+    dim: config.EMBED_DIM,
+    batchSize: config.EMBED_BATCH_SIZE,
+    ...(config.EMBED_API_KEY ? { apiKey: config.EMBED_API_KEY } : {}),
+  });
+}
 
 export const retrievalService: ServiceDefinition = {
   name: 'retrieval',
   defaultPort: 8080,
   portSetting: 'RETRIEVAL_PORT',
-  migrate: async () => [],
-  async start({ shared, logger }) {
-    const app = createApp({ service: 'retrieval', logger, metrics: createMetrics('retrieval'), ready: () => shared.db.ping() });
-    return { app, close: async () => {} };
+  migrate: async (db) => [
+    ...(await migratePlatform(db)),
+    ...(await migrate(db, 'retrieval', await loadMigrations(new URL('./migrations/', import.meta.url)))),
+  ],
+  async start({ env, shared, logger }) {
+    const config = loadRetrievalConfig(env);
+    const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+    const deps: RetrievalDeps = {
+      config,
+      db: shared.db,
+      policy: shared.policy,
+      embedder: createEmbedder(config, logger),
+      ocr,
+      indexes: createCollectionIndexes(config.EMBED_DIM),
+      metrics: createRetrievalMetrics(createMetrics('retrieval')),
+      logger,
+    };
+    return { app: createRetrievalApp(deps), close: () => ocr.close() };
   },
 };

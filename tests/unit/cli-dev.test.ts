@@ -43,4 +43,10 @@ describe('svc dev', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ status: 'ok' });
   });
+
+  it('refuses a request without identity with 401 problem+json', async () => {
+    const res = await fetch(`http://127.0.0.1:${ports.RETRIEVAL}/collections`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(await res.json()).toMatchObject({ status: 401, title: 'Unauthorized' });
 });

@@ -1,0 +1,43 @@
+import { forbidden, notFound } from '../platform/errors.ts';
+import type { Caller } from '../platform/identity.ts';
+import type { PolicyDecision, PolicyEngine } from '../platform/policy/index.ts';
+
+// Every collection decision goes through the collections policy; nothing here decides by itself.
+export type CollectionAction = 'read' | 'query' | 'upload' | 'create' | 'delete';
+
+export function decideCollection(
+  policy: PolicyEngine,
+  caller: Caller,
+  action: CollectionAction,
+  collection: { slug: string; allowed_roles: string[] },
+): Promise<PolicyDecision> {
+  return policy.decide('collections', {
+    user: caller.user,
+    roles: caller.roles,
+    action,
+    collection: { slug: collection.slug, allowed_roles: collection.allowed_roles },
+  });
+}
+
+/** A collection the caller may not see does not exist for them: 404, so its name is not revealed. */
+export async function requireVisible<C extends { slug: string; allowed_roles: string[] }>(
+  policy: PolicyEngine,
+  caller: Caller,
+  slug: string,
+  collection: C | undefined,
+): Promise<C> {
+  if (!collection || !(await decideCollection(policy, caller, 'read', collection)).allow) {
+    throw notFound(`Collection '${slug}' does not exist.`);
+  }
+  return collection;
+}
+
+export async function requireAllowed(
+  policy: PolicyEngine,
+  caller: Caller,
+  action: CollectionAction,
+  collection: { slug: string; allowed_roles: string[] },
+): Promise<void> {
+  const decision = await decideCollection(policy, caller, action, collection);
+  if (!decision.allow) throw forbidden(`Not allowed to ${action} collection '${collection.slug}': ${decision.reason}`);
+}

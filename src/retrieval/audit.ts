@@ -1,0 +1,37 @@
+import type { Caller } from '../platform/identity.ts';
+import type { RetrievalDeps } from './deps.ts';
+import * as store from './store.ts';
+
+export type AuditView = {
+  id: number;
+  at: string;
+  user: string;
+  roles: string[];
+  collection: string;
+  question: string;
+  top_k: number;
+  chunks: { chunk_id: string; score: number }[];
+  latency_ms: number;
+};
+
+/** Newest first. The collections policy says who reads everyone's retrievals; everyone else reads their own. */
+export async function listRetrievals(deps: RetrievalDeps, caller: Caller, limit: number): Promise<AuditView[]> {
+  const everyone = await deps.policy.decide('collections', {
+    user: caller.user,
+    roles: caller.roles,
+    action: 'audit',
+    collection: { slug: '', allowed_roles: [] },
+  });
+  const rows = await store.listAudit(deps.db, everyone.allow ? { limit } : { limit, user: caller.user });
+  return rows.map((r) => ({
+    id: r.id,
+    at: r.at.toISOString(),
+    user: r.user_id,
+    roles: r.roles,
+    collection: r.collection,
+    question: r.question,
+    top_k: r.top_k,
+    chunks: r.chunk_ids.map((chunk_id, i) => ({ chunk_id, score: r.scores[i]! })),
+    latency_ms: r.latency_ms,
+  }));
+}

@@ -1,0 +1,20 @@
+import type { Database } from '../platform/db/index.ts';
+import type { Embedder } from '../platform/gateway/index.ts';
+import type { Logger } from '../platform/log.ts';
+import type { PolicyEngine } from '../platform/policy/index.ts';
+import type { RetrievalConfig } from './config.ts';
+import type { CollectionIndexes } from './indexes.ts';
+import type { OcrEngine } from './ingest/index.ts';
+import type { RetrievalMetrics } from './metrics.ts';
+
+/** Everything the retrieval domain functions need, built once by the app factory. */
+export type RetrievalDeps = {
+  config: RetrievalConfig;
+  db: Database;
+  policy: PolicyEngine;
+  embedder: Embedder;
+  ocr: OcrEngine;
+  indexes: CollectionIndexes;
+  metrics: RetrievalMetrics;
+  logger: Logger;
+};

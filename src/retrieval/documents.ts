@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { badGateway, badRequest, payloadTooLarge, ProblemError } from '../platform/errors.ts';
+import { GatewayError } from '../platform/gateway/index.ts';
+import type { Caller } from '../platform/identity.ts';
+import { requireAllowed, requireVisible } from './access.ts';
+import { chunkPages } from './chunk.ts';
+import type { RetrievalDeps } from './deps.ts';
+import { detectFormat, extractDocument } from './ingest/index.ts';
+import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
+import * as store from './store.ts';
+import { spoolUpload } from './upload-stream.ts';
+
+export type DocumentView = {
+  document_id: string;
+  collection: string;
+  filename: string;
+  content_type: string;
+  format: string;
+  size_bytes: number;
+  sha256: string;
+  pages: number;
+  ocr_pages: number;
+  status: string;
+  chunk_count: number;
+  uploaded_by: string;
+  created_at: string;
+};
+
+const view = (d: store.DocumentRow): DocumentView => ({
+  document_id: d.id,
+  collection: d.collection_slug,
+  filename: d.filename,
+  content_type: d.content_type,
+  format: d.format,
+  size_bytes: d.size_bytes,
+  sha256: d.sha256,
+  pages: d.page_count,
+  ocr_pages: d.ocr_pages,
+  status: d.status,
+  chunk_count: d.chunk_count,
+  uploaded_by: d.uploaded_by,
+  created_at: d.created_at.toISOString(),
+});
+
+export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: string): Promise<DocumentView[]> {
+  await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
+  return (await store.listDocuments(deps.db, slug)).map(view);
+}
+
+/**
+ * Upload: spool to disk, recognise the format, extract, chunk, embed, then write the document, its chunks and
+ * embeddings in one transaction. Any failure before the commit leaves nothing behind.
+ */
+export async function uploadDocument(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  request: Request,
+): Promise<DocumentView> {
+  const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
+  await requireAllowed(deps.policy, caller, 'upload', collection);
+
+  const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
+  let format = 'unknown';
+  try {
+    const detected = asClientError(() =>
+      detectFormat({
+        filename: upload.filename,
+        declaredType: upload.declaredType,
+        head: upload.head,
+        ocrEnabled: deps.config.RAG_OCR_ENABLED,
+      }),
+    );
+    format = detected.format;
+    const extracted = await asClientErrorAsync(() =>
+      extractDocument({
+        filename: upload.filename,
+        format: detected.format,
+        path: upload.path,
+        ocr: deps.ocr,
+        ocrEnabled: deps.config.RAG_OCR_ENABLED,
+      }),
+    );
+    const chunks = chunkPages(extracted.pages, {
+      size: deps.config.CHUNK_SIZE_TOKENS,
+      overlap: deps.config.CHUNK_OVERLAP_TOKENS,
+    });
+    const vectors = await embedChunks(deps, chunks.map((c) => c.text));
+    const documentId = randomUUID();
+    const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
+
+    const { document, from, to } = await deps.db.transaction(async (tx) => {
+      const before = await store.collectionVersion(tx, slug);
+      const document = await store.insertDocument(tx, {
+        id: documentId,
+        collection_slug: slug,
+        filename: upload.filename,
+        content_type: upload.declaredType || 'application/octet-stream',
+        format: detected.format,
+        size_bytes: upload.size,
+        sha256: upload.sha256,
+        page_count: extracted.pages.length,
+        ocr_pages: extracted.ocrPages,
+        status: 'INDEXED',
+        chunk_count: rows.length,
+        uploaded_by: caller.user,
+      });
+      for (let i = 0; i < rows.length; i += 500) await store.insertChunks(tx, slug, documentId, rows.slice(i, i + 500));
+      await store.bumpCollectionVersion(tx, slug);
+      return { document, from: before!, to: before! + 1 };
+    });
+    deps.indexes.appended(slug, from, to, rows.map((r) => r.id), vectors);
+    deps.metrics.documentsIngested.inc({ outcome: 'indexed', format });
+    deps.metrics.chunksIngested.inc(rows.length);
+    return view(document);
+  } catch (err) {
+    deps.metrics.documentsIngested.inc({ outcome: err instanceof ProblemError && err.status < 500 ? 'rejected' : 'failed', format });
+    throw err;
+  } finally {
+    await upload.discard();
+  }
+}
+
+async function embedChunks(deps: RetrievalDeps, texts: string[]): Promise<number[][]> {
+  if (texts.length === 0) return [];
+  try {
+    return await deps.embedder.embed(texts);
+  } catch (err) {
+    if (err instanceof GatewayError) throw badGateway(`Embedding failed, nothing was stored: ${err.message}`);
+    throw err;
+  }
+}
+
+function toClientError(err: unknown): unknown {
+  if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
+  if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
+  return err;
+}
+
+function asClientError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw toClientError(err);
+  }
+}
+
+async function asClientErrorAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toClientError(err);
+  }
+}

@@ -1,0 +1,72 @@
+import type { Sql } from '../platform/db/index.ts';
+import * as store from './store.ts';
+import { createVectorIndex, type VectorIndex } from './vector-index/index.ts';
+
+// In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
+// every use first reads the collection's version (one indexed row), and a copy whose version differs is rebuilt,
+// so a replica never answers from vectors another replica has replaced.
+type Entry = { version: number; index: VectorIndex };
+
+export type CollectionIndexes = {
+  /** The index for the collection at its current version, or undefined when the collection is gone. */
+  get(sql: Sql, slug: string): Promise<VectorIndex | undefined>;
+  /** After this process appended chunks and moved the version from `from` to `to`: extend the copy in place. */
+  appended(slug: string, from: number, to: number, ids: string[], vectors: number[][]): void;
+  drop(slug: string): void;
+};
+
+export function createCollectionIndexes(dim: number): CollectionIndexes {
+  const entries = new Map<string, Entry>();
+  const building = new Map<string, Promise<Entry>>();
+
+  async function rebuild(sql: Sql, slug: string, version: number): Promise<Entry> {
+    const rows = await store.collectionEmbeddings(sql, slug);
+    const index = await createVectorIndex(dim);
+    index.add(
+      rows.map((r) => r.id),
+      rows.map((r) => parseVector(r.embedding)),
+    );
+    const entry = { version, index };
+    entries.set(slug, entry);
+    return entry;
+  }
+
+  return {
+    async get(sql, slug) {
+      const version = await store.collectionVersion(sql, slug);
+      if (version === undefined) {
+        entries.delete(slug);
+        return undefined;
+      }
+      const cached = entries.get(slug);
+      if (cached?.version === version) return cached.index;
+      const key = `${slug}@${version}`;
+      let pending = building.get(key);
+      if (!pending) {
+        pending = rebuild(sql, slug, version).finally(() => building.delete(key));
+        building.set(key, pending);
+      }
+      return (await pending).index;
+    },
+    appended(slug, from, to, ids, vectors) {
+      const cached = entries.get(slug);
+      if (!cached) return;
+      if (cached.version !== from) {
+        entries.delete(slug);
+        return;
+      }
+      cached.index.add(ids, vectors);
+      cached.version = to;
+    },
+    drop(slug) {
+      entries.delete(slug);
+    },
+  };
+}
+
+function parseVector(text: string): Float32Array {
+  const parts = text.slice(1, -1).split(',');
+  const v = new Float32Array(parts.length);
+  for (let i = 0; i < parts.length; i++) v[i] = Number(parts[i]);
+  return v;
+}

@@ -1,0 +1,30 @@
+import { Counter, Histogram } from 'prom-client';
+import type { ServiceMetrics } from '../platform/metrics.ts';
+
+export type RetrievalMetrics = ReturnType<typeof createRetrievalMetrics>;
+
+export function createRetrievalMetrics(base: ServiceMetrics) {
+  const registers = [base.registry];
+  return {
+    ...base,
+    documentsIngested: new Counter({
+      name: 'retrieval_documents_ingested_total',
+      help: 'Uploads by outcome (indexed, rejected, failed) and format',
+      labelNames: ['outcome', 'format'] as const,
+      registers,
+    }),
+    chunksIngested: new Counter({ name: 'retrieval_chunks_ingested_total', help: 'Chunks stored', registers }),
+    queries: new Counter({
+      name: 'retrieval_queries_total',
+      help: 'Retrievals by outcome',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    queryDuration: new Histogram({
+      name: 'retrieval_query_duration_seconds',
+      help: 'Retrieval latency, embedding included',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,182 @@
+import type { Sql } from '../platform/db/index.ts';
+
+// Every SQL statement of the retrieval service. Functions take the connection (or transaction) first, so the
+// same call runs inside or outside a transaction. Lists and vectors travel as JSON text (`$n::jsonb`), which
+// both adapters pass the same way.
+
+export type CollectionRow = {
+  slug: string;
+  name: string;
+  description: string;
+  allowed_roles: string[];
+  created_by: string;
+  created_at: Date;
+  version: number;
+  document_count: number;
+  chunk_count: number;
+};
+
+export type DocumentRow = {
+  id: string;
+  collection_slug: string;
+  filename: string;
+  content_type: string;
+  format: string;
+  size_bytes: number;
+  sha256: string;
+  page_count: number;
+  ocr_pages: number;
+  status: string;
+  chunk_count: number;
+  uploaded_by: string;
+  created_at: Date;
+};
+
+export type ChunkInsert = { id: string; ordinal: number; page: number; text: string; embedding: number[] };
+export type ChunkHit = { id: string; document_id: string; filename: string; page: number; text: string };
+
+const COLLECTION_COLUMNS = `
+  c.slug, c.name, c.description, c.allowed_roles, c.created_by, c.created_at, c.version,
+  (SELECT count(*) FROM retrieval_documents d WHERE d.collection_slug = c.slug)::int AS document_count,
+  (SELECT count(*) FROM retrieval_chunks k WHERE k.collection_slug = c.slug)::int AS chunk_count`;
+
+export async function insertCollection(
+  sql: Sql,
+  c: { slug: string; name: string; description: string; allowed_roles: string[]; created_by: string },
+): Promise<boolean> {
+  const rows = await sql.query(
+    `INSERT INTO retrieval_collections (slug, name, description, allowed_roles, created_by)
+     VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), $5)
+     ON CONFLICT (slug) DO NOTHING RETURNING slug`,
+    [c.slug, c.name, c.description, JSON.stringify(c.allowed_roles), c.created_by],
+  );
+  return rows.length === 1;
+}
+
+export async function listCollections(sql: Sql): Promise<CollectionRow[]> {
+  return sql.query<CollectionRow>(`SELECT ${COLLECTION_COLUMNS} FROM retrieval_collections c ORDER BY c.slug`);
+}
+
+export async function findCollection(sql: Sql, slug: string): Promise<CollectionRow | undefined> {
+  const rows = await sql.query<CollectionRow>(
+    `SELECT ${COLLECTION_COLUMNS} FROM retrieval_collections c WHERE c.slug = $1`,
+    [slug],
+  );
+  return rows[0];
+}
+
+/** Cascades to documents and chunks through the foreign keys. */
+export async function deleteCollection(sql: Sql, slug: string): Promise<boolean> {
+  const rows = await sql.query(`DELETE FROM retrieval_collections WHERE slug = $1 RETURNING slug`, [slug]);
+  return rows.length === 1;
+}
+
+export async function collectionVersion(sql: Sql, slug: string): Promise<number | undefined> {
+  const rows = await sql.query<{ version: number }>(`SELECT version FROM retrieval_collections WHERE slug = $1`, [slug]);
+  return rows[0]?.version;
+}
+
+export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<void> {
+  await sql.query(`UPDATE retrieval_collections SET version = version + 1 WHERE slug = $1`, [slug]);
+}
+
+export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'>): Promise<DocumentRow> {
+  const rows = await sql.query<DocumentRow>(
+    `INSERT INTO retrieval_documents
+       (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+    [
+      d.id, d.collection_slug, d.filename, d.content_type, d.format, d.size_bytes, d.sha256,
+      d.page_count, d.ocr_pages, d.status, d.chunk_count, d.uploaded_by,
+    ],
+  );
+  return rows[0]!;
+}
+
+export async function listDocuments(sql: Sql, slug: string): Promise<DocumentRow[]> {
+  return sql.query<DocumentRow>(
+    `SELECT * FROM retrieval_documents WHERE collection_slug = $1 ORDER BY created_at, id`,
+    [slug],
+  );
+}
+
+/** One statement per batch: the batch travels as one JSON array. */
+export async function insertChunks(sql: Sql, slug: string, documentId: string, chunks: ChunkInsert[]): Promise<void> {
+  await sql.query(
+    `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding)
+     SELECT r.id, $2, $3, r.ordinal, r.page, r.text, r.embedding::vector
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text)`,
+    [
+      JSON.stringify(chunks.map((c) => ({ ...c, embedding: `[${c.embedding.join(',')}]` }))),
+      documentId,
+      slug,
+    ],
+  );
+}
+
+/** Every embedding of a collection, in insertion order, to rebuild the in-memory index. */
+export async function collectionEmbeddings(sql: Sql, slug: string): Promise<{ id: string; embedding: string }[]> {
+  return sql.query(
+    `SELECT id::text AS id, embedding::text AS embedding FROM retrieval_chunks WHERE collection_slug = $1 ORDER BY seq`,
+    [slug],
+  );
+}
+
+export async function chunksByIds(sql: Sql, ids: string[]): Promise<ChunkHit[]> {
+  return sql.query<ChunkHit>(
+    `SELECT k.id::text AS id, k.document_id::text AS document_id, d.filename, k.page, k.text
+     FROM retrieval_chunks k JOIN retrieval_documents d ON d.id = k.document_id
+     WHERE k.id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))::uuid[])`,
+    [JSON.stringify(ids)],
+  );
+}
+
+/** pgvector's own exact ranking; used above the in-memory index's size limit. */
+export async function rankByPgvector(
+  sql: Sql,
+  slug: string,
+  query: number[],
+  k: number,
+): Promise<(ChunkHit & { score: number })[]> {
+  return sql.query(
+    `SELECT k.id::text AS id, k.document_id::text AS document_id, d.filename, k.page, k.text,
+            1 - (k.embedding <=> $2::vector) AS score
+     FROM retrieval_chunks k JOIN retrieval_documents d ON d.id = k.document_id
+     WHERE k.collection_slug = $1
+     ORDER BY k.embedding <=> $2::vector, k.seq
+     LIMIT $3`,
+    [slug, `[${query.join(',')}]`, k],
+  );
+}
+
+export type AuditRecord = {
+  id: number;
+  at: Date;
+  user_id: string;
+  roles: string[];
+  collection: string;
+  question: string;
+  top_k: number;
+  chunk_ids: string[];
+  scores: number[];
+  latency_ms: number;
+};
+
+export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<void> {
+  await sql.query(
+    `INSERT INTO retrieval_audit (user_id, roles, collection, question, top_k, chunk_ids, scores, latency_ms)
+     VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3, $4, $5,
+             ARRAY(SELECT jsonb_array_elements_text($6::jsonb)),
+             ARRAY(SELECT (jsonb_array_elements_text($7::jsonb))::float8), $8)`,
+    [a.user_id, JSON.stringify(a.roles), a.collection, a.question, a.top_k, JSON.stringify(a.chunk_ids), JSON.stringify(a.scores), a.latency_ms],
+  );
+}
+
+export async function listAudit(sql: Sql, opts: { limit: number; user?: string }): Promise<AuditRecord[]> {
+  return opts.user === undefined
+    ? sql.query<AuditRecord>(`SELECT * FROM retrieval_audit ORDER BY id DESC LIMIT $1`, [opts.limit])
+    : sql.query<AuditRecord>(`SELECT * FROM retrieval_audit WHERE user_id = $2 ORDER BY id DESC LIMIT $1`, [
+        opts.limit,
+        opts.user,
+      ]);
+}

@@ -1,0 +1,238 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/platform/db/index.ts';
+import { retrievalHarness, who, type RetrievalHarness } from './retrieval.ts';
+
+// The retrieval HTTP behaviour, written once and run on PGlite (unit) and on real Postgres (integration).
+export type OpenDb = () => Promise<{ db: Database; cleanup(): Promise<void> }>;
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+export function retrievalContract(label: string, openDb: OpenDb) {
+  describe(`retrieval over HTTP (${label})`, () => {
+    let h: RetrievalHarness;
+    let cleanup: () => Promise<void>;
+
+    beforeAll(async () => {
+      const opened = await openDb();
+      cleanup = opened.cleanup;
+      h = await retrievalHarness(opened.db, { env: { SVC_MAX_UPLOAD_BYTES: '200000', SVC_CHUNK_SIZE_TOKENS: '40', SVC_CHUNK_OVERLAP_TOKENS: '8' } });
+    });
+    afterAll(async () => {
+      await h?.close();
+      await cleanup?.();
+    });
+
+    const create = (slug: string, allowed_roles: string[] = [], as = who.engineer) =>
+      h.json('POST', '/collections', as, { slug, name: `Collection ${slug}`, description: 'test', allowed_roles });
+    const counts = async (slug: string) => {
+      const res = await h.json('GET', `/collections/${slug}`, who.admin);
+      return { documents: res.body.document_count, chunks: res.body.chunk_count };
+    };
+
+    it('refuses a request without identity with 401 problem+json', async () => {
+      const res = await h.json('GET', '/collections');
+      expect(res.status).toBe(401);
+      expect(res.type).toContain('application/problem+json');
+      expect(res.body).toMatchObject({ status: 401, title: 'Unauthorized' });
+      expect(res.body.detail).toMatch(/X-User-Id/);
+    });
+
+    it('takes the caller from X-Query-User before X-User-Id', async () => {
+      await create('who-asks');
+      const res = await h.app.request('/collections/who-asks/query', {
+        method: 'POST',
+        headers: { 'X-Query-User': 'agent-on-behalf', 'X-User-Id': 'gateway-bot', 'X-User-Role': 'svc-user', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ question: 'anything' }),
+      });
+      expect(res.status).toBe(200);
+      const audit = await h.json('GET', '/audit/queries?limit=5', who.admin);
+      expect(audit.body.queries[0].user).toBe('agent-on-behalf');
+    });
+
+    describe('collections', () => {
+      it('creates a collection and reads it back with counts', async () => {
+        const res = await create('handbook', ['svc-analyst']);
+        expect(res.status).toBe(201);
+        expect(res.body).toMatchObject({ slug: 'handbook', name: 'Collection handbook', allowed_roles: ['svc-analyst'], document_count: 0, chunk_count: 0 });
+      });
+
+      it('answers 409 for a duplicate slug', async () => {
+        await create('dupe');
+        const res = await create('dupe');
+        expect(res.status).toBe(409);
+        expect(res.body.detail).toContain("'dupe'");
+      });
+
+      it.each(['A', 'a', '-ab', 'ab-', 'has space', 'UPPER', 'x'.repeat(64), 'dé'])('rejects slug %j with 400 naming the field', async (slug) => {
+        const res = await create(slug);
+        expect(res.status).toBe(400);
+        expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'json.slug' })]));
+      });
+
+      it('lists every failing field of a malformed body', async () => {
+        const res = await h.json('POST', '/collections', who.engineer, { slug: 'Bad Slug', allowed_roles: 'svc-user' });
+        expect(res.status).toBe(400);
+        const locations = res.body.errors.map((e: { location: string }) => e.location);
+        expect(locations).toEqual(expect.arrayContaining(['json.slug', 'json.name', 'json.allowed_roles']));
+      });
+
+      it('lets only the policy-named roles create collections', async () => {
+        for (const as of [who.analyst, who.user, who.viewer, who.stranger]) {
+          expect((await create(`by-${as.user}`, [], as)).status).toBe(403);
+        }
+        expect((await create('by-admin', [], who.admin)).status).toBe(201);
+      });
+
+      it('shows a restricted collection only to its roles, and 404s it for others', async () => {
+        await create('secret-plans', ['svc-analyst']);
+        const seen = async (as: typeof who.user) =>
+          (await h.json('GET', '/collections', as)).body.collections.some((c: { slug: string }) => c.slug === 'secret-plans');
+        expect(await seen(who.analyst)).toBe(true);
+        expect(await seen(who.admin)).toBe(true);
+        expect(await seen(who.user)).toBe(false);
+        expect((await h.json('GET', '/collections/secret-plans', who.user)).status).toBe(404);
+        expect((await h.json('GET', '/collections/secret-plans/documents', who.user)).status).toBe(404);
+      });
+
+      it('answers 403 on a direct query by a role outside allowed_roles, 404 for an unknown collection', async () => {
+        await create('restricted-q', ['svc-analyst']);
+        const denied = await h.json('POST', '/collections/restricted-q/query', who.user, { question: 'anything' });
+        expect(denied.status).toBe(403);
+        expect(denied.type).toContain('application/problem+json');
+        expect((await h.json('POST', '/collections/restricted-q/query', who.analyst, { question: 'anything' })).status).toBe(200);
+        expect((await h.json('POST', '/collections/no-such-thing/query', who.analyst, { question: 'x' })).status).toBe(404);
+      });
+
+      it('treats an empty allowed_roles as open to every known role, but not to an unknown one', async () => {
+        await create('open-faq', []);
+        for (const as of [who.user, who.analyst, who.viewer]) {
+          expect((await h.json('POST', '/collections/open-faq/query', as, { question: 'hello' })).status).toBe(200);
+        }
+        expect((await h.json('POST', '/collections/open-faq/query', who.stranger, { question: 'hello' })).status).toBe(403);
+      });
+    });
+
+    describe('upload and query', () => {
+      it('indexes a text file, ranks the matching chunk first with its page, and records the retrieval', async () => {
+        await create('notes');
+        const body = [
+          'Apples grow on trees in orchards across the valley.',
+          'The spaceship engine uses liquid hydrogen and oxygen as propellant.',
+          'Bread is baked from flour, water, yeast and salt.',
+        ].join('\n\n');
+        const up = await h.upload('notes', who.engineer, { name: 'notes.txt', bytes: text(body), type: 'text/plain' });
+        expect(up.status).toBe(201);
+        expect(up.body).toMatchObject({ filename: 'notes.txt', status: 'INDEXED', chunk_count: 1 });
+
+        const q = await h.json('POST', '/collections/notes/query', who.user, { question: 'what propellant does the spaceship engine use', top_k: 3 });
+        expect(q.status).toBe(200);
+        expect(q.body).toMatchObject({ question: 'what propellant does the spaceship engine use', collection: 'notes' });
+        expect(typeof q.body.latency_ms).toBe('number');
+        expect(q.body.chunks[0]).toMatchObject({ filename: 'notes.txt', page: 1, document_id: up.body.document_id });
+        expect(q.body.chunks[0].text).toContain('liquid hydrogen');
+
+        const docs = await h.json('GET', '/collections/notes/documents', who.user);
+        expect(docs.body.documents).toEqual([expect.objectContaining({ document_id: up.body.document_id, status: 'INDEXED', chunk_count: 1 })]);
+      });
+
+      it('orders chunks by descending score, exactly as pgvector ranks them', async () => {
+        await create('ranked');
+        const words = ['river', 'mountain', 'forest', 'desert', 'ocean', 'glacier', 'valley', 'island'];
+        for (let d = 0; d < 4; d++) {
+          const doc = Array.from({ length: 200 }, (_, i) => `${words[(i * (d + 3)) % words.length]} ${words[(i + d) % words.length]} note${i % 17}`).join(' ');
+          expect((await h.upload('ranked', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
+        }
+        const q = await h.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        expect(q.status).toBe(200);
+        const scores = q.body.chunks.map((c: { score: number }) => c.score);
+        expect(scores).toEqual([...scores].sort((a, b) => b - a));
+        const vector = (await h.deps.embedder.embed(['ocean glacier island note3']))[0]!;
+        const exact = await h.db.query<{ id: string }>(
+          `SELECT id::text AS id FROM retrieval_chunks WHERE collection_slug = 'ranked' ORDER BY embedding <=> $1::vector, seq LIMIT 10`,
+          [`[${vector.join(',')}]`],
+        );
+        expect(q.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+      });
+
+      it('uses SVC_DEFAULT_TOP_K when top_k is absent and refuses a top_k above the ceiling naming it', async () => {
+        await create('many');
+        const doc = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' ');
+        await h.upload('many', who.engineer, { name: 'many.txt', bytes: text(doc) });
+        const q = await h.json('POST', '/collections/many/query', who.user, { question: 'word7' });
+        expect(q.body.chunks).toHaveLength(5);
+        const tooMany = await h.json('POST', '/collections/many/query', who.user, { question: 'word7', top_k: 51 });
+        expect(tooMany.status).toBe(400);
+        expect(tooMany.body.detail).toContain('50');
+        expect(tooMany.body.detail).toContain('SVC_MAX_TOP_K');
+      });
+
+      it('refuses an upload over SVC_MAX_UPLOAD_BYTES with 413 and stores nothing', async () => {
+        await create('big');
+        const res = await h.upload('big', who.engineer, { name: 'big.txt', bytes: text('a '.repeat(150_000)) });
+        expect(res.status).toBe(413);
+        expect(res.body.detail).toContain('SVC_MAX_UPLOAD_BYTES');
+        expect(await counts('big')).toEqual({ documents: 0, chunks: 0 });
+      });
+
+      it('refuses a request that is not multipart, or has no file part', async () => {
+        await create('shape');
+        const notMultipart = await h.json('POST', '/collections/shape/documents', who.engineer, { file: 'x' });
+        expect(notMultipart.status).toBe(400);
+        const form = new FormData();
+        form.append('other', 'value');
+        const res = await h.app.request('/collections/shape/documents', { method: 'POST', headers: { 'X-User-Id': 'eve', 'X-User-Role': 'svc-engineer' }, body: form });
+        expect(res.status).toBe(400);
+        expect((await res.json()).detail).toContain('"file"');
+      });
+
+      it('lets callers who may read a collection upload into it, except the read-only svc-viewer', async () => {
+        await create('uploads', ['svc-analyst']);
+        expect((await h.upload('uploads', who.user, { name: 'a.txt', bytes: text('hello') })).status).toBe(404);
+        expect((await h.upload('uploads', who.analyst, { name: 'a.txt', bytes: text('hello world') })).status).toBe(201);
+        await create('open-uploads');
+        expect((await h.upload('open-uploads', who.viewer, { name: 'a.txt', bytes: text('hello') })).status).toBe(403);
+        expect(await counts('open-uploads')).toEqual({ documents: 0, chunks: 0 });
+      });
+    });
+
+    describe('delete', () => {
+      it('removes the collection with its documents, chunks and embeddings', async () => {
+        await create('doomed');
+        await h.upload('doomed', who.engineer, { name: 'a.txt', bytes: text('alpha beta gamma '.repeat(100)) });
+        await h.upload('doomed', who.engineer, { name: 'b.md', bytes: text('# Title\n\ndelta epsilon '.repeat(50)) });
+        const before = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrieval_chunks WHERE collection_slug = 'doomed'`);
+        expect(before[0]!.n).toBeGreaterThan(2);
+
+        expect((await h.json('DELETE', '/collections/doomed', who.user)).status).toBe(403);
+        const res = await h.json('DELETE', '/collections/doomed', who.engineer);
+        expect(res.status).toBe(200);
+        for (const table of ['retrieval_collections', 'retrieval_documents', 'retrieval_chunks']) {
+          const column = table === 'retrieval_collections' ? 'slug' : 'collection_slug';
+          const rows = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = 'doomed'`);
+          expect(rows[0]!.n).toBe(0);
+        }
+        expect((await h.json('GET', '/collections/doomed', who.engineer)).status).toBe(404);
+        expect((await h.json('DELETE', '/collections/doomed', who.engineer)).status).toBe(404);
+      });
+    });
+
+    describe('audit', () => {
+      it('lists retrievals newest first; an administrator sees everyone, others only their own', async () => {
+        await create('audited');
+        await h.upload('audited', who.engineer, { name: 'a.txt', bytes: text('audit trail test document') });
+        await h.json('POST', '/collections/audited/query', who.user, { question: 'first question', top_k: 2 });
+        await h.json('POST', '/collections/audited/query', who.analyst, { question: 'second question', top_k: 1 });
+
+        const mine = await h.json('GET', '/audit/queries?limit=50', who.user);
+        expect(mine.status).toBe(200);
+        expect(mine.body.queries.every((q: { user: string }) => q.user === 'uma')).toBe(true);
+        expect(mine.body.queries[0]).toMatchObject({ collection: 'audited', question: 'first question', top_k: 2, roles: ['svc-user'] });
+        expect(mine.body.queries[0].chunks[0]).toEqual({ chunk_id: expect.any(String), score: expect.any(Number) });
+
+        const all = await h.json('GET', '/audit/queries?limit=2', who.admin);
+        expect(all.body.queries.map((q: { question: string }) => q.question)).toEqual(['second question', 'first question']);
+        expect((await h.json('GET', '/audit/queries?limit=0', who.admin)).status).toBe(400);
+      });
+    });
+  });
+}

@@ -1,0 +1,69 @@
+import type { Database } from '../../src/platform/db/index.ts';
+import type { Embedder } from '../../src/platform/gateway/index.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { createMetrics } from '../../src/platform/metrics.ts';
+import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
+import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
+import type { RetrievalDeps } from '../../src/retrieval/deps.ts';
+import { createCollectionIndexes } from '../../src/retrieval/indexes.ts';
+import { createOcrEngine } from '../../src/retrieval/ingest/index.ts';
+import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
+import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
+
+// The retrieval app as a deployment builds it, in-process: tests call it through HTTP with app.request().
+export type Identity = { user: string; roles: string };
+export const who = {
+  admin: { user: 'ada', roles: 'svc-admin' },
+  engineer: { user: 'eve', roles: 'svc-engineer' },
+  analyst: { user: 'ana', roles: 'svc-analyst' },
+  user: { user: 'uma', roles: 'svc-user' },
+  viewer: { user: 'vic', roles: 'svc-viewer' },
+  stranger: { user: 'sam', roles: 'made-up-role' },
+} satisfies Record<string, Identity>;
+
+export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
+
+export async function retrievalHarness(db: Database, opts: { env?: Record<string, string>; embedder?: Embedder } = {}) {
+  await retrievalService.migrate(db);
+  const config = loadRetrievalConfig({ ...opts.env });
+  const logger = createLogger('retrieval', 'silent');
+  const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+  const deps: RetrievalDeps = {
+    config,
+    db,
+    policy: await createWasmPolicyEngine(),
+    embedder: opts.embedder ?? createEmbedder(config, logger),
+    ocr,
+    indexes: createCollectionIndexes(config.EMBED_DIM),
+    metrics: createRetrievalMetrics(createMetrics('retrieval')),
+    logger,
+  };
+  const app = createRetrievalApp(deps);
+
+  const headers = (as?: Identity): Record<string, string> =>
+    as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {};
+
+  return {
+    app,
+    deps,
+    db,
+    async json(method: string, path: string, as?: Identity, body?: unknown) {
+      const res = await app.request(path, {
+        method,
+        headers: { ...headers(as), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, type: res.headers.get('content-type') ?? '', body: text ? JSON.parse(text) : undefined };
+    },
+    async upload(slug: string, as: Identity, file: { name: string; bytes: Uint8Array; type?: string }) {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type ?? 'application/octet-stream' }), file.name);
+      const res = await app.request(`/collections/${slug}/documents`, { method: 'POST', headers: headers(as), body: form });
+      return { status: res.status, body: await res.json() };
+    },
+    async close() {
+      await ocr.close();
+    },
+  };
+}

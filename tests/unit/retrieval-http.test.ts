@@ -1,0 +1,7 @@
+import { openPglite } from '../../src/platform/db/index.ts';
+import { retrievalContract } from '../support/retrieval-contract.ts';
+
+retrievalContract('PGlite', async () => {
+  const db = await openPglite({});
+  return { db, cleanup: () => db.close() };
+});
