@@ -49,4 +49,5 @@ describe('svc dev', () => {
     expect(res.status).toBe(401);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     expect(await res.json()).toMatchObject({ status: 401, title: 'Unauthorized' });
+  });
 });
