@@ -13,6 +13,8 @@ export const retrievalShape = {
   EMBED_DIM: int(768, 1),
   EMBED_BATCH_SIZE: int(64, 1),
   RAG_OCR_ENABLED: flag(false),
+  /** Bytes an Office package may inflate to before it is refused as a zip bomb. */
+  RAG_MAX_EXTRACTED_BYTES: int(268_435_456, 1),
   /** Above this many chunks a collection is ranked by pgvector directly instead of the in-memory index. */
   RAG_MEMORY_INDEX_MAX_CHUNKS: int(200_000, 0),
   UPLOAD_TMP_DIR: optionalStr(),

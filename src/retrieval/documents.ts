@@ -79,6 +79,7 @@ export async function uploadDocument(
         path: upload.path,
         ocr: deps.ocr,
         ocrEnabled: deps.config.RAG_OCR_ENABLED,
+        maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
       }),
     );
     const chunks = chunkPages(extracted.pages, {

@@ -5,7 +5,7 @@ import type { OcrEngine } from './ocr.ts';
 import { extractDocx, extractPptx, extractXlsx } from './ooxml.ts';
 import { extractPdf } from './pdf.ts';
 import { decodeText, htmlText, type Page } from './text.ts';
-import { openPackage } from './zip.ts';
+import { openPackage, PACKAGE_LIMITS } from './zip.ts';
 
 export { detectFormat, type Detected, type Format } from './detect.ts';
 export { createOcrEngine, type OcrEngine } from './ocr.ts';
@@ -20,10 +20,12 @@ export async function extractDocument(input: {
   path: string;
   ocr: OcrEngine;
   ocrEnabled: boolean;
+  maxExtractedBytes?: number;
   timeoutMs?: number;
 }): Promise<Extracted> {
   const bytes = new Uint8Array(await readFile(input.path));
-  const work = extract(input.format, bytes, input.ocr, input.ocrEnabled);
+  const limits = { ...PACKAGE_LIMITS, totalBytes: input.maxExtractedBytes ?? PACKAGE_LIMITS.totalBytes };
+  const work = extract(input.format, bytes, input.ocr, input.ocrEnabled, limits);
   const timeoutMs = input.timeoutMs ?? 300_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -36,16 +38,22 @@ export async function extractDocument(input: {
   }
 }
 
-async function extract(format: Format, bytes: Uint8Array, ocr: OcrEngine, ocrEnabled: boolean): Promise<Extracted> {
+async function extract(
+  format: Format,
+  bytes: Uint8Array,
+  ocr: OcrEngine,
+  ocrEnabled: boolean,
+  limits: typeof PACKAGE_LIMITS,
+): Promise<Extracted> {
   switch (format) {
     case 'pdf':
       return extractPdf(bytes, ocr);
     case 'docx':
-      return { pages: await extractDocx(await openPackage(bytes, '.docx'), bytes), ocrPages: 0 };
+      return { pages: await extractDocx(await openPackage(bytes, '.docx', limits), bytes), ocrPages: 0 };
     case 'pptx':
-      return { pages: extractPptx(await openPackage(bytes, '.pptx')), ocrPages: 0 };
+      return { pages: extractPptx(await openPackage(bytes, '.pptx', limits)), ocrPages: 0 };
     case 'xlsx':
-      return { pages: extractXlsx(await openPackage(bytes, '.xlsx')), ocrPages: 0 };
+      return { pages: extractXlsx(await openPackage(bytes, '.xlsx', limits)), ocrPages: 0 };
     case 'html':
       return { pages: [{ page: 1, text: htmlText(decodeText(bytes)) }], ocrPages: 0 };
     case 'markdown':
