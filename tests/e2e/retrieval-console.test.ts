@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { startServer, type RunningServer } from '../../src/platform/http.ts';
+import { launchBrowser } from '../support/browser.ts';
+import { retrievalHarness, type RetrievalHarness } from '../support/retrieval.ts';
+
+// The console as a person uses it, in headless Chromium against a running retrieval service.
+let db: Database;
+let h: RetrievalHarness;
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  execFileSync('bash', ['scripts/install-chromium.sh'], { stdio: 'inherit' });
+  db = await openPglite({});
+  h = await retrievalHarness(db);
+  server = await startServer(h.app, 0, '127.0.0.1');
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await h?.close();
+  await db?.close();
+});
+
+it('creates a collection, uploads a file, asks a question, sees the chunk, and deletes the collection', async () => {
+  const page = await browser.newPage();
+  await page.goto(server.url);
+  await page.fill('#who', 'eve');
+  await page.fill('#roles', 'svc-engineer');
+  await page.dispatchEvent('#roles', 'change');
+
+  await page.fill('#c-name', 'Field Notes 2026');
+  await expect.poll(() => page.inputValue('#c-slug')).toBe('field-notes-2026');
+  await page.fill('#c-desc', 'notes from the field');
+  await page.click('#create button[type=submit]');
+  await page.waitForSelector('#collections li[data-slug="field-notes-2026"]');
+  await expect.poll(() => page.textContent('#d-title')).toContain('field-notes-2026');
+
+  await page.setInputFiles('#file', {
+    name: 'notes.txt',
+    mimeType: 'text/plain',
+    buffer: Buffer.from('The beavers built a new dam upstream of the old mill in April.'),
+  });
+  await page.waitForSelector('#documents td:has-text("INDEXED")');
+
+  await page.fill('#question', 'where did the beavers build a dam');
+  await page.click('#ask button[type=submit]');
+  await page.waitForSelector('#results .chunk');
+  const meta = await page.textContent('#results .chunk .meta');
+  expect(meta).toMatch(/notes\.txt · page 1 · score 0\.\d{3}/);
+  expect(await page.textContent('#results .chunk .text')).toContain('beavers built a new dam');
+
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.click('#delete');
+  await page.waitForSelector('#collections li[data-slug="field-notes-2026"]', { state: 'detached' });
+  expect((await h.json('GET', '/collections/field-notes-2026', { user: 'ada', roles: 'svc-admin' })).status).toBe(404);
+});
+
+it('shows the reason when the caller may not create a collection', async () => {
+  const page = await browser.newPage();
+  await page.goto(server.url);
+  await page.fill('#who', 'vic');
+  await page.fill('#roles', 'svc-viewer');
+  await page.dispatchEvent('#roles', 'change');
+  await page.fill('#c-name', 'Nope');
+  await page.click('#create button[type=submit]');
+  await expect.poll(() => page.textContent('#create-error')).toMatch(/Not allowed to create/);
+});
