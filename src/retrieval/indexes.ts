@@ -5,21 +5,29 @@ import { createVectorIndex, type VectorIndex } from './vector-index/index.ts';
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
 // every use first reads the collection's version (one indexed row), and a copy whose version differs is rebuilt,
 // so a replica never answers from vectors another replica has replaced.
-type Entry = { version: number; index: VectorIndex };
+type Entry = { version: number; index: VectorIndex | 'too-large' };
 
 export type CollectionIndexes = {
-  /** The index for the collection at its current version, or undefined when the collection is gone. */
-  get(sql: Sql, slug: string): Promise<VectorIndex | undefined>;
+  /**
+   * The index for the collection at `version` (read by the caller in the same request), or 'too-large' when the
+   * collection has more chunks than an in-memory copy may hold.
+   */
+  get(sql: Sql, slug: string, version: number): Promise<VectorIndex | 'too-large'>;
   /** After this process appended chunks and moved the version from `from` to `to`: extend the copy in place. */
   appended(slug: string, from: number, to: number, ids: string[], vectors: number[][]): void;
   drop(slug: string): void;
 };
 
-export function createCollectionIndexes(dim: number): CollectionIndexes {
+export function createCollectionIndexes(dim: number, maxChunks: number): CollectionIndexes {
   const entries = new Map<string, Entry>();
   const building = new Map<string, Promise<Entry>>();
 
   async function rebuild(sql: Sql, slug: string, version: number): Promise<Entry> {
+    if ((await store.chunkCount(sql, slug)) > maxChunks) {
+      const entry = { version, index: 'too-large' as const };
+      entries.set(slug, entry);
+      return entry;
+    }
     const rows = await store.collectionEmbeddings(sql, slug);
     const index = await createVectorIndex(dim);
     index.add(
@@ -32,12 +40,7 @@ export function createCollectionIndexes(dim: number): CollectionIndexes {
   }
 
   return {
-    async get(sql, slug) {
-      const version = await store.collectionVersion(sql, slug);
-      if (version === undefined) {
-        entries.delete(slug);
-        return undefined;
-      }
+    async get(sql, slug, version) {
       const cached = entries.get(slug);
       if (cached?.version === version) return cached.index;
       const key = `${slug}@${version}`;
@@ -51,7 +54,7 @@ export function createCollectionIndexes(dim: number): CollectionIndexes {
     appended(slug, from, to, ids, vectors) {
       const cached = entries.get(slug);
       if (!cached) return;
-      if (cached.version !== from) {
+      if (cached.version !== from || cached.index === 'too-large') {
         entries.delete(slug);
         return;
       }

@@ -32,12 +32,12 @@ export async function queryCollection(
       errors: [{ location: 'json.top_k', message: `must be at most ${deps.config.MAX_TOP_K}` }],
     });
   }
-  const collection = await store.findCollection(deps.db, slug);
+  const collection = await store.collectionHead(deps.db, slug);
   if (!collection) throw notFound(`Collection '${slug}' does not exist.`);
   await requireAllowed(deps.policy, caller, 'query', collection);
 
   const [vector] = await embedQuestion(deps, input.question);
-  const chunks = await rank(deps, slug, collection.chunk_count, vector!, topK);
+  const chunks = await rank(deps, slug, collection.version, vector!, topK);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
 
   await store.insertAudit(deps.db, {
@@ -66,13 +66,12 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
 }
 
 /** The in-memory index answers up to its size limit; past it, pgvector's exact scan does. */
-async function rank(deps: RetrievalDeps, slug: string, chunkCount: number, vector: number[], k: number): Promise<ChunkResult[]> {
-  if (chunkCount > deps.config.RAG_MEMORY_INDEX_MAX_CHUNKS) {
+async function rank(deps: RetrievalDeps, slug: string, version: number, vector: number[], k: number): Promise<ChunkResult[]> {
+  const index = await deps.indexes.get(deps.db, slug, version);
+  if (index === 'too-large') {
     const hits = await store.rankByPgvector(deps.db, slug, vector, k);
     return hits.map((h) => toResult(h, h.score));
   }
-  const index = await deps.indexes.get(deps.db, slug);
-  if (!index) throw notFound(`Collection '${slug}' does not exist.`);
   const best = index.search(vector, k);
   if (best.length === 0) return [];
   const rows = new Map((await store.chunksByIds(deps.db, best.map((b) => b.id))).map((r) => [r.id, r]));

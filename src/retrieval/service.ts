@@ -60,7 +60,7 @@ export const retrievalService: ServiceDefinition = {
       policy: shared.policy,
       embedder: createEmbedder(config, logger),
       ocr,
-      indexes: createCollectionIndexes(config.EMBED_DIM),
+      indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
       metrics: createRetrievalMetrics(createMetrics('retrieval')),
       logger,
     };

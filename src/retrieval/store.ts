@@ -71,6 +71,23 @@ export async function deleteCollection(sql: Sql, slug: string): Promise<boolean>
   return rows.length === 1;
 }
 
+/** What a query needs of its collection, without counting anything: one primary-key read. */
+export async function collectionHead(
+  sql: Sql,
+  slug: string,
+): Promise<{ slug: string; allowed_roles: string[]; version: number } | undefined> {
+  const rows = await sql.query<{ slug: string; allowed_roles: string[]; version: number }>(
+    `SELECT slug, allowed_roles, version FROM retrieval_collections WHERE slug = $1`,
+    [slug],
+  );
+  return rows[0];
+}
+
+export async function chunkCount(sql: Sql, slug: string): Promise<number> {
+  const rows = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrieval_chunks WHERE collection_slug = $1`, [slug]);
+  return rows[0]!.n;
+}
+
 export async function collectionVersion(sql: Sql, slug: string): Promise<number | undefined> {
   const rows = await sql.query<{ version: number }>(`SELECT version FROM retrieval_collections WHERE slug = $1`, [slug]);
   return rows[0]?.version;

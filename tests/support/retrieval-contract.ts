@@ -152,6 +152,13 @@ export function retrievalContract(label: string, openDb: OpenDb) {
           [`[${vector.join(',')}]`],
         );
         expect(q.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+
+        // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS, pgvector ranks directly, with the same answer
+        const direct = await retrievalHarness(h.db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
+        const q2 = await direct.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+        q2.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
+        await direct.close();
       });
 
       it('uses SVC_DEFAULT_TOP_K when top_k is absent and refuses a top_k above the ceiling naming it', async () => {

@@ -34,7 +34,7 @@ export async function retrievalHarness(db: Database, opts: { env?: Record<string
     policy: await createWasmPolicyEngine(),
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
-    indexes: createCollectionIndexes(config.EMBED_DIM),
+    indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
     metrics: createRetrievalMetrics(createMetrics('retrieval')),
     logger,
   };
