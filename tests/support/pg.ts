@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openPostgres, type PgConnection } from '../../src/platform/db/index.ts';
+import { openPostgres, type Database, type PgConnection } from '../../src/platform/db/index.ts';
 
 // The real PostgreSQL that scripts/start-postgres.sh runs on loopback. Each test file gets a database of its own.
 export function realPgConfig(database = 'svc'): PgConnection {
@@ -38,6 +38,19 @@ export async function freshDatabase(prefix: string): Promise<{ cfg: PgConnection
       } finally {
         await admin.close();
       }
+    },
+  };
+}
+
+/** A fresh database on the real server, opened through the Postgres adapter; cleanup closes and drops it. */
+export async function openFreshPostgres(prefix: string): Promise<{ db: Database; cleanup(): Promise<void> }> {
+  const fresh = await freshDatabase(prefix);
+  const db = openPostgres(fresh.cfg);
+  return {
+    db,
+    cleanup: async () => {
+      await db.close();
+      await fresh.drop();
     },
   };
 }
