@@ -1,0 +1,64 @@
+// The embedded engine's database, in a worker thread of its own: PGlite runs a statement synchronously and cannot
+// be interrupted, so a statement past its time limit is stopped by terminating this worker. Plain JavaScript so
+// that it runs the same under Node, tsx and vitest.
+import { readFile } from 'node:fs/promises';
+import { parentPort } from 'node:worker_threads';
+import { PGlite, types } from '@electric-sql/pglite';
+
+const SCHEMA = 'tiny';
+const db = await PGlite.create({
+  parsers: { [types.INT8]: (v) => Number(v), [types.NUMERIC]: Number, [types.DATE]: (v) => v },
+});
+await db.exec(await readFile(new URL('./tpch-tiny.sql', import.meta.url), 'utf8'));
+
+const handlers = {
+  async columns() {
+    const r = await db.query(
+      `SELECT table_name AS "table", column_name AS "column", data_type AS type FROM information_schema.columns
+       WHERE table_schema = $1 ORDER BY table_name, ordinal_position`,
+      [SCHEMA],
+    );
+    return r.rows;
+  },
+  async estimate({ sql }) {
+    let plan;
+    try {
+      plan = await db.query(`EXPLAIN (FORMAT JSON) ${sql}`);
+    } catch {
+      return null;
+    }
+    const relations = new Set();
+    const walk = (node) => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        if (typeof node['Relation Name'] === 'string') relations.add(node['Relation Name']);
+        Object.values(node).forEach(walk);
+      }
+    };
+    walk(plan.rows[0]?.['QUERY PLAN']);
+    if (relations.size === 0) return 0;
+    const sizes = await db.query(
+      `SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname = ANY($2::text[])`,
+      [SCHEMA, [...relations]],
+    );
+    return Number(sizes.rows[0]?.bytes ?? 0);
+  },
+  async execute({ sql }) {
+    return db.transaction(async (tx) => {
+      await tx.exec(`SET TRANSACTION READ ONLY; SET LOCAL search_path = ${SCHEMA}`);
+      const result = await tx.query(sql, [], { rowMode: 'array' });
+      await tx.rollback();
+      return { fields: result.fields.map((f) => ({ name: f.name, oid: f.dataTypeID })), rows: result.rows };
+    });
+  },
+};
+
+parentPort.on('message', async ({ id, op, args }) => {
+  try {
+    parentPort.postMessage({ id, ok: true, value: await handlers[op](args) });
+  } catch (err) {
+    parentPort.postMessage({ id, ok: false, error: String(err?.message ?? err) });
+  }
+});
+parentPort.postMessage({ ready: true });

@@ -1,0 +1,27 @@
+// The query-engine port of the explore service. The embedded engine (PGlite with a TPC-H-shaped sample) and Trino
+// implement it; the pipeline never knows which one runs its statement.
+export type EngineCaller = { user: string; token?: string | undefined };
+export type EngineColumn = { name: string; type: string };
+export type EngineResult = { columns: EngineColumn[]; rows: unknown[][] };
+export type CatalogColumn = { catalog: string; schema: string; table: string; column: string; type: string };
+
+export class EngineError extends Error {
+  constructor(
+    readonly kind: 'unauthenticated' | 'forbidden' | 'invalid' | 'timeout' | 'unavailable',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EngineError';
+  }
+}
+
+export interface QueryEngine {
+  readonly kind: 'embedded' | 'trino';
+  /** Column metadata of every table in the given catalogs (catalogs the engine lacks are skipped). */
+  columns(catalogs: readonly string[]): Promise<CatalogColumn[]>;
+  /** Estimated bytes the statement would read, as the service user; undefined when the engine cannot tell. */
+  estimateBytes(sql: string): Promise<number | undefined>;
+  /** Runs a validated read-only statement as the caller. */
+  execute(sql: string, caller: EngineCaller, opts: { timeoutMs: number }): Promise<EngineResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbeddedEngine, toEmbeddedNames } from '../../src/explore/engines/embedded.ts';
+import { EngineError, type QueryEngine } from '../../src/explore/engines/types.ts';
+
+// The embedded query engine: the TPC-H-shaped sample under Trino's names, read-only, time-limited.
+describe('embedded engine', () => {
+  let engine: QueryEngine;
+  const caller = { user: 'ana' };
+  beforeAll(async () => {
+    engine = await createEmbeddedEngine();
+  }, 60_000);
+  afterAll(() => engine.close());
+
+  it('holds the tpch.tiny tables at their standard sizes', async () => {
+    const counts: Record<string, number> = {};
+    for (const t of ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders']) {
+      const r = await engine.execute(`SELECT count(*) AS n FROM tpch.tiny.${t}`, caller, { timeoutMs: 5000 });
+      counts[t] = r.rows[0]![0] as number;
+    }
+    expect(counts).toEqual({ region: 5, nation: 25, supplier: 100, customer: 1500, part: 2000, partsupp: 8000, orders: 15000 });
+  });
+
+  it('is deterministic and answers "how many customers per nation" with Trino names', async () => {
+    const sql = `SELECT n.n_name, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name ORDER BY n.n_name`;
+    const a = await engine.execute(sql, caller, { timeoutMs: 5000 });
+    expect(a.columns).toEqual([{ name: 'n_name', type: 'varchar' }, { name: 'customers', type: 'bigint' }]);
+    expect(a.rows).toHaveLength(25);
+    expect(a.rows.reduce((s, r) => s + (r[1] as number), 0)).toBe(1500);
+    const fresh = await createEmbeddedEngine();
+    expect((await fresh.execute(sql, caller, { timeoutMs: 5000 })).rows).toEqual(a.rows);
+    await fresh.close();
+  });
+
+  it('lists columns with Trino type names, only for the tpch catalog', async () => {
+    const cols = await engine.columns(['tpch', 'iceberg']);
+    expect(cols).toContainEqual({ catalog: 'tpch', schema: 'tiny', table: 'customer', column: 'c_phone', type: 'varchar' });
+    expect(cols).toContainEqual({ catalog: 'tpch', schema: 'tiny', table: 'orders', column: 'o_totalprice', type: 'double' });
+    expect(await engine.columns(['iceberg'])).toEqual([]);
+  });
+
+  it('refuses to write even when handed a write', async () => {
+    await expect(engine.execute('DELETE FROM tpch.tiny.nation', caller, { timeoutMs: 5000 })).rejects.toMatchObject({ kind: 'forbidden' });
+    expect((await engine.execute('SELECT count(*) FROM tpch.tiny.nation', caller, { timeoutMs: 5000 })).rows[0]![0]).toBe(25);
+  });
+
+  it('cancels a statement past its time limit', async () => {
+    const started = Date.now();
+    const err = await engine.execute('SELECT pg_sleep(5)', caller, { timeoutMs: 200 }).catch((e) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect(err.kind).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(4000);
+    // the engine is usable again afterwards
+    expect((await engine.execute('SELECT count(*) FROM tpch.tiny.region', caller, { timeoutMs: 20_000 })).rows[0]![0]).toBe(5);
+  });
+
+  it('estimates bytes from the relations a statement reads', async () => {
+    const one = await engine.estimateBytes('SELECT * FROM tpch.tiny.nation');
+    const big = await engine.estimateBytes('SELECT * FROM tpch.tiny.lineitem l JOIN tpch.tiny.orders o ON l.l_orderkey = o.o_orderkey');
+    expect(one).toBeGreaterThan(0);
+    expect(big!).toBeGreaterThan(1_000_000);
+    expect(big!).toBeGreaterThan(one!);
+    expect(await engine.estimateBytes('SELECT FROM nowhere at all')).toBeUndefined();
+  });
+
+  it('maps names outside literals only', () => {
+    expect(toEmbeddedNames(`SELECT 'tpch.tiny.x', "tpch.tiny" FROM TPCH . tiny.customer, mytpch.tiny.t`)).toBe(
+      `SELECT 'tpch.tiny.x', "tpch.tiny" FROM tiny.customer, mytpch.tiny.t`,
+    );
+  });
+});
