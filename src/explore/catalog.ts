@@ -1,0 +1,76 @@
+import { readFile } from 'node:fs/promises';
+import type { QueryEngine } from './engines/types.ts';
+
+// The catalog: tables and columns as the engine reports them, with descriptions and tags (such as `pii`) from the
+// operator's tags file. Search scores table names, descriptions and column names against the question's words.
+
+export type CatalogColumn = { name: string; type: string; tags: string[] };
+export type CatalogEntry = { fqn: string; name: string; description: string; columns: CatalogColumn[] };
+export type CatalogTags = { tables: Record<string, { description?: string; columns?: Record<string, string[]> }> };
+
+export const DEFAULT_TAGS_FILE = new URL('./catalog-tags.json', import.meta.url);
+
+export async function loadCatalogTags(path: string | URL = DEFAULT_TAGS_FILE): Promise<CatalogTags> {
+  const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<CatalogTags>;
+  if (!parsed || typeof parsed.tables !== 'object') throw new Error(`catalog tags file ${String(path)} has no "tables" object`);
+  return { tables: parsed.tables };
+}
+
+export async function readCatalog(engine: QueryEngine, catalogs: readonly string[], tags: CatalogTags): Promise<CatalogEntry[]> {
+  const byTable = new Map<string, CatalogEntry>();
+  for (const c of await engine.columns(catalogs)) {
+    const fqn = `${c.catalog}.${c.schema}.${c.table}`.toLowerCase();
+    const tagged = tags.tables[fqn];
+    let entry = byTable.get(fqn);
+    if (!entry) {
+      entry = { fqn, name: c.table, description: tagged?.description ?? '', columns: [] };
+      byTable.set(fqn, entry);
+    }
+    entry.columns.push({ name: c.column, type: c.type, tags: tagged?.columns?.[c.column] ?? [] });
+  }
+  return [...byTable.values()];
+}
+
+/** Personal-data columns as `catalog.schema.table.column`. */
+export function piiColumns(entries: readonly CatalogEntry[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) for (const c of e.columns) if (c.tags.includes('pii')) out.add(`${e.fqn}.${c.name}`);
+  return out;
+}
+
+const STOP = new Set(['the', 'a', 'an', 'of', 'per', 'by', 'for', 'in', 'on', 'and', 'or', 'how', 'many', 'much', 'what', 'which', 'is', 'are', 'there', 'top', 'show', 'me', 'list', 'with', 'each', 'to', 'from', 'give', 'all']);
+
+export const questionWords = (text: string): string[] =>
+  text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 1 && !STOP.has(w))
+    .map(stem);
+
+const stem = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
+
+/** Column words without the TPC-H prefix: `c_acctbal` gives `acctbal`, `o_totalprice` gives `totalprice` and `price`. */
+function columnWords(name: string): string[] {
+  const parts = name.toLowerCase().split('_');
+  const body = parts.length > 1 && parts[0]!.length <= 2 ? parts.slice(1) : parts;
+  return [...body, body.join('')].map(stem);
+}
+
+export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit = 8): { entry: CatalogEntry; score: number }[] {
+  const words = questionWords(q);
+  const scored = entries.map((entry) => {
+    let score = 0;
+    const table = stem(entry.name.toLowerCase());
+    const description = new Set(questionWords(entry.description));
+    for (const w of words) {
+      if (w === table) score += 5;
+      else if (description.has(w)) score += 2;
+      if (entry.columns.some((c) => columnWords(c.name).some((cw) => cw === w || (w.length > 3 && cw.includes(w))))) score += 1;
+    }
+    return { entry, score };
+  });
+  return scored
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || a.entry.fqn.localeCompare(b.entry.fqn))
+    .slice(0, limit);
+}
