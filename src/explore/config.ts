@@ -1,0 +1,28 @@
+import { flag, int, list, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
+
+// Explore settings, with the specification's defaults.
+export const exploreShape = {
+  SQL_AUTO_LIMIT: int(10_000, 1),
+  COST_BYTES_LIMIT: int(1_073_741_824, 0),
+  COST_GATE: flag(true),
+  QUERY_CACHE_TTL: int(300, 0),
+  QUERY_CACHE_SIZE: int(256, 0),
+  SESSION_TTL: int(3600, 1),
+  PII_BYPASS_ROLES: list(['svc-admin', 'svc-engineer']),
+  PII_REDACTION: str('***'),
+  LLM_URL: url(),
+  LLM_API_KEY: optionalStr(),
+  LLM_MODEL: str('svc-chat'),
+  EXPLORE_FALLBACK_CATALOGS: list(['tpch', 'tpcds', 'postgresql', 'iceberg']),
+  CATALOG_TAGS_FILE: optionalStr(),
+  CATALOG_REFRESH_SECONDS: int(300, 1),
+  QUERY_TIMEOUT_MS: int(60_000, 1),
+  DASHBOARD_HMAC_KEY: optionalStr(),
+  DASHBOARD_HMAC_KEY_OLD: optionalStr(),
+  DASHBOARDS_DIR: optionalStr(),
+  PUBLIC_URL: url(),
+};
+
+export type ExploreConfig = ReturnType<typeof loadExploreConfig>;
+
+export const loadExploreConfig = (env: Env) => loadConfig(exploreShape, env);
