@@ -1,0 +1,98 @@
+import { questionWords, type CatalogEntry } from './catalog.ts';
+
+// The offline planner: with no language model configured, simple questions over the allowed tables still get an
+// answer. It knows four shapes: a count, a count or measure grouped by a dimension (joined through a `<x>key`
+// column when the dimension is another table), the top N rows by a measure, and an equality filter. Anything else
+// is left to a language model.
+
+export type Plan = { sql: string; intent: string; tables: string[] };
+
+const AGGREGATES: Record<string, string> = { total: 'sum', sum: 'sum', average: 'avg', avg: 'avg', mean: 'avg', maximum: 'max', max: 'max', highest: 'max', minimum: 'min', min: 'min', lowest: 'min' };
+
+const stem = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
+const body = (column: string) => column.split('_').slice(1).join('_') || column;
+
+export function planQuestion(question: string, tables: readonly CatalogEntry[]): Plan | undefined {
+  const q = question.toLowerCase().replace(/[?!.]+$/, '').trim();
+  const words = questionWords(q);
+  const tableFor = (word: string) => tables.find((t) => stem(t.name) === stem(word));
+  const mentioned = words.map(tableFor).filter((t): t is CatalogEntry => !!t);
+
+  const top = /\btop\s+(\d+)\s+(\w+)\s+by\s+(.+)$/.exec(q);
+  if (top) {
+    const table = tableFor(top[2]!);
+    const measure = table && findColumn(table, top[3]!);
+    if (table && measure) {
+      return {
+        sql: `SELECT * FROM ${table.fqn} ORDER BY ${measure} DESC LIMIT ${Number(top[1])}`,
+        intent: `top ${top[1]} ${table.name} by ${measure}`,
+        tables: [table.fqn],
+      };
+    }
+  }
+
+  const grouped = /^(.*?)\s+(?:per|by|for each|in each|grouped by)\s+([\w ]+)$/.exec(q);
+  if (grouped) {
+    const [, left, dimensionText] = grouped as unknown as [string, string, string];
+    const aggregate = Object.keys(AGGREGATES).find((a) => new RegExp(`\\b${a}\\b`).test(left));
+    const candidates = mentioned.length > 0 ? mentioned : tables;
+    const subject = aggregate
+      ? candidates.find((t) => findColumn(t, left.replace(aggregate, '')))
+      : mentioned.find((t) => new RegExp(`\\b${t.name}`).test(left));
+    if (subject) {
+      const measure = aggregate ? findColumn(subject, left.replace(aggregate, '')) : undefined;
+      const value = measure && aggregate ? `${AGGREGATES[aggregate]}(s.${measure})` : 'count(*)';
+      const valueName = measure && aggregate ? `${AGGREGATES[aggregate]}_${body(measure)}` : subject.name;
+      const dimension = groupBy(subject, dimensionText.trim(), tables);
+      if (dimension) {
+        return {
+          sql: `SELECT ${dimension.select} AS ${dimension.name}, ${value} AS ${valueName} FROM ${subject.fqn} s${dimension.join} GROUP BY ${dimension.select} ORDER BY ${valueName} DESC`,
+          intent: `${valueName} per ${dimension.name}`,
+          tables: [subject.fqn, ...dimension.tables],
+        };
+      }
+    }
+  }
+
+  const count = /\bhow many\s+(\w+)/.exec(q) ?? /\bcount (?:of |the )?(\w+)/.exec(q);
+  if (count) {
+    const table = tableFor(count[1]!);
+    if (table) {
+      const filter = /\b(?:where|with)\s+([\w ]+?)\s+(?:is|=|equals)\s+'?([\w#-]+)'?$/.exec(q);
+      const column = filter && findColumn(table, filter[1]!);
+      const where = column ? ` WHERE upper(${column}) = upper('${filter![2]!.replace(/'/g, "''")}')` : '';
+      return { sql: `SELECT count(*) AS ${table.name} FROM ${table.fqn}${where}`, intent: `count of ${table.name}${where ? ' filtered' : ''}`, tables: [table.fqn] };
+    }
+  }
+  return undefined;
+}
+
+/** The column whose name (without its table prefix) best matches the words, e.g. "total price" -> o_totalprice. */
+const ABBREVIATIONS: Record<string, string> = { account: 'acct', balance: 'bal', available: 'avail', quantity: 'qty' };
+
+function findColumn(table: CatalogEntry, text: string): string | undefined {
+  const words = questionWords(text).map((w) => ABBREVIATIONS[w] ?? w);
+  if (words.length === 0) return undefined;
+  const joined = words.join('');
+  let best: { name: string; score: number } | undefined;
+  for (const c of table.columns) {
+    const b = body(c.name).replace(/_/g, '');
+    const score = b === joined ? 3 : words.every((w) => b.includes(w)) ? 2 : words.some((w) => w.length > 3 && b.includes(w)) ? 1 : 0;
+    if (score > (best?.score ?? 0)) best = { name: c.name, score };
+  }
+  return best?.name;
+}
+
+function groupBy(subject: CatalogEntry, text: string, tables: readonly CatalogEntry[]) {
+  const other = tables.find((t) => t !== subject && stem(t.name) === stem(text.split(' ').at(-1)!));
+  if (other) {
+    const key = subject.columns.find((c) => c.name.endsWith(`_${other.name}key`));
+    const otherKey = other.columns.find((c) => c.name.endsWith(`_${other.name}key`));
+    const label = other.columns.find((c) => c.name.endsWith('_name'));
+    if (key && otherKey && label) {
+      return { select: `d.${label.name}`, name: other.name, join: ` JOIN ${other.fqn} d ON s.${key.name} = d.${otherKey.name}`, tables: [other.fqn] };
+    }
+  }
+  const column = findColumn(subject, text);
+  return column ? { select: `s.${column}`, name: body(column), join: '', tables: [] } : undefined;
+}
