@@ -20,7 +20,7 @@ export const exploreShape = {
   DASHBOARD_HMAC_KEY: optionalStr(),
   DASHBOARD_HMAC_KEY_OLD: optionalStr(),
   DASHBOARDS_DIR: optionalStr(),
-  PUBLIC_URL: url(),
+  DASHBOARDS_URL: str('http://localhost:8090'),
 };
 
 export type ExploreConfig = ReturnType<typeof loadExploreConfig>;

@@ -1,14 +1,102 @@
-import { createApp } from '../platform/http.ts';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Hono } from 'hono';
+import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
+import { createOpenAiChat } from '../platform/gateway/index.ts';
+import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
+import { createAnswerCache } from './cache.ts';
+import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
+import { loadExploreConfig, type ExploreConfig } from './config.ts';
+import type { ExploreDeps } from './deps.ts';
+import { createEmbeddedEngine } from './engines/embedded.ts';
+import type { QueryEngine } from './engines/types.ts';
+import { createExploreMetrics } from './metrics.ts';
+import { createModelCatalog } from './models.ts';
+import type { QueryResponse } from './pipeline.ts';
+import { miscRoutes } from './routes/misc.ts';
+import { queryRoutes } from './routes/query.ts';
+
+export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping() });
+  for (const path of ['/query', '/models', '/catalog', '/feedback', '/session/*']) app.use(path, requireCaller);
+  app.route('/', queryRoutes(deps));
+  app.route('/', miscRoutes(deps));
+  return app;
+}
+
+/** Builds the explore dependencies from configuration; the engine is passed in (embedded or Trino). */
+export async function exploreDeps(input: {
+  config: ExploreConfig;
+  db: ExploreDeps['db'];
+  policy: ExploreDeps['policy'];
+  engine: QueryEngine;
+  logger: Logger;
+  dataDir: string;
+}): Promise<ExploreDeps> {
+  const { config, logger } = input;
+  const chat = config.LLM_URL
+    ? createOpenAiChat({ baseURL: config.LLM_URL, ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}) })
+    : undefined;
+  if (!chat) logger.warn('SVC_LLM_URL is not set: questions are answered by the offline planner, the offline fallback');
+  const tags = await loadCatalogTags(config.CATALOG_TAGS_FILE ?? DEFAULT_TAGS_FILE);
+  let catalog: { at: number; entries: Promise<CatalogEntry[]> } | undefined;
+  return {
+    config,
+    db: input.db,
+    policy: input.policy,
+    engine: input.engine,
+    chat,
+    models: createModelCatalog(chat, config.LLM_MODEL),
+    cache: createAnswerCache<QueryResponse>({ size: config.QUERY_CACHE_SIZE, ttlSeconds: config.QUERY_CACHE_TTL }),
+    catalog: () => {
+      if (!catalog || Date.now() - catalog.at > config.CATALOG_REFRESH_SECONDS * 1000) {
+        catalog = { at: Date.now(), entries: readCatalog(input.engine, config.EXPLORE_FALLBACK_CATALOGS, tags) };
+        catalog.entries.catch(() => (catalog = undefined));
+      }
+      return catalog.entries;
+    },
+    tags,
+    hmacKey: config.DASHBOARD_HMAC_KEY ?? (await developmentKey(input.dataDir, logger)),
+    dashboardsDir: config.DASHBOARDS_DIR ?? join(input.dataDir, 'dashboards'),
+    metrics: createExploreMetrics(createMetrics('explore')),
+    logger,
+  };
+}
+
+/** Without SVC_DASHBOARD_HMAC_KEY (embedded defaults), a random key kept in the data folder signs dashboards. */
+async function developmentKey(dataDir: string, logger: Logger): Promise<string> {
+  const file = join(dataDir, 'dashboard-hmac.key');
+  const existing = await readFile(file, 'utf8').catch(() => '');
+  if (existing.trim()) return existing.trim();
+  await mkdir(dataDir, { recursive: true });
+  const key = randomBytes(32).toString('hex');
+  await writeFile(file, key, { mode: 0o600 });
+  logger.warn({ file }, 'SVC_DASHBOARD_HMAC_KEY is not set: dashboards are signed with a generated development key');
+  return key;
+}
 
 export const exploreService: ServiceDefinition = {
   name: 'explore',
   defaultPort: 8081,
   portSetting: 'EXPLORE_PORT',
-  migrate: async () => [],
-  async start({ shared, logger }) {
-    const app = createApp({ service: 'explore', logger, metrics: createMetrics('explore'), ready: () => shared.db.ping() });
-    return { app, close: async () => {} };
+  migrate: async (db) => [
+    ...(await migratePlatform(db)),
+    ...(await migrate(db, 'explore', await loadMigrations(new URL('./migrations/', import.meta.url)))),
+  ],
+  async start({ env, shared, logger }) {
+    const engine = await createEmbeddedEngine();
+    const deps = await exploreDeps({
+      config: loadExploreConfig(env),
+      db: shared.db,
+      policy: shared.policy,
+      engine,
+      logger,
+      dataDir: shared.platform.DATA_DIR,
+    });
+    return { app: createExploreApp(deps), close: () => engine.close() };
   },
 };

@@ -14,7 +14,7 @@ describe('svc dev', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-dev-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = { ...process.env, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_LLM_URL: '', SVC_EMBED_URL: '' };
     for (const [name, port] of Object.entries(ports)) env[`SVC_${name}_PORT`] = String(port);
     child = spawn(join(process.cwd(), 'bin/svc'), ['dev'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => (output += d));
@@ -49,5 +49,17 @@ describe('svc dev', () => {
     expect(res.status).toBe(401);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     expect(await res.json()).toMatchObject({ status: 401, title: 'Unauthorized' });
+  });
+
+  it('answers "how many customers are there per nation" with no gateway configured', async () => {
+    const res = await fetch(`http://127.0.0.1:${ports.EXPLORE}/query`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' },
+      body: JSON.stringify({ question: 'how many customers are there per nation' }),
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.row_count).toBe(25);
+    expect(output).toContain('offline');
   });
 });

@@ -74,3 +74,35 @@ function describe(node: Node | undefined): string {
   const name = node?.constructor.name.replace(/Context$/, '') ?? 'unknown';
   return `a ${name.replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()} statement`;
 }
+
+/** The base tables a validated statement reads, fully qualified with the defaults; CTE names are not tables. */
+export function tablesOf(sql: string, defaults: { catalog: string; schema: string }): string[] {
+  const tree = parser.parse(sql) as unknown as Node;
+  const ctes = new Set<string>();
+  const tables = new Set<string>();
+  const names = (n: Node): string[] => {
+    const out: string[] = [];
+    const visit = (x: Node) => {
+      if (/^(Unquoted|Quoted|BackQuoted|Digit)IdentifierContext$/.test(x.constructor.name)) {
+        const t = x.getText();
+        out.push(t.startsWith('"') ? t.slice(1, -1).replace(/""/g, '"').toLowerCase() : t.toLowerCase());
+      } else (x.children ?? []).forEach(visit);
+    };
+    visit(n);
+    return out;
+  };
+  walk(tree, (n) => {
+    if (n.constructor.name === 'NamedQueryContext') {
+      const id = (n.children ?? []).find((c) => /IdentifierContext$/.test(c.constructor.name));
+      if (id) ctes.add(names(id)[0]!);
+    }
+  });
+  walk(tree, (n) => {
+    if (n.constructor.name !== 'TableNameContext') return;
+    const parts = names(n);
+    if (parts.length === 1 && ctes.has(parts[0]!)) return;
+    const full = parts.length >= 3 ? parts.slice(-3) : parts.length === 2 ? [defaults.catalog, ...parts] : [defaults.catalog, defaults.schema, ...parts];
+    tables.add(full.join('.'));
+  });
+  return [...tables].sort();
+}

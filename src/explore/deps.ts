@@ -1,0 +1,28 @@
+import type { Database } from '../platform/db/index.ts';
+import type { ChatModel } from '../platform/gateway/index.ts';
+import type { Logger } from '../platform/log.ts';
+import type { PolicyEngine } from '../platform/policy/index.ts';
+import type { AnswerCache } from './cache.ts';
+import type { CatalogEntry, CatalogTags } from './catalog.ts';
+import type { ExploreConfig } from './config.ts';
+import type { QueryEngine } from './engines/types.ts';
+import type { ExploreMetrics } from './metrics.ts';
+import type { ModelCatalog } from './models.ts';
+import type { QueryResponse } from './pipeline.ts';
+
+/** Everything the explore domain functions need, built once by the app factory. */
+export type ExploreDeps = {
+  config: ExploreConfig;
+  db: Database;
+  policy: PolicyEngine;
+  engine: QueryEngine;
+  chat: ChatModel | undefined;
+  models: ModelCatalog;
+  cache: AnswerCache<QueryResponse>;
+  catalog: () => Promise<CatalogEntry[]>;
+  tags: CatalogTags;
+  hmacKey: string;
+  dashboardsDir: string;
+  metrics: ExploreMetrics;
+  logger: Logger;
+};

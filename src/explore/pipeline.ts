@@ -1,0 +1,222 @@
+import { forbidden, ProblemError, payloadTooLarge, unprocessable } from '../platform/errors.ts';
+import type { Caller } from '../platform/identity.ts';
+import type { Logger } from '../platform/log.ts';
+import { cacheKey } from './cache.ts';
+import { piiColumns, searchCatalog, type CatalogEntry } from './catalog.ts';
+import { publishDashboard } from './dashboards/publish.ts';
+import type { ExploreDeps } from './deps.ts';
+import { EngineError, type EngineResult } from './engines/types.ts';
+import { emit, type EventContext } from './events.ts';
+import { generateSql, type Generated } from './generate.ts';
+import { bypassesRedaction, redactRows } from './redact.ts';
+import { outputLineage } from './sql/lineage.ts';
+import { ensureLimit, tablesOf, validateStatement } from './sql/validate.ts';
+import * as store from './store.ts';
+
+// POST /query: the specification's ten steps, in their fixed order, each a named function below.
+export type QueryRequest = {
+  question: string;
+  session_id?: string | undefined;
+  execute: boolean;
+  confirm_cost: boolean;
+  force: boolean;
+  persist: boolean;
+  model?: string | undefined;
+};
+
+export type QueryResponse = {
+  sql: string;
+  columns: { name: string; type: string }[];
+  preview_rows: unknown[][];
+  row_count: number;
+  dashboard_url: string | null;
+  dashboard_id: string | null;
+  reasoning: { intent: string; candidate_tables: string[]; allowed_tables: string[]; tables_used: string[] };
+  masked_columns: string[];
+  cost_bytes: number | null;
+  cached: boolean;
+  session_history_size: number;
+  model: string;
+};
+
+type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string };
+
+const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
+const PREVIEW_ROWS = 100;
+
+export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger }): Promise<QueryResponse> {
+  const events: EventContext = { log: ctx.log, requestId: ctx.requestId, user: caller.user, role: caller.roles.join(',') };
+  emit(events, 'explore_query_received', { question: request.question, session_id: request.session_id });
+  const run: Run = { deps, caller, request, events, model: await deps.models.resolve(request.model) };
+
+  const cached = lookupCache(run); //                                 1
+  if (cached) return cached;
+  const entries = await deps.catalog();
+  const candidates = findCandidateTables(run, entries); //              2
+  const allowed = await allowedTables(run, candidates); //              3
+  const generated = await generateStatement(run, allowed); //          4
+  const statement = await validateGenerated(run, generated, allowed); // 5
+  const cost = await gateCost(run, statement.sql); //                   6
+  const reasoning = {
+    intent: generated.intent,
+    candidate_tables: candidates.map((t) => t.fqn),
+    allowed_tables: allowed.map((t) => t.fqn),
+    tables_used: statement.tables,
+  };
+  if (!request.execute) return dryRun(run, statement.sql, cost, reasoning);
+  const result = await executeStatement(run, statement.sql); //        7
+  const redacted = redactResult(run, statement.sql, result, entries); // 8
+  const dashboard = await publish(run, statement.sql, result, redacted); // 9
+  return remember(run, { //                                            10
+    sql: statement.sql,
+    columns: result.columns,
+    preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
+    row_count: result.rows.length,
+    dashboard_url: dashboard?.url ?? null,
+    dashboard_id: dashboard?.id ?? null,
+    reasoning,
+    masked_columns: redacted.maskedColumns,
+    cost_bytes: cost ?? null,
+    cached: false,
+    session_history_size: 0,
+    model: run.model,
+  });
+}
+
+/** 1. The same question from the same user, role and model within the TTL is answered from the cache. */
+function lookupCache(run: Run): QueryResponse | undefined {
+  if (run.request.force || !run.request.execute) return undefined;
+  const hit = run.deps.cache.get(keyOf(run));
+  if (!hit) return undefined;
+  emit(run.events, 'explore_cache_hit');
+  return { ...hit, cached: true };
+}
+
+/** 2. The catalog's best tables for the question; when the search finds nothing, every table of the fallback catalogs. */
+function findCandidateTables(run: Run, entries: CatalogEntry[]): CatalogEntry[] {
+  const found = searchCatalog(entries, run.request.question).map((r) => r.entry);
+  return found.length > 0 ? found : entries;
+}
+
+/** 3. One policy decision per candidate; denied tables leave the model's context silently. */
+async function allowedTables(run: Run, candidates: CatalogEntry[]): Promise<CatalogEntry[]> {
+  const decisions = await Promise.all(candidates.map((t) => decideTable(run, t.fqn)));
+  candidates.forEach((t, i) => {
+    if (!decisions[i]!.allow) emit(run.events, 'explore_policy_denied', { table: t.fqn, reason: decisions[i]!.reason });
+  });
+  const allowed = candidates.filter((_, i) => decisions[i]!.allow);
+  if (allowed.length === 0) {
+    emit(run.events, 'explore_no_tables');
+    throw forbidden('None of the tables this question needs is open to you; ask an administrator for access.');
+  }
+  return allowed;
+}
+
+/** 4. The language model (or the offline planner) writes the statement from the allowed tables and the history. */
+async function generateStatement(run: Run, allowed: CatalogEntry[]): Promise<Generated> {
+  const history = run.request.session_id
+    ? await store.recentTurns(run.deps.db, run.caller.user, run.request.session_id, run.deps.config.SESSION_TTL, 3)
+    : [];
+  const generated = await generateSql({ chat: run.deps.chat, model: run.model, question: run.request.question, tables: allowed, history });
+  emit(run.events, 'explore_sql_generated', { sql: generated.sql, model: run.model });
+  return generated;
+}
+
+/** 5. One read statement in Trino's dialect, over allowed tables only, with a LIMIT. */
+async function validateGenerated(run: Run, generated: Generated, allowed: CatalogEntry[]): Promise<{ sql: string; tables: string[] }> {
+  const validation = validateStatement(generated.sql);
+  if (!validation.ok) throw unprocessable(`The generated SQL was rejected: ${validation.reason}`, { sql: generated.sql });
+  const tables = tablesOf(validation.sql, DEFAULTS);
+  const open = new Set(allowed.map((t) => t.fqn));
+  for (const table of tables.filter((t) => !open.has(t))) {
+    const decision = await decideTable(run, table);
+    if (!decision.allow) {
+      emit(run.events, 'explore_policy_denied', { table, reason: decision.reason });
+      throw forbidden(`The generated SQL reads ${table}, which is not open to you.`);
+    }
+  }
+  return { sql: ensureLimit(validation, run.deps.config.SQL_AUTO_LIMIT), tables };
+}
+
+/** 6. The engine's estimate of bytes read, against the limit, unless confirmed or the gate is off. */
+async function gateCost(run: Run, sql: string): Promise<number | undefined> {
+  const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
+  const estimate = await run.deps.engine.estimateBytes(sql);
+  const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
+  emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
+  if (COST_GATE && over && !run.request.confirm_cost) {
+    const size = estimate === undefined ? 'an unknown number of bytes' : `about ${estimate} bytes`;
+    throw payloadTooLarge(`The query would read ${size}, above the limit of ${COST_BYTES_LIMIT} (SVC_COST_BYTES_LIMIT); send it again with confirm_cost=true to run it anyway.`, {
+      cost_bytes: estimate ?? null,
+      sql,
+    });
+  }
+  return estimate;
+}
+
+/** 7. The engine runs the statement as the caller, with the caller's token. */
+async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
+  try {
+    const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: run.deps.config.QUERY_TIMEOUT_MS });
+    emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
+    return result;
+  } catch (err) {
+    if (!(err instanceof EngineError)) throw err;
+    const status = { unauthenticated: 401, forbidden: 403, invalid: 422, timeout: 504, unavailable: 503 }[err.kind];
+    const title = { unauthenticated: 'Unauthorized', forbidden: 'Forbidden', invalid: 'Unprocessable Content', timeout: 'Gateway Timeout', unavailable: 'Service Unavailable' }[err.kind];
+    throw new ProblemError(status, title, `The query engine refused the statement: ${err.message}`);
+  }
+}
+
+/** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */
+function redactResult(run: Run, sql: string, result: EngineResult, entries: CatalogEntry[]) {
+  const schema = Object.fromEntries(entries.map((e) => [e.fqn, e.columns.map((c) => c.name)]));
+  const redacted = redactRows(result.rows, outputLineage(sql, schema, DEFAULTS), {
+    pii: piiColumns(entries),
+    replacement: run.deps.config.PII_REDACTION,
+    bypass: bypassesRedaction(run.caller.roles, run.deps.config.PII_BYPASS_ROLES),
+  });
+  if (redacted.maskedColumns.length > 0) emit(run.events, 'explore_pii_masked', { columns: redacted.maskedColumns });
+  return redacted;
+}
+
+/** 9. A signed standalone page with the redacted rows, and its dashboard row owned by the caller. */
+async function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
+  if (!run.request.persist) return undefined;
+  const dashboard = await publishDashboard(
+    { db: run.deps.db, dir: run.deps.dashboardsDir, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
+    { owner: run.caller.user, question: run.request.question, sql, columns: result.columns, rows: redacted.rows, maskedColumns: redacted.maskedColumns },
+  );
+  emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
+  return dashboard;
+}
+
+/** 10. The answer goes into the cache and the session's history. */
+async function remember(run: Run, response: QueryResponse): Promise<QueryResponse> {
+  let size = 0;
+  if (run.request.session_id) {
+    size = await store.appendTurn(run.deps.db, {
+      user: run.caller.user,
+      session: run.request.session_id,
+      question: run.request.question,
+      sql: response.sql,
+      summary: response.reasoning.intent,
+    });
+  }
+  const answer = { ...response, session_history_size: size };
+  run.deps.cache.set(keyOf(run), answer);
+  return answer;
+}
+
+function dryRun(run: Run, sql: string, cost: number | undefined, reasoning: QueryResponse['reasoning']): QueryResponse {
+  return {
+    sql, columns: [], preview_rows: [], row_count: 0, dashboard_url: null, dashboard_id: null, reasoning,
+    masked_columns: [], cost_bytes: cost ?? null, cached: false, session_history_size: 0, model: run.model,
+  };
+}
+
+const keyOf = (run: Run) =>
+  cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model });
+
+const decideTable = (run: Run, table: string) =>
+  run.deps.policy.decide('tables', { user: run.caller.user, roles: run.caller.roles, table });

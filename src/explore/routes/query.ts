@@ -1,0 +1,33 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { validate, type AppEnv } from '../../platform/http.ts';
+import type { ExploreDeps } from '../deps.ts';
+import { runQuery } from '../pipeline.ts';
+
+const queryBody = z.object({
+  question: z.string().trim().min(1, 'question must not be empty').max(4000),
+  session_id: z.string().trim().min(1).max(200).optional(),
+  execute: z.boolean().default(true),
+  confirm_cost: z.boolean().default(false),
+  force: z.boolean().default(false),
+  persist: z.boolean().default(true),
+  model: z.string().trim().min(1).max(200).optional(),
+});
+
+export function queryRoutes(deps: ExploreDeps) {
+  return new Hono<AppEnv>().post('/query', validate('json', queryBody), async (c) => {
+    const started = performance.now();
+    let outcome = 'error';
+    try {
+      const answer = await runQuery(deps, c.var.caller, c.req.valid('json'), { requestId: c.var.requestId, log: c.var.log });
+      outcome = answer.cached ? 'cached' : 'ok';
+      return c.json(answer);
+    } catch (err) {
+      outcome = typeof (err as { status?: number }).status === 'number' ? `http_${(err as { status: number }).status}` : 'error';
+      throw err;
+    } finally {
+      deps.metrics.queries.inc({ outcome });
+      deps.metrics.queryDuration.observe((performance.now() - started) / 1000);
+    }
+  });
+}

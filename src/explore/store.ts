@@ -1,0 +1,51 @@
+import type { Sql } from '../platform/db/index.ts';
+
+// Every SQL statement of the explore service.
+export type DashboardRow = {
+  id: string;
+  owner: string;
+  visibility: 'private' | 'users' | 'groups' | 'public';
+  allowed_users: string[];
+  allowed_groups: string[];
+  title: string;
+  question: string;
+  sql: string;
+  columns: { name: string; type: string }[];
+  file: string;
+  created_at: Date;
+};
+
+export async function insertDashboard(sql: Sql, d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups'>): Promise<void> {
+  await sql.query(
+    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, file) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+    [d.id, d.owner, d.title, d.question, d.sql, JSON.stringify(d.columns), d.file],
+  );
+}
+
+export type Turn = { question: string; sql: string; summary: string; created_at: Date };
+
+export async function recentTurns(sql: Sql, user: string, session: string, ttlSeconds: number, limit: number): Promise<Turn[]> {
+  const rows = await sql.query<Turn>(
+    `SELECT question, sql, summary, created_at FROM explore_turns
+     WHERE user_id = $1 AND session_id = $2 AND created_at > now() - make_interval(secs => $3)
+     ORDER BY id DESC LIMIT $4`,
+    [user, session, ttlSeconds, limit],
+  );
+  return rows.reverse();
+}
+
+export async function appendTurn(sql: Sql, t: { user: string; session: string; question: string; sql: string; summary: string }): Promise<number> {
+  await sql.query(`INSERT INTO explore_turns (user_id, session_id, question, sql, summary) VALUES ($1, $2, $3, $4, $5)`, [
+    t.user, t.session, t.question, t.sql, t.summary,
+  ]);
+  const rows = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM explore_turns WHERE user_id = $1 AND session_id = $2`, [t.user, t.session]);
+  return rows[0]!.n;
+}
+
+export async function insertFeedback(sql: Sql, f: { dashboard: string; user: string; rating: 'up' | 'down'; comment: string }): Promise<void> {
+  await sql.query(`INSERT INTO explore_feedback (dashboard_id, user_id, rating, comment) VALUES ($1, $2, $3, $4)`, [f.dashboard, f.user, f.rating, f.comment]);
+}
+
+export async function dashboardExists(sql: Sql, id: string): Promise<boolean> {
+  return (await sql.query(`SELECT 1 FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [id])).length > 0;
+}

@@ -1,0 +1,63 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
+import { loadExploreConfig } from '../../src/explore/config.ts';
+import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
+import type { QueryEngine } from '../../src/explore/engines/types.ts';
+import { createExploreApp, exploreDeps, exploreService } from '../../src/explore/service.ts';
+
+// The explore app as a deployment builds it, in-process, on the embedded engine (shared across harnesses: it
+// takes seconds to load) and a fresh in-memory database.
+let sharedEngine: Promise<QueryEngine> | undefined;
+export const embeddedEngine = () => (sharedEngine ??= createEmbeddedEngine());
+
+export type ExploreIdentity = { user: string; role: string; groups?: string };
+export const as = {
+  admin: { user: 'ada', role: 'svc-admin' },
+  engineer: { user: 'eve', role: 'svc-engineer' },
+  analyst: { user: 'ana', role: 'svc-analyst' },
+  analyst2: { user: 'abe', role: 'svc-analyst' },
+  user: { user: 'uma', role: 'svc-user' },
+  viewer: { user: 'vic', role: 'svc-viewer' },
+} satisfies Record<string, ExploreIdentity>;
+
+export async function exploreHarness(env: Record<string, string> = {}, opts: { engine?: QueryEngine } = {}) {
+  const db: Database = await openPglite({});
+  await exploreService.migrate(db);
+  const dataDir = await mkdtemp(join(tmpdir(), 'svc-explore-'));
+  const logger = createLogger('explore', 'silent');
+  const deps = await exploreDeps({
+    config: loadExploreConfig({ SVC_DASHBOARD_HMAC_KEY: 'test-key', ...env }),
+    db,
+    policy: await createWasmPolicyEngine(),
+    engine: opts.engine ?? (await embeddedEngine()),
+    logger,
+    dataDir,
+  });
+  const app = createExploreApp(deps);
+  const headers = (who?: ExploreIdentity): Record<string, string> =>
+    who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-User-Token': `token-of-${who.user}`, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {};
+  return {
+    app,
+    deps,
+    db,
+    dataDir,
+    async call(method: string, path: string, who?: ExploreIdentity, body?: unknown) {
+      const res = await app.request(path, {
+        method,
+        headers: { ...headers(who), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, type: res.headers.get('content-type') ?? '', body: text ? JSON.parse(text) : undefined };
+    },
+    ask(who: ExploreIdentity, body: Record<string, unknown>) {
+      return this.call('POST', '/query', who, body);
+    },
+    close: () => db.close(),
+  };
+}
+export type ExploreHarness = Awaited<ReturnType<typeof exploreHarness>>;
