@@ -12,6 +12,7 @@ import { bypassesRedaction, redactRows } from './redact.ts';
 import { outputLineage } from './sql/lineage.ts';
 import { ensureLimit, tablesOf, validateStatement } from './sql/validate.ts';
 import * as store from './store.ts';
+import { inSpan, tracer } from '../platform/tracing.ts';
 
 // POST /query: the specification's ten steps, in their fixed order, each a named function below.
 export type QueryRequest = {
@@ -49,14 +50,14 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
   emit(events, 'explore_query_received', { question: request.question, session_id: request.session_id });
   const run: Run = { deps, caller, request, events, model: await deps.models.resolve(request.model) };
 
-  const cached = lookupCache(run); //                                 1
+  const cached = await step('cache', () => lookupCache(run)); //                                  1
   if (cached) return cached;
   const entries = await deps.catalog();
-  const candidates = findCandidateTables(run, entries); //              2
-  const allowed = await allowedTables(run, candidates); //              3
-  const generated = await generateStatement(run, allowed); //          4
-  const statement = await validateGenerated(run, generated, allowed); // 5
-  const cost = await gateCost(run, statement.sql); //                   6
+  const candidates = await step('catalog', () => findCandidateTables(run, entries)); //              2
+  const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
+  const generated = await step('generate', () => generateStatement(run, allowed)); //              4
+  const statement = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
+  const cost = await step('cost', () => gateCost(run, statement.sql)); //                           6
   const reasoning = {
     intent: generated.intent,
     candidate_tables: candidates.map((t) => t.fqn),
@@ -64,10 +65,10 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
     tables_used: statement.tables,
   };
   if (!request.execute) return dryRun(run, statement.sql, cost, reasoning);
-  const result = await executeStatement(run, statement.sql); //        7
-  const redacted = redactResult(run, statement.sql, result, entries); // 8
-  const dashboard = await publish(run, statement.sql, result, redacted); // 9
-  return remember(run, { //                                            10
+  const result = await step('execute', () => executeStatement(run, statement.sql)); //             7
+  const redacted = await step('redact', () => redactResult(run, statement.sql, result, entries)); // 8
+  const dashboard = await step('publish', () => publish(run, statement.sql, result, redacted)); //  9
+  return step('remember', () => remember(run, { //                                                 10
     sql: statement.sql,
     columns: result.columns,
     preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
@@ -80,7 +81,7 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
     cached: false,
     session_history_size: 0,
     model: run.model,
-  });
+  }));
 }
 
 /** 1. The same question from the same user, role and model within the TTL is answered from the cache. */
@@ -214,6 +215,10 @@ function dryRun(run: Run, sql: string, cost: number | undefined, reasoning: Quer
     masked_columns: [], cost_bytes: cost ?? null, cached: false, session_history_size: 0, model: run.model,
   };
 }
+
+const spans = tracer('explore');
+/** Each step is a span when SVC_TRACING_ENABLED=true (a no-op otherwise). */
+const step = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => inSpan(spans, `explore.${name}`, async () => fn());
 
 const keyOf = (run: Run) =>
   cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model });

@@ -9,6 +9,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { createAnswerCache } from './cache.ts';
+import { consolePage } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
 import { loadExploreConfig, type ExploreConfig } from './config.ts';
 import type { ExploreDeps } from './deps.ts';
@@ -25,6 +26,7 @@ export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
   for (const path of ['/query', '/models', '/catalog', '/feedback', '/session/*']) app.use(path, requireCaller);
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));
+  app.get('/', (c) => c.html(consolePage));
   return app;
 }
 
