@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
-import { createLogger } from '../../src/platform/log.ts';
+import { createLogger, type Logger } from '../../src/platform/log.ts';
 import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
 import { loadExploreConfig } from '../../src/explore/config.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
@@ -24,11 +24,11 @@ export const as = {
   viewer: { user: 'vic', role: 'svc-viewer' },
 } satisfies Record<string, ExploreIdentity>;
 
-export async function exploreHarness(env: Record<string, string> = {}, opts: { engine?: QueryEngine } = {}) {
+export async function exploreHarness(env: Record<string, string> = {}, opts: { engine?: QueryEngine; logger?: Logger } = {}) {
   const db: Database = await openPglite({});
   await exploreService.migrate(db);
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-explore-'));
-  const logger = createLogger('explore', 'silent');
+  const logger = opts.logger ?? createLogger('explore', 'silent');
   const deps = await exploreDeps({
     config: loadExploreConfig({ SVC_DASHBOARD_HMAC_KEY: 'test-key', ...env }),
     db,
