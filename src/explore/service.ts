@@ -23,7 +23,7 @@ import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
   const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping() });
-  for (const path of ['/query', '/models', '/catalog', '/feedback', '/session/*']) app.use(path, requireCaller);
+  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*']) app.use(path, requireCaller);
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));
   app.get('/', (c) => c.html(consolePage));

@@ -78,3 +78,13 @@ it('shows the redaction badge, runs a dry run, and remembers the chosen model', 
   await page.reload();
   await expect.poll(() => page.inputValue('#model')).toBe('big-model');
 });
+
+it('is closed to svc-viewer', async () => {
+  const page = await browser.newPage();
+  await page.goto(server.url);
+  await page.fill('#who', 'vic');
+  await page.fill('#role', 'svc-viewer');
+  await page.dispatchEvent('#role', 'change');
+  await page.waitForSelector('#no-console', { state: 'visible' });
+  expect(await page.isDisabled('#question')).toBe(true);
+});
