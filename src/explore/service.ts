@@ -18,14 +18,16 @@ import type { QueryEngine } from './engines/types.ts';
 import { createExploreMetrics } from './metrics.ts';
 import { createModelCatalog } from './models.ts';
 import type { QueryResponse } from './pipeline.ts';
+import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
   const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping() });
-  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*']) app.use(path, requireCaller);
+  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*']) app.use(path, requireCaller);
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));
+  app.route('/dashboards', dashboardRoutes(deps));
   app.get('/', (c) => c.html(consolePage));
   return app;
 }

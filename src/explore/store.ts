@@ -49,3 +49,29 @@ export async function insertFeedback(sql: Sql, f: { dashboard: string; user: str
 export async function dashboardExists(sql: Sql, id: string): Promise<boolean> {
   return (await sql.query(`SELECT 1 FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [id])).length > 0;
 }
+
+const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, file, created_at`;
+
+export async function listDashboards(sql: Sql): Promise<DashboardRow[]> {
+  return sql.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE deleted_at IS NULL ORDER BY created_at DESC, id`);
+}
+
+export async function findDashboard(sql: Sql, id: string): Promise<DashboardRow | undefined> {
+  const rows = await sql.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  return rows[0];
+}
+
+export async function updateSharing(
+  sql: Sql,
+  id: string,
+  share: { visibility: DashboardRow['visibility']; allowed_users: string[]; allowed_groups: string[] },
+): Promise<void> {
+  await sql.query(`UPDATE explore_dashboards SET visibility = $2, allowed_users = $3::jsonb, allowed_groups = $4::jsonb WHERE id = $1`, [
+    id, share.visibility, JSON.stringify(share.allowed_users), JSON.stringify(share.allowed_groups),
+  ]);
+}
+
+/** The row goes at once; its page file is removed by the periodic cleanup. */
+export async function markDashboardDeleted(sql: Sql, id: string): Promise<void> {
+  await sql.query(`UPDATE explore_dashboards SET deleted_at = now() WHERE id = $1`, [id]);
+}

@@ -1,0 +1,84 @@
+import { notFound } from '../../platform/errors.ts';
+import type { Caller } from '../../platform/identity.ts';
+import type { PolicyDecision, PolicyEngine } from '../../platform/policy/index.ts';
+import type { ExploreDeps } from '../deps.ts';
+import * as store from '../store.ts';
+
+// Who sees, shares and deletes a dashboard is the dashboards policy's decision, every time; nothing here filters
+// by hand. A caller who may not act on a dashboard is told it does not exist (404), so existence is not revealed.
+export type DashboardAction = 'view' | 'share' | 'delete';
+export type Scope = 'mine' | 'shared' | 'public' | 'all';
+
+export type DashboardView = {
+  id: string;
+  owner: string;
+  visibility: store.DashboardRow['visibility'];
+  allowed_users: string[];
+  allowed_groups: string[];
+  title: string;
+  question: string;
+  sql: string;
+  columns: { name: string; type: string }[];
+  created_at: string;
+};
+
+const view = (d: store.DashboardRow): DashboardView => ({
+  id: d.id,
+  owner: d.owner,
+  visibility: d.visibility,
+  allowed_users: d.allowed_users,
+  allowed_groups: d.allowed_groups,
+  title: d.title,
+  question: d.question,
+  sql: d.sql,
+  columns: d.columns,
+  created_at: d.created_at.toISOString(),
+});
+
+export function decideDashboard(policy: PolicyEngine, caller: Caller, action: DashboardAction, d: store.DashboardRow): Promise<PolicyDecision> {
+  return policy.decide('dashboards', {
+    user: caller.user,
+    roles: caller.roles,
+    groups: caller.groups,
+    action,
+    dashboard: { owner: d.owner, visibility: d.visibility, allowed_users: d.allowed_users, allowed_groups: d.allowed_groups },
+  });
+}
+
+/** The dashboards the caller may open, narrowed by scope: mine (owned), shared (users or groups), public, all. */
+export async function listVisible(deps: ExploreDeps, caller: Caller, scope: Scope): Promise<DashboardView[]> {
+  const rows = await store.listDashboards(deps.db);
+  const decisions = await Promise.all(rows.map((d) => decideDashboard(deps.policy, caller, 'view', d)));
+  const inScope = (d: store.DashboardRow) =>
+    scope === 'all' ||
+    (scope === 'mine' && d.owner === caller.user) ||
+    (scope === 'shared' && d.owner !== caller.user && (d.visibility === 'users' || d.visibility === 'groups')) ||
+    (scope === 'public' && d.visibility === 'public');
+  return rows.filter((d, i) => decisions[i]!.allow && inScope(d)).map(view);
+}
+
+export async function accessOf(deps: ExploreDeps, caller: Caller, id: string): Promise<PolicyDecision> {
+  const d = await store.findDashboard(deps.db, id);
+  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
+  return decideDashboard(deps.policy, caller, 'view', d);
+}
+
+export async function shareDashboard(
+  deps: ExploreDeps,
+  caller: Caller,
+  id: string,
+  share: { visibility: store.DashboardRow['visibility']; allowed_users: string[]; allowed_groups: string[] },
+): Promise<DashboardView> {
+  const d = await store.findDashboard(deps.db, id);
+  if (!d || !(await decideDashboard(deps.policy, caller, 'share', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
+  const next = { visibility: share.visibility, allowed_users: [...new Set(share.allowed_users)], allowed_groups: [...new Set(share.allowed_groups)] };
+  await store.updateSharing(deps.db, id, next);
+  return view({ ...d, ...next });
+}
+
+export async function deleteDashboard(deps: ExploreDeps, caller: Caller, id: string): Promise<{ deleted: string }> {
+  const d = await store.findDashboard(deps.db, id);
+  if (!d || !(await decideDashboard(deps.policy, caller, 'delete', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
+  await store.markDashboardDeleted(deps.db, id);
+  return { deleted: id };
+}
