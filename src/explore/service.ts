@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
+import { dashboardKeys } from '../platform/dashboard-signature.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOpenAiChat } from '../platform/gateway/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
@@ -64,23 +63,11 @@ export async function exploreDeps(input: {
       return catalog.entries;
     },
     tags,
-    hmacKey: config.DASHBOARD_HMAC_KEY ?? (await developmentKey(input.dataDir, logger)),
+    hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
     dashboardsDir: config.DASHBOARDS_DIR ?? join(input.dataDir, 'dashboards'),
     metrics: createExploreMetrics(createMetrics('explore')),
     logger,
   };
-}
-
-/** Without SVC_DASHBOARD_HMAC_KEY (embedded defaults), a random key kept in the data folder signs dashboards. */
-async function developmentKey(dataDir: string, logger: Logger): Promise<string> {
-  const file = join(dataDir, 'dashboard-hmac.key');
-  const existing = await readFile(file, 'utf8').catch(() => '');
-  if (existing.trim()) return existing.trim();
-  await mkdir(dataDir, { recursive: true });
-  const key = randomBytes(32).toString('hex');
-  await writeFile(file, key, { mode: 0o600 });
-  logger.warn({ file }, 'SVC_DASHBOARD_HMAC_KEY is not set: dashboards are signed with a generated development key');
-  return key;
 }
 
 export const exploreService: ServiceDefinition = {

@@ -43,7 +43,9 @@ describe('dashboard sharing', () => {
   }, 60_000);
   afterAll(() => h.close());
 
-  const matrix = Object.entries(CAN_VIEW).flatMap(([who, row]) => VISIBILITIES.map((v, i) => [who, v, row[i]!] as const));
+  const matrix = (Object.entries(CAN_VIEW) as [keyof typeof people, boolean[]][]).flatMap(([who, row]) =>
+    VISIBILITIES.map((v, i) => [who, v, row[i]!] as const),
+  );
 
   it.each(matrix)('/access: %s on a %s dashboard -> %s', async (who, v, allow) => {
     const res = await h.call('GET', `/dashboards/${ids[v]}/access`, people[who]);
