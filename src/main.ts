@@ -2,7 +2,11 @@
 // The svc CLI. `svc dev` runs everything on embedded defaults; `svc serve <service>` runs one service on what
 // the configuration selects; the other commands are the operator's maintenance tasks.
 import { dashboardsRuntimeService } from '../dashboards-runtime/service.ts';
+import { loadExploreConfig } from './explore/config.ts';
+import { resignDashboards } from './explore/dashboards/maintenance.ts';
 import { exploreService } from './explore/service.ts';
+import { dashboardKeys } from './platform/dashboard-signature.ts';
+import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
 import { launch, migrateAll, openSharedParts, type Launched } from './platform/launcher.ts';
 import { buildPolicies } from './platform/policy/build.ts';
@@ -17,6 +21,7 @@ const USAGE = `usage: svc <command>
   dev                          start every service on embedded defaults (PGlite, wasm policies)
   serve <service> [--port N]   start one service: ${SERVICES.map((s) => s.name).join(', ')}
   db migrate                   apply every service's schema migrations to the configured database
+  dashboards resign            sign every dashboard page with the current key (after a rotation)
   policies build               compile policies/ to the committed wasm bundle (needs opa)
 `;
 
@@ -37,6 +42,15 @@ async function main(argv: string[]): Promise<number> {
       return withShared(async (shared) => {
         const applied = await migrateAll(shared.db, SERVICES);
         console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+      });
+    case 'dashboards':
+      if (sub !== 'resign') return usage(`unknown dashboards command '${sub ?? ''}'`);
+      return withShared(async (shared) => {
+        const logger = createLogger('svc', shared.platform.LOG_LEVEL);
+        const keys = await dashboardKeys(loadExploreConfig(process.env), shared.platform.DATA_DIR, logger);
+        const { resigned, refused } = await resignDashboards(shared.db, keys);
+        console.log(`re-signed ${resigned} dashboards with the current key`);
+        for (const r of refused) console.log(`not re-signed: ${r.id}: ${r.reason}`);
       });
     case 'policies':
       if (sub !== 'build') return usage(`unknown policies command '${sub ?? ''}'`);

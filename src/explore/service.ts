@@ -8,6 +8,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { createAnswerCache } from './cache.ts';
+import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consolePage } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
 import { loadExploreConfig, type ExploreConfig } from './config.ts';
@@ -88,6 +89,14 @@ export const exploreService: ServiceDefinition = {
       logger,
       dataDir: shared.platform.DATA_DIR,
     });
-    return { app: createExploreApp(deps), close: () => engine.close() };
+    const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
+    cleanup.unref();
+    return {
+      app: createExploreApp(deps),
+      close: async () => {
+        clearInterval(cleanup);
+        await engine.close();
+      },
+    };
   },
 };

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupDeletedDashboards } from '../../src/explore/dashboards/maintenance.ts';
 import { exploreHarness, type ExploreHarness, type ExploreIdentity } from '../support/explore.ts';
 
 // Dashboard sharing through HTTP: the full visibility matrix on /access and on the list scopes, and who may
@@ -91,6 +93,12 @@ describe('dashboard sharing', () => {
     expect((await h.call('DELETE', `/dashboards/${id}`, people.listed)).status).toBe(200);
     expect((await h.call('GET', `/dashboards/${id}/access`, people.owner)).status).toBe(404);
     expect((await h.call('DELETE', `/dashboards/${id}`, people.owner)).status).toBe(404);
+    // the periodic cleanup then removes the page file and the row
+    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards WHERE id = $1', [id]);
+    expect(existsSync(row!.file)).toBe(true);
+    expect(await cleanupDeletedDashboards(h.db)).toBe(1);
+    expect(existsSync(row!.file)).toBe(false);
+    expect(await h.db.query('SELECT 1 FROM explore_dashboards WHERE id = $1', [id])).toEqual([]);
   });
 
   it('validates the share body', async () => {
