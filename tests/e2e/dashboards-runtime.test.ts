@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
+import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
+import { createSandboxPool, type SandboxPool } from '../../dashboards-runtime/pool.ts';
+import { createProcessLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
+import { createSessions } from '../../dashboards-runtime/viewer.ts';
+import { startServer, type RunningServer } from '../../src/platform/http.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { createMetrics } from '../../src/platform/metrics.ts';
+import { launchBrowser } from '../support/browser.ts';
+import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
+
+// A person asks in the explore console, shares the answer from there, and another person opens it in the
+// runtime, which shows the page from a sandbox of their own; a person it is not shared with is refused.
+let h: ExploreHarness;
+let explore: RunningServer;
+let runtime: RunningServer;
+let pool: SandboxPool;
+let browser: Browser;
+
+beforeAll(async () => {
+  execFileSync('bash', ['scripts/install-chromium.sh'], { stdio: 'inherit' });
+  h = await exploreHarness({ SVC_COST_GATE: 'false' });
+  explore = await startServer(h.app, 0, '127.0.0.1');
+  pool = createSandboxPool(createProcessLauncher(), 60);
+  const app = createRuntimeApp({
+    discovery: createDiscovery(h.db, 30),
+    pool,
+    sessions: createSessions('test-key'),
+    keys: { current: 'test-key' },
+    exploreUrl: explore.url,
+    fetch,
+    logger: createLogger('runtime', 'silent'),
+    metrics: createMetrics('dashboards-runtime'),
+    ready: async () => true,
+  });
+  runtime = await startServer(app, 0, '127.0.0.1');
+  browser = await launchBrowser();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await runtime?.close();
+  await pool?.close();
+  await explore?.close();
+  await h?.close();
+});
+
+it('shares a dashboard from the console and opens it for the right people only', async () => {
+  const page = await browser.newPage();
+  await page.goto(explore.url);
+  await page.fill('#who', 'olivia');
+  await page.fill('#role', 'svc-analyst');
+  await page.dispatchEvent('#role', 'change');
+  await page.fill('#question', 'how many customers are there per nation');
+  await page.click('#ask button[type=submit]');
+  await page.waitForSelector('#share', { state: 'visible' });
+  const href = (await page.getAttribute('#dashboard', 'href'))!;
+  const id = href.split('/').at(-1)!;
+  await page.selectOption('#visibility', 'users');
+  await page.fill('#share-users', 'luke');
+  await page.click('#share button[type=submit]');
+  await expect.poll(() => page.textContent('#shared')).toBe('Shared: users');
+
+  const viewAs = async (user: string, role: string) => {
+    const context = await browser.newContext({ extraHTTPHeaders: { 'X-User-Id': user, 'X-User-Role': role } });
+    const tab = await context.newPage();
+    const res = await tab.goto(`${runtime.url}/d/${id}`);
+    return { status: res!.status(), tab, pid: res!.headers()['x-sandbox-pid'], context };
+  };
+  const luke = await viewAs('luke', 'svc-user');
+  expect(luke.status).toBe(200);
+  expect(await luke.tab.textContent('h1')).toBe('how many customers are there per nation');
+  expect(await luke.tab.locator('svg rect').count()).toBe(25);
+  const owner = await viewAs('olivia', 'svc-analyst');
+  expect(owner.status).toBe(200);
+  expect(owner.pid).not.toBe(luke.pid);
+  const stranger = await viewAs('oscar', 'svc-analyst');
+  expect(stranger.status).toBe(403);
+  expect(await stranger.tab.textContent('body')).toMatch(/not shared with the caller/);
+  for (const v of [luke, owner, stranger]) await v.context.close();
+});
