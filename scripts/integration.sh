@@ -9,6 +9,7 @@ bash "$here/install-opa.sh"
 bash "$here/start-postgres.sh"
 bash "$here/start-opa.sh"
 bash "$here/start-s3.sh"
+bash "$here/start-trino.sh"
 bash "$here/install-chromium.sh"
 
 cd "$here/.."

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Starts a single-node Trino 476 on 127.0.0.1 configured as production would be: HTTPS with a certificate made here,
+# JWT authentication with a key the tests hold (the user comes from the token), an internal shared secret, and
+# file-based access control whose rules give the test analyst a row filter, a column mask and a denied table.
+# Idempotent: a Trino already answering on the port is reused. Prints where the test keys are.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/env.sh"
+port="${1:-${SVC_IT_TRINO_PORT:-18443}}"
+bash "$here/install-trino.sh"
+home="$SVC_CACHE/trino-476"
+etc="$SVC_RUN/trino-$port/etc"
+data="$SVC_RUN/trino-$port/data"
+keys="$SVC_RUN/trino-$port/keys"
+mkdir -p "$etc/catalog" "$data" "$keys"
+
+if curl -fsS --cacert "$keys/ca.pem" "https://localhost:$port/v1/info" 2>/dev/null | grep -q '"starting":false'; then exit 0; fi
+
+if [ ! -f "$keys/jwt-private.pem" ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+    -keyout "$keys/server-key.pem" -out "$keys/ca.pem" 2>/dev/null
+  cat "$keys/server-key.pem" "$keys/ca.pem" > "$keys/server.pem"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$keys/jwt-private.pem" 2>/dev/null
+  openssl pkey -in "$keys/jwt-private.pem" -pubout -out "$keys/jwt-public.pem"
+fi
+
+cat > "$etc/node.properties" <<CONF
+node.environment=svc_test
+node.id=svc-test-node
+node.data-dir=$data
+CONF
+cat > "$etc/jvm.config" <<CONF
+-server
+-Xmx1G
+-XX:+UseG1GC
+-XX:+ExitOnOutOfMemoryError
+-Djdk.attach.allowAttachSelf=true
+CONF
+cat > "$etc/config.properties" <<CONF
+coordinator=true
+node-scheduler.include-coordinator=true
+http-server.http.port=$((port + 1))
+http-server.https.enabled=true
+http-server.https.port=$port
+http-server.https.keystore.path=$keys/server.pem
+http-server.authentication.type=JWT
+http-server.authentication.jwt.key-file=$keys/jwt-public.pem
+internal-communication.shared-secret=svc-test-shared-secret
+discovery.uri=http://127.0.0.1:$((port + 1))
+query.max-memory=512MB
+query.max-memory-per-node=512MB
+CONF
+cat > "$etc/log.properties" <<CONF
+io.trino=WARN
+CONF
+cat > "$etc/access-control.properties" <<CONF
+access-control.name=file
+security.config-file=$here/trino/rules.json
+security.refresh-period=5s
+CONF
+cat > "$etc/catalog/tpch.properties" <<CONF
+connector.name=tpch
+tpch.column-naming=STANDARD
+CONF
+cat > "$etc/catalog/memory.properties" <<CONF
+connector.name=memory
+CONF
+
+JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH="/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH" \
+  "$home/bin/launcher" --etc-dir "$etc" --data-dir "$data" --launcher-log-file "$data/launcher.log" --server-log-file "$data/server.log" start >/dev/null
+for _ in $(seq 1 180); do
+  if curl -fsS --cacert "$keys/ca.pem" "https://localhost:$port/v1/info" 2>/dev/null | grep -q '"starting":false'; then
+    log "trino on https://localhost:$port (CA $keys/ca.pem, JWT key $keys/jwt-private.pem)"
+    exit 0
+  fi
+  sleep 1
+done
+echo "trino did not start on port $port; see $data/server.log" >&2
+exit 1
