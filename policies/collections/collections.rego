@@ -1,73 +1,65 @@
 # Collection access in the retrieval service. Actions:
-#   read, query  administrators always; an empty allowed_roles is open to every caller with a known role;
-#                otherwise the caller needs one of allowed_roles.
-#   upload       whoever may read the collection, unless every role they hold is read-only (svc-viewer).
-#   create, delete  the roles in data.config.collection_manager_roles.
-#   audit        reading every caller's retrievals: administrators.
-# A caller without identity or without a known role is denied everything.
-package collections
+#   read, query     administrators always; an empty allowed_roles is open to every caller with a known role;
+#                   otherwise the caller needs one of allowed_roles.
+#   upload          whoever may read the collection, unless every role they hold is read-only (svc-viewer).
+#   create, delete  the roles in data.svc.config.collection_manager_roles (svc-admin, svc-engineer).
+#   audit           reading every caller's retrievals: administrators.
+# Callers without identity or without a known role, and unknown actions, are denied.
+package svc.collections
+
+import data.svc.lib
 
 default decision := {"allow": false, "reason": "denied: no rule allowed this action"}
 
-decision := verdict(false, "denied: no caller identity") if {
-	not valid_user
-} else := verdict(false, concat("", ["denied: no known role among [", concat(", ", caller_roles), "]"])) if {
-	count(known_roles) == 0
+decision := lib.verdict(false, reason) if {
+	reason := lib.refusal
 } else := read_decision if {
-	action_name in {"read", "query"}
+	action in {"read", "query"}
 } else := upload_decision if {
-	action_name == "upload"
+	action == "upload"
 } else := manage_decision if {
-	action_name in {"create", "delete"}
-} else := verdict(true, "allowed: administrator") if {
-	action_name == "audit"
-	is_admin
-} else := verdict(false, "denied: only administrators read every caller's retrievals") if {
-	action_name == "audit"
-} else := verdict(false, concat("", ["denied: unknown action '", action_name, "'"]))
+	action in {"create", "delete"}
+} else := lib.verdict(true, "allowed: administrator") if {
+	action == "audit"
+	lib.is_admin
+} else := lib.verdict(false, "denied: only administrators read every caller's retrievals") if {
+	action == "audit"
+} else := lib.verdict(false, concat("", ["denied: unknown action '", action, "'"]))
 
-read_decision := verdict(true, "allowed: administrator") if {
-	is_admin
-} else := verdict(true, "allowed: open collection") if {
-	count(allowed_roles) == 0
-} else := verdict(true, concat("", ["allowed: role ", matching_roles[0], " is allowed"])) if {
+read_decision := lib.verdict(true, "allowed: administrator") if {
+	lib.is_admin
+} else := lib.verdict(false, "denied: the collection's allowed_roles is missing or not a list") if {
+	not lists_allowed_roles
+} else := lib.verdict(true, "allowed: open collection") if {
+	count(input.collection.allowed_roles) == 0
+} else := lib.verdict(true, concat("", ["allowed: role ", matching_roles[0], " is allowed"])) if {
 	count(matching_roles) > 0
-} else := verdict(false, concat("", ["denied: the caller holds none of [", concat(", ", allowed_roles), "]"]))
+} else := lib.verdict(false, concat("", ["denied: the caller holds none of [", concat(", ", allowed_roles), "]"]))
 
 upload_decision := read_decision if {
 	not read_decision.allow
-} else := verdict(false, "denied: read-only roles cannot upload") if {
-	every r in known_roles {
-		r in data.config.read_only_roles
+} else := lib.verdict(false, "denied: read-only roles cannot upload") if {
+	every r in lib.known_roles {
+		r in object.get(lib.config, "read_only_roles", ["svc-viewer"])
 	}
-} else := verdict(true, "allowed: the caller may read the collection and write")
+} else := lib.verdict(true, "allowed: the caller may read the collection and write")
 
-manage_decision := verdict(true, concat("", ["allowed: role ", managing_roles[0], " manages collections"])) if {
+manage_decision := lib.verdict(true, concat("", ["allowed: role ", managing_roles[0], " manages collections"])) if {
 	count(managing_roles) > 0
-} else := verdict(false, concat("", ["denied: only [", concat(", ", data.config.collection_manager_roles), "] may ", action_name, " collections"]))
+} else := lib.verdict(false, concat("", ["denied: only [", concat(", ", manager_roles), "] may ", action, " collections"]))
 
-verdict(allow, reason) := {"allow": allow, "reason": reason}
-
-valid_user if {
-	is_string(input.user)
-	input.user != ""
-}
-
-action_name := input.action if is_string(input.action)
+action := input.action if is_string(input.action)
 
 else := ""
 
-caller_roles := [r | some r in input.roles; is_string(r)]
+# A builtin applied to an absent input is undefined, so `not is_array(...)` would not hold: check by rule.
+lists_allowed_roles if is_array(input.collection.allowed_roles)
 
-known_roles := sort([r | some r in caller_roles; r in data.config.known_roles])
+# Only strings can match a role; an entry of another type never opens the collection.
+allowed_roles := [r | some r in input.collection.allowed_roles; is_string(r)]
 
-allowed_roles := [r | some r in object.get(input.collection, "allowed_roles", []); is_string(r)]
+matching_roles := lib.roles_among(allowed_roles)
 
-matching_roles := sort([r | some r in known_roles; r in allowed_roles])
+manager_roles := object.get(lib.config, "collection_manager_roles", ["svc-admin", "svc-engineer"])
 
-managing_roles := sort([r | some r in known_roles; r in data.config.collection_manager_roles])
-
-is_admin if {
-	some r in known_roles
-	r in data.config.admin_roles
-}
+managing_roles := lib.roles_among(manager_roles)

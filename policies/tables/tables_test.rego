@@ -1,17 +1,38 @@
-package tables_test
+package svc.tables_test
 
-import data.tables
+import data.svc.tables
 
-# Every case of cases.json (shared with the wasm tests in tests/unit/policy.test.ts) must hold.
-test_case_table if {
-	count(data.tables.cases) > 0
-	failures := [c.name | some c in data.tables.cases; not holds(c)]
+# cases.json beside this file is the one case table for this decision: `opa test policies` loads it as data at its
+# folder's path (data.tables), and tests/unit/policy.test.ts runs the same file against the wasm bundle.
+cases := data.tables
+
+test_case_table_is_well_formed if {
+	count(cases) > 0
+	every c in cases {
+		is_string(c.name)
+		is_object(c.input)
+		is_boolean(c.allow)
+		is_string(object.get(c, "reason_contains", ""))
+	}
+}
+
+test_every_case_holds if {
+	failures := [{"case": c.name, "got": decided(c)} | some c in cases; not holds(c)]
 	print("failing cases:", failures)
 	count(failures) == 0
 }
 
-holds(c) if {
+decided(c) := d if {
 	d := tables.decision with input as c.input
-	d.allow == c.allow
-	contains(d.reason, object.get(c, "reason", ""))
 }
+
+holds(c) if {
+	d := decided(c)
+	d.allow == c.allow
+	startswith(d.reason, prefix(c.allow))
+	contains(d.reason, object.get(c, "reason_contains", ""))
+}
+
+prefix(true) := "allowed: "
+
+prefix(false) := "denied: "

@@ -2,9 +2,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 
-// CI's policy check on a copy of the repository: a Rego change without a rebuild must fail it, naming the fix.
+// CI's policy check (scripts/check-policies.sh) on a copy of the repository's policies and scripts, so the edits
+// below never touch the working tree.
 function copyOfPolicies(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-policies-'));
   cpSync('policies', join(dir, 'policies'), { recursive: true });
@@ -12,29 +13,61 @@ function copyOfPolicies(): string {
   return dir;
 }
 
-const check = (dir: string) => spawnSync('bash', [join(dir, 'scripts/check-policies.sh')], { encoding: 'utf8' });
+function edit(dir: string, file: string, from: string, to: string) {
+  const path = join(dir, file);
+  const text = readFileSync(path, 'utf8');
+  expect(text).toContain(from);
+  writeFileSync(path, text.replace(from, to));
+}
 
-it('passes on the committed sources and bundle', () => {
+const check = (dir: string) => spawnSync('bash', [join(dir, 'scripts/check-policies.sh')], { encoding: 'utf8' });
+const STALE = 'policies/build is stale: run `svc policies build` (npm run policies:build) and commit the result';
+
+beforeAll(() => {
   execFileSync('bash', ['scripts/install-opa.sh']);
+});
+
+it('passes on the committed sources and build', () => {
   const result = check(copyOfPolicies());
-  expect(result.stderr + result.stdout).toContain('policies/build is up to date');
+  expect(result.stdout).toContain('policies/build is up to date');
   expect(result.status).toBe(0);
 });
 
-it('fails when a rule changed without `svc policies build`, and says to run it', () => {
+it('fails when a Rego rule changed without a rebuild, and says how to fix it', () => {
   const dir = copyOfPolicies();
-  const file = join(dir, 'policies/data.json');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('"users": {}', '"users": { "zed": ["tpch.tiny.nation"] }'));
+  edit(dir, 'policies/tables/tables.rego', 'denied: no rule allowed this table', 'denied: nothing allowed this table');
   const result = check(dir);
+  expect(result.stderr).toContain(STALE);
   expect(result.status).toBe(1);
-  expect(result.stderr).toContain('Run `svc policies build`');
 });
 
-it('fails when a Rego rule changed without a rebuild', () => {
+it('fails when the data changed without a rebuild', () => {
   const dir = copyOfPolicies();
-  const file = join(dir, 'policies/tables/tables.rego');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('denied: no rule allowed this table', 'denied: nothing allowed this table'));
+  edit(dir, 'policies/data.json', '"users": {}', '"users": { "zed": ["tpch.tiny.supplier"] }');
   const result = check(dir);
+  expect(result.stderr).toContain(STALE);
   expect(result.status).toBe(1);
-  expect(result.stderr).toContain('policies/build is stale');
+});
+
+it('passes again once the build is rebuilt', () => {
+  const dir = copyOfPolicies();
+  edit(dir, 'policies/data.json', '"users": {}', '"users": { "zed": ["tpch.tiny.supplier"] }');
+  execFileSync('bash', [join(dir, 'scripts/build-policies.sh')]);
+  expect(check(dir).status).toBe(0);
+});
+
+it('fails when a case does not hold', () => {
+  const dir = copyOfPolicies();
+  edit(dir, 'policies/tables/cases.json', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": false', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": true');
+  const result = check(dir);
+  expect(result.stdout).toContain('viewer reads no table');
+  expect(result.status).not.toBe(0);
+});
+
+it('fails when the Rego is not formatted', () => {
+  const dir = copyOfPolicies();
+  edit(dir, 'policies/tables/tables.rego', '\tcount(parts) == 3', '\t  count(parts)  ==  3');
+  const result = check(dir);
+  expect(result.stderr).toContain('policies are not formatted: policies/tables/tables.rego');
+  expect(result.status).toBe(1);
 });

@@ -1,20 +1,28 @@
-import { execFileSync } from 'node:child_process';
 import { beforeAll, expect, it } from 'vitest';
 import { createPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
+import { startOpa } from '../support/opa.ts';
 import { policyCaseSuite } from '../support/policy-cases.ts';
 
-// The same case tables against a real OPA server (scripts/start-opa.sh) through the sidecar adapter.
-const url = process.env.SVC_IT_OPA_URL ?? 'http://127.0.0.1:18181';
+// The same case tables as the wasm suite, against a real OPA server through the sidecar adapter.
 let engine: PolicyEngine;
 
 beforeAll(async () => {
-  execFileSync('bash', ['scripts/start-opa.sh'], { stdio: 'inherit' });
-  engine = await createPolicyEngine({ OPA_URL: url });
+  engine = await createPolicyEngine({ OPA_URL: startOpa() });
 });
 
 it('selects the sidecar when SVC_OPA_URL is set, and it is ready', async () => {
   expect(engine.kind).toBe('sidecar');
   expect(await engine.ready()).toBe(true);
+});
+
+it('serves no case table and no test: only the decisions and their data', async () => {
+  const url = startOpa();
+  for (const path of ['tables', 'dashboards', 'collections', 'svc/tables_test']) {
+    const res = await fetch(`${url}/v1/data/${path}`);
+    expect(await res.json()).toEqual({});
+  }
+  const config = await (await fetch(`${url}/v1/data/svc/config/known_roles`)).json();
+  expect(config).toEqual({ result: expect.arrayContaining(['svc-admin', 'svc-viewer']) });
 });
 
 policyCaseSuite('OPA sidecar', () => engine);

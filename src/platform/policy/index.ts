@@ -3,11 +3,12 @@ import type { PolicyEngine } from './types.ts';
 import { createWasmPolicyEngine } from './wasm.ts';
 
 export { createSidecarPolicyEngine } from './sidecar.ts';
-export { createWasmPolicyEngine, DEFAULT_BUNDLE_DIR } from './wasm.ts';
+export { createWasmPolicyEngine, DEFAULT_BUILD_DIR } from './wasm.ts';
+export { DECISION_NAMES, entrypointOf } from './types.ts';
 export type { PolicyDecision, PolicyDecisionName, PolicyEngine } from './types.ts';
 
-/** The OPA sidecar when SVC_OPA_URL is set, else the committed wasm bundle (or SVC_POLICY_BUNDLE) in-process. */
+/** The OPA sidecar when SVC_OPA_URL is set, else the committed wasm build (or SVC_POLICY_BUNDLE's folder) in-process. */
 export async function createPolicyEngine(cfg: { OPA_URL?: string | undefined; POLICY_BUNDLE?: string | undefined }): Promise<PolicyEngine> {
   if (cfg.OPA_URL) return createSidecarPolicyEngine({ url: cfg.OPA_URL });
-  return createWasmPolicyEngine(cfg.POLICY_BUNDLE ? { bundleDir: cfg.POLICY_BUNDLE } : {});
+  return createWasmPolicyEngine(cfg.POLICY_BUNDLE ? { buildDir: cfg.POLICY_BUNDLE } : {});
 }

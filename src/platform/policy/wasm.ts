@@ -1,37 +1,53 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
-import { asDecision, denied, type PolicyEngine } from './types.ts';
+import { asDecision, DECISION_NAMES, describeError, engineError, entrypointOf, isDecisionName, type PolicyEngine } from './types.ts';
 
-export const DEFAULT_BUNDLE_DIR = new URL('../../../policies/build/', import.meta.url);
+/** The committed build, found from this file rather than the working directory, so any cwd works. */
+export const DEFAULT_BUILD_DIR = fileURLToPath(new URL('../../../policies/build', import.meta.url));
+
+type LoadedPolicy = Awaited<ReturnType<typeof loadPolicy>>;
 
 /**
- * The committed bundle evaluated in-process: loaded once, evaluated synchronously (tens of microseconds). A bundle
- * that cannot be loaded yields an engine that denies everything and reports not ready, so a service still
- * starts and answers, closed.
+ * The compiled policies evaluated in-process: loaded once, each decision a synchronous call into the same instance
+ * (a few microseconds). A build that cannot be loaded gives an engine that denies everything and reports not
+ * ready, so a service still starts and answers, closed.
  */
-export async function createWasmPolicyEngine(opts: { bundleDir?: string | URL } = {}): Promise<PolicyEngine> {
-  const dir = opts.bundleDir ?? DEFAULT_BUNDLE_DIR;
-  const file = (name: string) => (typeof dir === 'string' ? `${dir.replace(/\/?$/, '/')}${name}` : new URL(name, dir));
-  let policy: Awaited<ReturnType<typeof loadPolicy>> | undefined;
+export async function createWasmPolicyEngine(opts: { buildDir?: string } = {}): Promise<PolicyEngine> {
+  const dir = opts.buildDir ?? DEFAULT_BUILD_DIR;
+  let policy: LoadedPolicy | undefined;
   let loadError = '';
   try {
-    policy = await loadPolicy(await readFile(file('policy.wasm')));
-    policy.setData(JSON.parse(await readFile(file('data.json'), 'utf8')));
+    policy = await load(dir);
   } catch (err) {
-    loadError = `cannot load the policy bundle from ${String(dir)}: ${String((err as Error)?.message ?? err)}`;
-    policy = undefined;
+    loadError = `cannot load the policy build in ${dir}: ${describeError(err)}`;
   }
   return {
     kind: 'wasm',
     async decide(name, input) {
-      if (!policy) return denied(loadError);
+      if (!policy) return engineError(loadError);
+      if (!isDecisionName(name)) return engineError(`unknown decision '${String(name)}'`);
+      const entrypoint = entrypointOf(name);
       try {
-        const results = policy.evaluate(input, `${name}/decision`) as { result?: unknown }[];
-        return asDecision(results[0]?.result);
+        const results: unknown = policy.evaluate(input, entrypoint);
+        if (!Array.isArray(results)) return engineError(`${entrypoint} returned no result set`);
+        // An undefined decision comes back as an empty result set.
+        return asDecision((results[0] as { result?: unknown } | undefined)?.result, entrypoint);
       } catch (err) {
-        return denied(String((err as Error)?.message ?? err));
+        return engineError(`${entrypoint} failed: ${describeError(err)}`);
       }
     },
     ready: async () => policy !== undefined,
   };
+}
+
+async function load(dir: string): Promise<LoadedPolicy> {
+  const [wasm, data] = await Promise.all([readFile(join(dir, 'policy.wasm')), readFile(join(dir, 'data.json'), 'utf8')]);
+  const policy = await loadPolicy(wasm);
+  const entrypoints = policy.entrypoints as Record<string, number>;
+  const missing = DECISION_NAMES.map(entrypointOf).filter((e) => !(e in entrypoints));
+  if (missing.length > 0) throw new Error(`the build has no entrypoint ${missing.join(', ')}`);
+  policy.setData(JSON.parse(data) as object);
+  return policy;
 }
