@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, migratePlatform, toVector, type Database } from '../../src/platform/db/index.ts';
+import { isUniqueViolation, migrate, migratePlatform, sqlState, toVector, type Database } from '../../src/platform/db/index.ts';
 
-// What every SQL adapter must do identically; run on PGlite (unit) and on real Postgres (integration).
-export function dbContract(label: string, open: () => Promise<{ db: Database; cleanup(): Promise<void> }>) {
+type Opened = { db: Database; cleanup(): Promise<void> };
+
+// What every SQL adapter must do identically; run on PGlite (unit) and on a real PostgreSQL (integration).
+// `open` gives a new, empty database each call.
+export function dbContract(label: string, open: () => Promise<Opened>) {
   describe(`SQL port (${label})`, () => {
     let db: Database;
     let cleanup: () => Promise<void>;
@@ -12,75 +15,248 @@ export function dbContract(label: string, open: () => Promise<{ db: Database; cl
     });
     afterAll(async () => cleanup?.());
 
-    it('applies a migration once, and again is a no-op', async () => {
-      const set = [{ id: '001', sql: 'CREATE TABLE m1 (x int); CREATE TABLE m2 (y int);' }];
-      expect(await migrate(db, 'contract', set)).toEqual(['001']);
-      expect(await migrate(db, 'contract', set)).toEqual([]);
-      expect(await db.query(`SELECT id FROM svc_migrations WHERE namespace = 'contract'`)).toEqual([{ id: '001' }]);
-    });
+    describe('migrations', () => {
+      it('the platform set installs pgvector, once', async () => {
+        expect(await db.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`)).toEqual([{ extname: 'vector' }]);
+        expect(await migratePlatform(db)).toEqual([]);
+      });
 
-    it('does not apply a migration twice when two migrators race', async () => {
-      const set = [{ id: '001', sql: 'CREATE TABLE raced (x int);' }];
-      const results = await Promise.all([migrate(db, 'race', set), migrate(db, 'race', set), migrate(db, 'race', set)]);
-      expect(results.flat()).toEqual(['001']);
-    });
+      it('applies pending migrations in order, records them, and a second run is a no-op', async () => {
+        const set = [
+          { id: '001_a', sql: 'CREATE TABLE m1 (x int); CREATE TABLE m2 (y int);' },
+          { id: '002_b', sql: 'ALTER TABLE m1 ADD COLUMN z text;' },
+        ];
+        expect(await migrate(db, 'contract', set.slice(0, 1))).toEqual(['001_a']);
+        expect(await migrate(db, 'contract', set)).toEqual(['002_b']);
+        expect(await migrate(db, 'contract', set)).toEqual([]);
+        const rows = await db.query<{ id: string; applied_at: Date }>(
+          `SELECT id, applied_at FROM svc_migrations WHERE namespace = 'contract' ORDER BY id`,
+        );
+        expect(rows.map((r) => r.id)).toEqual(['001_a', '002_b']);
+        expect(rows[0]!.applied_at).toBeInstanceOf(Date);
+        // Another namespace may reuse an id.
+        expect(await migrate(db, 'other', [{ id: '001_a', sql: 'CREATE TABLE o1 (x int);' }])).toEqual(['001_a']);
+      });
 
-    it('rolls a failed transaction back entirely', async () => {
-      await db.exec('CREATE TABLE tx_test (x int)');
-      await expect(
-        db.transaction(async (tx) => {
-          await tx.query('INSERT INTO tx_test VALUES ($1)', [1]);
-          throw new Error('abort');
-        }),
-      ).rejects.toThrow('abort');
-      expect(await db.query('SELECT * FROM tx_test')).toEqual([]);
-      await db.transaction(async (tx) => tx.query('INSERT INTO tx_test VALUES ($1)', [2]));
-      expect(await db.query('SELECT x FROM tx_test')).toEqual([{ x: 2 }]);
-    });
+      it('a failing migration names itself, leaves nothing behind and stops the ones after it', async () => {
+        const set = [
+          { id: '001_ok', sql: 'CREATE TABLE f_ok (x int);' },
+          { id: '002_bad', sql: 'CREATE TABLE f_half (x int); SELECT no_such_column FROM f_ok;' },
+          { id: '003_next', sql: 'CREATE TABLE f_next (x int);' },
+        ];
+        await expect(migrate(db, 'failing', set)).rejects.toThrow(/migration failing\/002_bad failed: .*no_such_column/);
+        const tables = await db.query<{ name: string }>(
+          `SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'f\\_%' ORDER BY 1`,
+        );
+        expect(tables.map((t) => t.name)).toEqual(['f_ok']);
+        expect(await db.query(`SELECT id FROM svc_migrations WHERE namespace = 'failing'`)).toEqual([{ id: '001_ok' }]);
+      });
 
-    it('returns the same JavaScript types on every adapter', async () => {
-      const [row] = await db.query<Record<string, unknown>>(
-        `SELECT count(*) AS n, 9007199254740993::int8 AS big, 2.5::numeric AS num, 1.25::float8 AS f,
-                true AS b, '2026-01-02T03:04:05Z'::timestamptz AS ts, $1::jsonb AS j, ARRAY['a','b'] AS arr,
-                '[1,2,3]'::vector AS v, $2::text AS t`,
-        [JSON.stringify({ a: [1, 'x'] }), 'héllo'],
-      );
-      expect(row).toEqual({
-        n: 1,
-        big: 9007199254740993n,
-        num: 2.5,
-        f: 1.25,
-        b: true,
-        ts: new Date('2026-01-02T03:04:05Z'),
-        j: { a: [1, 'x'] },
-        arr: ['a', 'b'],
-        v: '[1,2,3]',
-        t: 'héllo',
+      it('refuses a set that lists an id twice', async () => {
+        const twice = [
+          { id: 'a', sql: 'SELECT 1' },
+          { id: 'a', sql: 'SELECT 2' },
+        ];
+        await expect(migrate(db, 'dup', twice)).rejects.toThrow('migration dup/a is listed twice');
+      });
+
+      it('racing migrators on a brand-new database apply each migration exactly once', async () => {
+        const fresh = await open();
+        try {
+          // The sleep widens the window in which an unserialised migrator would apply the same migration twice.
+          const set = [
+            { id: '001', sql: 'CREATE TABLE raced (x int); SELECT pg_sleep(0.2);' },
+            { id: '002', sql: 'INSERT INTO raced VALUES (1);' },
+          ];
+          const results = await Promise.all([1, 2, 3].map(() => migrate(fresh.db, 'race', set)));
+          expect(results.flat().sort()).toEqual(['001', '002']);
+          expect(await fresh.db.query('SELECT x FROM raced')).toEqual([{ x: 1 }]);
+        } finally {
+          await fresh.cleanup();
+        }
       });
     });
 
-    it('stores 768-dimension vectors and ranks them by cosine, with and without an HNSW index', async () => {
-      await db.exec('CREATE TABLE vecs (id int PRIMARY KEY, embedding vector(768))');
-      const basis = (i: number, j: number) => Array.from({ length: 768 }, (_, k) => (k === i ? 1 : k === j ? 0.5 : 0));
-      const rows = [
-        [1, basis(0, 1)],
-        [2, basis(2, 3)],
-        [3, basis(0, 5)],
-        [4, basis(9, 0)],
-      ] as const;
-      for (const [id, v] of rows) await db.query('INSERT INTO vecs VALUES ($1, $2::vector)', [id, toVector(v)]);
-      const q = toVector(basis(0, -1));
-      const ranked = () => db.query<{ id: number; d: number }>('SELECT id, embedding <=> $1::vector AS d FROM vecs ORDER BY d, id', [q]);
-      const exact = await ranked();
-      expect(exact.map((r) => r.id)).toEqual([1, 3, 4, 2]);
-      expect(exact[0]!.d).toBeCloseTo(1 - 1 / Math.sqrt(1.25), 6);
-      await db.exec('CREATE INDEX vecs_hnsw ON vecs USING hnsw (embedding vector_cosine_ops)');
-      expect((await ranked()).map((r) => r.id)).toEqual([1, 3, 4, 2]);
+    describe('transactions', () => {
+      let n = 0;
+      /** A table of its own for each test, so no test depends on another's rows. */
+      const table = async (rows: number[] = []) => {
+        const name = `tx_${++n}`;
+        await db.exec(`CREATE TABLE ${name} (x int)`);
+        for (const x of rows) await db.query(`INSERT INTO ${name} VALUES ($1)`, [x]);
+        return name;
+      };
+
+      it('commits and returns what the callback returns', async () => {
+        const t = await table();
+        const rows = await db.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${t} VALUES ($1)`, [1]);
+          return tx.query<{ x: number }>(`SELECT x FROM ${t}`);
+        });
+        expect(rows).toEqual([{ x: 1 }]);
+        expect(await db.query(`SELECT x FROM ${t}`)).toEqual([{ x: 1 }]);
+      });
+
+      it('rolls back everything when the callback throws, and no one sees the rows meanwhile', async () => {
+        const t = await table([1]);
+        let inside!: () => void;
+        const written = new Promise<void>((resolve) => (inside = resolve));
+        const failing = db.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${t} VALUES ($1), ($2)`, [2, 3]);
+          inside();
+          await new Promise((r) => setTimeout(r, 50));
+          throw new Error('abort');
+        });
+        await written;
+        const meanwhile = db.query<{ n: number }>(`SELECT count(*) AS n FROM ${t} WHERE x > 1`);
+        await expect(failing).rejects.toThrow('abort');
+        expect(await meanwhile).toEqual([{ n: 0 }]);
+        expect(await db.query(`SELECT x FROM ${t} ORDER BY x`)).toEqual([{ x: 1 }]);
+      });
+
+      it('a database error inside rolls back the earlier statements', async () => {
+        const t = await table();
+        const attempt = db.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${t} VALUES (10)`);
+          await tx.query(`INSERT INTO ${t} VALUES ($1)`, ['not a number']);
+        });
+        await expect(attempt).rejects.toThrow(/invalid input syntax/);
+        expect(await db.query(`SELECT x FROM ${t}`)).toEqual([]);
+      });
+
+      it('concurrent read-modify-write transactions do not lose updates', async () => {
+        const t = await table([0]);
+        await Promise.all(
+          Array.from({ length: 10 }, () =>
+            db.transaction(async (tx) => {
+              const [row] = await tx.query<{ x: number }>(`SELECT x FROM ${t} FOR UPDATE`);
+              await tx.query(`UPDATE ${t} SET x = $1`, [row!.x + 1]);
+            }),
+          ),
+        );
+        expect(await db.query(`SELECT x FROM ${t}`)).toEqual([{ x: 10 }]);
+      });
+
+      it('concurrent queries outside a transaction each get their own answer', async () => {
+        const results = await Promise.all(Array.from({ length: 30 }, (_, i) => db.query<{ x: number }>('SELECT $1::int AS x', [i])));
+        expect(results.map((r) => r[0]!.x)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      });
     });
 
-    it('answers concurrent queries outside a transaction', async () => {
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => db.query<{ x: number }>('SELECT $1::int AS x', [i])));
-      expect(results.map((r) => r[0]!.x)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    describe('values', () => {
+      it('returns the same JavaScript types on every adapter', async () => {
+        const [row] = await db.query(
+          `SELECT count(*) AS n, 9007199254740993::int8 AS big, 2.5::numeric AS num, 1.25::float8 AS f, 7::int2 AS small,
+                  true AS b, '2026-01-02T03:04:05Z'::timestamptz AS ts, '2026-01-02 03:04:05'::timestamp AS wall,
+                  '2026-01-02'::date AS day, $1::jsonb AS j, ARRAY['a','b'] AS arr, ARRAY[1,2]::int8[] AS ids,
+                  '[1,2,3]'::vector AS v, $2::text AS t, '\\x01ff'::bytea AS bin, $3::bytea AS bin2,
+                  $4::text AS missing, NULL::int AS nothing, $5::timestamptz AS param_ts`,
+          [JSON.stringify({ a: [1, 'x'] }), 'héllo', new Uint8Array([7, 8]), undefined, new Date('2026-03-04T05:06:07.089Z')],
+        );
+        expect(row).toStrictEqual({
+          n: 1,
+          big: 9007199254740993n,
+          num: 2.5,
+          f: 1.25,
+          small: 7,
+          b: true,
+          ts: new Date('2026-01-02T03:04:05Z'),
+          wall: new Date('2026-01-02T03:04:05Z'),
+          day: new Date('2026-01-02T00:00:00Z'),
+          j: { a: [1, 'x'] },
+          arr: ['a', 'b'],
+          ids: [1, 2],
+          v: '[1,2,3]',
+          t: 'héllo',
+          bin: new Uint8Array([1, 255]),
+          bin2: new Uint8Array([7, 8]),
+          missing: null,
+          nothing: null,
+          param_ts: new Date('2026-03-04T05:06:07.089Z'),
+        });
+      });
+
+      it('takes a list as a typed array parameter and a document as JSON text', async () => {
+        const rows = await db.query<{ x: string }>('SELECT x FROM unnest($1::text[]) AS x WHERE x = ANY($2::text[]) ORDER BY x', [
+          ['a', 'b', 'c'],
+          ['c', 'a'],
+        ]);
+        expect(rows).toEqual([{ x: 'a' }, { x: 'c' }]);
+        const [doc] = await db.query<{ k: string }>(`SELECT $1::jsonb ->> 'k' AS k`, [JSON.stringify({ k: 'v' })]);
+        expect(doc).toEqual({ k: 'v' });
+      });
+
+      it('query runs one statement; exec runs a script', async () => {
+        await expect(db.query('SELECT 1; SELECT 2')).rejects.toThrow();
+        await db.exec('CREATE TABLE script_a (x int); INSERT INTO script_a VALUES (1); INSERT INTO script_a VALUES (2);');
+        expect(await db.query<{ n: number }>('SELECT count(*) AS n FROM script_a')).toEqual([{ n: 2 }]);
+      });
+
+      it('reports the SQLSTATE of a database error', async () => {
+        await db.exec('CREATE TABLE uniq (k text PRIMARY KEY)');
+        await db.query('INSERT INTO uniq VALUES ($1)', ['a']);
+        const err = await db.query('INSERT INTO uniq VALUES ($1)', ['a']).catch((e: unknown) => e);
+        expect(isUniqueViolation(err)).toBe(true);
+        expect(sqlState(await db.query('SELECT 1 / 0').catch((e: unknown) => e))).toBe('22012');
+        expect(sqlState(new Error('plain'))).toBeUndefined();
+      });
+    });
+
+    describe('pgvector', () => {
+      const dims = 768;
+      const basis = (i: number, j: number, w = 0.5) => Array.from({ length: dims }, (_, k) => (k === i ? 1 : k === j ? w : 0));
+      const query = toVector(basis(0, 7, -1));
+      const ranked = (tx: { query: Database['query'] }) =>
+        tx.query<{ id: number; d: number }>('SELECT id, embedding <=> $1::vector AS d FROM vecs ORDER BY d, id LIMIT 3', [query]);
+
+      beforeAll(async () => {
+        await db.exec(`CREATE TABLE vecs (id int PRIMARY KEY, embedding vector(${dims}) NOT NULL)`);
+        const rows: [number, number[]][] = [
+          [1, basis(2, 3)],
+          [2, basis(0, 1)], // nearest (0.37): shares the first axis, orthogonal elsewhere
+          [3, basis(0, 7)], // 0.68: shares the first axis, partly opposed on the second
+          [4, basis(9, 0, 0.1)], // 0.93
+          [5, basis(7, 1)], // 1.63: opposed
+        ];
+        for (const [id, v] of rows) await db.query('INSERT INTO vecs VALUES ($1, $2::vector)', [id, toVector(v)]);
+      });
+
+      it('stores 768-dimension vectors and ranks them by cosine distance', async () => {
+        const exact = await ranked(db);
+        expect(exact.map((r) => r.id)).toEqual([2, 3, 4]);
+        expect(exact[0]!.d).toBeCloseTo(1 - 1 / (Math.sqrt(1.25) * Math.sqrt(2)), 6);
+        const [dim] = await db.query<{ n: number }>('SELECT vector_dims(embedding) AS n FROM vecs WHERE id = 1');
+        expect(dim).toEqual({ n: dims });
+        await expect(db.query('INSERT INTO vecs VALUES (9, $1::vector)', [toVector([1, 2, 3])])).rejects.toThrow(/dimensions/);
+      });
+
+      it('builds an HNSW cosine index that the planner uses and that ranks the same', async () => {
+        await db.exec('CREATE INDEX vecs_hnsw ON vecs USING hnsw (embedding vector_cosine_ops)');
+        const [viaIndex, plan] = await db.transaction(async (tx) => {
+          await tx.exec('SET LOCAL enable_seqscan = off');
+          const plan = await tx.query<Record<string, string>>(
+            'EXPLAIN SELECT id FROM vecs ORDER BY embedding <=> $1::vector LIMIT 3',
+            [query],
+          );
+          return [await ranked(tx), plan.map((r) => Object.values(r)[0]).join('\n')] as const;
+        });
+        expect(plan).toMatch(/Index Scan using vecs_hnsw/);
+        expect(viaIndex.map((r) => r.id)).toEqual([2, 3, 4]);
+      });
+    });
+
+    describe('readiness', () => {
+      it('ping is true while open and false once closed, without throwing', async () => {
+        const other = await open();
+        try {
+          expect(await other.db.ping()).toBe(true);
+          await other.db.close();
+          expect(await other.db.ping()).toBe(false);
+          await other.db.close(); // idempotent
+        } finally {
+          await other.cleanup();
+        }
+      });
     });
   });
 }

@@ -8,6 +8,7 @@ export { loadMigrations, migrate, type Migration } from './migrate.ts';
 export { openPglite } from './pglite.ts';
 export { openPostgres } from './postgres.ts';
 export { toVector, type Database, type PgConnection, type Sql } from './types.ts';
+export { isUniqueViolation, sqlState } from './values.ts';
 
 export type DatabaseSettings = {
   PG_HOST?: string | undefined;
@@ -18,7 +19,10 @@ export type DatabaseSettings = {
   DATA_DIR: string;
 };
 
-/** Postgres when SVC_PG_HOST is set, else embedded PGlite in DATA_DIR (or in memory); the platform schema applied. */
+/**
+ * Postgres when PG_HOST is set, else embedded PGlite in DATA_DIR/pglite (in memory with `inMemory`), with the
+ * platform migrations applied. The services apply their own namespaces on top.
+ */
 export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boolean } = {}): Promise<Database> {
   const db = cfg.PG_HOST
     ? openPostgres({ host: cfg.PG_HOST, port: cfg.PG_PORT, database: cfg.PG_DATABASE, user: cfg.PG_USER, password: cfg.PG_PASSWORD })
@@ -32,6 +36,7 @@ export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boo
   return db;
 }
 
+/** The platform namespace: the vector extension every service relies on. */
 export async function migratePlatform(db: Database): Promise<string[]> {
   return migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)));
 }

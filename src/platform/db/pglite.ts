@@ -1,17 +1,25 @@
 import { mkdir } from 'node:fs/promises';
-import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
-import { parseInt8, type Database, type Sql } from './types.ts';
+import type { Database, Sql } from './types.ts';
+import { withTimeout } from './timeout.ts';
+import { OID, parseInt8, parseNumeric, parseTimestamp } from './values.ts';
 
-// Embedded Postgres (WASM) with pgvector: one connection, queries queue inside PGlite, and a transaction holds
-// the connection until it ends.
+// Embedded Postgres (WASM) with pgvector: one connection. PGlite queues every query and every transaction behind
+// one lock, so concurrent calls are safe and a transaction holds the connection until it ends.
 export async function openPglite(opts: { dataDir?: string | undefined } = {}): Promise<Database> {
   if (opts.dataDir) await mkdir(opts.dataDir, { recursive: true });
   const db = await PGlite.create({
     ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
     extensions: { vector },
-    parsers: { [types.INT8]: parseInt8, [types.NUMERIC]: Number },
+    parsers: {
+      [OID.int8]: parseInt8,
+      [OID.numeric]: parseNumeric,
+      [OID.timestamp]: parseTimestamp,
+    },
   });
+  // PGlite takes its zone from the process; the port promises UTC on both adapters.
+  await db.exec(`SET TIME ZONE 'UTC'`);
   let closed = false;
   const wrap = (conn: PGlite | Transaction): Sql => ({
     async query<T>(text: string, params: readonly unknown[] = []) {
@@ -24,16 +32,19 @@ export async function openPglite(opts: { dataDir?: string | undefined } = {}): P
   const base = wrap(db);
   return {
     kind: 'pglite',
-    ...base,
+    query: base.query,
+    exec: base.exec,
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     async ping() {
       if (closed) return false;
-      try {
-        await db.query('SELECT 1');
-        return true;
-      } catch {
-        return false;
-      }
+      return withTimeout(
+        db.query('SELECT 1').then(
+          () => true,
+          () => false,
+        ),
+        3000,
+        false,
+      );
     },
     async close() {
       if (closed) return;

@@ -1,22 +1,36 @@
-// The SQL port. Both adapters run the same SQL text with `$1..$n` parameters and return the same JavaScript
-// types: int2/int4/int8 and numeric as number (int8 beyond 2^53 as bigint), float as number, timestamptz as
-// Date, json/jsonb parsed, arrays as arrays, vector as its text form '[1,2,3]', bytea as Uint8Array.
-// Convention for parameters: scalars directly; lists and objects as JSON text with a `$n::jsonb` cast, and
-// vectors as text with `$n::vector`, which both adapters pass identically.
+// The SQL port. Both adapters run the same SQL text with `$1..$n` parameters and return the same JavaScript types:
+//   int2/int4/int8/count(*)  number (an int8 beyond 2^53 comes back as bigint rather than a wrong number)
+//   numeric                  number (precision of a double: keep exact money or ids out of numeric)
+//   float4/float8            number          bool       boolean         text/varchar/uuid  string
+//   timestamptz, timestamp   Date (timestamp without zone read as UTC; every session runs in TimeZone UTC)
+//   date                     Date at UTC midnight
+//   json/jsonb               parsed value    arrays     arrays of the element type
+//   vector                   its text form '[1,2,3]' (parse with JSON.parse when numbers are needed); vector[] is
+//                            not aligned across adapters: select vectors one per column
+//   bytea                    Uint8Array (never a Buffer, so results compare equal across adapters)
+//   NULL                     null; an undefined parameter is sent as NULL
+//
+// Parameter convention: scalars, Dates, Uint8Arrays and arrays of scalars (`= ANY($1::text[])`) directly; objects
+// and lists meant as JSON as JSON text with a `$n::jsonb` cast; vectors as text from toVector() with `$n::vector`.
+// query() runs exactly one statement; exec() runs a script of several statements without parameters.
 
 /** A connection or a transaction: the same interface, so domain code runs inside or outside a transaction. */
 export interface Sql {
   query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
-  /** Runs a script of several statements without parameters (migrations). */
+  /** Runs a script of several statements without parameters (migrations, DDL). */
   exec(script: string): Promise<void>;
 }
 
 export interface Database extends Sql {
   readonly kind: 'pglite' | 'postgres';
-  /** Commits when `fn` resolves, rolls back when it throws. */
+  /**
+   * Commits when `fn` resolves, rolls back when it throws. Use only `tx` inside `fn`: on PGlite (one connection)
+   * awaiting the outer database inside `fn` waits for the transaction itself and never returns.
+   */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
-  /** True when the database answers; never throws (for /ready). */
+  /** True when the database answers within a few seconds; false after close(); never throws (for /ready). */
   ping(): Promise<boolean>;
+  /** Idempotent. */
   close(): Promise<void>;
 }
 
@@ -26,12 +40,9 @@ export type PgConnection = {
   database: string;
   user: string;
   password?: string | undefined;
-  max?: number;
+  /** Pool size; 10 when unset. */
+  max?: number | undefined;
 };
 
+/** The text literal of a vector, for a `$n::vector` parameter. */
 export const toVector = (v: readonly number[] | Float32Array): string => `[${Array.prototype.join.call(v, ',')}]`;
-
-export const parseInt8 = (text: string): number | bigint => {
-  const n = Number(text);
-  return Number.isSafeInteger(n) ? n : BigInt(text);
-};
