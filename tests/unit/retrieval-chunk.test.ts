@@ -1,7 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { chunkPages } from '../../src/retrieval/chunk.ts';
+import { chunkPages, type Page } from '../../src/retrieval/chunk.ts';
 
 const words = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `w${from + i}`).join(' ');
+
+/** The definition, written plainly: every word with its page, windows of `size` stepping by `size - overlap`. */
+function reference(pages: Page[], size: number, overlap: number) {
+  const all = pages.flatMap((p) => p.text.split(/\s+/).filter(Boolean).map((word) => ({ word, page: p.page })));
+  const out: { index: number; page: number; text: string }[] = [];
+  for (let start = 0; start < all.length; start += size - overlap) {
+    const window = all.slice(start, start + size);
+    out.push({ index: out.length, page: window[0]!.page, text: window.map((w) => w.word).join(' ') });
+    if (start + size >= all.length) break;
+  }
+  return out;
+}
+
+/** A deterministic pseudo-random source, so a failure can be replayed. */
+function random(seed: number) {
+  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+}
 
 describe('chunkPages', () => {
   it('windows words with the given overlap', () => {
@@ -54,5 +71,51 @@ describe('chunkPages', () => {
     const chunks = chunkPages([{ page: 1, text: words(0, 1000) }], { size: 400, overlap: 60 });
     expect(chunks.map((c) => c.text.split(' ')[0])).toEqual(['w0', 'w340', 'w680']);
     expect(chunks.at(-1)!.text.split(' ').at(-1)).toBe('w999');
+  });
+
+  it('rejects a window or overlap that is not a whole number', () => {
+    expect(() => chunkPages([], { size: 4.5, overlap: 1 })).toThrow(RangeError);
+    expect(() => chunkPages([], { size: 4, overlap: -1 })).toThrow(RangeError);
+    expect(() => chunkPages([], { size: 4, overlap: 0.5 })).toThrow(/overlap/);
+  });
+
+  it('splits on any whitespace, Unicode spaces included, and keeps punctuation with its word', () => {
+    const chunks = chunkPages([{ page: 1, text: 'Fish,\u00a0chips\t& peas.\r\n(Today)\u2003only' }], { size: 3, overlap: 0 });
+    expect(chunks.map((c) => c.text)).toEqual(['Fish, chips &', 'peas. (Today) only']);
+  });
+
+  it('gives a window that starts in an overlap the page of its own first word', () => {
+    const chunks = chunkPages([{ page: 7, text: words(0, 4) }, { page: 8, text: words(4, 6) }], { size: 4, overlap: 2 });
+    expect(chunks.map((c) => [c.page, c.text])).toEqual([
+      [7, 'w0 w1 w2 w3'],
+      [7, 'w2 w3 w4 w5'],
+    ]);
+  });
+
+  it('matches the plain definition on many random documents and settings', () => {
+    const next = random(42);
+    const spaces = [' ', '  ', '\n', '\t', ' \n\n ', '\u00a0'];
+    for (let round = 0; round < 300; round++) {
+      const pages: Page[] = Array.from({ length: Math.floor(next() * 6) }, (_, p) => ({
+        page: p + 1,
+        text: Array.from({ length: Math.floor(next() * 25) }, (_, i) => `p${p}w${i}${spaces[Math.floor(next() * spaces.length)]}`).join(next() < 0.5 ? '' : ' '),
+      }));
+      const size = 1 + Math.floor(next() * 12);
+      const overlap = Math.floor(next() * size);
+      expect(chunkPages(pages, { size, overlap }), `round ${round}: size ${size}, overlap ${overlap}`).toEqual(reference(pages, size, overlap));
+    }
+  });
+
+  it('chunks a 1000-page document: every window full but the last, pages of first words, nothing lost', () => {
+    const pages = Array.from({ length: 1000 }, (_, p) => ({ page: p + 1, text: words(p * 500, (p + 1) * 500) }));
+    const chunks = chunkPages(pages, { size: 400, overlap: 60 });
+    expect(chunks).toHaveLength(Math.ceil((500_000 - 400) / 340) + 1);
+    chunks.forEach((c, i) => {
+      const first = i * 340;
+      expect(c.text.startsWith(`w${first} `)).toBe(true);
+      expect(c.page).toBe(Math.floor(first / 500) + 1);
+    });
+    expect(chunks.slice(0, -1).every((c) => c.text.split(' ').length === 400)).toBe(true);
+    expect(chunks.at(-1)!.text.endsWith('w499999')).toBe(true);
   });
 });

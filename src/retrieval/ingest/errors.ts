@@ -1,10 +1,17 @@
-// What extraction can refuse. The upload maps the first two to 400 and the last to 413.
+// What extraction can refuse. Every message says what the file is and what the uploader can do about it.
+// The upload maps the first two to 400 and the last to 413.
+
+/** A kind of file the service does not index (legacy Office, archives, audio, executables, other binaries). */
 export class UnsupportedFormatError extends Error {
   override name = 'UnsupportedFormatError';
 }
+
+/** A file of an accepted kind that cannot be read: truncated, damaged, or not what its name says. */
 export class MalformedDocumentError extends Error {
   override name = 'MalformedDocumentError';
 }
+
+/** A file beyond a work bound: too many pages, a zip bomb, too many pixels, or past the time limit. */
 export class DocumentTooLargeError extends Error {
   override name = 'DocumentTooLargeError';
 }

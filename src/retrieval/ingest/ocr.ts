@@ -1,52 +1,98 @@
-import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createWorker, type Worker } from 'tesseract.js';
+import { createWorker, OEM, type Worker } from 'tesseract.js';
 
-// OCR with tesseract.js, offline: the language data comes from the @tesseract.js-data packages, gathered into
-// one folder because tesseract.js reads every language from a single langPath. The worker starts on the first
-// page that needs it, so a digital PDF never pays for OCR.
+// OCR with tesseract.js, fully offline. The language data comes from the installed @tesseract.js-data packages;
+// tesseract.js reads every language from one langPath folder, so the files are gathered into one folder once
+// (copied under a temporary name and renamed, so a concurrent start never reads half a file). The worker script
+// and the wasm core are loaded from node_modules. The worker starts on the first page that needs it, so a digital
+// PDF never pays for OCR, and is then reused for every later page until close().
+
 export interface OcrEngine {
   recognize(image: Uint8Array): Promise<string>;
   readonly started: boolean;
   close(): Promise<void>;
 }
 
+/** The image could not be decoded by the OCR engine (a damaged or unsupported image). */
+export class OcrImageError extends Error {
+  override name = 'OcrImageError';
+}
+
 const require = createRequire(import.meta.url);
 
-async function gatherLanguages(langs: string[]): Promise<string> {
-  const dir = join(tmpdir(), 'svc-tessdata');
+export async function gatherLanguages(langs: readonly string[], dir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   for (const lang of langs) {
+    const source = join(dirname(require.resolve(`@tesseract.js-data/${lang}/package.json`)), '4.0.0_best_int', `${lang}.traineddata.gz`);
     const target = join(dir, `${lang}.traineddata.gz`);
-    if (await stat(target).catch(() => undefined)) continue;
-    const pkg = dirname(require.resolve(`@tesseract.js-data/${lang}/package.json`));
-    await copyFile(join(pkg, '4.0.0_best_int', `${lang}.traineddata.gz`), target);
+    const [have, want] = await Promise.all([stat(target).catch(() => undefined), stat(source)]);
+    if (have?.size === want.size) continue;
+    const partial = `${target}.${randomUUID()}.tmp`;
+    try {
+      await copyFile(source, partial);
+      await rename(partial, target);
+    } finally {
+      await rm(partial, { force: true });
+    }
   }
   return dir;
 }
 
-export function createOcrEngine(opts: { langs: string[] }): OcrEngine {
+export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: string }): OcrEngine {
+  const dataDir = opts.dataDir ?? join(tmpdir(), 'svc-tessdata');
   let worker: Promise<Worker> | undefined;
-  const start = async () => {
-    const langPath = await gatherLanguages(opts.langs);
-    return createWorker(opts.langs, 1, { langPath, gzip: true, cacheMethod: 'none', logger: () => {} });
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const start = async (): Promise<Worker> => {
+    const langPath = await gatherLanguages(opts.langs, dataDir);
+    return createWorker([...opts.langs], OEM.LSTM_ONLY, {
+      langPath,
+      cachePath: langPath,
+      // the .gz files are read as they are; nothing is written next to them or in the working directory
+      cacheMethod: 'none',
+      gzip: true,
+      workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
+      corePath: dirname(require.resolve('tesseract.js-core/package.json')),
+      logger: () => {},
+      // without a handler tesseract.js throws a failed job from its message listener, which kills the process
+      errorHandler: () => {},
+    });
   };
+
+  const run = async (image: Uint8Array): Promise<string> => {
+    worker ??= start().catch((err: unknown) => {
+      worker = undefined; // a failed start is retried by the next page
+      throw new Error(`The OCR engine could not start: ${(err as Error)?.message ?? String(err)}`);
+    });
+    const w = await worker;
+    try {
+      const { data } = await w.recognize(Buffer.from(image), {}, { text: true });
+      return data.text;
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      if (/read image/i.test(message)) throw new OcrImageError(message);
+      throw err;
+    }
+  };
+
   return {
     get started() {
       return worker !== undefined;
     },
-    async recognize(image) {
-      worker ??= start();
-      const { data } = await (await worker).recognize(Buffer.from(image));
-      return data.text;
+    recognize(image) {
+      // one page at a time on the one worker
+      const result = queue.then(() => run(image));
+      queue = result.catch(() => {});
+      return result;
     },
     async close() {
-      if (!worker) return;
       const w = worker;
       worker = undefined;
-      await (await w).terminate();
+      if (w) await (await w.catch(() => undefined))?.terminate();
     },
   };
 }
