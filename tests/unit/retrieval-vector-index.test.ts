@@ -1,100 +1,294 @@
 import { describe, expect, it } from 'vitest';
-import { createVectorIndex } from '../../src/retrieval/vector-index/index.ts';
+import { createVectorIndex, type Hit } from '../../src/retrieval/vector-index/index.ts';
+import { quantise } from '../../src/retrieval/vector-index/quantise.ts';
+import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
 
-// The in-memory index must return exactly what a full float scan returns: same ids, same order.
-function prng(seed: number) {
+// The index must answer exactly what a full scan answers: the same ids in the same order. The scan here is the
+// plain definition: rows v/‖v‖ rounded to float32, the query q/‖q‖ in float64, score = Σ row[i]·query[i] in
+// float64, best first, equal scores in insertion order.
+
+type Vec = Float32Array | number[];
+const DIM = 768;
+const KS = [1, 5, 10, 50];
+
+function mulberry32(seed: number) {
   return () => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return seed / 2 ** 32 - 0.5;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
   };
 }
 
-const norm = (v: ArrayLike<number>) => {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
-  return Math.sqrt(s);
-};
-const toUnitF32 = (v: ArrayLike<number>) => {
-  const n = norm(v);
-  return Float32Array.from(v, (x) => (n > 0 ? x / n : 0));
-};
-
-function bruteForce(units: Float32Array[], query: ArrayLike<number>, k: number) {
-  const qn = norm(query);
-  const unitQ = Array.from(query, (x) => (qn > 0 ? x / qn : 0));
-  return units
-    .map((f, r) => {
-      let s = 0;
-      for (let i = 0; i < f.length; i++) s += f[i]! * unitQ[i]!;
-      return { r, s };
-    })
-    .sort((a, b) => b.s - a.s || a.r - b.r)
-    .slice(0, k);
+/** Normally distributed components, scaled to length 1 (the index scales them again, as it must). */
+function randomUnits(n: number, seed: number, dim = DIM): Float32Array[] {
+  const next = mulberry32(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
+  return Array.from({ length: n }, () => {
+    const v = Array.from({ length: dim }, gauss);
+    const length = Math.hypot(...v);
+    return Float32Array.from(v, (x) => x / length);
+  });
 }
 
-async function expectExact(vectors: Float32Array[], queries: Float32Array[], ks: number[]) {
-  const index = await createVectorIndex(vectors[0]?.length ?? 768);
-  index.add(vectors.map((_, i) => `id${i}`), vectors);
-  const units = vectors.map(toUnitF32);
-  for (const q of queries) {
-    const ranked = bruteForce(units, q, Math.max(...ks));
-    for (const k of ks) {
-      const got = index.search(q, k);
-      const want = ranked.slice(0, k);
-      expect(got.map((h) => h.id)).toEqual(want.map((w) => `id${w.r}`));
-      got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.s, 6));
-    }
+const lengthOf = (v: ArrayLike<number>) => {
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) sum += v[i]! * v[i]!;
+  return Math.sqrt(sum);
+};
+
+/** The full scan over `vectors`: scan(query, k) gives the best k rows and their scores. */
+function exactScan(vectors: readonly Vec[]) {
+  const unitOf = (v: Vec) => {
+    const l = lengthOf(v);
+    return Float32Array.from(v, (x) => (l > 0 ? x / l : 0));
+  };
+  const rows = vectors.map(unitOf);
+  return (query: Vec, k: number) => {
+    const ql = lengthOf(query);
+    const q = Float64Array.from(query, (x) => (ql > 0 ? x / ql : 0));
+    const scored = rows.map((unit, row) => {
+      let score = 0;
+      for (let i = 0; i < unit.length; i++) score += unit[i]! * q[i]!;
+      return { row, score };
+    });
+    return scored.sort((a, b) => b.score - a.score || a.row - b.row).slice(0, k);
+  };
+}
+
+/** Cosine similarity in float64 without any float32 rounding: the scores must agree with it to 1e-6. */
+function cosine(a: Vec, b: Vec) {
+  const la = lengthOf(a);
+  const lb = lengthOf(b);
+  if (la === 0 || lb === 0) return 0;
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i]! / la) * (b[i]! / lb);
+  return dot;
+}
+
+async function indexOf(vectors: readonly Vec[], dim = DIM) {
+  const index = await createVectorIndex(dim);
+  index.add(vectors.map((_, row) => `id${row}`), vectors);
+  return index;
+}
+
+function expectSameAsScan(got: Hit[], want: { row: number; score: number }[], vectors: readonly Vec[], query: Vec) {
+  expect(got.map((h) => h.id)).toEqual(want.map((w) => `id${w.row}`));
+  got.forEach((hit, i) => {
+    expect(Math.abs(hit.score - want[i]!.score)).toBeLessThanOrEqual(1e-6);
+    expect(Math.abs(hit.score - cosine(vectors[want[i]!.row]!, query))).toBeLessThanOrEqual(1e-6);
+  });
+}
+
+async function expectExactForAll(vectors: readonly Vec[], queries: readonly Vec[], dim = DIM) {
+  const index = await indexOf(vectors, dim);
+  const scan = exactScan(vectors);
+  for (const query of queries) {
+    const ranked = scan(query, Math.max(...KS));
+    for (const k of KS) expectSameAsScan(index.search(query, k), ranked.slice(0, k), vectors, query);
   }
+  return index;
 }
 
-describe('vector index', () => {
-  const dim = 768;
-  const random = (n: number, seed: number) => {
-    const r = prng(seed);
-    return Array.from({ length: n }, () => Float32Array.from({ length: dim }, r));
-  };
+/** Queries of every kind: random directions, stored rows, near neighbours of stored rows, their opposites. */
+function queriesFor(vectors: readonly Vec[], count: number, seed: number, dim = DIM): Vec[] {
+  const next = mulberry32(seed);
+  const random = randomUnits(count, seed + 1, dim);
+  return random.map((q, i) => {
+    const row = vectors[Math.floor(next() * vectors.length)];
+    if (!row || i % 4 === 0) return q;
+    if (i % 4 === 1) return Float32Array.from(row);
+    if (i % 4 === 2) return Float32Array.from(row, (x, j) => x + 0.02 * q[j]!);
+    return Float32Array.from(row, (x) => -x);
+  });
+}
 
-  it.each([1, 4, 1000, 20_000])('matches an exact scan on %i random vectors', async (n) => {
-    await expectExact(random(n, n), random(8, 7 + n), [1, 5, 10, 50]);
+describe('vector index: exact top k on random unit vectors (768 dimensions)', () => {
+  it.each([0, 1, 4, 9, 49, 1000, 1003])('matches a full scan with %i rows', async (n) => {
+    const vectors = randomUnits(n, 100 + n);
+    await expectExactForAll(vectors, queriesFor(vectors, 40, 7 + n));
   });
 
-  it('is exact on near-duplicates, ties, spiky and tiny vectors', async () => {
-    const r = prng(99);
-    const base = Float32Array.from({ length: dim }, r);
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < 300; i++) vectors.push(Float32Array.from(base, (x) => x + r() * 1e-4)); // near-duplicates
-    for (let i = 0; i < 50; i++) vectors.push(Float32Array.from(base)); // exact ties
-    for (let i = 0; i < 50; i++) {
-      const spike = new Float32Array(dim).fill(1e-3);
-      spike[i] = 100;
-      vectors.push(spike);
+  it('matches a full scan with 20 000 rows, and scores only a small share of them exactly', async () => {
+    const vectors = randomUnits(20_000, 20_000);
+    const index = await expectExactForAll(vectors, queriesFor(vectors, 16, 5));
+    const { searches, reranked } = index.stats;
+    expect(searches).toBe(16 * KS.length);
+    expect(reranked / searches).toBeLessThan(0.01 * 20_000); // the int8 bound discards over 99% of the rows
+  });
+
+  it.each([1, 3, 17, 100])('matches a full scan in %i dimensions (padding and groups of four)', async (dim) => {
+    const vectors = randomUnits(203, dim, dim);
+    await expectExactForAll(vectors, queriesFor(vectors, 20, dim + 1, dim), dim);
+  });
+});
+
+describe('vector index: adversarial data', () => {
+  const base = randomUnits(1, 99)[0]!;
+
+  it('is exact on near-duplicates at every scale of difference', async () => {
+    const next = mulberry32(1);
+    const vectors: Vec[] = [];
+    for (const eps of [1e-2, 1e-4, 1e-6, 1e-7, 1e-8]) {
+      for (let i = 0; i < 60; i++) vectors.push(Float32Array.from(base, (x) => x + eps * (next() - 0.5)));
     }
-    for (let i = 0; i < 20; i++) vectors.push(Float32Array.from({ length: dim }, () => r() * 1e-30));
-    vectors.push(new Float32Array(dim));
-    await expectExact(vectors, [base, vectors[310]!, vectors[360]!, Float32Array.from({ length: dim }, r)], [1, 10, 50]);
+    vectors.push(...randomUnits(200, 5));
+    await expectExactForAll(vectors, [base, vectors[7]!, vectors[250]!, ...queriesFor(vectors, 12, 3)]);
   });
 
-  it('gives the same answers whether vectors arrive in one batch or several', async () => {
-    const vectors = random(500, 3);
-    const one = await createVectorIndex(dim);
-    one.add(vectors.map((_, i) => `id${i}`), vectors);
-    const many = await createVectorIndex(dim);
-    for (let i = 0; i < 500; i += 37) many.add(vectors.slice(i, i + 37).map((_, j) => `id${i + j}`), vectors.slice(i, i + 37));
-    const q = random(1, 11)[0]!;
-    expect(many.search(q, 20)).toEqual(one.search(q, 20));
-    expect(many.size).toBe(500);
+  it('keeps insertion order among equal scores, for identical and for different vectors', async () => {
+    const identical = Array.from({ length: 60 }, () => Float32Array.from(base));
+    // different vectors of equal length (small integers, the tail rotated): the same score against the first axis
+    const tail = Array.from({ length: DIM - 1 }, (_, j) => ((j * 7) % 5) - 2);
+    const permuted = Array.from({ length: 80 }, (_, i) => [3, ...tail.slice(i), ...tail.slice(0, i)]);
+    const vectors: Vec[] = [...randomUnits(30, 8), ...identical, ...permuted, ...identical];
+    const axis = Array.from({ length: DIM }, (_, j) => (j === 0 ? 1 : 0));
+    const index = await expectExactForAll(vectors, [base, axis, Float32Array.from(base, (x) => -x)]);
+    expect(index.search(base, 50).map((h) => h.id)).toEqual(Array.from({ length: 50 }, (_, i) => `id${30 + i}`));
   });
 
-  it('returns nothing from an empty index, and checks its inputs', async () => {
+  /**
+   * Two rows, A and B = A with every component but the first negated (the first, 127, fixes the int8 step), whose
+   * rounding error points along the query (term 'row'), or rows on the int8 grid against a query whose own rounding
+   * error points along them (term 'query'). Either way the integer approximation is off by 99.9% of that term of
+   * the bound and ranks B first, while the exact scores rank A first: a bound 2% too small would return B.
+   */
+  function mirroredPair(term: 'row' | 'query', seed: number) {
+    const random = mulberry32(seed);
+    const along = Array.from({ length: DIM }, (_, i) => (i === 0 ? 0 : random() < 0.5 ? -1 : 1));
+    const levels = queryLevelsFor(DIM); // the query's integer range, so the query's step is exactly 1
+    const range = term === 'row' ? 126 : 1000;
+    const ints = along.map((t) => (t === 0 ? 0 : Math.floor(random() * (2 * range + 1)) - range));
+    // integer part of the approximate score A·q: −98.5% of the rounding error's share, so that B = −A scores higher
+    const target = -Math.round(0.985 * 0.49 * (DIM - 1));
+    let sum = ints.reduce((n, x, i) => n + x * along[i]!, 0);
+    for (let i = 1; sum !== target; i++) {
+      const step = Math.max(-range - ints[i]!, Math.min(range - ints[i]!, (target - sum) * along[i]!));
+      ints[i] = ints[i]! + step;
+      sum += step * along[i]!;
+    }
+    const a = term === 'row' ? ints.map((x, i) => (i === 0 ? 127 : x + 0.49 * along[i]!)) : along.map((t, i) => (i === 0 ? 127 : 127 * t));
+    const query = term === 'row' ? along : ints.map((x, i) => (i === 0 ? levels : x + 0.49 * along[i]!));
+    return { rows: [a, a.map((x, i) => (i === 0 ? x : -x))], query };
+  }
+
+  it.each(['row', 'query'] as const)('is exact when the %s rounding points along the other vector (the bound is tight)', async (term) => {
+    for (let seed = 1; seed <= 8; seed++) {
+      const { rows, query } = mirroredPair(term, seed);
+      // the construction does what it says: the integers favour B, the exact scores A
+      const approx = rows.map((row) => {
+        const [ri, qi] = [new Int8Array(DIM), new Int16Array(DIM)];
+        const [r, q] = [quantise(row, DIM, 127, ri), quantise(query, DIM, queryLevelsFor(DIM), qi)];
+        return ri.reduce((n, x, i) => n + x * qi[i]!, 0) * r.scale * q.scale;
+      });
+      expect(approx[1]).toBeGreaterThan(approx[0]!);
+      const index = await indexOf(rows);
+      expect(index.search(query, 1).map((h) => h.id)).toEqual(['id0']);
+      expectSameAsScan(index.search(query, 2), exactScan(rows)(query, 2), rows, query);
+    }
+  });
+
+  it('is exact with one large component, and with tiny and zero vectors', async () => {
+    const next = mulberry32(2);
+    const spikes = Array.from({ length: 80 }, (_, i) => {
+      const v = Float32Array.from({ length: DIM }, () => 1e-3 * (next() - 0.5));
+      v[i % 7] = 100 * (i % 2 ? 1 : -1);
+      return v;
+    });
+    const tiny = Array.from({ length: 30 }, () => Float32Array.from({ length: DIM }, () => 1e-30 * (next() - 0.5)));
+    const huge = Array.from({ length: 10 }, () => Float32Array.from({ length: DIM }, () => 1e30 * (next() - 0.5)));
+    const zero = [new Float32Array(DIM), new Array<number>(DIM).fill(0)];
+    const vectors: Vec[] = [...spikes, ...tiny, ...zero, ...huge, ...randomUnits(100, 6)];
+    await expectExactForAll(vectors, [spikes[0]!, spikes[3]!, tiny[0]!, huge[1]!, zero[0]!, ...queriesFor(vectors, 12, 9)]);
+  });
+
+  it('scores vectors too small to square in float64 by their direction', async () => {
+    const v = randomUnits(1, 12)[0]!;
+    const index = await indexOf([Array.from(v, (x) => x * 1e-200), v]);
+    const hits = index.search(v, 2);
+    expect(hits.map((h) => h.score)).toEqual([expect.closeTo(1, 6), expect.closeTo(1, 6)]);
+    expect(index.search(Array.from(v, (x) => x * 1e200), 1)[0]!.score).toBeCloseTo(1, 6);
+  });
+
+  it('keeps the error bound it relies on: |x·q − x̂·q̂| ≤ ‖x − x̂‖·‖q‖ + ‖x̂‖·‖q − q̂‖', () => {
+    const xs = [...randomUnits(200, 31), ...randomUnits(1, 32).map((v) => v.map((x, i) => (i === 0 ? 50 : x)))];
+    const qs = randomUnits(xs.length, 33);
+    for (const [n, x] of xs.entries()) {
+      const q = qs[n]!;
+      const xi = new Int8Array(DIM);
+      const qi = new Int16Array(DIM);
+      const qx = quantise(x, DIM, 127, xi);
+      const qq = quantise(q, DIM, queryLevelsFor(DIM), qi);
+      let exact = 0;
+      let ints = 0;
+      for (let i = 0; i < DIM; i++) {
+        exact += x[i]! * q[i]!;
+        ints += xi[i]! * qi[i]!;
+      }
+      const bound = qx.residual * lengthOf(q) + qx.norm * qq.residual;
+      expect(Math.abs(exact - ints * qx.scale * qq.scale)).toBeLessThanOrEqual(bound);
+      expect(bound).toBeLessThan(0.2 * lengthOf(x)); // and it is tight enough to be useful
+    }
+  });
+});
+
+describe('vector index: batches, inputs and lifecycle', () => {
+  it('answers the same after one batch, many batches, or one vector at a time', async () => {
+    const vectors = randomUnits(700, 3);
+    const one = await indexOf(vectors);
+    const batches = await createVectorIndex(DIM);
+    for (let i = 0; i < 700; i += 37) batches.add(vectors.slice(i, i + 37).map((_, j) => `id${i + j}`), vectors.slice(i, i + 37));
+    const single = await createVectorIndex(DIM);
+    vectors.forEach((v, i) => single.add([`id${i}`], [v]));
+    for (const q of queriesFor(vectors, 12, 4)) {
+      for (const k of KS) {
+        const want = one.search(q, k);
+        expect(batches.search(q, k)).toEqual(want);
+        expect(single.search(q, k)).toEqual(want);
+      }
+    }
+    expect([batches.size, single.size]).toEqual([700, 700]);
+  });
+
+  it('checks dimensions, k and values, and a rejected batch leaves the index as it was', async () => {
     const index = await createVectorIndex(4);
     expect(index.search([1, 0, 0, 0], 5)).toEqual([]);
-    expect(() => index.add(['a'], [[1, 2, 3]])).toThrow(/dimension 4/);
-    expect(() => index.search([1, 2], 1)).toThrow(/dimension 4/);
-    expect(() => index.search([1, 0, 0, 0], 0)).toThrow(/k must be/);
+    expect(() => index.search([1, 2], 1)).toThrow(/dimension 2, expected dimension 4/);
     index.add(['a', 'b'], [[1, 0, 0, 0], [0, 1, 0, 0]]);
-    expect(index.search([1, 0.1, 0, 0], 5).map((h) => h.id)).toEqual(['a', 'b']);
+    expect(() => index.add(['c', 'd'], [[1, 0, 0, 0], [1, 2, 3]])).toThrow(/vector 1 \(id d\) has dimension 3/);
+    expect(() => index.add(['c'], [[1, Number.NaN, 0, 0]])).toThrow(/not a finite number/);
+    expect(() => index.add(['c', 'd'], [[1, 0, 0, 0]])).toThrow(/2 ids for 1 vectors/);
+    expect(() => index.search([1, 0, 0, 0, 0], 1)).toThrow(/dimension 5/);
+    expect(() => index.search([Number.POSITIVE_INFINITY, 0, 0, 0], 1)).toThrow(/not a finite number/);
+    for (const k of [0, -1, 1.5, Number.NaN]) expect(() => index.search([1, 0, 0, 0], k)).toThrow(/k must be a positive integer/);
+    await expect(createVectorIndex(0)).rejects.toThrow(/dimension must be a positive integer/);
+    expect(index.size).toBe(2);
+    expect(index.search([1, 0.1, 0, 0], 5)).toEqual([
+      { id: 'a', score: expect.closeTo(1 / Math.hypot(1, 0.1), 12) },
+      { id: 'b', score: expect.closeTo(0.1 / Math.hypot(1, 0.1), 12) },
+    ]);
+  });
+
+  it('keeps many indexes in one process apart, each with its own memory', async () => {
+    const vectors = randomUnits(40, 77);
+    const indexes = await Promise.all(Array.from({ length: 200 }, () => createVectorIndex(DIM)));
+    indexes.forEach((index, i) => index.add([`only${i}`], [vectors[i % 40]!]));
+    indexes[0]!.add(vectors.map((_, i) => `more${i}`), vectors);
+    expect(indexes[7]!.search(vectors[3]!, 5)).toEqual([{ id: 'only7', score: expect.closeTo(cosine(vectors[7]!, vectors[3]!), 6) }]);
+    expect(indexes[0]!.search(vectors[3]!, 1).map((h) => h.id)).toEqual(['more3']);
+    expect(indexes[0]!.size).toBe(41);
+  });
+
+  it('empties on clear and fills again, and reports the bytes it holds', async () => {
+    const vectors = randomUnits(300, 21);
+    const index = await indexOf(vectors);
+    expect(index.bytes).toBeGreaterThanOrEqual(300 * (DIM + 4 * DIM + 12));
     index.clear();
     expect(index.size).toBe(0);
-    expect(index.search([1, 0, 0, 0], 5)).toEqual([]);
+    expect(index.search(vectors[0]!, 3)).toEqual([]);
+    expect(index.bytes).toBeLessThan(300 * DIM);
+    index.add(vectors.slice(0, 50).map((_, i) => `id${i}`), vectors.slice(0, 50));
+    const first = vectors.slice(0, 50);
+    expectSameAsScan(index.search(vectors[60]!, 10), exactScan(first)(vectors[60]!, 10), first, vectors[60]!);
   });
 });

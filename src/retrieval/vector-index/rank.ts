@@ -1,0 +1,81 @@
+// Why the answer is exact. For a row x and the query q (both as stored), with integer approximations x̂ and q̂:
+//   x·q − x̂·q̂ = (x − x̂)·q + x̂·(q − q̂),  so  |x·q − x̂·q̂| ≤ ‖x − x̂‖·‖q‖ + ‖x̂‖·‖q − q̂‖ = e   (Cauchy–Schwarz)
+// and every row's exact score lies in [a − e, a + e], a = x̂·q̂ from the integer kernel. Let L be the k-th largest
+// lower bound: at least k rows score ≥ L, so a row whose upper bound is below L scores strictly less than k others
+// and cannot be in the top k, whatever the tie-break. Scoring the remaining rows exactly gives the exact top k.
+// SLACK widens each interval for float64 rounding: all values are at most about 1 (unit vectors) and each is a
+// sum of at most a few thousand rounded terms, so the rounding is below 1e-12; stored bounds are rounded up.
+const SLACK = 1e-9;
+
+/** The query's integer approximation: q̂ = scale·q_int, ‖q − q̂‖, and ‖q‖. */
+export type QueryBounds = { scale: number; residual: number; length: number };
+
+export type RowBounds = {
+  readonly scale: Float32Array;
+  readonly residual: Float32Array;
+  readonly norm: Float32Array;
+};
+
+/** Rows whose exact score may be among the best `k` of the first `rows` (k ≤ rows), in row order. */
+export function candidates(dots: Int32Array, bounds: RowBounds, query: QueryBounds, rows: number, k: number): number[] {
+  const { scale, residual, norm } = bounds;
+  const qScale = query.scale;
+  const qResidual = query.residual;
+  const qLength = query.length;
+  // One pass: a min-heap keeps the k largest lower bounds so far, so its root (the floor) only rises, and a row is
+  // kept while its upper bound reaches the floor as it stands; the final floor then drops the rows kept too early.
+  const heap = new Float64Array(k);
+  let floor = -Infinity;
+  const kept: number[] = [];
+  const keptUpper: number[] = [];
+  for (let r = 0; r < rows; r++) {
+    const approx = dots[r]! * scale[r]! * qScale;
+    const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
+    const lower = approx - error;
+    if (r < k) {
+      siftUp(heap, r, lower);
+      if (r === k - 1) floor = heap[0]!;
+    } else if (lower > floor) {
+      siftDown(heap, k, lower);
+      floor = heap[0]!;
+    }
+    if (approx + error >= floor) {
+      kept.push(r);
+      keptUpper.push(approx + error);
+    }
+  }
+  return kept.filter((_, i) => keptUpper[i]! >= floor);
+}
+
+/** The best `k` rows by exact score, highest first, equal scores in row (insertion) order. */
+export function bestExact(rows: readonly number[], exact: (row: number) => number, k: number): { row: number; score: number }[] {
+  const scored = rows.map((row) => ({ row, score: exact(row) }));
+  scored.sort((a, b) => b.score - a.score || a.row - b.row);
+  return scored.slice(0, k);
+}
+
+function siftUp(heap: Float64Array, at: number, value: number) {
+  let i = at;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (heap[parent]! <= value) break;
+    heap[i] = heap[parent]!;
+    i = parent;
+  }
+  heap[i] = value;
+}
+
+/** Replaces the smallest (the root) with `value` and restores the heap. */
+function siftDown(heap: Float64Array, size: number, value: number) {
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= size) break;
+    const right = left + 1;
+    const child = right < size && heap[right]! < heap[left]! ? right : left;
+    if (heap[child]! >= value) break;
+    heap[i] = heap[child]!;
+    i = child;
+  }
+  heap[i] = value;
+}
