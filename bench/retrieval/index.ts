@@ -88,7 +88,8 @@ async function main() {
         const [te, re] = await time(() =>
           db.transaction(async (tx) => {
             await tx.exec('SET LOCAL enable_indexscan = off');
-            return tx.query<{ seq: number }>(`SELECT seq FROM bench_${n} ORDER BY embedding <=> $1::vector LIMIT ${K}`, [q]);
+            // its own statement text: a prepared plan cached by the HNSW query would ignore the setting
+            return tx.query<{ seq: number }>(`SELECT seq FROM bench_${n} /* exact */ ORDER BY embedding <=> $1::vector LIMIT ${K}`, [q]);
           }),
         );
         const [th, rh] = await time(() => db.query<{ seq: number }>(`SELECT seq FROM bench_${n} ORDER BY embedding <=> $1::vector LIMIT ${K}`, [q]));
