@@ -9,8 +9,7 @@ import { EngineError, type EngineResult } from './engines/types.ts';
 import { emit, type EventContext } from './events.ts';
 import { generateSql, type Generated } from './generate.ts';
 import { bypassesRedaction, redactRows } from './redact.ts';
-import { outputLineage } from './sql/lineage.ts';
-import { ensureLimit, tablesOf, validateStatement } from './sql/validate.ts';
+import { ensureLimit, outputLineage, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
 import * as store from './store.ts';
 import { inSpan, tracer } from '../platform/tracing.ts';
 
@@ -56,20 +55,20 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
   const candidates = await step('catalog', () => findCandidateTables(run, entries)); //              2
   const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
   const generated = await step('generate', () => generateStatement(run, allowed)); //              4
-  const statement = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
-  const cost = await step('cost', () => gateCost(run, statement.sql)); //                           6
+  const validated = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
+  const cost = await step('cost', () => gateCost(run, validated.sql)); //                           6
   const reasoning = {
     intent: generated.intent,
     candidate_tables: candidates.map((t) => t.fqn),
     allowed_tables: allowed.map((t) => t.fqn),
-    tables_used: statement.tables,
+    tables_used: validated.tables,
   };
-  if (!request.execute) return dryRun(run, statement.sql, cost, reasoning);
-  const result = await step('execute', () => executeStatement(run, statement.sql)); //             7
-  const redacted = await step('redact', () => redactResult(run, statement.sql, result, entries)); // 8
-  const dashboard = await step('publish', () => publish(run, statement.sql, result, redacted)); //  9
+  if (!request.execute) return dryRun(run, validated.sql, cost, reasoning);
+  const result = await step('execute', () => executeStatement(run, validated.sql)); //             7
+  const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
+  const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9
   return step('remember', () => remember(run, { //                                                 10
-    sql: statement.sql,
+    sql: validated.sql,
     columns: result.columns,
     preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
     row_count: result.rows.length,
@@ -123,11 +122,14 @@ async function generateStatement(run: Run, allowed: CatalogEntry[]): Promise<Gen
   return generated;
 }
 
+type Validated = { sql: string; tables: string[]; statement: ParsedStatement };
+
 /** 5. One read statement in Trino's dialect, over allowed tables only, with a LIMIT. */
-async function validateGenerated(run: Run, generated: Generated, allowed: CatalogEntry[]): Promise<{ sql: string; tables: string[] }> {
+async function validateGenerated(run: Run, generated: Generated, allowed: CatalogEntry[]): Promise<Validated> {
   const validation = validateStatement(generated.sql);
   if (!validation.ok) throw unprocessable(`The generated SQL was rejected: ${validation.reason}`, { sql: generated.sql });
-  const tables = tablesOf(validation.sql, DEFAULTS);
+  const { statement } = validation;
+  const tables = tablesOf(statement, DEFAULTS);
   const open = new Set(allowed.map((t) => t.fqn));
   for (const table of tables.filter((t) => !open.has(t))) {
     const decision = await decideTable(run, table);
@@ -136,7 +138,7 @@ async function validateGenerated(run: Run, generated: Generated, allowed: Catalo
       throw forbidden(`The generated SQL reads ${table}, which is not open to you.`);
     }
   }
-  return { sql: ensureLimit(validation, run.deps.config.SQL_AUTO_LIMIT), tables };
+  return { sql: ensureLimit(statement.sql, statement, run.deps.config.SQL_AUTO_LIMIT), tables, statement };
 }
 
 /** 6. The engine's estimate of bytes read, against the limit, unless confirmed or the gate is off. */
@@ -170,13 +172,12 @@ async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
 }
 
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */
-function redactResult(run: Run, sql: string, result: EngineResult, entries: CatalogEntry[]) {
+function redactResult(run: Run, statement: ParsedStatement, result: EngineResult, entries: CatalogEntry[]) {
+  if (bypassesRedaction(run.caller.roles, run.deps.config.PII_BYPASS_ROLES)) return { rows: result.rows, maskedColumns: [] };
   const schema = Object.fromEntries(entries.map((e) => [e.fqn, e.columns.map((c) => c.name)]));
-  const redacted = redactRows(result.rows, outputLineage(sql, schema, DEFAULTS), {
-    pii: piiColumns(entries),
-    replacement: run.deps.config.PII_REDACTION,
-    bypass: bypassesRedaction(run.caller.roles, run.deps.config.PII_BYPASS_ROLES),
-  });
+  // The added LIMIT does not change which columns come from where, so the validated statement's lineage holds.
+  const lineage = outputLineage(statement, schema, DEFAULTS);
+  const redacted = redactRows(result.columns, result.rows, lineage, piiColumns(entries), run.deps.config.PII_REDACTION);
   if (redacted.maskedColumns.length > 0) emit(run.events, 'explore_pii_masked', { columns: redacted.maskedColumns });
   return redacted;
 }

@@ -1,23 +1,29 @@
-import type { OutputLineage } from './sql/lineage.ts';
+import type { ColumnLineage } from './sql/index.ts';
 
-// Step 8: every output column derived from a personal-data column (or whose origin cannot be traced) is replaced
-// by the redaction string, unless the caller holds a bypass role. The same rows are stored in the dashboard.
-export type Redaction = { rows: unknown[][]; maskedColumns: string[] };
+// Step 8: every value of an output column derived from a personal-data column, or whose origin cannot be traced,
+// is replaced. Columns are matched to lineage by position, so when the result and the lineage disagree on the
+// number of columns no position can be trusted and every column is masked. `null` stays `null`: it says a value
+// is absent, not what it is. The caller decides whether the role bypasses redaction.
+
+export type Redacted = { rows: unknown[][]; maskedColumns: string[] };
 
 export function redactRows(
-  rows: readonly unknown[][],
-  lineage: readonly OutputLineage[],
-  opts: { pii: ReadonlySet<string>; replacement: string; bypass: boolean },
-): Redaction {
-  if (opts.bypass) return { rows: rows as unknown[][], maskedColumns: [] };
-  const masked = lineage.map((c) => c.unknown || c.sources.some((s) => opts.pii.has(s)));
-  // a result wider than its traced lineage is masked beyond it too: fail closed
-  const width = rows[0]?.length ?? lineage.length;
-  for (let i = lineage.length; i < width; i++) masked[i] = true;
-  if (!masked.some(Boolean)) return { rows: rows as unknown[][], maskedColumns: [] };
+  columns: readonly (string | { name: string })[],
+  rows: readonly (readonly unknown[])[],
+  lineage: readonly ColumnLineage[],
+  piiColumns: ReadonlySet<string>, // 'catalog.schema.table.column'
+  replacement: string,
+): Redacted {
+  const pii = new Set([...piiColumns].map((c) => c.toLowerCase()));
+  const aligned = lineage.length === columns.length;
+  const masked = columns.map((_, i) => {
+    const l = lineage[i];
+    return !aligned || !l || l.unknown || l.sources.some((s) => pii.has(`${s.table}.${s.column}`.toLowerCase()));
+  });
+  const mask = (row: readonly unknown[]) => row.map((v, i) => ((masked[i] ?? true) && v !== null ? replacement : v));
   return {
-    rows: rows.map((row) => row.map((value, i) => (masked[i] && value !== null ? opts.replacement : value))),
-    maskedColumns: masked.flatMap((m, i) => (m ? [lineage[i]?.name ?? `_col${i}`] : [])),
+    rows: rows.map(mask),
+    maskedColumns: columns.flatMap((c, i) => (masked[i] ? [typeof c === 'string' ? c : c.name] : [])),
   };
 }
 

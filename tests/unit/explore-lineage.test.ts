@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outputLineage } from '../../src/explore/sql/lineage.ts';
+import { outputLineage as lineageOf, validateStatement, type TableColumns } from '../../src/explore/sql/index.ts';
 
 // Which base columns each output column comes from: the basis of redaction, so every query shape is covered.
 const schema = {
@@ -13,6 +13,12 @@ const C = (c: string) => `tpch.tiny.customer.${c}`;
 const N = (c: string) => `tpch.tiny.nation.${c}`;
 const S = (c: string) => `tpch.tiny.supplier.${c}`;
 
+// Sources as `catalog.schema.table.column` strings, which keeps the expected tables short.
+function outputLineage(sql: string, tables: TableColumns, d: typeof defaults) {
+  const v = validateStatement(sql);
+  if (!v.ok) throw new Error(v.reason);
+  return lineageOf(v.statement, tables, d).map((c) => ({ ...c, sources: c.sources.map((s) => `${s.table}.${s.column}`) }));
+}
 const lineage = (sql: string) => outputLineage(sql, schema, defaults).map((o) => [o.name, o.sources, o.unknown]);
 
 describe('output lineage', () => {

@@ -3,7 +3,7 @@ import { loadCatalogTags, readCatalog, type CatalogEntry } from '../../src/explo
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { planQuestion } from '../../src/explore/planner.ts';
-import { validateStatement } from '../../src/explore/sql/validate.ts';
+import { validateStatement } from '../../src/explore/sql/index.ts';
 
 // The offline planner's SQL runs on the sample and answers the question it was asked.
 describe('offline planner', () => {

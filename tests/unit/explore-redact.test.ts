@@ -3,7 +3,7 @@ import { loadCatalogTags, piiColumns, readCatalog } from '../../src/explore/cata
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { redactRows } from '../../src/explore/redact.ts';
-import { outputLineage, type TableSchema } from '../../src/explore/sql/lineage.ts';
+import { outputLineage, validateStatement, type TableColumns } from '../../src/explore/sql/index.ts';
 
 // No value of a personal-data column reaches a non-bypass caller, whatever the query's shape: every statement runs
 // on the sample, is redacted, and no personal value of the sample may remain in any cell.
@@ -31,7 +31,7 @@ const SHAPES = [
 
 describe('redaction', () => {
   let engine: QueryEngine;
-  let schema: TableSchema;
+  let schema: TableColumns;
   let pii: Set<string>;
   let personal: Set<unknown>;
 
@@ -50,41 +50,34 @@ describe('redaction', () => {
 
   const run = async (sql: string) => {
     const embedded = sql.replace(/array_join\(array_agg\((\w+)\), ','\)/, "string_agg($1, ',')");
-    return (await engine.execute(embedded, { user: 't' }, { timeoutMs: 10_000 })).rows;
+    return engine.execute(embedded, { user: 't' }, { timeoutMs: 10_000 });
+  };
+  const redact = (sql: string, result: { columns: { name: string }[]; rows: unknown[][] }) => {
+    const v = validateStatement(sql);
+    if (!v.ok) throw new Error(v.reason);
+    return redactRows(result.columns, result.rows, outputLineage(v.statement, schema, { catalog: 'tpch', schema: 'tiny' }), pii, '***');
   };
   const leaks = (rows: unknown[][]) =>
     rows.flat().filter((v) => personal.has(v) || (typeof v === 'string' && [...personal].some((p) => typeof p === 'string' && v.toUpperCase().includes((p as string).toUpperCase()))));
 
   it.each(SHAPES)('leaves no personal value in %s', async (sql) => {
-    const rows = await run(sql);
+    const result = await run(sql);
+    const { rows } = result;
     expect(rows.length).toBeGreaterThan(0);
     expect(leaks([...rows.slice(0, 20), ...rows.slice(-20)]).length, 'the raw result holds personal values').toBeGreaterThan(0);
-    const { rows: redacted, maskedColumns } = redactRows(rows, outputLineage(sql, schema, { catalog: 'tpch', schema: 'tiny' }), {
-      pii,
-      replacement: '***',
-      bypass: false,
-    });
+    const { rows: redacted, maskedColumns } = redact(sql, result);
     expect(maskedColumns.length).toBeGreaterThan(0);
     expect(leaks(redacted)).toEqual([]);
   });
 
   it('keeps values that do not derive from personal data', async () => {
     const sql = 'SELECT n_name, count(*) AS customers FROM tpch.tiny.customer JOIN tpch.tiny.nation ON c_nationkey = n_nationkey GROUP BY n_name';
-    const rows = await run(sql);
-    const out = redactRows(rows, outputLineage(sql, schema, { catalog: 'tpch', schema: 'tiny' }), { pii, replacement: '***', bypass: false });
-    expect(out).toEqual({ rows, maskedColumns: [] });
-  });
-
-  it('shows raw values to a bypass role', async () => {
-    const sql = 'SELECT c_phone FROM tpch.tiny.customer';
-    const rows = await run(sql);
-    const out = redactRows(rows, outputLineage(sql, schema, { catalog: 'tpch', schema: 'tiny' }), { pii, replacement: '***', bypass: true });
-    expect(out.rows).toEqual(rows);
-    expect(out.maskedColumns).toEqual([]);
+    const result = await run(sql);
+    expect(redact(sql, result)).toEqual({ rows: result.rows, maskedColumns: [] });
   });
 
   it('masks columns it cannot trace', () => {
-    const out = redactRows([[1, 'x']], [{ name: 'a', sources: [], unknown: false }], { pii, replacement: '***', bypass: false });
-    expect(out).toEqual({ rows: [[1, '***']], maskedColumns: ['_col1'] });
+    const out = redactRows(['a', 'b'], [[1, 'x']], [{ name: 'a', sources: [], unknown: false }], pii, '***');
+    expect(out).toEqual({ rows: [['***', '***']], maskedColumns: ['a', 'b'] });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ensureLimit, validateStatement } from '../../src/explore/sql/validate.ts';
+import { ensureLimit, validateStatement } from '../../src/explore/sql/index.ts';
 
 // Step 5: one read statement in Trino's dialect, decided by the grammar, then the keyword denylist.
 describe('validateStatement', () => {
@@ -62,7 +62,7 @@ describe('ensureLimit', () => {
   const limited = (sql: string) => {
     const v = validateStatement(sql);
     if (!v.ok) throw new Error(v.reason);
-    return ensureLimit(v, 10000);
+    return ensureLimit(v.statement.sql, v.statement, 10000);
   };
 
   it.each([

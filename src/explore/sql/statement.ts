@@ -1,0 +1,69 @@
+import type { RootQueryContext, StatementContext } from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
+import { nestingDepth, parseTrino, type Token } from './parse.ts';
+import { refusalOf } from './refusals.ts';
+import { is, kindOf } from './tree.ts';
+
+// Step 5 of the pipeline, first half: the generated SQL must be exactly one read query in Trino's dialect. The
+// grammar decides (one statement whose top level is a query: SELECT, WITH, VALUES, TABLE, UNION, EXCEPT,
+// INTERSECT, parenthesised or not); then the keyword denylist, the table-function ban and the identifier checks.
+
+export type ParsedStatement = {
+  /** The text exactly as it was parsed; `ensureLimit` edits this text. */
+  readonly sql: string;
+  /** The statement's query (the only kind of statement that passes validation). */
+  readonly query: RootQueryContext;
+  /** Every token, comments and spaces included, with code-point offsets into `sql`. */
+  readonly tokens: readonly Token[];
+};
+
+export type StatementValidation = { ok: true; statement: ParsedStatement } | { ok: false; reason: string };
+
+const HIDDEN = 1;
+// Parse time grows steeply with nesting (about 0.2 s at 100 levels of parentheses, 10 s at 1000); generated SQL
+// needs a handful. These bounds keep a hostile statement from holding a core.
+export const MAX_SQL_LENGTH = 100_000;
+export const MAX_NESTING = 40;
+
+export function validateStatement(sql: string): StatementValidation {
+  if (sql.length > MAX_SQL_LENGTH) return refuse(`The SQL is ${sql.length} characters long; the limit is ${MAX_SQL_LENGTH}: ask a narrower question.`);
+  const depth = nestingDepth(sql);
+  if (depth > MAX_NESTING) return refuse(`The SQL nests parentheses or CASE ${depth} deep; the limit is ${MAX_NESTING}: simplify the query.`);
+  const parsed = parseTrino(sql);
+  const meaningful = parsed.tokens.filter((t) => t.channel !== HIDDEN && parsed.symbolOf(t.type) !== 'EOF');
+  if (meaningful.every((t) => parsed.symbolOf(t.type) === 'SEMICOLON')) {
+    return refuse('The statement is empty: write one SELECT query.');
+  }
+  const error = parsed.errors[0];
+  if (error) {
+    const message = /failed predicate/.test(error.message) ? `unexpected ${near(sql, error)}` : error.message;
+    return refuse(`The SQL does not parse (line ${error.startLine}, column ${error.startColumn}): ${message}.`);
+  }
+  const statements = parsed.tree.statements().map((s) => s.singleStatement().statement());
+  if (statements.length !== 1) {
+    return refuse(`Exactly one statement is allowed, and this SQL holds ${statements.length}: ask one question per query.`);
+  }
+  const top = statements[0]!;
+  if (!is(top, 'StatementDefault')) {
+    return refuse(`Only read queries (SELECT, WITH, VALUES, UNION, EXCEPT, INTERSECT) are allowed; this is ${describe(top)}.`);
+  }
+  const query = top.rootQuery();
+  const refusal = refusalOf(query, parsed.symbolOf);
+  if (refusal) return refuse(refusal);
+  return { ok: true, statement: { sql, query, tokens: parsed.tokens } };
+}
+
+const refuse = (reason: string): StatementValidation => ({ ok: false, reason });
+
+/** `insertInto` -> "an INSERT INTO statement", `explainAnalyze` -> "an EXPLAIN ANALYZE statement". */
+function describe(statement: StatementContext): string {
+  const words = kindOf(statement).replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
+  return `${/^[AEIOU]/.test(words) ? 'an' : 'a'} ${words} statement`;
+}
+
+function near(sql: string, error: { startLine: number; startColumn: number }): string {
+  const line = sql.split(/\r?\n/)[error.startLine - 1] ?? '';
+  const text = line.slice(error.startColumn - 1, error.startColumn + 11).trim();
+  if (text.startsWith("'")) return 'input near an unterminated string literal';
+  if (text.startsWith('"')) return 'input near an unterminated quoted identifier';
+  return text ? `input near "${text}"` : 'end of input';
+}
