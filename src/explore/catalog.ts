@@ -17,18 +17,35 @@ export async function loadCatalogTags(path: string | URL = DEFAULT_TAGS_FILE): P
 }
 
 export async function readCatalog(engine: QueryEngine, catalogs: readonly string[], tags: CatalogTags): Promise<CatalogEntry[]> {
-  const byTable = new Map<string, CatalogEntry>();
+  const byTable = new Map<string, { entry: CatalogEntry; tagged: TableTags[] }>();
   for (const c of await engine.columns(catalogs)) {
     const fqn = `${c.catalog}.${c.schema}.${c.table}`.toLowerCase();
-    const tagged = tags.tables[fqn];
-    let entry = byTable.get(fqn);
-    if (!entry) {
-      entry = { fqn, name: c.table, description: tagged?.description ?? '', columns: [] };
-      byTable.set(fqn, entry);
+    let table = byTable.get(fqn);
+    if (!table) {
+      const tagged = tagsOf(tags, fqn);
+      table = { entry: { fqn, name: c.table, description: tagged.find((t) => t.description)?.description ?? '', columns: [] }, tagged };
+      byTable.set(fqn, table);
     }
-    entry.columns.push({ name: c.column, type: c.type, tags: tagged?.columns?.[c.column] ?? [] });
+    const columnTags = new Set(table.tagged.flatMap((t) => t.columns?.[c.column] ?? []));
+    table.entry.columns.push({ name: c.column, type: c.type, tags: [...columnTags] });
   }
-  return [...byTable.values()];
+  return [...byTable.values()].map((t) => t.entry);
+}
+
+type TableTags = CatalogTags['tables'][string];
+
+/**
+ * Every key of the tags file that names this table, most specific first. A `*` segment matches any catalog, schema
+ * or table, so `tpch.*.customer` tags the personal columns of that table at every scale the engine holds: a
+ * schema nobody listed must not escape redaction. Column tags of all matching keys add up.
+ */
+function tagsOf(tags: CatalogTags, fqn: string): TableTags[] {
+  const parts = fqn.split('.');
+  return Object.entries(tags.tables)
+    .map(([key, value]) => ({ segments: key.toLowerCase().split('.'), value }))
+    .filter(({ segments }) => segments.length === 3 && segments.every((s, i) => s === '*' || s === parts[i]))
+    .sort((a, b) => a.segments.filter((s) => s === '*').length - b.segments.filter((s) => s === '*').length)
+    .map(({ value }) => value);
 }
 
 /** Personal-data columns as `catalog.schema.table.column`. */
@@ -56,6 +73,8 @@ function columnWords(name: string): string[] {
   return [...body, body.join('')].map(stem);
 }
 
+const described = (e: CatalogEntry) => (e.description ? 1 : 0);
+
 export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit = 8): { entry: CatalogEntry; score: number }[] {
   const words = questionWords(q);
   const scored = entries.map((entry) => {
@@ -71,6 +90,8 @@ export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit
   });
   return scored
     .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || a.entry.fqn.localeCompare(b.entry.fqn))
+    // On a tie the tables the operator described come first: a catalog can hold the same table at many scales
+    // (tpch.tiny.orders ... tpch.sf100000.orders), and the described one is the one meant for questions.
+    .sort((a, b) => b.score - a.score || described(b.entry) - described(a.entry) || a.entry.fqn.localeCompare(b.entry.fqn))
     .slice(0, limit);
 }

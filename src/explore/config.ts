@@ -17,6 +17,11 @@ export const exploreShape = {
   CATALOG_TAGS_FILE: optionalStr(),
   CATALOG_REFRESH_SECONDS: int(300, 1),
   QUERY_TIMEOUT_MS: int(60_000, 1),
+  // Trino: when TRINO_URL is unset, statements run on the embedded sample engine.
+  TRINO_URL: url(),
+  TRINO_CA_FILE: optionalStr(),
+  TRINO_SERVICE_USER: str('svc-service'),
+  TRINO_SERVICE_TOKEN: optionalStr(),
   DASHBOARD_HMAC_KEY: optionalStr(),
   DASHBOARD_HMAC_KEY_OLD: optionalStr(),
   DASHBOARDS_DIR: optionalStr(),

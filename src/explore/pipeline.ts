@@ -144,7 +144,9 @@ async function validateGenerated(run: Run, generated: Generated, allowed: Catalo
 /** 6. The engine's estimate of bytes read, against the limit, unless confirmed or the gate is off. */
 async function gateCost(run: Run, sql: string): Promise<number | undefined> {
   const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
-  const estimate = await run.deps.engine.estimateBytes(sql);
+  const estimate = await run.deps.engine.estimateBytes(sql).catch((err: unknown) => {
+    throw engineProblem(err, 'The query engine could not estimate the statement');
+  });
   const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
   emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
   if (COST_GATE && over && !run.request.confirm_cost) {
@@ -164,11 +166,23 @@ async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
     emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
     return result;
   } catch (err) {
-    if (!(err instanceof EngineError)) throw err;
-    const status = { unauthenticated: 401, forbidden: 403, invalid: 422, timeout: 504, unavailable: 503 }[err.kind];
-    const title = { unauthenticated: 'Unauthorized', forbidden: 'Forbidden', invalid: 'Unprocessable Content', timeout: 'Gateway Timeout', unavailable: 'Service Unavailable' }[err.kind];
-    throw new ProblemError(status, title, `The query engine refused the statement: ${err.message}`);
+    throw engineProblem(err, 'The query engine refused the statement');
   }
+}
+
+const ENGINE_ANSWERS = {
+  unauthenticated: [401, 'Unauthorized'],
+  forbidden: [403, 'Forbidden'],
+  invalid: [422, 'Unprocessable Content'],
+  timeout: [504, 'Gateway Timeout'],
+  unavailable: [503, 'Service Unavailable'],
+} as const;
+
+/** An engine's refusal as an answer a person can act on, with the engine's own message; other errors pass. */
+function engineProblem(err: unknown, what: string): unknown {
+  if (!(err instanceof EngineError)) return err;
+  const [status, title] = ENGINE_ANSWERS[err.kind];
+  return new ProblemError(status, title, `${what}: ${err.message}`);
 }
 
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */

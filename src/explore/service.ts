@@ -13,7 +13,9 @@ import { consolePage } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
 import { loadExploreConfig, type ExploreConfig } from './config.ts';
 import type { ExploreDeps } from './deps.ts';
+import { readFile } from 'node:fs/promises';
 import { createEmbeddedEngine } from './engines/embedded.ts';
+import { createTrinoEngine } from './engines/trino.ts';
 import type { QueryEngine } from './engines/types.ts';
 import { createExploreMetrics } from './metrics.ts';
 import { createModelCatalog } from './models.ts';
@@ -71,6 +73,19 @@ export async function exploreDeps(input: {
   };
 }
 
+/** Trino when SVC_TRINO_URL is set (and not under `svc dev`), else the embedded sample. */
+export async function openEngine(config: ExploreConfig, opts: { embedded: boolean; logger: Logger }): Promise<QueryEngine> {
+  if (!config.TRINO_URL || opts.embedded) return createEmbeddedEngine();
+  opts.logger.info({ url: config.TRINO_URL, serviceUser: config.TRINO_SERVICE_USER }, 'statements run on Trino as the caller');
+  return createTrinoEngine({
+    url: config.TRINO_URL,
+    ca: config.TRINO_CA_FILE ? await readFile(config.TRINO_CA_FILE, 'utf8') : undefined,
+    serviceUser: config.TRINO_SERVICE_USER,
+    serviceToken: config.TRINO_SERVICE_TOKEN,
+    metadataTimeoutMs: config.QUERY_TIMEOUT_MS,
+  });
+}
+
 export const exploreService: ServiceDefinition = {
   name: 'explore',
   defaultPort: 8081,
@@ -80,9 +95,10 @@ export const exploreService: ServiceDefinition = {
     ...(await migrate(db, 'explore', await loadMigrations(new URL('./migrations/', import.meta.url)))),
   ],
   async start({ env, shared, logger }) {
-    const engine = await createEmbeddedEngine();
+    const config = loadExploreConfig(env);
+    const engine = await openEngine(config, { embedded: shared.embedded, logger });
     const deps = await exploreDeps({
-      config: loadExploreConfig(env),
+      config,
       db: shared.db,
       policy: shared.policy,
       engine,

@@ -8,13 +8,13 @@ import { initTracing } from './tracing.ts';
 
 export type Launched = { name: string; url: string; close(): Promise<void> };
 
-/** Opens the parts services share. `embedded` ignores SVC_PG_HOST and SVC_OPA_URL (what `svc dev` promises). */
+/** Opens the parts services share. `embedded` ignores SVC_PG_HOST, SVC_OPA_URL and SVC_TRINO_URL (what `svc dev` promises). */
 export async function openSharedParts(env: Env, opts: { embedded: boolean; inMemory?: boolean }): Promise<SharedParts> {
   const platform = loadPlatformConfig(env);
   const selected: PlatformConfig = opts.embedded ? { ...platform, PG_HOST: undefined, OPA_URL: undefined } : platform;
   const db = await openDatabase(selected, { inMemory: opts.inMemory ?? false });
   const policy = await createPolicyEngine(selected);
-  return { platform: selected, db, policy };
+  return { platform: selected, db, policy, embedded: opts.embedded };
 }
 
 export async function migrateAll(db: Database, services: ServiceDefinition[]): Promise<string[]> {

@@ -9,6 +9,8 @@ import type { PolicyEngine } from './policy/index.ts';
 // (one embedded database, one policy engine), and that `svc serve` opens for a single service.
 export type SharedParts = {
   platform: PlatformConfig;
+  /** `svc dev`: every part embedded, whatever the environment names (no Postgres, OPA sidecar or Trino). */
+  embedded: boolean;
   db: Database;
   policy: PolicyEngine;
 };

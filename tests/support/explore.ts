@@ -24,7 +24,9 @@ export const as = {
   viewer: { user: 'vic', role: 'svc-viewer' },
 } satisfies Record<string, ExploreIdentity>;
 
-export async function exploreHarness(env: Record<string, string> = {}, opts: { engine?: QueryEngine; logger?: Logger } = {}) {
+export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string> };
+
+export async function exploreHarness(env: Record<string, string> = {}, opts: HarnessOptions = {}) {
   const db: Database = await openPglite({});
   await exploreService.migrate(db);
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-explore-'));
@@ -39,7 +41,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: { e
   });
   const app = createExploreApp(deps);
   const headers = (who?: ExploreIdentity): Record<string, string> =>
-    who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-User-Token': `token-of-${who.user}`, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {};
+    who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-User-Token': opts.tokens?.[who.user] ?? `token-of-${who.user}`, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {};
   return {
     app,
     deps,
