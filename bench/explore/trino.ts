@@ -1,0 +1,82 @@
+// Explore on Trino, in one run: the time the service adds on top of Trino for the same statements.
+//   peer:  each statement run directly with trino-client, as the same user with the same token;
+//   svc:   POST /query (force, a scripted model that answers with that statement) on the Trino engine: policy,
+//          validation, the cost estimate (one EXPLAIN round trip to Trino), execution, redaction, publishing.
+// The two are interleaved so that Trino's warm-up and drift hit both alike.
+// Run: npx tsx bench/explore/trino.ts [--iterations 40]   (starts Trino with scripts/start-trino.sh)
+import { Trino } from 'trino-client';
+import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
+import { as, exploreHarness } from '../../tests/support/explore.ts';
+import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
+import { ensureTrino, trinoToken, TRINO_URL } from '../../tests/support/trino.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const N = Number(arg('iterations', '40'));
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
+
+const STATEMENTS = [
+  'SELECT count(*) AS orders FROM tpch.tiny.orders',
+  'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name',
+  'SELECT o_orderpriority, sum(o_totalprice) AS total FROM tpch.tiny.orders GROUP BY o_orderpriority ORDER BY total DESC',
+];
+
+async function direct(sql: string, user: string, token: string, ca: string): Promise<number> {
+  const client = Trino.create({ server: TRINO_URL, ssl: { ca }, extraHeaders: { Authorization: `Bearer ${token}`, 'X-Trino-User': user } });
+  let rows = 0;
+  for await (const page of await client.query(sql)) {
+    if (page.error) throw new Error(page.error.message);
+    rows += page.data?.length ?? 0;
+  }
+  return rows;
+}
+
+async function main() {
+  const { ca } = ensureTrino();
+  const who = as.analyst2; // no row filter: both paths read the same rows
+  const token = await trinoToken(who.user);
+  let answer = '';
+  const gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => answer });
+  const engine = createTrinoEngine({ url: TRINO_URL, ca, serviceUser: 'svc-service', serviceToken: await trinoToken('svc-service'), metadataTimeoutMs: 60_000 });
+  const h = await exploreHarness({ SVC_LLM_URL: gw.url }, { engine, tokens: { [who.user]: token } });
+
+  const peer: number[] = [];
+  const explain: number[] = [];
+  const svc: number[] = [];
+  for (let i = -5; i < N; i++) {
+    for (const sql of STATEMENTS) {
+      const t0 = performance.now();
+      await direct(sql, who.user, token, ca);
+      const te = performance.now();
+      await direct(`EXPLAIN (TYPE IO, FORMAT JSON) ${sql}`, who.user, token, ca);
+      const t1 = performance.now();
+      answer = `\`\`\`sql\n${sql}\n\`\`\``;
+      const res = await h.ask(who, { question: `bench ${i} ${sql.length}`, force: true });
+      const t2 = performance.now();
+      if (res.status !== 200) throw new Error(`svc answered ${res.status}: ${JSON.stringify(res.body)}`);
+      if (i >= 0) {
+        peer.push(te - t0);
+        explain.push(t1 - te);
+        svc.push(t2 - t1);
+      }
+    }
+  }
+
+  console.log(`\nexplore on Trino 476, ${N} rounds of ${STATEMENTS.length} statements (user ${who.user}, tpch.tiny)`);
+  console.log(' path                                |         p50 |         p99');
+  console.log(` ${'trino-client directly (peer)'.padEnd(35)} | ${ms(pct(peer, 50))} | ${ms(pct(peer, 99))}`);
+  console.log(` ${'EXPLAIN (TYPE IO) directly'.padEnd(35)} | ${ms(pct(explain, 50))} | ${ms(pct(explain, 99))}`);
+  console.log(` ${'svc POST /query'.padEnd(35)} | ${ms(pct(svc, 50))} | ${ms(pct(svc, 99))}`);
+  const added = svc.map((x, i) => x - peer[i]!);
+  const own = svc.map((x, i) => x - peer[i]! - explain[i]!);
+  console.log(` ${'added by svc (paired difference)'.padEnd(35)} | ${ms(pct(added, 50))} | ${ms(pct(added, 99))}`);
+  console.log(` ${'  of which not the EXPLAIN'.padEnd(35)} | ${ms(pct(own, 50))} | ${ms(pct(own, 99))}`);
+  console.log(` ratio svc / direct p50: ${(pct(svc, 50) / pct(peer, 50)).toFixed(2)}x (svc includes one EXPLAIN round trip for the cost gate)`);
+  await h.close();
+  await gw.close();
+}
+
+await main();
