@@ -9,31 +9,10 @@ import * as store from '../store.ts';
 export type DashboardAction = 'view' | 'share' | 'delete';
 export type Scope = 'mine' | 'shared' | 'public' | 'all';
 
-export type DashboardView = {
-  id: string;
-  owner: string;
-  visibility: store.DashboardRow['visibility'];
-  allowed_users: string[];
-  allowed_groups: string[];
-  title: string;
-  question: string;
-  sql: string;
-  columns: { name: string; type: string }[];
-  created_at: string;
-};
+/** A dashboard as the API shows it: the row without its file path, the time as ISO text. */
+export type DashboardView = Omit<store.DashboardRow, 'file' | 'created_at'> & { created_at: string };
 
-const view = (d: store.DashboardRow): DashboardView => ({
-  id: d.id,
-  owner: d.owner,
-  visibility: d.visibility,
-  allowed_users: d.allowed_users,
-  allowed_groups: d.allowed_groups,
-  title: d.title,
-  question: d.question,
-  sql: d.sql,
-  columns: d.columns,
-  created_at: d.created_at.toISOString(),
-});
+const view = ({ file: _file, created_at, ...rest }: store.DashboardRow): DashboardView => ({ ...rest, created_at: created_at.toISOString() });
 
 export function decideDashboard(policy: PolicyEngine, caller: Caller, action: DashboardAction, d: store.DashboardRow): Promise<PolicyDecision> {
   return policy.decide('dashboards', {
