@@ -67,9 +67,11 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
   };
 }
 
-function parseVector(text: string): Float32Array {
-  const parts = text.slice(1, -1).split(',');
-  const v = new Float32Array(parts.length);
-  for (let i = 0; i < parts.length; i++) v[i] = Number(parts[i]);
+/** pgvector's binary form: int16 dimension, int16 unused, then the values as big-endian float4. */
+function parseVector(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dim = view.getInt16(0);
+  const v = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) v[i] = view.getFloat32(4 + 4 * i);
   return v;
 }

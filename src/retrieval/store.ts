@@ -132,9 +132,13 @@ export async function insertChunks(sql: Sql, slug: string, documentId: string, c
 }
 
 /** Every embedding of a collection, in insertion order, to rebuild the in-memory index. */
-export async function collectionEmbeddings(sql: Sql, slug: string): Promise<{ id: string; embedding: string }[]> {
+/**
+ * Every chunk's embedding in pgvector's binary form (`vector_send`: dimension, an unused word, big-endian
+ * float4s): decoding bytes is many times faster than printing and parsing decimal text, for the server and for us.
+ */
+export async function collectionEmbeddings(sql: Sql, slug: string): Promise<{ id: string; embedding: Uint8Array }[]> {
   return sql.query(
-    `SELECT id::text AS id, embedding::text AS embedding FROM retrieval_chunks WHERE collection_slug = $1 ORDER BY seq`,
+    `SELECT id::text AS id, vector_send(embedding) AS embedding FROM retrieval_chunks WHERE collection_slug = $1 ORDER BY seq`,
     [slug],
   );
 }

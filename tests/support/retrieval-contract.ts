@@ -159,6 +159,17 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
         q2.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
         await direct.close();
+
+        // a second replica on the same database builds its copy from the stored vectors, and follows an upload
+        // made through the first one
+        const replica = await retrievalHarness(h.db);
+        const q3 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+        q3.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
+        expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
+        const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        expect(q4.body.chunks[0].filename).toBe('late.txt');
+        await replica.close();
       });
 
       it('uses SVC_DEFAULT_TOP_K when top_k is absent and refuses a top_k above the ceiling naming it', async () => {
