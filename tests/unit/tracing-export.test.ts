@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// SVC_TRACING_ENABLED=true: `svc serve explore` exports its pipeline spans over OTLP/HTTP (JSON) to
+// SVC_OTEL_EXPORTER_OTLP_ENDPOINT, under the service's own name. The receiver here records what arrives.
+type Export = { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: { name: string }[] }[] }[] };
+
+describe('trace export', () => {
+  let receiver: Server;
+  const exports: Export[] = [];
+  let child: ChildProcess;
+  let output = '';
+  let dataDir: string;
+  const port = 18695;
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        if (req.url === '/v1/traces') exports.push(JSON.parse(body) as Export);
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    dataDir = await mkdtemp(join(tmpdir(), 'svc-tracing-'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      SVC_PG_HOST: '',
+      SVC_OPA_URL: '',
+      SVC_LLM_URL: '',
+      SVC_TRINO_URL: '',
+      SVC_LOG_LEVEL: 'info',
+      SVC_TRACING_ENABLED: 'true',
+      SVC_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    };
+    child = spawn(join(process.cwd(), 'bin/svc'), ['serve', 'explore', '--port', String(port)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const deadline = Date.now() + 60_000;
+    while (!output.includes('explore listening') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+  }, 90_000);
+
+  afterAll(async () => {
+    child?.kill('SIGTERM');
+    await new Promise((r) => child?.once('exit', r));
+    receiver?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("sends the pipeline's spans under the service name", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/query`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' },
+      body: JSON.stringify({ question: 'how many customers are there per nation' }),
+    });
+    expect(res.status).toBe(200);
+    const deadline = Date.now() + 20_000; // the batch processor sends every few seconds
+    const names = () => exports.flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((sp) => sp.name))));
+    while (!names().some((n) => n.includes('execute')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    const services = exports.flatMap((e) => e.resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue));
+    expect(new Set(services)).toEqual(new Set(['explore']));
+    for (const step of ['cache', 'catalog', 'policy', 'generate', 'validate', 'cost', 'execute', 'redact', 'publish', 'remember']) {
+      expect(names().some((n) => n.endsWith(step)), `span for step ${step}`).toBe(true);
+    }
+  }, 30_000);
+});
