@@ -5,6 +5,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
+// Fail closed where the permission model is not in force (a runtime without it, such as Bun, or missing flags).
+const walls = process.permission;
+if (!walls || walls.has('fs.write') || walls.has('child') || walls.has('worker')) {
+  process.stderr.write('refusing to serve: Node\'s permission model is not restricting this sandbox\n');
+  process.exit(4);
+}
+
 const [file, digest] = process.argv.slice(2);
 const page = readFileSync(file, 'utf8');
 const body = page.slice(page.indexOf('\n') + 1);

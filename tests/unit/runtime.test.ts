@@ -145,6 +145,14 @@ describe('dashboards runtime', () => {
     expect(readOwn.status).toBe(0);
   });
 
+  it('refuses to serve from a sandbox the permission model does not restrict (no flags, or a runtime without it)', async () => {
+    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards LIMIT 1');
+    const script = new URL('../../dashboards-runtime/sandbox/sandbox.mjs', import.meta.url).pathname;
+    const open = spawnSync(process.execPath, [script, row!.file, 'digest'], { encoding: 'utf8', timeout: 10_000 });
+    expect(open.status).toBe(4);
+    expect(open.stderr).toContain('permission model');
+  });
+
   it('answers 404 for a dashboard that does not exist or was deleted', async () => {
     expect((await open('no-such-dashboard', people.admin)).status).toBe(404);
     const q = await h.ask(people.owner, { question: 'how many nations are there', force: true });
