@@ -132,8 +132,9 @@ export async function insertChunks(sql: Sql, slug: string, documentId: string, c
 }
 
 /**
- * Every embedding of a collection, in insertion order, to rebuild the in-memory index; in pgvector's binary form (`vector_send`: dimension, an unused word, big-endian
- * float4s): decoding bytes is many times faster than printing and parsing decimal text, for the server and for us.
+ * Every embedding of a collection, in insertion order, to rebuild the in-memory index. In pgvector's binary form
+ * (`vector_send`: dimension, an unused word, big-endian float4s): decoding bytes is many times faster than
+ * printing and parsing decimal text, for the server and for us.
  */
 export async function collectionEmbeddings(sql: Sql, slug: string): Promise<{ id: string; embedding: Uint8Array }[]> {
   return sql.query(
