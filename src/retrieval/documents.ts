@@ -90,8 +90,7 @@ export async function uploadDocument(
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
 
-    const { document, from, to } = await deps.db.transaction(async (tx) => {
-      const before = await store.collectionVersion(tx, slug);
+    const document = await deps.db.transaction(async (tx) => {
       const document = await store.insertDocument(tx, {
         id: documentId,
         collection_slug: slug,
@@ -108,9 +107,8 @@ export async function uploadDocument(
       });
       for (let i = 0; i < rows.length; i += 500) await store.insertChunks(tx, slug, documentId, rows.slice(i, i + 500));
       await store.bumpCollectionVersion(tx, slug);
-      return { document, from: before!, to: before! + 1 };
+      return document;
     });
-    deps.indexes.appended(slug, from, to, rows.map((r) => r.id), vectors);
     deps.metrics.documentsIngested.inc({ outcome: 'indexed', format });
     deps.metrics.chunksIngested.inc(rows.length);
     return view(document);

@@ -3,9 +3,13 @@ import * as store from './store.ts';
 import { createVectorIndex, type VectorIndex } from './vector-index/index.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
-// every use first reads the collection's version (one indexed row), and a copy whose version differs is rebuilt,
-// so a replica never answers from vectors another replica has replaced.
-type Entry = { version: number; index: VectorIndex | 'too-large' };
+// every use first reads the collection's version (one indexed row), and a copy whose version differs catches up.
+// Catching up reads only the chunks stored after the copy's last one, when the collection's chunk count and the
+// sum of its chunk sequence numbers show that nothing else changed (no deletion, no insert committed out of
+// sequence order); otherwise the copy is rebuilt. So an upload through any replica costs the others the new rows
+// only, and a replica never answers from vectors another replica has removed.
+type Copy = { index: VectorIndex; rows: number; lastSeq: number; seqSum: number };
+type Entry = { version: number; copy: Copy | 'too-large' };
 
 export type CollectionIndexes = {
   /**
@@ -13,58 +17,63 @@ export type CollectionIndexes = {
    * collection has more chunks than an in-memory copy may hold.
    */
   get(sql: Sql, slug: string, version: number): Promise<VectorIndex | 'too-large'>;
-  /** After this process appended chunks and moved the version from `from` to `to`: extend the copy in place. */
-  appended(slug: string, from: number, to: number, ids: string[], vectors: number[][]): void;
   drop(slug: string): void;
 };
 
 export function createCollectionIndexes(dim: number, maxChunks: number): CollectionIndexes {
   const entries = new Map<string, Entry>();
-  const building = new Map<string, Promise<Entry>>();
+  const pending = new Map<string, Promise<Entry>>();
 
-  async function rebuild(sql: Sql, slug: string, version: number): Promise<Entry> {
-    if ((await store.chunkCount(sql, slug)) > maxChunks) {
-      const entry = { version, index: 'too-large' as const };
-      entries.set(slug, entry);
-      return entry;
+  async function catchUp(sql: Sql, slug: string, version: number, held: Copy | undefined): Promise<Entry> {
+    if (held) {
+      const delta = await store.embeddingsAfter(sql, slug, held.lastSeq);
+      const added = delta.rows;
+      const unchanged = delta.total === held.rows + added.length && delta.seqSum === held.seqSum + added.reduce((s, r) => s + r.seq, 0);
+      if (unchanged && delta.total <= maxChunks) {
+        append(held, added);
+        return remember(slug, { version, copy: held });
+      }
     }
-    const rows = await store.collectionEmbeddings(sql, slug);
-    const index = await createVectorIndex(dim);
-    index.add(
-      rows.map((r) => r.id),
-      rows.map((r) => parseVector(r.embedding)),
-    );
-    const entry = { version, index };
-    entries.set(slug, entry);
-    return entry;
+    if ((await store.chunkCount(sql, slug)) > maxChunks) return remember(slug, { version, copy: 'too-large' });
+    const all = await store.embeddingsAfter(sql, slug, 0);
+    const copy: Copy = { index: await createVectorIndex(dim), rows: 0, lastSeq: 0, seqSum: 0 };
+    append(copy, all.rows);
+    return remember(slug, { version, copy });
   }
+
+  const remember = (slug: string, entry: Entry) => (entries.set(slug, entry), entry);
 
   return {
     async get(sql, slug, version) {
-      const cached = entries.get(slug);
-      if (cached?.version === version) return cached.index;
+      const held = entries.get(slug);
+      if (held?.version === version) return index(held);
+      // One catch-up at a time per collection; callers asking for the same version share it.
       const key = `${slug}@${version}`;
-      let pending = building.get(key);
-      if (!pending) {
-        pending = rebuild(sql, slug, version).finally(() => building.delete(key));
-        building.set(key, pending);
+      let running = pending.get(key);
+      if (!running) {
+        const copy = held && held.copy !== 'too-large' ? held.copy : undefined;
+        running = catchUp(sql, slug, version, copy).finally(() => pending.delete(key));
+        pending.set(key, running);
       }
-      return (await pending).index;
-    },
-    appended(slug, from, to, ids, vectors) {
-      const cached = entries.get(slug);
-      if (!cached) return;
-      if (cached.version !== from || cached.index === 'too-large') {
-        entries.delete(slug);
-        return;
-      }
-      cached.index.add(ids, vectors);
-      cached.version = to;
+      return index(await running);
     },
     drop(slug) {
       entries.delete(slug);
     },
   };
+}
+
+const index = (entry: Entry) => (entry.copy === 'too-large' ? 'too-large' : entry.copy.index);
+
+function append(copy: Copy, rows: { seq: number; id: string; embedding: Uint8Array }[]): void {
+  if (rows.length === 0) return;
+  copy.index.add(
+    rows.map((r) => r.id),
+    rows.map((r) => parseVector(r.embedding)),
+  );
+  copy.rows += rows.length;
+  copy.lastSeq = rows[rows.length - 1]!.seq;
+  for (const r of rows) copy.seqSum += r.seq;
 }
 
 /** pgvector's binary form: int16 dimension, int16 unused, then the values as big-endian float4. */

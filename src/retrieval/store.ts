@@ -94,7 +94,7 @@ export async function collectionVersion(sql: Sql, slug: string): Promise<number 
 }
 
 export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<void> {
-  await sql.query(`UPDATE retrieval_collections SET version = version + 1 WHERE slug = $1`, [slug]);
+  await sql.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
 }
 
 export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'>): Promise<DocumentRow> {
@@ -132,15 +132,31 @@ export async function insertChunks(sql: Sql, slug: string, documentId: string, c
 }
 
 /**
- * Every embedding of a collection, in insertion order, to rebuild the in-memory index. In pgvector's binary form
- * (`vector_send`: dimension, an unused word, big-endian float4s): decoding bytes is many times faster than
- * printing and parsing decimal text, for the server and for us.
+ * The collection's chunk count and the sum of its chunk sequence numbers, with the embeddings of the chunks after
+ * `afterSeq` in sequence order, all from one snapshot: an in-memory copy catches up from this, or is built from it
+ * with `afterSeq` 0. Embeddings come in pgvector's binary form (`vector_send`: dimension, an unused word,
+ * big-endian float4s): decoding bytes is many times faster than printing and parsing decimal text.
  */
-export async function collectionEmbeddings(sql: Sql, slug: string): Promise<{ id: string; embedding: Uint8Array }[]> {
-  return sql.query(
-    `SELECT id::text AS id, vector_send(embedding) AS embedding FROM retrieval_chunks WHERE collection_slug = $1 ORDER BY seq`,
-    [slug],
+export async function embeddingsAfter(
+  sql: Sql,
+  slug: string,
+  afterSeq: number,
+): Promise<{ total: number; seqSum: number; rows: { seq: number; id: string; embedding: Uint8Array }[] }> {
+  const found = await sql.query<{ total: number; seq_sum: number; seq: number | null; id: string | null; embedding: Uint8Array | null }>(
+    `WITH totals AS (
+       SELECT count(*)::int AS total, coalesce(sum(seq), 0)::float8 AS seq_sum FROM retrieval_chunks WHERE collection_slug = $1)
+     SELECT t.total, t.seq_sum, c.seq, c.id, c.embedding
+     FROM totals t LEFT JOIN LATERAL (
+       SELECT seq, id::text AS id, vector_send(embedding) AS embedding
+       FROM retrieval_chunks WHERE collection_slug = $1 AND seq > $2 ORDER BY seq) c ON true`,
+    [slug, afterSeq],
   );
+  const first = found[0]!;
+  return {
+    total: first.total,
+    seqSum: first.seq_sum,
+    rows: found.filter((r) => r.seq !== null).map((r) => ({ seq: r.seq!, id: r.id!, embedding: r.embedding! })),
+  };
 }
 
 export async function chunksByIds(sql: Sql, ids: string[]): Promise<ChunkHit[]> {

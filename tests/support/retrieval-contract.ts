@@ -169,6 +169,16 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
         const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
         expect(q4.body.chunks[0].filename).toBe('late.txt');
+
+        // a collection deleted and created again under the same slug is never answered from the old copy
+        await create('reborn');
+        await h.upload('reborn', who.engineer, { name: 'old.txt', bytes: text('alpha bravo charlie') });
+        const ask = () => replica.json('POST', '/collections/reborn/query', who.user, { question: 'alpha bravo charlie', top_k: 3 });
+        expect((await ask()).body.chunks.map((c: { filename: string }) => c.filename)).toEqual(['old.txt']);
+        expect((await h.json('DELETE', '/collections/reborn', who.admin)).status).toBe(200);
+        await create('reborn');
+        await h.upload('reborn', who.engineer, { name: 'new.txt', bytes: text('alpha bravo delta') });
+        expect((await ask()).body.chunks.map((c: { filename: string }) => c.filename)).toEqual(['new.txt']);
         await replica.close();
       });
 
