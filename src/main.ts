@@ -12,6 +12,7 @@ import { launch, migrateAll, openSharedParts, type Launched } from './platform/l
 import { buildPolicies } from './platform/policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
 import { retrievalService } from './retrieval/service.ts';
+import { upgradeTrackerSchema } from './tracker/schema-gate.ts';
 import { trackerService } from './tracker/service.ts';
 
 const SERVICES: ServiceDefinition[] = [retrievalService, exploreService, trackerService, dashboardsRuntimeService];
@@ -21,6 +22,7 @@ const USAGE = `usage: svc <command>
   dev                          start every service on embedded defaults (PGlite, wasm policies)
   serve <service> [--port N]   start one service: ${SERVICES.map((s) => s.name).join(', ')}
   db migrate                   apply every service's schema migrations to the configured database
+  tracker db upgrade           bring the tracker's schema up to this version (a server on an older one is read-only)
   dashboards resign            sign every dashboard page with the current key (after a rotation)
   policies build               compile policies/ to the committed wasm bundle (needs opa)
 `;
@@ -42,6 +44,12 @@ async function main(argv: string[]): Promise<number> {
       return withShared(async (shared) => {
         const applied = await migrateAll(shared.db, SERVICES);
         console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+      });
+    case 'tracker':
+      if (sub !== 'db' || rest[0] !== 'upgrade') return usage(`unknown tracker command '${[sub, ...rest].join(' ')}'`);
+      return withShared(async (shared) => {
+        const applied = await upgradeTrackerSchema(shared.db);
+        console.log(applied.length ? `applied ${applied.join(', ')}` : 'tracker schema is up to date');
       });
     case 'dashboards':
       if (sub !== 'resign') return usage(`unknown dashboards command '${sub ?? ''}'`);

@@ -33,7 +33,10 @@ export async function launch(
   if (shared.platform.TRACING_ENABLED) {
     await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
   }
-  await migrateAll(shared.db, services);
+  await migrateAll(
+    shared.db,
+    services.filter((s) => s.migrateAtStart !== false),
+  );
   const launched: Launched[] = [];
   for (const service of services) {
     const logger = createLogger(service.name, shared.platform.LOG_LEVEL);

@@ -26,5 +26,7 @@ export type ServiceDefinition = {
   portSetting: string;
   /** Schema migrations this service owns, applied by `svc db migrate` and at start-up. */
   migrate(db: Database): Promise<string[]>;
+  /** False: the launcher does not apply `migrate` before start(); the service decides at start (the tracker). */
+  migrateAtStart?: boolean;
   start(ctx: ServiceContext): Promise<StartedService>;
 };

@@ -1,0 +1,45 @@
+import { Hono } from 'hono';
+import { createApp, type AppEnv } from '../platform/http.ts';
+import type { TrackerDeps } from './deps.ts';
+import { TrackerError, trackerErrorResponse } from './errors.ts';
+import { experimentRoutes } from './routes/experiments.ts';
+import { loggedModelRoutes } from './routes/logged-models.ts';
+import { metricRoutes } from './routes/metrics.ts';
+import { runRoutes } from './routes/runs.ts';
+import { schemaGateMiddleware } from './schema-gate.ts';
+
+/** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
+export const API_PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow', '/api/2.0/tracker'] as const;
+export const ARTIFACTS_PREFIX = '/api/2.0/mlflow-artifacts';
+
+/** The tracking API (everything under one prefix), as mounted at each of API_PREFIXES. */
+export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
+  const api = new Hono<AppEnv>();
+  api.route('/', experimentRoutes(deps));
+  api.route('/', runRoutes(deps));
+  api.route('/', metricRoutes(deps));
+  api.route('/', loggedModelRoutes(deps));
+  return api;
+}
+
+export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
+  const app = createApp({
+    service: 'tracker',
+    logger: deps.logger,
+    metrics: deps.metrics,
+    ready: () => deps.db.ping(),
+    mapError: trackerErrorResponse,
+  });
+  const gate = schemaGateMiddleware(deps.schema);
+  const api = trackerApi(deps);
+  for (const prefix of API_PREFIXES) {
+    app.use(`${prefix}/*`, gate);
+    app.route(prefix, api);
+  }
+  app.use(`${ARTIFACTS_PREFIX}/*`, gate);
+  // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
+  app.notFound((c) =>
+    trackerErrorResponse(new TrackerError('ENDPOINT_NOT_FOUND', `No API endpoint for ${c.req.method} ${c.req.path}.`), c),
+  );
+  return app;
+}

@@ -1,0 +1,22 @@
+import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/log.ts';
+import type { ServiceMetrics } from '../platform/metrics.ts';
+import type { ObjectStore } from '../platform/objects/index.ts';
+import type { TrackerConfig } from './config.ts';
+import type { SchemaGate } from './schema-gate.ts';
+
+/** Everything the tracker's routes need, built once by the app factory (or by a test). */
+export type TrackerDeps = {
+  config: TrackerConfig;
+  db: Database;
+  /** The store under the artifact root; keys are relative to the root. */
+  artifacts: ObjectStore;
+  /** The root URI as configured (s3://bucket/prefix, or an absolute folder path), without a trailing '/'. */
+  artifactRoot: string;
+  /** Epoch milliseconds; a test may pin it. */
+  now(): number;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** Whether the database schema is current; when it is not, writes are refused (see schema-gate.ts). */
+  schema: SchemaGate;
+};

@@ -1,0 +1,7 @@
+import { Hono } from 'hono';
+import type { AppEnv } from '../../platform/http.ts';
+import type { TrackerDeps } from '../deps.ts';
+
+export function loggedModelRoutes(_deps: TrackerDeps): Hono<AppEnv> {
+  return new Hono<AppEnv>();
+}
