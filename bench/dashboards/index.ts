@@ -3,14 +3,7 @@
 // on the same machine.
 // Run: npx tsx bench/dashboards/index.ts [--launches 40]
 import { spawn } from 'node:child_process';
-import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
-import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
-import { createSandboxPool } from '../../dashboards-runtime/pool.ts';
-import { createProcessLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
-import { createSessions } from '../../dashboards-runtime/viewer.ts';
-import { startServer } from '../../src/platform/http.ts';
-import { createLogger } from '../../src/platform/log.ts';
-import { createMetrics } from '../../src/platform/metrics.ts';
+import { runtimeHarness } from '../../tests/support/dashboards.ts';
 import { exploreHarness } from '../../tests/support/explore.ts';
 
 const i = process.argv.indexOf('--launches');
@@ -18,26 +11,14 @@ const N = i > 0 ? Number(process.argv[i + 1]) : 40;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 const h = await exploreHarness();
-const explore = await startServer(h.app, 0, '127.0.0.1');
-const pool = createSandboxPool(createProcessLauncher(), 600);
-const runtime = createRuntimeApp({
-  discovery: createDiscovery(h.db, 30),
-  pool,
-  sessions: createSessions('test-key'),
-  keys: { current: 'test-key' },
-  exploreUrl: explore.url,
-  fetch,
-  logger: createLogger('runtime', 'silent'),
-  metrics: createMetrics('dashboards-runtime'),
-  ready: async () => true,
-});
+const runtime = await runtimeHarness(h, { idleSeconds: 600 });
 const q = await h.ask({ user: 'olivia', role: 'svc-analyst' }, { question: 'how many customers are there per nation' });
 await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, { user: 'olivia', role: 'svc-analyst' }, { visibility: 'public', allowed_users: [], allowed_groups: [] });
 
 const firstByte: number[] = [];
 for (let n = 0; n < N; n++) {
   const t = performance.now();
-  const res = await runtime.request(`/d/${q.body.dashboard_id}`, { headers: { 'X-User-Id': `viewer${n}`, 'X-User-Role': 'svc-analyst' } });
+  const res = await runtime.app.request(`/d/${q.body.dashboard_id}`, { headers: { 'X-User-Id': `viewer${n}`, 'X-User-Role': 'svc-analyst' } });
   const reader = res.body!.getReader();
   await reader.read();
   firstByte.push(performance.now() - t);
@@ -55,7 +36,6 @@ console.log(' path                                   |     p50 |     p99');
 console.log(` request to first byte, fresh sandbox   | ${pct(firstByte, 50).toFixed(1).padStart(5)} ms | ${pct(firstByte, 99).toFixed(1).padStart(5)} ms   (target p50 < 300 ms)`);
 console.log(` bare \`node -e 0\` start and exit       | ${pct(bare, 50).toFixed(1).padStart(5)} ms | ${pct(bare, 99).toFixed(1).padStart(5)} ms`);
 console.log(` ratio p50: ${(pct(firstByte, 50) / pct(bare, 50)).toFixed(2)}x`);
-await pool.close();
-await explore.close();
+await runtime.close();
 await h.close();
 process.exit(0);

@@ -1,55 +1,35 @@
 import { execFileSync } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
-import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
-import { createSandboxPool, type SandboxPool } from '../../dashboards-runtime/pool.ts';
-import { createProcessLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
-import { createSessions } from '../../dashboards-runtime/viewer.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { createLogger } from '../../src/platform/log.ts';
-import { createMetrics } from '../../src/platform/metrics.ts';
 import { launchBrowser } from '../support/browser.ts';
+import { runtimeHarness, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 
 // A person asks in the explore console, shares the answer from there, and another person opens it in the
 // runtime, which shows the page from a sandbox of their own; a person it is not shared with is refused.
 let h: ExploreHarness;
-let explore: RunningServer;
-let runtime: RunningServer;
-let pool: SandboxPool;
+let runtime: RuntimeHarness;
+let served: RunningServer;
 let browser: Browser;
 
 beforeAll(async () => {
   execFileSync('bash', ['scripts/install-chromium.sh'], { stdio: 'inherit' });
   h = await exploreHarness({ SVC_COST_GATE: 'false' });
-  explore = await startServer(h.app, 0, '127.0.0.1');
-  pool = createSandboxPool(createProcessLauncher(), 60);
-  const app = createRuntimeApp({
-    discovery: createDiscovery(h.db, 30),
-    pool,
-    sessions: createSessions('test-key'),
-    keys: { current: 'test-key' },
-    exploreUrl: explore.url,
-    fetch,
-    logger: createLogger('runtime', 'silent'),
-    metrics: createMetrics('dashboards-runtime'),
-    ready: async () => true,
-  });
-  runtime = await startServer(app, 0, '127.0.0.1');
+  runtime = await runtimeHarness(h);
+  served = await startServer(runtime.app, 0, '127.0.0.1');
   browser = await launchBrowser();
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
+  await served?.close();
   await runtime?.close();
-  await pool?.close();
-  await explore?.close();
   await h?.close();
 });
 
 it('shares a dashboard from the console and opens it for the right people only', async () => {
   const page = await browser.newPage();
-  await page.goto(explore.url);
+  await page.goto(runtime.explore.url);
   await page.fill('#who', 'olivia');
   await page.fill('#role', 'svc-analyst');
   await page.dispatchEvent('#role', 'change');
@@ -66,7 +46,7 @@ it('shares a dashboard from the console and opens it for the right people only',
   const viewAs = async (user: string, role: string) => {
     const context = await browser.newContext({ extraHTTPHeaders: { 'X-User-Id': user, 'X-User-Role': role } });
     const tab = await context.newPage();
-    const res = await tab.goto(`${runtime.url}/d/${id}`);
+    const res = await tab.goto(`${served.url}/d/${id}`);
     return { status: res!.status(), tab, pid: res!.headers()['x-sandbox-pid'], context };
   };
   const luke = await viewAs('luke', 'svc-user');

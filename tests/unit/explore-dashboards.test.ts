@@ -1,28 +1,12 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupDeletedDashboards } from '../../src/explore/dashboards/maintenance.ts';
+import { SHARING_PEOPLE, VISIBILITIES, CAN_VIEW, viewMatrix } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness, type ExploreIdentity } from '../support/explore.ts';
 
 // Dashboard sharing through HTTP: the full visibility matrix on /access and on the list scopes, and who may
 // change or delete a dashboard. Every answer comes from the dashboards policy.
-const people = {
-  owner: { user: 'olivia', role: 'svc-analyst' },
-  listed: { user: 'luke', role: 'svc-user' },
-  member: { user: 'gina', role: 'svc-user', groups: 'finance,ops' },
-  other: { user: 'oscar', role: 'svc-analyst', groups: 'marketing' },
-  viewer: { user: 'vera', role: 'svc-viewer' },
-  admin: { user: 'adam', role: 'svc-admin' },
-} satisfies Record<string, ExploreIdentity>;
-
-const VISIBILITIES = ['private', 'users', 'groups', 'public'] as const;
-const CAN_VIEW: Record<keyof typeof people, boolean[]> = {
-  owner: [true, true, true, true],
-  listed: [false, true, false, true],
-  member: [false, false, true, true],
-  other: [false, false, false, true],
-  viewer: [false, false, false, false],
-  admin: [true, true, true, true],
-};
+const people = SHARING_PEOPLE;
 
 describe('dashboard sharing', () => {
   let h: ExploreHarness;
@@ -45,11 +29,7 @@ describe('dashboard sharing', () => {
   }, 60_000);
   afterAll(() => h.close());
 
-  const matrix = (Object.entries(CAN_VIEW) as [keyof typeof people, boolean[]][]).flatMap(([who, row]) =>
-    VISIBILITIES.map((v, i) => [who, v, row[i]!] as const),
-  );
-
-  it.each(matrix)('/access: %s on a %s dashboard -> %s', async (who, v, allow) => {
+  it.each(viewMatrix())('/access: %s on a %s dashboard -> %s', async (who, v, allow) => {
     const res = await h.call('GET', `/dashboards/${ids[v]}/access`, people[who]);
     expect(res.status).toBe(200);
     expect(res.body.allow).toBe(allow);

@@ -1,47 +1,23 @@
 import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
-import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
-import { createSandboxPool, type SandboxPool } from '../../dashboards-runtime/pool.ts';
-import { createProcessLauncher, sandboxArgs } from '../../dashboards-runtime/sandbox/launcher.ts';
-import { createSessions } from '../../dashboards-runtime/viewer.ts';
+import { sandboxArgs } from '../../dashboards-runtime/sandbox/launcher.ts';
 import { signDashboard } from '../../src/platform/dashboard-signature.ts';
-import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { createLogger } from '../../src/platform/log.ts';
-import { createMetrics } from '../../src/platform/metrics.ts';
+import { runtimeHarness, SHARING_PEOPLE, VISIBILITIES, viewMatrix, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness, type ExploreIdentity } from '../support/explore.ts';
 
 // The dashboards runtime through HTTP: explore decides access, the signature is checked at launch, and every
 // (viewer, dashboard) pair gets a sandbox process of its own that can neither write files nor start processes.
-const people = {
-  owner: { user: 'olivia', role: 'svc-analyst' },
-  listed: { user: 'luke', role: 'svc-user' },
-  member: { user: 'gina', role: 'svc-user', groups: 'finance' },
-  other: { user: 'oscar', role: 'svc-analyst' },
-  viewer: { user: 'vera', role: 'svc-viewer' },
-  admin: { user: 'adam', role: 'svc-admin' },
-} satisfies Record<string, ExploreIdentity>;
-const VISIBILITIES = ['private', 'users', 'groups', 'public'] as const;
-const CAN_VIEW: Record<keyof typeof people, boolean[]> = {
-  owner: [true, true, true, true],
-  listed: [false, true, false, true],
-  member: [false, false, true, true],
-  other: [false, false, false, true],
-  viewer: [false, false, false, false],
-  admin: [true, true, true, true],
-};
+const people = SHARING_PEOPLE;
 
 describe('dashboards runtime', () => {
   let h: ExploreHarness;
-  let explore: RunningServer;
-  let pool: SandboxPool;
-  let runtime: ReturnType<typeof createRuntimeApp>;
+  let runtime: RuntimeHarness;
   const ids: Record<string, string> = {};
   let keys = { current: 'test-key', old: undefined as string | undefined };
 
   const open = (id: string, who?: ExploreIdentity, cookie?: string) =>
-    runtime.request(`/d/${id}`, {
+    runtime.app.request(`/d/${id}`, {
       headers: {
         ...(who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {}),
         ...(cookie ? { Cookie: cookie } : {}),
@@ -50,22 +26,7 @@ describe('dashboards runtime', () => {
 
   beforeAll(async () => {
     h = await exploreHarness();
-    explore = await startServer(h.app, 0, '127.0.0.1');
-    pool = createSandboxPool(createProcessLauncher(), 60);
-    const deps = {
-      discovery: createDiscovery(h.db, 30),
-      pool,
-      sessions: createSessions('test-key'),
-      get keys() {
-        return keys;
-      },
-      exploreUrl: explore.url,
-      fetch,
-      logger: createLogger('runtime', 'silent'),
-      metrics: createMetrics('dashboards-runtime'),
-      ready: async () => true,
-    };
-    runtime = createRuntimeApp(deps);
+    runtime = await runtimeHarness(h, { keys: () => keys });
     for (const v of VISIBILITIES) {
       const q = await h.ask(people.owner, { question: `how many orders are there ${v}`, force: true });
       ids[v] = q.body.dashboard_id;
@@ -73,16 +34,11 @@ describe('dashboards runtime', () => {
     }
   }, 60_000);
   afterAll(async () => {
-    await pool.close();
-    await explore.close();
+    await runtime.close();
     await h.close();
   });
 
-  const matrix = (Object.entries(CAN_VIEW) as [keyof typeof people, boolean[]][]).flatMap(([who, row]) =>
-    VISIBILITIES.map((v, i) => [who, v, row[i]!] as const),
-  );
-
-  it.each(matrix)('opens for %s a %s dashboard: %s', async (who, v, allow) => {
+  it.each(viewMatrix())('opens for %s a %s dashboard: %s', async (who, v, allow) => {
     const res = await open(ids[v]!, people[who]);
     expect(res.status).toBe(allow ? 200 : 403);
     if (allow) expect(await res.text()).toContain('15000');

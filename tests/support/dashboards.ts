@@ -1,0 +1,81 @@
+import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
+import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
+import { createSandboxPool, type SandboxPool } from '../../dashboards-runtime/pool.ts';
+import { createProcessLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
+import { createSessions } from '../../dashboards-runtime/viewer.ts';
+import { startServer, type RunningServer } from '../../src/platform/http.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { createMetrics } from '../../src/platform/metrics.ts';
+import type { ExploreHarness, ExploreIdentity } from './explore.ts';
+
+// The people of the sharing tests and who of them may open a dashboard of each visibility (shared with the user
+// luke and the group finance). The same table drives explore's /access tests and the runtime's.
+export const SHARING_PEOPLE = {
+  owner: { user: 'olivia', role: 'svc-analyst' },
+  listed: { user: 'luke', role: 'svc-user' },
+  member: { user: 'gina', role: 'svc-user', groups: 'finance,ops' },
+  other: { user: 'oscar', role: 'svc-analyst', groups: 'marketing' },
+  viewer: { user: 'vera', role: 'svc-viewer' },
+  admin: { user: 'adam', role: 'svc-admin' },
+} satisfies Record<string, ExploreIdentity>;
+export type SharingPerson = keyof typeof SHARING_PEOPLE;
+
+export const VISIBILITIES = ['private', 'users', 'groups', 'public'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
+export const CAN_VIEW: Record<SharingPerson, boolean[]> = {
+  owner: [true, true, true, true],
+  listed: [false, true, false, true],
+  member: [false, false, true, true],
+  other: [false, false, false, true],
+  viewer: [false, false, false, false],
+  admin: [true, true, true, true],
+};
+
+/** Every (person, visibility, may view) triple, for it.each. */
+export const viewMatrix = () =>
+  (Object.entries(CAN_VIEW) as [SharingPerson, boolean[]][]).flatMap(([who, row]) =>
+    VISIBILITIES.map((v, i) => [who, v, row[i]!] as const),
+  );
+
+export type RuntimeHarness = {
+  app: ReturnType<typeof createRuntimeApp>;
+  explore: RunningServer;
+  pool: SandboxPool;
+  close(): Promise<void>;
+};
+
+/**
+ * The dashboards runtime in front of an explore harness served over HTTP (the runtime asks explore for every
+ * access decision, as in a cluster), with process sandboxes. `keys` is read on each request, so a test can rotate.
+ */
+export async function runtimeHarness(
+  h: ExploreHarness,
+  opts: { keys?: () => { current: string; old?: string | undefined }; idleSeconds?: number } = {},
+): Promise<RuntimeHarness> {
+  const keys = opts.keys ?? (() => ({ current: 'test-key' }));
+  const explore = await startServer(h.app, 0, '127.0.0.1');
+  const pool = createSandboxPool(createProcessLauncher(), opts.idleSeconds ?? 60);
+  const app = createRuntimeApp({
+    discovery: createDiscovery(h.db, 30),
+    pool,
+    sessions: createSessions('test-key'),
+    get keys() {
+      return keys();
+    },
+    exploreUrl: explore.url,
+    fetch,
+    logger: createLogger('runtime', 'silent'),
+    metrics: createMetrics('dashboards-runtime'),
+    ready: async () => true,
+  });
+  return {
+    app,
+    explore,
+    pool,
+    close: async () => {
+      await pool.close();
+      await explore.close();
+    },
+  };
+}
