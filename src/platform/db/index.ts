@@ -1,14 +1,20 @@
 import { join } from 'node:path';
 import { loadMigrations, migrate } from './migrate.ts';
-import { openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import type { Database } from './types.ts';
 
 export { loadMigrations, migrate, type Migration } from './migrate.ts';
-export { openPglite } from './pglite.ts';
 export { openPostgres } from './postgres.ts';
 export { toVector, type Database, type PgConnection, type Sql } from './types.ts';
 export { isUniqueViolation, sqlState } from './values.ts';
+
+/**
+ * Embedded PGlite, loaded on first use: its WASM runtime costs tens of megabytes of memory that a service on
+ * Postgres never needs.
+ */
+export async function openPglite(opts: { dataDir?: string | undefined } = {}): Promise<Database> {
+  return (await import('./pglite.ts')).openPglite(opts);
+}
 
 export type DatabaseSettings = {
   PG_HOST?: string | undefined;
