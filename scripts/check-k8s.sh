@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The manifest checks CI runs: every overlay in k8s/overlays renders with kustomize and every resource it renders
+# validates strictly (no unknown field, right types, known kinds only) against the Kubernetes API's JSON schemas.
+# Installs the tools and schemas first (scripts/install-k8s-tools.sh, cached). tests/unit/k8s-manifests.test.ts then
+# asserts the specification's numbers on the same renders (CI runs it in `npm test`, after this).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/env.sh"
+cd "$here/.."
+schemas="$(bash "$here/install-k8s-tools.sh")"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+status=0
+for overlay in k8s/overlays/*/; do
+  name="$(basename "$overlay")"
+  if ! kustomize build "$overlay" >"$out/$name.yaml"; then
+    echo "k8s/overlays/$name does not render" >&2
+    status=1
+    continue
+  fi
+  echo "k8s/overlays/$name: $(grep -c '^kind:' "$out/$name.yaml") resources"
+  kubeconform -strict -summary -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" "$out/$name.yaml" || status=1
+done
+exit $status
