@@ -516,7 +516,7 @@ function folderItem(run, file, preview) {
       children.hidden = false;
       toggle.setAttribute('aria-expanded', 'true');
     }),
-  }, `📁 ${name}/`);
+  }, `${name}/`);
   return append(li, [toggle]);
 }
 
@@ -532,7 +532,7 @@ function fileItem(run, file, preview) {
   }, 'Preview');
   if (size !== null && size > PREVIEW_LIMIT) show.disabled = true;
   return h('li', { dataset: { path: file.path } },
-    h('span', {}, `📄 ${name}`),
+    h('span', { class: 'file' }, name),
     h('span', { class: 'muted size' }, formatBytes(size)),
     h('span', { class: 'actions' }, h('a', { href, download: name, 'aria-label': `Download ${file.path}` }, 'Download'), show));
 }
@@ -555,7 +555,10 @@ async function compareView(runIds) {
   if (!runIds.length) return section('Compare runs', h('p', { class: 'muted' }, 'Select runs in an experiment\'s runs table first.'));
   const runs = await Promise.all(runIds.map((id) => api('GET', 'runs/get', { run_id: id }).then((r) => r.run)));
   const colors = new Map(runs.map((r, i) => [r.info.run_id, COLORS[i % COLORS.length]]));
-  const header = [h('th', { scope: 'col' }, ''), runs.map((r) => h('th', { scope: 'col' }, link(`#/runs/${encodeURIComponent(r.info.run_id)}`, runName(r))))];
+  const experiments = new Map(await Promise.all([...new Set(runs.map((r) => r.info.experiment_id))].map((id) =>
+    api('GET', 'experiments/get', { experiment_id: id }).then((e) => [id, e.experiment.name], () => [id, id]))));
+  // A fresh header per table: a DOM node lives in one place only.
+  const header = () => [h('td', {}), runs.map((r) => h('th', { scope: 'col' }, link(`#/runs/${encodeURIComponent(r.info.run_id)}`, runName(r))))];
 
   const side = (label, id, pick, format) => {
     const keys = [...new Set(runs.flatMap((r) => (pick(r) ?? []).map((i) => i.key)))].sort();
@@ -567,7 +570,7 @@ async function compareView(runIds) {
         h('th', { scope: 'row' }, k, differs ? h('span', { class: 'muted' }, ' (differs)') : null),
         values.map((v) => h('td', { class: format === formatNumber ? 'num' : null }, v === undefined ? '' : format(v))));
     });
-    return section(label, table(header, rows, { id, class: 'wide' }));
+    return section(label, table(header(), rows, { id, class: 'wide' }));
   };
 
   const metricKeys = [...new Set(runs.flatMap((r) => (r.data?.metrics ?? []).map((m) => m.key)))].sort();
@@ -587,8 +590,8 @@ async function compareView(runIds) {
 
   return h('div', {},
     section(`Compare ${runs.length} run${runs.length === 1 ? '' : 's'}`,
-      table(header, [
-        h('tr', {}, h('th', { scope: 'row' }, 'Experiment'), runs.map((r) => h('td', {}, link(`#/experiments/${encodeURIComponent(r.info.experiment_id)}`, r.info.experiment_id)))),
+      table(header(), [
+        h('tr', {}, h('th', { scope: 'row' }, 'Experiment'), runs.map((r) => h('td', {}, link(`#/experiments/${encodeURIComponent(r.info.experiment_id)}`, experiments.get(r.info.experiment_id))))),
         h('tr', {}, h('th', { scope: 'row' }, 'Status'), runs.map((r) => h('td', {}, r.info.status))),
         h('tr', {}, h('th', { scope: 'row' }, 'Started'), runs.map((r) => h('td', {}, formatTime(r.info.start_time)))),
       ], { class: 'wide', id: 'compare-runs' })),
@@ -610,15 +613,16 @@ function ticks(lo, hi, count = 5) {
   return out;
 }
 
-function domain(values) {
-  let lo = Math.min(...values);
-  let hi = Math.max(...values);
+/** [min, max] of the values widened by `margin` of the range (a single value gets a range around it). */
+function domain(values, margin = 0) {
+  let lo = values.reduce((a, b) => Math.min(a, b), Infinity);
+  let hi = values.reduce((a, b) => Math.max(a, b), -Infinity);
   if (lo === hi) {
     const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
-    lo -= pad;
-    hi += pad;
+    return [lo - pad, hi + pad];
   }
-  return [lo, hi];
+  const pad = (hi - lo) * margin;
+  return [lo - pad, hi + pad];
 }
 
 let chartSeq = 0;
@@ -634,10 +638,10 @@ function metricChart(key, series) {
   if (!finite.length) return append(figure, [h('p', { class: 'muted' }, 'No finite values to plot.')]);
 
   const [x0, x1] = domain(finite.map((p) => p.x));
-  const [y0, y1] = domain(finite.map((p) => p.y));
+  const [y0, y1] = domain(finite.map((p) => p.y), 0.05);
   const sx = (x) => m.left + ((x - x0) / (x1 - x0)) * (W - m.left - m.right);
   const sy = (y) => H - m.bottom - ((y - y0) / (y1 - y0)) * (H - m.top - m.bottom);
-  const xt = ticks(x0, x1).filter((t) => Number.isInteger(t) || x1 - x0 < 5);
+  const xt = ticks(x0, x1).filter(Number.isInteger); // steps are whole numbers
   const yt = ticks(y0, y1);
   const round = (v) => Math.round(v * 10) / 10;
 
