@@ -44,7 +44,7 @@ function proxyPath(artifactUri: string, path: string): string {
 }
 
 async function upload(artifactUri: string, path: string, bytes: Uint8Array): Promise<void> {
-  const res = await fetch(`${server.url}${proxyPath(artifactUri, path)}`, { method: 'PUT', body: bytes });
+  const res = await fetch(`${server.url}${proxyPath(artifactUri, path)}`, { method: 'PUT', body: Buffer.from(bytes) });
   if (!res.ok) throw new Error(`upload ${path}: ${res.status} ${await res.text()}`);
 }
 

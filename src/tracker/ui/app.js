@@ -282,9 +282,9 @@ function experimentRow(e, chosen, compare) {
 
 // ---------------------------------------------------------------- runs table
 
-/** A column of the runs table and the order_by term that sorts by it. */
+/** A key as the search grammar reads it: bare when it is a plain name, else in backticks (doubled inside). */
 function quoteKey(key) {
-  return /^[A-Za-z_][A-Za-z0-9_.]*$/.test(key) ? key : key.includes('`') ? `"${key}"` : `\`${key}\``;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : `\`${key.replace(/`/g, '``')}\``;
 }
 
 async function experimentView(ids, query) {
@@ -362,8 +362,9 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
   const several = ids.length > 1;
   const [orderColumn, orderDir] = splitOrder(order);
 
-  const sortHeader = (label, column, firstDir) => {
-    const active = orderColumn === column;
+  // `column` names the cells (params.<key>); `term` is what order_by sorts by.
+  const sortHeader = (label, column, term, firstDir) => {
+    const active = orderColumn === term;
     const next = active ? (orderDir === 'DESC' ? 'ASC' : 'DESC') : firstDir;
     const th = h('th', { scope: 'col', 'aria-sort': active ? (orderDir === 'DESC' ? 'descending' : 'ascending') : 'none', dataset: { column } },
       h('button', {
@@ -371,7 +372,7 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
         class: 'sort',
         title: `Sort by ${label}`,
         onclick: () => {
-          location.hash = hashFor(`/experiments/${ids.map(encodeURIComponent).join(',')}`, { filter, order: `${column} ${next}` });
+          location.hash = hashFor(`/experiments/${ids.map(encodeURIComponent).join(',')}`, { filter, order: `${term} ${next}` });
         },
       }, label, active ? (orderDir === 'DESC' ? ' ▼' : ' ▲') : ''));
     return th;
@@ -379,10 +380,10 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
 
   const fixed = [
     h('th', { scope: 'col' }, h('span', { class: 'muted' }, 'Select')),
-    sortHeader('Run', 'attributes.run_name', 'ASC'),
+    sortHeader('Run', 'run_name', 'attributes.run_name', 'ASC'),
     several ? h('th', { scope: 'col' }, 'Experiment') : null,
-    sortHeader('Status', 'attributes.status', 'ASC'),
-    sortHeader('Started', 'attributes.start_time', 'DESC'),
+    sortHeader('Status', 'status', 'attributes.status', 'ASC'),
+    sortHeader('Started', 'start_time', 'attributes.start_time', 'DESC'),
     h('th', { scope: 'col' }, 'Duration'),
   ].filter(Boolean);
   const groups = h('tr', {},
@@ -391,8 +392,8 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
     metricKeys.length ? h('th', { scope: 'colgroup', colspan: metricKeys.length, class: 'group' }, 'Metrics') : null);
   const head = h('tr', {},
     fixed,
-    paramKeys.map((k) => sortHeader(k, `params.${quoteKey(k)}`, 'ASC')),
-    metricKeys.map((k) => sortHeader(k, `metrics.${quoteKey(k)}`, 'DESC')));
+    paramKeys.map((k) => sortHeader(k, `params.${k}`, `params.${quoteKey(k)}`, 'ASC')),
+    metricKeys.map((k) => sortHeader(k, `metrics.${k}`, `metrics.${quoteKey(k)}`, 'DESC')));
 
   const rows = runs.map((run) => {
     const params = byKey(run.data?.params);
@@ -742,8 +743,8 @@ function modelRow(model) {
     h('td', {}, model.description ?? ''));
 }
 
-/** A string literal of the search grammar (which has no escapes: a value with ' is double-quoted instead). */
-const quote = (s) => (s.includes("'") ? `"${s}"` : `'${s}'`);
+/** A string literal of the search grammar (a quote inside is doubled). */
+const quote = (s) => `'${s.replace(/'/g, "''")}'`;
 const nameFilter = (name) => `name=${quote(name)}`;
 
 async function modelView(name) {
