@@ -1,0 +1,136 @@
+import { invalidParameter } from '../errors.ts';
+import { tokenize, type Token } from './lexer.ts';
+
+// A recursive-descent parser for MLflow's filter grammar, shared by every search:
+//   filter     := comparison (AND comparison)* END
+//   comparison := identifier operator value | identifier [NOT] IN list | identifier [I]LIKE value
+//   value      := number | 'string' | "string"        list := '(' string (',' string)* ')'
+// It knows nothing of entities: each search resolves the identifier (`metrics.acc`) and checks the comparator and
+// value types with its own rules, so the messages can name the entity.
+
+/** The identifier split at its first dot: `metrics.a.b` is entity `metrics`, key `a.b`; `status` has no entity. */
+export type Identifier = { entity: string | undefined; key: string; text: string };
+
+export type Value =
+  | { kind: 'number'; value: number; text: string }
+  | { kind: 'string'; value: string; text: string }
+  /** An unquoted word where a value belongs: refused by every entity, with its own message. */
+  | { kind: 'bare'; text: string }
+  | { kind: 'list'; values: string[]; text: string };
+
+export type Comparison = { identifier: Identifier; op: string; value: Value };
+
+export type OrderClause = { identifier: Identifier; ascending: boolean };
+
+export function parseFilter(filter: string | undefined): Comparison[] {
+  if (!filter || filter.trim() === '') return [];
+  const tokens = tokenize(filter);
+  let i = 0;
+  const peek = (): Token => tokens[i]!;
+  const next = (): Token => tokens[i++]!;
+  const rest = (from: Token): string => filter.slice(from.at).trim();
+  const invalidClause = (token: Token, hint = ''): never => {
+    throw invalidParameter(`Invalid clause(s) in filter string: '${rest(token)}'${hint}`);
+  };
+
+  const comparison = (): Comparison => {
+    const start = peek();
+    if (start.kind !== 'identifier') return invalidClause(start, '. Expected an identifier such as metrics.<key>.');
+    next();
+    const identifier = toIdentifier(start);
+    const incomplete = (what: string): never => {
+      throw invalidParameter(`Invalid comparison clause '${rest(start)}': expected ${what}.`);
+    };
+    const opToken = next();
+    let op: string;
+    if (opToken.kind === 'operator') op = opToken.text;
+    else if (opToken.kind === 'keyword' && ['LIKE', 'ILIKE', 'IN'].includes(opToken.word)) op = opToken.word;
+    else if (opToken.kind === 'keyword' && opToken.word === 'NOT' && peek().kind === 'keyword' && (peek() as { word: string }).word === 'IN') {
+      next();
+      op = 'NOT IN';
+    } else if (opToken.kind === 'keyword' && opToken.word === 'IS') {
+      throw invalidParameter(`Invalid comparison clause '${rest(start)}': IS NULL and IS NOT NULL are not supported.`);
+    } else return incomplete(`a comparator (=, !=, >, >=, <, <=, LIKE, ILIKE, IN) after '${start.text}'`);
+
+    if (op === 'IN' || op === 'NOT IN') return { identifier, op, value: list(start) };
+    const valueToken = next();
+    switch (valueToken.kind) {
+      case 'number':
+        return { identifier, op, value: { kind: 'number', value: valueToken.value, text: valueToken.text } };
+      case 'string':
+        return { identifier, op, value: { kind: 'string', value: valueToken.value, text: valueToken.text } };
+      case 'identifier':
+        return { identifier, op, value: { kind: 'bare', text: valueToken.text } };
+      case 'punctuation':
+        if (valueToken.text === '(') {
+          i -= 1;
+          return { identifier, op, value: list(start) };
+        }
+        return incomplete(`a value after '${op}'`);
+      default:
+        return incomplete(`a value after '${op}'`);
+    }
+  };
+
+  const list = (start: Token): Value => {
+    const open = next();
+    if (open.kind !== 'punctuation' || open.text !== '(') {
+      throw invalidParameter(`Invalid comparison clause '${rest(start)}': expected a list of quoted strings such as ('a', 'b').`);
+    }
+    const values: string[] = [];
+    for (;;) {
+      const token = next();
+      if (token.kind === 'punctuation' && token.text === ')' && values.length === 0) {
+        throw invalidParameter('While parsing a list in the query, expected a non-empty list of string values, but got empty list');
+      }
+      if (token.kind !== 'string') {
+        throw invalidParameter(
+          `While parsing a list in the query, expected string value, punctuation, or whitespace, but got different type in list: ${rest(open)}`,
+        );
+      }
+      values.push(token.value);
+      const sep = next();
+      if (sep.kind === 'punctuation' && sep.text === ')') break;
+      if (sep.kind !== 'punctuation' || sep.text !== ',') {
+        throw invalidParameter(`While parsing a list in the query, expected ',' or ')' but got '${sep.text || 'the end'}' in: ${rest(open)}`);
+      }
+    }
+    return { kind: 'list', values, text: filter.slice(open.at, tokens[i - 1]!.at + 1) };
+  };
+
+  const comparisons = [comparison()];
+  for (;;) {
+    const token = peek();
+    if (token.kind === 'end') break;
+    if (token.kind === 'keyword' && token.word === 'AND') {
+      next();
+      comparisons.push(comparison());
+      continue;
+    }
+    if (token.kind === 'keyword' && token.word === 'OR') invalidClause(token, '. Only AND is supported between conditions (OR is not).');
+    invalidClause(token, '. Conditions are joined with AND.');
+  }
+  return comparisons;
+}
+
+/** One order_by entry: `<identifier> [ASC|DESC]`, as the runs, experiments and registry searches take it. */
+export function parseOrderBy(clause: string): OrderClause {
+  const tokens = tokenize(clause, 'order_by clause');
+  const unparsable = (): never => {
+    throw invalidParameter(`Invalid order_by clause '${clause}'. Could not be parsed.`);
+  };
+  const [first, second, third] = tokens;
+  if (first?.kind !== 'identifier') return unparsable();
+  if (second?.kind === 'end') return { identifier: toIdentifier(first), ascending: true };
+  if (third?.kind !== 'end') return unparsable();
+  if (second?.kind !== 'keyword' || (second.word !== 'ASC' && second.word !== 'DESC')) {
+    throw invalidParameter(`Invalid ordering key in order_by clause '${clause}'.`);
+  }
+  return { identifier: toIdentifier(first), ascending: second.word === 'ASC' };
+}
+
+function toIdentifier(token: Extract<Token, { kind: 'identifier' }>): Identifier {
+  const [head, ...tail] = token.parts;
+  if (tail.length === 0) return { entity: undefined, key: head!.text, text: token.text };
+  return { entity: head!.text, key: tail.map((p) => p.text).join('.'), text: token.text };
+}

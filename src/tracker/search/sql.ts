@@ -1,0 +1,72 @@
+import { invalidParameter } from '../errors.ts';
+import type { Comparison, Value } from './filter.ts';
+
+// What every search shares once a filter is parsed: bound parameters, comparator sets, value checks and the SQL of
+// one comparison. Identifiers in SQL come only from fixed tables here; user text always travels as a parameter.
+
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+export const NUMERIC_OPS = ['=', '!=', '>', '>=', '<', '<='] as const;
+export const STRING_OPS = ['=', '!=', 'LIKE', 'ILIKE'] as const;
+export const LIST_OPS = ['IN', 'NOT IN'] as const;
+
+const SQL_OP: Record<string, string> = { '=': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=', LIKE: 'LIKE', ILIKE: 'ILIKE' };
+
+/** Refuses a comparator outside `allowed`, naming what it was used on. */
+export function checkOp(c: Comparison, allowed: readonly string[], what: string): void {
+  if (!allowed.includes(c.op)) {
+    throw invalidParameter(`Invalid comparator '${c.op}' for ${what}: not one of ${allowed.map((o) => `'${o}'`).join(', ')}.`);
+  }
+}
+
+export function numberValue(value: Value, what: string): number {
+  if (value.kind === 'number') return value.value;
+  throw invalidParameter(`Expected numeric value type for ${what}. Found ${value.text}`);
+}
+
+export function stringValue(value: Value, what: string): string {
+  if (value.kind === 'string') return value.value;
+  if (value.kind === 'bare') {
+    throw invalidParameter(
+      `Parameter value is either not quoted or unidentified quote types used for string value ${value.text}. Use either single or double quotes.`,
+    );
+  }
+  throw invalidParameter(`Expected a quoted string value for ${what} (e.g. 'my-value'). Got value ${value.text}`);
+}
+
+/** `column <op> value` for a scalar comparison, or `column = ANY(list)` for IN / NOT IN. */
+export function compare(column: string, op: string, value: string | number | string[], params: Params): string {
+  if (op === 'IN') return `${column} = ANY(${params.add(value)}::text[])`;
+  if (op === 'NOT IN') return `NOT (${column} = ANY(${params.add(value)}::text[]))`;
+  const sqlOp = SQL_OP[op];
+  if (!sqlOp) throw invalidParameter(`Invalid comparator '${op}'.`);
+  const param = params.add(value);
+  return `${column} ${sqlOp} ${typeof value === 'number' ? `${param}::float8` : param}`;
+}
+
+/**
+ * A comparison on a stored number that may be NaN (metrics keep NaN as is_nan with value 0): NaN equals nothing
+ * and is unequal to everything, as in IEEE arithmetic, so it matches only `!=`.
+ */
+export function compareMetric(valueColumn: string, nanColumn: string, op: string, value: number, params: Params): string {
+  const test = compare(valueColumn, op, value, params);
+  return op === '!=' ? `(${nanColumn} OR ${test})` : `(NOT ${nanColumn} AND ${test})`;
+}
+
+/** A duplicate order_by field is refused, as MLflow does. */
+export function checkDistinct(keys: string[], orderBy: readonly unknown[]): void {
+  const seen = new Set<string>();
+  for (const key of keys) {
+    if (seen.has(key)) throw invalidParameter(`\`order_by\` contains duplicate fields: ${JSON.stringify(orderBy)}`);
+    seen.add(key);
+  }
+}
+
+/** Blank order_by entries (an empty query-string value) are ignored. */
+export const orderEntries = (orderBy: readonly string[] | undefined): string[] => (orderBy ?? []).filter((o) => o.trim() !== '');
