@@ -5,7 +5,7 @@ import { createRuntimeApp } from './app.ts';
 import { loadRuntimeConfig } from './config.ts';
 import { createDiscovery } from './discovery.ts';
 import { createSandboxPool } from './pool.ts';
-import { createProcessLauncher } from './sandbox/launcher.ts';
+import { selectLauncher } from './sandbox/select.ts';
 import { createSessions } from './viewer.ts';
 
 export const dashboardsRuntimeService: ServiceDefinition = {
@@ -19,7 +19,7 @@ export const dashboardsRuntimeService: ServiceDefinition = {
     const discovery = createDiscovery(shared.db, config.DISCOVERY_INTERVAL_SECONDS);
     // explore's table may not exist yet when the runtime runs alone; discovery keeps polling
     await discovery.start().catch((err) => logger.warn({ err: String(err) }, 'dashboard discovery failed; retrying'));
-    const pool = createSandboxPool(createProcessLauncher(), config.SANDBOX_IDLE_SECONDS);
+    const pool = createSandboxPool(await selectLauncher(env, logger), config.SANDBOX_IDLE_SECONDS);
     const app = createRuntimeApp({
       discovery,
       pool,
