@@ -38,8 +38,8 @@ function entityOf(identifier: Identifier): 'attribute' | 'tag' {
 function condition(c: Comparison, params: Params): string {
   const { key } = c.identifier;
   if (entityOf(c.identifier) === 'tag') {
-    const value = stringValue(c.value, 'tag');
     checkOp(c, STRING_OPS, `tag '${key}'`);
+    const value = stringValue(c.value, 'tag');
     return `EXISTS (SELECT 1 FROM tracker_experiment_tags t WHERE t.experiment_id = e.experiment_id AND t.key = ${params.add(key)} AND ${compare('t.value', c.op, value, params)})`;
   }
   const attribute = FILTER_ATTRIBUTES[key];

@@ -24,8 +24,8 @@ const invalidKey = (key: string, valid: string[]) =>
 /** A tag comparison; `tagValue` is the SQL expression of the tag's value (NULL when the tag is missing). */
 function tagCondition(c: Comparison, tagValue: (keyParam: string) => string, params: Params): string {
   const { key } = c.identifier;
-  const value = stringValue(c.value, 'tag');
   checkOp(c, STRING_OPS, `tag '${key}'`);
+  const value = stringValue(c.value, 'tag');
   const column = tagValue(params.add(key));
   return compare(key === PROMPT_TAG ? `COALESCE(${column}, 'false')` : column, c.op, value, params);
 }

@@ -84,15 +84,15 @@ function condition(c: Comparison, params: Params): string {
   const { key } = c.identifier;
   switch (entityOf(c.identifier)) {
     case 'metric': {
-      const value = numberValue(c.value, 'metric');
       checkOp(c, NUMERIC_OPS, `metric '${key}'`);
+      const value = numberValue(c.value, 'metric');
       return `EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${params.add(key)} AND ${compareMetric('m.value', 'm.is_nan', c.op, value, params)})`;
     }
     case 'parameter':
     case 'tag': {
       const entity = entityOf(c.identifier);
-      const value = stringValue(c.value, entity);
       checkOp(c, STRING_OPS, `${entity} '${key}'`);
+      const value = stringValue(c.value, entity);
       const table = entity === 'tag' ? 'tracker_tags' : 'tracker_params';
       return `EXISTS (SELECT 1 FROM ${table} x WHERE x.run_id = r.run_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, value, params)})`;
     }
