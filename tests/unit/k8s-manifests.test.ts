@@ -1,0 +1,266 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import {
+  loadAllYaml,
+  type V1ConfigMap,
+  type V1Container,
+  type V1Deployment,
+  type V1Ingress,
+  type V1Job,
+  type V1NetworkPolicy,
+  type V1NetworkPolicyPeer,
+  type V1Role,
+  type V1RoleBinding,
+  type V1Service,
+  type V1ServiceAccount,
+} from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_LABELS } from '../../dashboards-runtime/sandbox/kubernetes.ts';
+
+// The rendered manifests hold the specifications' numbers: ports, the tracker's probes and resources, the secrets
+// by name, the forward-auth ingress, the network policies (the sandbox reaches exactly Trino and DNS), the pod Role.
+// Renders each overlay with the kustomize that scripts/install-k8s-tools.sh installs. Without it (a fresh clone) the
+// file is skipped with a note; under CI it must be there (.ci/run installs it in the k8s step, before `npm test`).
+
+const kustomize = [join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'bin/kustomize')].find(existsSync);
+// Parsed into the API's own types (@kubernetes/client-node), which name a peer list `_from` (from is a keyword).
+const render = (overlay: string): any[] =>
+  loadAllYaml(execFileSync(kustomize!, ['build', join(import.meta.dirname, '../../k8s/overlays', overlay)], { encoding: 'utf8' }));
+
+const SERVICES = [
+  { name: 'retrieval', port: 8080 },
+  { name: 'explore', port: 8081 },
+  { name: 'tracker', port: 5000 },
+  { name: 'dashboards-runtime', port: 8090 },
+] as const;
+const SECRETS: Record<string, string[]> = {
+  'svc-postgres': ['password'],
+  'svc-dashboard-hmac': ['current', 'old'],
+  'svc-objstore': ['access-key-id', 'secret-access-key'],
+  'svc-gateway': ['embed-api-key', 'llm-api-key'],
+  'svc-trino': ['service-token'],
+};
+const INGRESS_NS = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
+
+class Rendered {
+  constructor(readonly docs: any[]) {}
+  all = <T>(kind: string): T[] => this.docs.filter((d) => d.kind === kind);
+  one<T>(kind: string, name: string): T {
+    const found = this.docs.filter((d) => d.kind === kind && (d.metadata.name === name || d.metadata.name.startsWith(`${name}-`)));
+    expect(found.map((d) => d.metadata.name), `${kind} ${name}`).toHaveLength(1);
+    return found[0];
+  }
+  deployment = (service: string) => this.one<V1Deployment>('Deployment', `svc-${service}`);
+  container = (service: string): V1Container => this.deployment(service).spec!.template.spec!.containers.find((c) => c.name === service)!;
+  /** The container's environment as the pod sees it: its ConfigMaps' data, then its own entries. */
+  env(service: string): Record<string, string | { secret: string; key: string; optional: boolean }> {
+    const c = this.container(service);
+    const out: Record<string, any> = {};
+    for (const from of c.envFrom ?? []) Object.assign(out, this.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === from.configMapRef!.name)!.data);
+    for (const e of c.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      out[e.name] = ref ? { secret: ref.name, key: ref.key, optional: ref.optional ?? false } : (e.value ?? e.valueFrom);
+    }
+    return out;
+  }
+  /** The policies whose pod selector picks pods with these labels (an empty selector is the default deny). */
+  policyFor = (labels: Record<string, string>): V1NetworkPolicy[] =>
+    this.all<V1NetworkPolicy>('NetworkPolicy').filter((p) => {
+      const wanted = Object.entries(p.spec?.podSelector?.matchLabels ?? {});
+      return wanted.length > 0 && wanted.every(([k, v]) => labels[k] === v);
+    });
+}
+
+describe.runIf(!kustomize && process.env.CI)('k8s manifests in CI', () => {
+  it('has kustomize installed', () => {
+    throw new Error('kustomize is missing: .ci/run installs it with scripts/install-k8s-tools.sh (via scripts/check-k8s.sh) before npm test');
+  });
+});
+
+if (!kustomize && !process.env.CI) console.warn('k8s-manifests: skipped, kustomize is not installed (bash scripts/install-k8s-tools.sh)');
+
+describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) => {
+  let r: Rendered;
+  beforeAll(() => {
+    r = new Rendered(render(overlay));
+  });
+
+  it.each(SERVICES)('runs $name on port $port from one image, with a Service on the same port', ({ name, port }) => {
+    const c = r.container(name);
+    expect(c.args).toEqual(['serve', name]);
+    expect(c.image).toBe(r.container('retrieval').image);
+    expect(c.ports).toEqual([{ name: 'http', containerPort: port }]);
+    const svc = r.one<V1Service>('Service', `svc-${name}`);
+    expect(svc.spec!.ports).toEqual([{ name: 'http', port, targetPort: 'http' }]);
+    expect(svc.spec!.selector).toEqual(r.deployment(name).spec!.selector.matchLabels);
+  });
+
+  it('runs the tracker exactly as its specification says', () => {
+    const c = r.container('tracker');
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' }, initialDelaySeconds: 15, periodSeconds: 30 });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10 });
+    expect(c.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: overlay === 'dev' ? '768Mi' : '512Mi' } });
+    const env = r.env('tracker');
+    expect(env.MLFLOW_TRACKING_URI).toBe('http://svc-tracker:5000');
+    expect(env.TRACKER_TRACKING_URI).toBe('http://svc-tracker:5000');
+    expect(env.TRACKER_S3_ENDPOINT_URL).toMatch(/^https?:\/\//);
+    expect(env.TRACKER_ARTIFACT_ROOT).toMatch(/^s3:\/\/[^/]+\//);
+    expect(env.OBJSTORE_ACCESS_KEY_ID).toEqual({ secret: 'svc-objstore', key: 'access-key-id', optional: false });
+    expect(env.OBJSTORE_SECRET_ACCESS_KEY).toEqual({ secret: 'svc-objstore', key: 'secret-access-key', optional: false });
+    // Notebooks and workers in the cluster get the same address from this ConfigMap.
+    expect(r.one<V1ConfigMap>('ConfigMap', 'svc-tracker-client').data).toEqual({ MLFLOW_TRACKING_URI: 'http://svc-tracker:5000', TRACKER_TRACKING_URI: 'http://svc-tracker:5000' });
+  });
+
+  it('migrates the database in a Job before the services need it', () => {
+    const job = r.one<V1Job>('Job', 'svc-migrate');
+    const c = job.spec!.template.spec!.containers[0]!;
+    expect([...(c.command ?? []), ...(c.args ?? [])].join(' ')).toContain('svc db migrate && svc tracker db upgrade');
+    expect(c.image).toBe(r.container('tracker').image);
+    expect(r.env('tracker').TRACKER_MIGRATE_AT_START).toBe('false');
+  });
+
+  it('takes settings with the specifications defaults from ConfigMaps', () => {
+    expect(r.env('retrieval')).toMatchObject({
+      SVC_MAX_UPLOAD_BYTES: '52428800',
+      SVC_DEFAULT_TOP_K: '5',
+      SVC_MAX_TOP_K: '50',
+      SVC_CHUNK_SIZE_TOKENS: '400',
+      SVC_CHUNK_OVERLAP_TOKENS: '60',
+      SVC_EMBED_DIM: '768',
+      SVC_EMBED_MODEL: 'svc-embed',
+      SVC_PG_PORT: '5432',
+      SVC_PG_DATABASE: 'svc',
+      SVC_PG_USER: 'svc',
+    });
+    expect(r.env('explore')).toMatchObject({
+      SVC_SQL_AUTO_LIMIT: '10000',
+      SVC_COST_BYTES_LIMIT: '1073741824',
+      SVC_COST_GATE: 'true',
+      SVC_QUERY_CACHE_TTL: '300',
+      SVC_QUERY_CACHE_SIZE: '256',
+      SVC_SESSION_TTL: '3600',
+      SVC_PII_BYPASS_ROLES: 'svc-admin,svc-engineer',
+      SVC_PII_REDACTION: '***',
+    });
+    expect(r.env('dashboards-runtime')).toMatchObject({ SVC_DISCOVERY_INTERVAL_SECONDS: '30', SVC_EXPLORE_URL: 'http://svc-explore:8081', SVC_SANDBOX_BACKEND: 'kubernetes' });
+  });
+
+  it('references secrets by name only and holds no secret value', () => {
+    expect(r.all('Secret')).toEqual([]);
+    const refs = r.docs.flatMap((d) => JSON.stringify(d).match(/"secretKeyRef":\{[^}]*\}/g) ?? []).map((s) => JSON.parse(`{${s}}`).secretKeyRef);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) expect(SECRETS[ref.name], `secret ${ref.name}`).toContain(ref.key);
+    const env = (s: string) => r.env(s);
+    expect(env('retrieval').SVC_PG_PASSWORD).toEqual({ secret: 'svc-postgres', key: 'password', optional: false });
+    expect(env('explore').SVC_DASHBOARD_HMAC_KEY).toEqual({ secret: 'svc-dashboard-hmac', key: 'current', optional: false });
+    expect(env('explore').SVC_DASHBOARD_HMAC_KEY_OLD).toEqual({ secret: 'svc-dashboard-hmac', key: 'old', optional: true });
+    expect(env('dashboards-runtime').SVC_DASHBOARD_HMAC_KEY).toEqual({ secret: 'svc-dashboard-hmac', key: 'current', optional: false });
+    for (const s of SERVICES) {
+      for (const [name, value] of Object.entries(env(s.name))) {
+        if (/(PASSWORD|_KEY$|_KEY_OLD$|_TOKEN$|SECRET|ACCESS_KEY)/.test(name)) expect(typeof value, `${s.name} ${name}`).toBe('object');
+      }
+    }
+  });
+
+  it('runs every container as non-root on a read-only root file system, with limits', () => {
+    const pods = [...r.all<V1Deployment>('Deployment'), ...r.all<V1Job>('Job')].map((w) => w.spec!.template.spec!);
+    for (const pod of pods) {
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        expect(c.securityContext, c.name).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+        expect(c.resources?.limits, c.name).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+      }
+    }
+    // Only the runtime holds a token (it manages sandbox pods).
+    for (const d of r.all<V1Deployment>('Deployment')) {
+      expect(d.spec!.template.spec!.automountServiceAccountToken, d.metadata!.name).toBe(d.metadata!.name === 'svc-dashboards-runtime');
+    }
+  });
+
+  it('forwards authentication at the ingress and sets the identity headers from the proxy only', () => {
+    const ing = r.one<V1Ingress>('Ingress', 'svc');
+    const a = ing.metadata!.annotations!;
+    expect(a['nginx.ingress.kubernetes.io/auth-url']).toMatch(/^https?:\/\//);
+    expect(a['nginx.ingress.kubernetes.io/auth-signin']).toBeTruthy();
+    expect(a['nginx.ingress.kubernetes.io/auth-response-headers']!.split(',')).toEqual(
+      expect.arrayContaining(['X-User-Id', 'X-User-Role', 'X-User-Groups', 'X-User-Token', 'X-Query-User']),
+    );
+    expect(ing.spec!.ingressClassName).toBe('nginx');
+    const backends = ing.spec!.rules!.map((rule) => rule.http!.paths[0]!.backend.service!);
+    expect(backends.map((b) => [b.name, b.port!.number])).toEqual(SERVICES.map((s) => [`svc-${s.name}`, s.port]));
+  });
+
+  it('denies ingress by default and admits each service only from the ingress controller and the callers the specification allows', () => {
+    const deny = r.one<V1NetworkPolicy>('NetworkPolicy', 'svc-default-deny-ingress');
+    expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+    const runtimePods = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'dashboards-runtime' } } };
+    const allowed: Record<string, V1NetworkPolicyPeer[]> = {
+      retrieval: [INGRESS_NS],
+      explore: [INGRESS_NS, runtimePods],
+      tracker: [INGRESS_NS, { namespaceSelector: { matchLabels: { 'svc/tracker-client': 'true' } } }, { podSelector: { matchLabels: { 'svc/tracker-client': 'true' } } }],
+      'dashboards-runtime': [INGRESS_NS],
+    };
+    for (const s of SERVICES) {
+      const policies = r.policyFor(r.deployment(s.name).spec!.template.metadata!.labels!);
+      expect(policies.map((p) => p.metadata!.name), s.name).toEqual([`svc-${s.name}-ingress`]);
+      expect(policies[0]!.spec!.ingress).toEqual([{ _from: allowed[s.name], ports: [{ protocol: 'TCP', port: s.port }] }]);
+    }
+  });
+
+  it('confines dashboard sandboxes: reached only by the runtime, reaching exactly Trino and DNS', () => {
+    const policies = r.policyFor(SANDBOX_LABELS);
+    expect(policies.map((p) => p.metadata!.name)).toEqual(['svc-dashboard-sandbox']);
+    const p = policies[0]!.spec!;
+    expect(p.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(p.ingress).toEqual([
+      { _from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'dashboards-runtime' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
+    ]);
+    expect(p.egress).toEqual([
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'trino' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'trino' } } }],
+        ports: [{ protocol: 'TCP', port: 8443 }],
+      },
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+        ports: [
+          { protocol: 'UDP', port: 53 },
+          { protocol: 'TCP', port: 53 },
+        ],
+      },
+    ]);
+    // No other policy selects sandbox pods and widens that (policies add up).
+    expect(r.all<V1NetworkPolicy>('NetworkPolicy').filter((x) => x.spec!.policyTypes!.includes('Egress')).map((x) => x.metadata!.name)).toEqual(['svc-dashboard-sandbox']);
+  });
+
+  it('lets the runtime manage pods in its namespace and nothing else; sandboxes get no token', () => {
+    const role = r.one<V1Role>('Role', 'svc-dashboards-runtime');
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'get', 'list', 'delete'] }]);
+    expect(r.all('ClusterRole')).toEqual([]);
+    expect(r.all('ClusterRoleBinding')).toEqual([]);
+    const binding = r.one<V1RoleBinding>('RoleBinding', 'svc-dashboards-runtime');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'svc-dashboards-runtime' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'svc-dashboards-runtime', namespace: role.metadata!.namespace }]);
+    expect(r.deployment('dashboards-runtime').spec!.template.spec!.serviceAccountName).toBe('svc-dashboards-runtime');
+    const sandboxAccount = r.one<V1ServiceAccount>('ServiceAccount', 'svc-dashboard-sandbox');
+    expect(sandboxAccount.automountServiceAccountToken).toBe(false);
+    expect(r.env('dashboards-runtime').SVC_SANDBOX_SERVICE_ACCOUNT).toBe('svc-dashboard-sandbox');
+  });
+
+  it(`evaluates policies ${overlay === 'prod' ? 'in an OPA sidecar' : 'in-process (wasm)'} in retrieval and explore`, () => {
+    for (const name of ['retrieval', 'explore']) {
+      const pod = r.deployment(name).spec!.template.spec!;
+      const opa = (pod.initContainers ?? []).find((c) => c.name === 'opa');
+      if (overlay === 'prod') {
+        expect(opa?.restartPolicy).toBe('Always');
+        expect(opa?.image).toBe(r.container(name).image);
+        expect(opa?.command).toEqual(expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '/app/policies/bundle.tar.gz']));
+        expect(r.env(name).SVC_OPA_URL).toBe('http://127.0.0.1:8181');
+      } else {
+        expect(opa).toBeUndefined();
+        expect(r.env(name).SVC_OPA_URL).toBeUndefined();
+      }
+    }
+  });
+});
