@@ -1,0 +1,4 @@
+// The artifact proxy (/api/2.0/mlflow-artifacts) and run artifact listing (under the API prefixes).
+export { artifactRoutes } from './routes.ts';
+export { runArtifactRoutes, storeKeyOf } from './list-route.ts';
+export { artifactKeyFromUrl, checkArtifactPath, keyOfProxiedUri } from './paths.ts';
