@@ -72,6 +72,7 @@ describe('parseFilter accepts', () => {
     expect(parseOrderBy('metrics.acc DESC')).toMatchObject({ identifier: { entity: 'metrics', key: 'acc' }, ascending: false });
     expect(parseOrderBy('metrics.`my metric` asc')).toMatchObject({ identifier: { key: 'my metric' }, ascending: true });
     expect(parseOrderBy('  start_time  ')).toMatchObject({ identifier: { entity: undefined, key: 'start_time' }, ascending: true });
+    expect(parseOrderBy('`metrics.acc` DESC')).toMatchObject({ identifier: { entity: 'metrics', key: 'acc' }, ascending: false });
   });
 });
 
@@ -80,7 +81,7 @@ describe('search_runs refuses', () => {
     ['metrics.a > 1 OR metrics.b < 2', "Invalid clause(s) in filter string: 'OR metrics.b < 2'. Only AND is supported"],
     ['metrics.a > 1 metrics.b < 2', "Invalid clause(s) in filter string: 'metrics.b < 2'"],
     ['(metrics.a > 1)', "Invalid clause(s) in filter string: '(metrics.a > 1)'"],
-    ['metrics.a > 1 AND', "Invalid clause(s) in filter string: ''"],
+    ['metrics.a > 1 AND', "Invalid clause(s) in filter string: 'metrics.a > 1 AND'. A condition must follow AND."],
     ['metrics.a', "Invalid comparison clause 'metrics.a': expected a comparator"],
     ['metrics.a >', "Invalid comparison clause 'metrics.a >': expected a value after '>'"],
     ["metrics.val-loss > 1", "unexpected '-'"],

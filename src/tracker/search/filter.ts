@@ -35,6 +35,7 @@ export function parseFilter(filter: string | undefined): Comparison[] {
 
   const comparison = (): Comparison => {
     const start = peek();
+    if (start.kind === 'end') throw invalidParameter(`Invalid clause(s) in filter string: '${filter.trim()}'. A condition must follow AND.`);
     if (start.kind !== 'identifier') return invalidClause(start, '. Expected an identifier such as metrics.<key>.');
     next();
     const identifier = toIdentifier(start);
@@ -121,16 +122,21 @@ export function parseOrderBy(clause: string): OrderClause {
   };
   const [first, second, third] = tokens;
   if (first?.kind !== 'identifier') return unparsable();
-  if (second?.kind === 'end') return { identifier: toIdentifier(first), ascending: true };
+  if (second?.kind === 'end') return { identifier: toIdentifier(first, true), ascending: true };
   if (third?.kind !== 'end') return unparsable();
   if (second?.kind !== 'keyword' || (second.word !== 'ASC' && second.word !== 'DESC')) {
     throw invalidParameter(`Invalid ordering key in order_by clause '${clause}'.`);
   }
-  return { identifier: toIdentifier(first), ascending: second.word === 'ASC' };
+  return { identifier: toIdentifier(first, true), ascending: second.word === 'ASC' };
 }
 
-function toIdentifier(token: Extract<Token, { kind: 'identifier' }>): Identifier {
+function toIdentifier(token: Extract<Token, { kind: 'identifier' }>, splitQuoted = false): Identifier {
   const [head, ...tail] = token.parts;
+  // An order_by entry may quote the whole name (`metrics.acc`); MLflow reads it as if unquoted.
+  if (splitQuoted && tail.length === 0 && head!.quoted && head!.text.includes('.')) {
+    const dot = head!.text.indexOf('.');
+    return { entity: head!.text.slice(0, dot), key: head!.text.slice(dot + 1), text: token.text };
+  }
   if (tail.length === 0) return { entity: undefined, key: head!.text, text: token.text };
   return { entity: head!.text, key: tail.map((p) => p.text).join('.'), text: token.text };
 }

@@ -97,7 +97,7 @@ export function tokenize(source: string, what = 'filter'): Token[] {
       continue;
     }
     const number = NUMBER.exec(source.slice(i))?.[0];
-    if (number && !(ch === '-' && number === '-')) {
+    if (number) {
       i += number.length;
       if (/[A-Za-z_]/.test(source[i] ?? '')) fail(`unexpected '${source[i]}' after the number ${number}`);
       tokens.push({ kind: 'number', value: Number(number), text: number, at });
