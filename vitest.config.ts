@@ -9,7 +9,8 @@ export default defineConfig({
     reporters: report ? ['default', ['json', { outputFile: report }]] : ['default'],
     env: { SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'silent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
-      { test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], testTimeout: 30_000 } },
+      // Set-up hooks open PGlite and build apps; on a busy two-core machine that can pass ten seconds.
+      { test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 } },
       {
         test: {
           name: 'integration',
