@@ -128,6 +128,17 @@ describe('search_logged_models', () => {
     expect(await ids({ filter, orderBy })).toEqual(expected);
   });
 
+  it('scopes metrics to the datasets asked for', async () => {
+    const search = (filter: string | undefined, datasets: { dataset_name: string; dataset_digest?: string }[]) =>
+      searchLoggedModels(db, { experimentIds: ['1'], maxResults: 10, datasets, ...(filter ? { filter } : {}) }).then((r) => r.modelIds);
+    expect(await search(undefined, [{ dataset_name: 'train' }])).toEqual(['m2']);
+    expect(await search(undefined, [{ dataset_name: 'train' }, { dataset_name: 'eval' }])).toEqual(['m2', 'm1']);
+    expect(await search('metrics.acc > 0.6', [{ dataset_name: 'eval' }])).toEqual(['m1']);
+    expect(await search(undefined, [{ dataset_name: 'train', dataset_digest: 'nope' }])).toEqual([]);
+    const error = await search(undefined, [{ dataset_name: '' }]).catch((e: unknown) => e);
+    expect((error as TrackerError).message).toBe('`dataset_name` in the `datasets` clause must be specified.');
+  });
+
   it('searches several experiments and leaves deleted models out', async () => {
     expect(await ids({ experimentIds: ['1', '2'], orderBy: [{ field_name: 'metrics.acc', ascending: false }] })).toEqual(['m2', 'm1', 'm5', 'm3']);
   });

@@ -12,9 +12,13 @@ import { experimentIdsOf } from './runs.ts';
 
 export type LoggedModelOrder = { field_name: string; ascending?: boolean; dataset_name?: string; dataset_digest?: string };
 
+/** The client's `datasets` argument: metrics count only when logged on one of these datasets. */
+export type LoggedModelDataset = { dataset_name: string; dataset_digest?: string };
+
 export type SearchLoggedModelsRequest = {
   experimentIds: string[];
   filter?: string;
+  datasets?: LoggedModelDataset[];
   orderBy?: LoggedModelOrder[];
   maxResults: number;
   pageToken?: string;
@@ -39,16 +43,24 @@ function attributeOf(key: string) {
   return attribute;
 }
 
-/** The latest metric point per model for one key (optionally on one dataset), as a derived table. */
-function latestMetrics(key: string, params: Params, dataset?: { name?: string; digest?: string }): string {
-  const scope = [`key = ${params.add(key)}`];
-  if (dataset?.name) scope.push(`dataset_name = ${params.add(dataset.name)}`);
-  if (dataset?.digest) scope.push(`dataset_digest = ${params.add(dataset.digest)}`);
+/** `(dataset_name = .. AND dataset_digest = ..) OR ...` over metric rows, or undefined for no dataset scope. */
+function onDatasets(datasets: LoggedModelDataset[], params: Params, alias = ''): string | undefined {
+  if (datasets.length === 0) return undefined;
+  const one = (d: LoggedModelDataset) =>
+    d.dataset_digest
+      ? `(${alias}dataset_name = ${params.add(d.dataset_name)} AND ${alias}dataset_digest = ${params.add(d.dataset_digest)})`
+      : `${alias}dataset_name = ${params.add(d.dataset_name)}`;
+  return `(${datasets.map(one).join(' OR ')})`;
+}
+
+/** The latest metric point per model for one key (optionally on some datasets), as a derived table. */
+function latestMetrics(key: string, params: Params, datasets: LoggedModelDataset[]): string {
+  const scope = [`key = ${params.add(key)}`, onDatasets(datasets, params)].filter(Boolean);
   return `(SELECT DISTINCT ON (model_id) model_id, value, is_nan FROM tracker_logged_model_metrics
     WHERE ${scope.join(' AND ')} ORDER BY model_id, timestamp DESC, step DESC, value DESC)`;
 }
 
-function condition(c: Comparison, params: Params): string {
+function condition(c: Comparison, params: Params, datasets: LoggedModelDataset[]): string {
   const { entity, key, text } = c.identifier;
   if (entity !== undefined && !ENTITIES.includes(entity)) {
     throw invalidParameter(`Invalid entity type: '${entity}'. Expected one of ['attributes', 'metrics', 'params', 'tags'].`);
@@ -62,7 +74,7 @@ function condition(c: Comparison, params: Params): string {
   const value = c.value.kind === 'number' ? c.value.value : c.value.value;
   switch (entity) {
     case 'metrics':
-      return `lm.model_id IN (SELECT l.model_id FROM ${latestMetrics(key, params)} l WHERE ${compareMetric('l.value', 'l.is_nan', c.op, value as number, params)})`;
+      return `lm.model_id IN (SELECT l.model_id FROM ${latestMetrics(key, params, datasets)} l WHERE ${compareMetric('l.value', 'l.is_nan', c.op, value as number, params)})`;
     case 'params':
     case 'tags': {
       const table = entity === 'params' ? 'tracker_logged_model_params' : 'tracker_logged_model_tags';
@@ -102,8 +114,8 @@ function ordering(orderBy: LoggedModelOrder[], params: Params): { joins: string[
     if (entity !== 'metrics') throw invalidParameter(`Invalid order by field name: ${entity}, only \`metrics.<name>\` is allowed.`);
     const key = field.slice(dot + 1).replace(/^`(.*)`$/, '$1');
     const alias = `o${n + 1}`;
-    const dataset = { name: ob.dataset_name, digest: ob.dataset_digest };
-    joins.push(`LEFT JOIN ${latestMetrics(key, params, dataset)} ${alias} ON ${alias}.model_id = lm.model_id`);
+    const datasets = ob.dataset_name ? [{ dataset_name: ob.dataset_name, ...(ob.dataset_digest ? { dataset_digest: ob.dataset_digest } : {}) }] : [];
+    joins.push(`LEFT JOIN ${latestMetrics(key, params, datasets)} ${alias} ON ${alias}.model_id = lm.model_id`);
     terms.push(`(CASE WHEN ${alias}.model_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, `${alias}.value ${direction}`);
   });
   if (!byCreation) terms.push('lm.creation_time DESC');
@@ -140,11 +152,18 @@ export async function searchLoggedModels(db: Sql, req: SearchLoggedModelsRequest
   const experimentIds = experimentIdsOf(req.experimentIds);
   const params = new Params();
   const { joins, terms } = ordering(req.orderBy ?? [], params);
+  const datasets = req.datasets ?? [];
+  if (datasets.some((d) => !d?.dataset_name)) throw invalidParameter('`dataset_name` in the `datasets` clause must be specified.');
+  const comparisons = parseFilter(req.filter);
   const where = [
     `lm.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
     `lm.lifecycle_stage = 'active'`,
-    ...parseFilter(req.filter).map((c) => condition(c, params)),
+    ...comparisons.map((c) => condition(c, params, datasets)),
   ];
+  // Datasets without a metric condition keep the models with any metric on those datasets, as MLflow does.
+  if (datasets.length > 0 && !comparisons.some((c) => c.identifier.entity === 'metrics')) {
+    where.push(`EXISTS (SELECT 1 FROM tracker_logged_model_metrics x WHERE x.model_id = lm.model_id AND ${onDatasets(datasets, params, 'x.')})`);
+  }
   if (experimentIds.length === 0) return { modelIds: [] };
   const sql = `SELECT lm.model_id FROM tracker_logged_models lm ${joins.join(' ')}
     WHERE ${where.join(' AND ')}
