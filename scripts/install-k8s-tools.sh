@@ -30,6 +30,8 @@ if [ ! -f "$schemas/.complete" ]; then
   rm -rf "$schemas"
   node "$here/k8s-schemas.mjs" "$dir/api/openapi-spec/swagger.json" "$schemas"
   touch "$schemas/.complete"
+  # The unpacked module (110 MB) served its purpose; its zip stays in the module cache.
+  rm -rf "$dir"
   rmdir "$src" 2>/dev/null || true
 fi
 echo "$schemas"

@@ -61,5 +61,5 @@ const server = createServer((req, res) => {
   if (body === undefined) return answer(res, 503, 'no page yet');
   answer(res, 200, body, 'text/html; charset=utf-8');
 });
-server.listen(port, '0.0.0.0');
+server.listen(port); // every address, IPv4 and IPv6: the pod's own network namespace
 setInterval(() => Date.now() - lastUsed > idleMs && process.exit(0), Math.min(idleMs, 60_000)).unref();
