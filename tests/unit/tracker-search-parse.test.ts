@@ -84,6 +84,8 @@ describe('search_runs refuses', () => {
     ['metrics.a > 1 AND', "Invalid clause(s) in filter string: 'metrics.a > 1 AND'. A condition must follow AND."],
     ['metrics.a', "Invalid comparison clause 'metrics.a': expected a comparator"],
     ['metrics.a >', "Invalid comparison clause 'metrics.a >': expected a value after '>'"],
+    ["metrics.a AND params.b = 'x'", "Invalid comparison clause 'metrics.a AND': expected a comparator"],
+    ["metrics.a > AND params.b = 'x'", "Invalid comparison clause 'metrics.a > AND': expected a value after '>'"],
     ["metrics.val-loss > 1", "unexpected '-'"],
     ["params.x = 'open", 'unterminated'],
     ['metrics. > 1', "expected a name after '.'"],

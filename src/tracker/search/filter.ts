@@ -1,5 +1,5 @@
 import { invalidParameter } from '../errors.ts';
-import { tokenize, type Token } from './lexer.ts';
+import { tokenize, type Keyword, type Token } from './lexer.ts';
 
 // A recursive-descent parser for MLflow's filter grammar, shared by every search:
 //   filter     := comparison (AND comparison)* END
@@ -39,17 +39,22 @@ export function parseFilter(filter: string | undefined): Comparison[] {
     if (start.kind !== 'identifier') return invalidClause(start, '. Expected an identifier such as metrics.<key>.');
     next();
     const identifier = toIdentifier(start);
+    // The clause as far as it was read, for messages.
+    const clause = () => {
+      const last = tokens[i - 1]!;
+      return filter.slice(start.at, last.at + last.text.length).trim();
+    };
     const incomplete = (what: string): never => {
-      throw invalidParameter(`Invalid comparison clause '${rest(start)}': expected ${what}.`);
+      throw invalidParameter(`Invalid comparison clause '${clause()}': expected ${what}.`);
     };
     const opToken = next();
     let op: string;
     if (opToken.kind === 'operator') op = opToken.text;
-    else if (opToken.kind === 'keyword' && ['LIKE', 'ILIKE', 'IN'].includes(opToken.word)) op = opToken.word;
-    else if (opToken.kind === 'keyword' && opToken.word === 'NOT' && peek().kind === 'keyword' && (peek() as { word: string }).word === 'IN') {
+    else if (isKeyword(opToken, 'LIKE', 'ILIKE', 'IN')) op = opToken.word;
+    else if (isKeyword(opToken, 'NOT') && isKeyword(peek(), 'IN')) {
       next();
       op = 'NOT IN';
-    } else if (opToken.kind === 'keyword' && opToken.word === 'IS') {
+    } else if (isKeyword(opToken, 'IS')) {
       throw invalidParameter(`Invalid comparison clause '${rest(start)}': IS NULL and IS NOT NULL are not supported.`);
     } else return incomplete(`a comparator (=, !=, >, >=, <, <=, LIKE, ILIKE, IN) after '${start.text}'`);
 
@@ -103,12 +108,12 @@ export function parseFilter(filter: string | undefined): Comparison[] {
   for (;;) {
     const token = peek();
     if (token.kind === 'end') break;
-    if (token.kind === 'keyword' && token.word === 'AND') {
+    if (isKeyword(token, 'AND')) {
       next();
       comparisons.push(comparison());
       continue;
     }
-    if (token.kind === 'keyword' && token.word === 'OR') invalidClause(token, '. Only AND is supported between conditions (OR is not).');
+    if (isKeyword(token, 'OR')) invalidClause(token, '. Only AND is supported between conditions (OR is not).');
     invalidClause(token, '. Conditions are joined with AND.');
   }
   return comparisons;
@@ -128,6 +133,10 @@ export function parseOrderBy(clause: string): OrderClause {
     throw invalidParameter(`Invalid ordering key in order_by clause '${clause}'.`);
   }
   return { identifier: toIdentifier(first, true), ascending: second.word === 'ASC' };
+}
+
+function isKeyword(token: Token, ...words: Keyword[]): token is Extract<Token, { kind: 'keyword' }> {
+  return token.kind === 'keyword' && words.includes(token.word);
 }
 
 function toIdentifier(token: Extract<Token, { kind: 'identifier' }>, splitQuoted = false): Identifier {
