@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -30,10 +30,10 @@ const render = (overlay: string): any[] =>
   loadAllYaml(execFileSync(kustomize!, ['build', join(import.meta.dirname, '../../k8s/overlays', overlay)], { encoding: 'utf8' }));
 
 const SERVICES = [
-  { name: 'retrieval', port: 8080 },
-  { name: 'explore', port: 8081 },
-  { name: 'tracker', port: 5000 },
-  { name: 'dashboards-runtime', port: 8090 },
+  { name: 'retrieval', port: 8080, source: 'src/retrieval/service.ts' },
+  { name: 'explore', port: 8081, source: 'src/explore/service.ts' },
+  { name: 'tracker', port: 5000, source: 'src/tracker/service.ts' },
+  { name: 'dashboards-runtime', port: 8090, source: 'dashboards-runtime/service.ts' },
 ] as const;
 const SECRETS: Record<string, string[]> = {
   'svc-postgres': ['password'],
@@ -87,7 +87,9 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     r = new Rendered(render(overlay));
   });
 
-  it.each(SERVICES)('runs $name on port $port from one image, with a Service on the same port', ({ name, port }) => {
+  it.each(SERVICES)('runs $name on port $port from one image, with a Service on the same port', ({ name, port, source }) => {
+    // The port the service listens on by default (its ServiceDefinition) is the one the specification names.
+    expect(readFileSync(join(import.meta.dirname, '../..', source), 'utf8')).toMatch(new RegExp(`defaultPort: ${port},`));
     const c = r.container(name);
     expect(c.args).toEqual(['serve', name]);
     expect(c.image).toBe(r.container('retrieval').image);
@@ -167,7 +169,8 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
   it('runs every container as non-root on a read-only root file system, with limits', () => {
     const pods = [...r.all<V1Deployment>('Deployment'), ...r.all<V1Job>('Job')].map((w) => w.spec!.template.spec!);
     for (const pod of pods) {
-      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+      // What the Pod Security Standards' restricted profile asks for, so the namespace can enforce it.
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
         expect(c.securityContext, c.name).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
         expect(c.resources?.limits, c.name).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });

@@ -176,7 +176,7 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
     expect(spec.enableServiceLinks).toBe(false);
     expect(spec.restartPolicy).toBe('Never');
     expect(spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
-    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001 });
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
     expect(spec.containers).toHaveLength(1);
     const c = spec.containers[0]!;
     expect(c.image).toBe(IMAGE);
