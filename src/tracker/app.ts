@@ -2,11 +2,13 @@ import { Hono } from 'hono';
 import { createApp, type AppEnv } from '../platform/http.ts';
 import type { TrackerDeps } from './deps.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
+import { datasetRoutes } from './routes/datasets.ts';
 import { experimentRoutes } from './routes/experiments.ts';
 import { loggedModelRoutes } from './routes/logged-models.ts';
 import { metricRoutes } from './routes/metrics.ts';
 import { runRoutes } from './routes/runs.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
+import { uiRoutes } from './ui/index.ts';
 
 /** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
 export const API_PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow', '/api/2.0/tracker'] as const;
@@ -19,6 +21,7 @@ export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
   api.route('/', runRoutes(deps));
   api.route('/', metricRoutes(deps));
   api.route('/', loggedModelRoutes(deps));
+  api.route('/', datasetRoutes(deps));
   return api;
 }
 
@@ -37,6 +40,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     app.route(prefix, api);
   }
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
+  app.route('/', uiRoutes(deps));
   // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
   app.notFound((c) =>
     trackerErrorResponse(new TrackerError('ENDPOINT_NOT_FOUND', `No API endpoint for ${c.req.method} ${c.req.path}.`), c),

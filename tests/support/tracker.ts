@@ -1,0 +1,69 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { createLogger } from '../../src/platform/log.ts';
+import { createTrackerApp } from '../../src/tracker/app.ts';
+import { loadTrackerConfig } from '../../src/tracker/config.ts';
+import type { TrackerDeps } from '../../src/tracker/deps.ts';
+import { openSchemaGate, upgradeTrackerSchema } from '../../src/tracker/schema-gate.ts';
+import { trackerDeps } from '../../src/tracker/service.ts';
+
+// The tracker app as a deployment builds it, in-process on an in-memory PGlite and a temporary artifact folder.
+// Tests talk to it over HTTP with app.request(), as the MLflow client would.
+export type TrackerHarness = Awaited<ReturnType<typeof trackerHarness>>;
+
+export async function trackerHarness(opts: { db?: Database; env?: Record<string, string>; deps?: Partial<TrackerDeps> } = {}) {
+  const db = opts.db ?? (await openPglite({}));
+  await upgradeTrackerSchema(db);
+  const dataDir = await mkdtemp(join(tmpdir(), 'tracker-test-'));
+  const deps = {
+    ...trackerDeps({
+      config: loadTrackerConfig({ ...opts.env }),
+      db,
+      dataDir,
+      logger: createLogger('tracker', 'silent'),
+      schema: openSchemaGate(),
+    }),
+    ...opts.deps,
+  };
+  const app = createTrackerApp(deps);
+
+  async function call(method: string, path: string, body?: unknown) {
+    const url = path.startsWith('/') ? path : `/api/2.0/mlflow/${path}`;
+    const res = await app.request(url, {
+      method,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
+    });
+    const text = await res.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, body: json, text };
+  }
+
+  /** GET with a query string built like the MLflow client's (repeated keys for lists). */
+  function get(path: string, query: Record<string, string | number | (string | number)[]> = {}) {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) for (const item of Array.isArray(v) ? v : [v]) qs.append(k, String(item));
+    const q = qs.toString();
+    return call('GET', `${path}${q ? `?${q}` : ''}`);
+  }
+  const post = (path: string, body: unknown = {}) => call('POST', path, body);
+
+  return {
+    app,
+    db,
+    deps,
+    call,
+    get,
+    post,
+    async close() {
+      await db.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
