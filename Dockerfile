@@ -5,9 +5,9 @@
 #   docker build -t registry.example.com/svc:0.1.0 .
 #   docker run --rm -p 8080-8081:8080-8081 -p 5000:5000 -p 8090:8090 registry.example.com/svc:0.1.0   # svc dev
 ARG NODE_IMAGE=node:22-bookworm-slim
-ARG GO_IMAGE=golang:1.25-bookworm
+ARG GO_IMAGE=golang:1.26-bookworm
 
-# opa, pinned as in scripts/env.sh, built with `go install` like scripts/install-opa.sh.
+# opa, pinned as in scripts/env.sh, built with `go install` like scripts/install-opa.sh (Go 1.26, as CI here).
 FROM ${GO_IMAGE} AS opa
 ARG OPA_VERSION=v1.22.2
 RUN CGO_ENABLED=0 GOBIN=/out go install "github.com/open-policy-agent/opa@${OPA_VERSION}"
