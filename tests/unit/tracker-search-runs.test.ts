@@ -27,7 +27,7 @@ const RUNS: Run[] = [
   { id: 'r3', start: 3000, name: 'gamma', status: 'FINISHED', metrics: { acc: NaN }, params: { lr: '0.01' }, tags: { team: 'NLP' } },
   { id: 'r4', start: 4000, name: 'delta', status: 'RUNNING', metrics: { acc: 0.9, loss: -1 } },
   { id: 'r5', start: 5000, name: 'epsilon', status: 'FINISHED', params: { lr: '0.001' } },
-  { id: 'r6', start: 6000, name: 'zeta', status: 'KILLED', metrics: { acc: 0.5 }, params: { lr: '0.5' } },
+  { id: 'r6', start: 6000, name: 'zeta', status: 'KILLED', metrics: { acc: 0.5, loss: Infinity }, params: { lr: '0.5' } },
   { id: 'r7', exp: 2, start: 7000, name: 'eta', metrics: { acc: 0.95 } },
   { id: 'r8', start: 8000, name: 'theta', deleted: true, metrics: { acc: 0.99 } },
 ];
@@ -101,6 +101,7 @@ describe('search_runs filters', () => {
     ['metrics.acc != 0.9', ['r6', 'r3', 'r2']],
     ['metrics.acc < 1', ['r6', 'r4', 'r2', 'r1']],
     ['metrics.loss < 0', ['r4']],
+    ['metrics.loss > 1e300', ['r6']],
     ['metric.acc <= 0.5', ['r6']],
     ['metrics.`my metric` = 3', ['r1']],
     ['metrics."my metric" > 2.5', ['r1']],
@@ -159,6 +160,7 @@ describe('search_runs ordering', () => {
     [['status ASC', 'created DESC'], ['r2', 'r5', 'r3', 'r1', 'r6', 'r4']],
     [['end_time DESC'], ['r2', 'r1', 'r6', 'r5', 'r4', 'r3']],
     [['start_time ASC'], ['r1', 'r2', 'r3', 'r4', 'r5', 'r6']],
+    [['metrics.loss DESC'], ['r6', 'r4', 'r5', 'r3', 'r2', 'r1']],
   ])('%j', async (orderBy, expected) => {
     expect(await ids({ orderBy })).toEqual(expected);
   });
