@@ -20,8 +20,8 @@ export type Keyword = (typeof KEYWORDS)[number];
 
 const OPERATORS = ['!=', '<>', '<=', '>=', '==', '=', '<', '>'];
 const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/;
-const WORD_START = /[A-Za-z_]/;
-const WORD = /^[A-Za-z0-9_]+/;
+const WORD_START = /[\p{L}_]/u;
+const WORD = /^[\p{L}\p{N}_]+/u;
 
 /** Splits a filter or order_by string into tokens; the last token is always `end`. */
 export function tokenize(source: string, what = 'filter'): Token[] {
@@ -99,7 +99,7 @@ export function tokenize(source: string, what = 'filter'): Token[] {
     const number = NUMBER.exec(source.slice(i))?.[0];
     if (number) {
       i += number.length;
-      if (/[A-Za-z_]/.test(source[i] ?? '')) fail(`unexpected '${source[i]}' after the number ${number}`);
+      if (WORD_START.test(source[i] ?? '')) fail(`unexpected '${source[i]}' after the number ${number}`);
       tokens.push({ kind: 'number', value: Number(number), text: number, at });
       continue;
     }
