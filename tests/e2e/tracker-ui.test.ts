@@ -1,25 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { createLogger } from '../../src/platform/log.ts';
-import { createMetrics } from '../../src/platform/metrics.ts';
-import { createFolderStore } from '../../src/platform/objects/index.ts';
-import { createTrackerApp } from '../../src/tracker/app.ts';
-import { loadTrackerConfig } from '../../src/tracker/config.ts';
-import type { TrackerDeps } from '../../src/tracker/deps.ts';
-import { openSchemaGate, upgradeTrackerSchema } from '../../src/tracker/schema-gate.ts';
 import { launchBrowser } from '../support/browser.ts';
+import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // The tracker's web UI as a person uses it, in headless Chromium, against the tracker on PGlite with a folder
 // artifact store. Everything it shows was written through the public REST API, as a client would.
 
-let db: Database;
-let artifactDir: string;
+let tracker: TrackerHarness;
 let server: RunningServer;
 let browser: Browser;
 
@@ -81,10 +71,15 @@ async function seed(): Promise<void> {
     });
     await call('POST', 'runs/update', { run_id: runId, status: 'FINISHED', end_time: T0 + 65_000 });
   }
+}
+
+async function seedArtifacts(): Promise<void> {
   const baseline = seeded.runs.baseline;
   await upload(baseline.artifactUri, 'notes/readme.txt', seeded.readme);
   await upload(baseline.artifactUri, 'weights.bin', seeded.weights);
+}
 
+async function seedModel(): Promise<void> {
   await call('POST', 'registered-models/create', { name: seeded.model });
   for (const run of [seeded.runs.baseline, seeded.runs.tuned]) {
     await call('POST', 'model-versions/create', { name: seeded.model, source: `runs:/${run.id}/model`, run_id: run.id });
@@ -94,33 +89,17 @@ async function seed(): Promise<void> {
   await call('POST', 'registered-models/alias', { name: seeded.model, alias: 'champion', version: '2' });
 }
 
-function trackerDeps(database: Database, root: string): TrackerDeps {
-  return {
-    config: loadTrackerConfig({}),
-    db: database,
-    artifacts: createFolderStore(root),
-    artifactRoot: root,
-    now: () => Date.now(),
-    logger: createLogger('tracker', 'silent'),
-    metrics: createMetrics('tracker'),
-    schema: openSchemaGate(),
-  };
-}
-
 beforeAll(async () => {
   execFileSync('bash', ['scripts/install-chromium.sh'], { stdio: 'inherit' });
-  db = await openPglite({});
-  await upgradeTrackerSchema(db);
-  artifactDir = await mkdtemp(join(tmpdir(), 'tracker-ui-'));
-  server = await startServer(createTrackerApp(trackerDeps(db, artifactDir)), 0, '127.0.0.1');
+  tracker = await trackerHarness(); // PGlite in memory, artifacts in a temporary folder
+  server = await startServer(tracker.app, 0, '127.0.0.1');
   await seed();
   browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  await db?.close();
-  if (artifactDir) await rm(artifactDir, { recursive: true, force: true });
+  await tracker?.close();
 });
 
 async function open(hash: string): Promise<Page> {
@@ -179,11 +158,13 @@ describe('tracker UI', () => {
 
     // Sorting asks the server (order_by) and is part of the link: acc descending, then ascending.
     await page.click('#runs th[data-column="metrics.acc"] button');
-    await expect.poll(() => page.evaluate(() => decodeURIComponent(location.hash))).toContain('order=metrics.acc DESC');
+    const order = () => page.evaluate(() => new URLSearchParams(location.hash.split('?')[1]).get('order'));
+    await expect.poll(order).toBe('metrics.acc DESC');
     await page.waitForSelector('#runs th[data-column="metrics.acc"][aria-sort=descending]');
     expect(await rowOrder(page)).toEqual([tuned.id, baseline.id]);
     await page.click('#runs th[data-column="metrics.acc"] button');
     await page.waitForSelector('#runs th[data-column="metrics.acc"][aria-sort=ascending]');
+    expect(await order()).toBe('metrics.acc ASC');
     expect(await rowOrder(page)).toEqual([baseline.id, tuned.id]);
 
     await page.getByLabel('Select run baseline').check();
@@ -224,6 +205,7 @@ describe('tracker UI', () => {
   });
 
   it('shows a run page with params, metrics, tags and an artifact browser that downloads exact bytes', async () => {
+    await seedArtifacts();
     const { baseline } = seeded.runs;
     const page = await open(`#/runs/${baseline.id}`);
     const params = await page.$$eval('#params tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
@@ -251,6 +233,7 @@ describe('tracker UI', () => {
   });
 
   it('shows registered models with their versions, stages, aliases and source runs', async () => {
+    await seedModel();
     const page = await open('#/models');
     const row = page.locator(`#models tr[data-model="${seeded.model}"]`);
     await expect.poll(() => row.textContent()).toContain('@champion');
