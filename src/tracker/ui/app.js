@@ -136,18 +136,8 @@ async function allPages(endpoint, params, field, limit = 10_000) {
   return items;
 }
 
-/**
- * Where a run's artifact downloads from: through the artifact proxy when the run's artifacts live under
- * mlflow-artifacts:/ (what this server hands out), else through get-artifact, which resolves the run's own root.
- */
-function artifactHref(run, path) {
-  const proxied = /^mlflow-artifacts:(?:\/\/[^/]*)?\/*(.*)$/.exec(run.info.artifact_uri ?? '');
-  if (proxied) {
-    const full = [proxied[1].replace(/\/+$/, ''), path].filter(Boolean).join('/');
-    return `api/2.0/mlflow-artifacts/artifacts/${full.split('/').map(encodeURIComponent).join('/')}`;
-  }
-  return `get-artifact?${new URLSearchParams({ run_id: run.info.run_id, run_uuid: run.info.run_id, path })}`;
-}
+/** A run's file, through get-artifact: it resolves the run's own root (proxied or written out under the store's root). */
+const artifactHref = (run, path) => `${API}get-artifact?${new URLSearchParams({ run_id: run.info.run_id, path })}`;
 
 // ---------------------------------------------------------------- routing
 
@@ -378,8 +368,21 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
     return th;
   };
 
+  const all = h('input', {
+    type: 'checkbox',
+    'aria-label': 'Select all runs shown',
+    checked: runs.length > 0 && runs.every((r) => selection.has(r.info.run_id)),
+    onchange: (e) => {
+      for (const r of runs) {
+        if (e.target.checked) selection.add(r.info.run_id);
+        else selection.delete(r.info.run_id);
+      }
+      for (const box of e.target.closest('table').querySelectorAll('tbody input[type=checkbox]')) box.checked = e.target.checked;
+      onSelect();
+    },
+  });
   const fixed = [
-    h('th', { scope: 'col' }, h('span', { class: 'muted' }, 'Select')),
+    h('th', { scope: 'col' }, all),
     sortHeader('Run', 'run_name', 'attributes.run_name', 'ASC'),
     several ? h('th', { scope: 'col' }, 'Experiment') : null,
     sortHeader('Status', 'status', 'attributes.status', 'ASC'),
