@@ -8,7 +8,7 @@ import { exploreService } from './explore/service.ts';
 import { dashboardKeys } from './platform/dashboard-signature.ts';
 import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
-import { launch, migrateAll, openSharedParts, type Launched } from './platform/launcher.ts';
+import { launch, migrateAll, openSharedParts, StartupError, type Launched } from './platform/launcher.ts';
 import { buildPolicies } from './platform/policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
 import { retrievalService } from './retrieval/service.ts';
@@ -49,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
       if (sub !== 'db' || rest[0] !== 'upgrade') return usage(`unknown tracker command '${[sub, ...rest].join(' ')}'`);
       return withShared(async (shared) => {
         const applied = await upgradeTrackerSchema(shared.db);
-        console.log(applied.length ? `applied ${applied.join(', ')}` : 'tracker schema is up to date');
+        console.log(applied.length ? `applied ${applied.map((id) => `tracker/${id}`).join(', ')}` : 'tracker schema is up to date');
       });
     case 'dashboards':
       if (sub !== 'resign') return usage(`unknown dashboards command '${sub ?? ''}'`);
@@ -117,7 +117,7 @@ function usage(problem: string): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`svc: ${err instanceof ConfigError ? err.message : (err?.stack ?? String(err))}\n`);
+    process.stderr.write(`svc: ${err instanceof ConfigError || err instanceof StartupError ? err.message : (err?.stack ?? String(err))}\n`);
     process.exit(1);
   },
 );

@@ -8,11 +8,36 @@ import { initTracing } from './tracing.ts';
 
 export type Launched = { name: string; url: string; close(): Promise<void> };
 
+/** A start-up failure with a message an operator can act on; the CLI prints it without a stack and exits 1. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT']);
+
+/**
+ * The database's own refusal, said in the words operators search logs for: 'database does not exist' or
+ * 'could not connect', followed by what Postgres (or the network) said.
+ */
+export function describeDatabaseError(err: unknown, at: string): Error {
+  const e = err as { code?: string; message?: string; errors?: { code?: string; message?: string }[] };
+  const code = e?.code ?? e?.errors?.[0]?.code;
+  const reason = e?.message || e?.errors?.map((x) => x.message).join('; ') || String(err);
+  if (code === '3D000') return new StartupError(`database does not exist: ${reason} (at ${at}; create it or set SVC_PG_DATABASE)`, { cause: err });
+  if (code && (NETWORK.has(code) || /^(08|28)/.test(code))) {
+    return new StartupError(`could not connect to the database at ${at}: ${reason}`, { cause: err });
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
 /** Opens the parts services share. `embedded` ignores SVC_PG_HOST, SVC_OPA_URL and SVC_TRINO_URL (what `svc dev` promises). */
 export async function openSharedParts(env: Env, opts: { embedded: boolean; inMemory?: boolean }): Promise<SharedParts> {
   const platform = loadPlatformConfig(env);
   const selected: PlatformConfig = opts.embedded ? { ...platform, PG_HOST: undefined, OPA_URL: undefined } : platform;
-  const db = await openDatabase(selected, { inMemory: opts.inMemory ?? false });
+  const at = selected.PG_HOST ? `${selected.PG_HOST}:${selected.PG_PORT}/${selected.PG_DATABASE}` : 'embedded PGlite';
+  const db = await openDatabase(selected, { inMemory: opts.inMemory ?? false }).catch((err: unknown) => {
+    throw describeDatabaseError(err, at);
+  });
   const policy = await createPolicyEngine(selected);
   return { platform: selected, db, policy, embedded: opts.embedded };
 }
