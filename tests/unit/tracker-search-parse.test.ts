@@ -47,6 +47,7 @@ describe('parseFilter accepts', () => {
     ["tags.mlflow.runName != 'x'", { entity: 'tags', key: 'mlflow.runName' }, '!=', { kind: 'string', value: 'x' }],
     ['metrics."my metric" < 3', { entity: 'metrics', key: 'my metric' }, '<', { kind: 'number', value: 3 }],
     ['metrics.`a b` = 1', { entity: 'metrics', key: 'a b' }, '=', { kind: 'number', value: 1 }],
+    ["metrics.'prediction accuracy' >= 0.945", { entity: 'metrics', key: 'prediction accuracy' }, '>=', { kind: 'number', value: 0.945 }],
     ['`metrics`.`1st-try` = 1', { entity: 'metrics', key: '1st-try' }, '=', { kind: 'number', value: 1 }],
     ['params.1abc = "v"', { entity: 'params', key: '1abc' }, '=', { kind: 'string', value: 'v' }],
     ['metrics.précision>=-.5', { entity: 'metrics', key: 'précision' }, '>=', { kind: 'number', value: -0.5 }],

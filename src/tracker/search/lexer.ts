@@ -1,8 +1,9 @@
 import { invalidParameter } from '../errors.ts';
 
 // The tokens of MLflow's search grammar. An identifier is lexed whole, dots and quoted parts included
-// (`metrics.acc`, tags.mlflow.runName, metrics."my metric", metrics.`a b`, `run name`), so the parser sees one token
-// per side of a comparison. Keywords are recognised only as a single unquoted word, case-insensitively.
+// (metrics.acc, tags.mlflow.runName, metrics."my metric", metrics.'my metric', metrics.`a b`, `run name`), so the
+// parser sees one token per side of a comparison. Keywords are recognised only as a single unquoted word,
+// case-insensitively.
 
 export type IdentifierPart = { text: string; quoted: boolean };
 
@@ -60,7 +61,7 @@ export function tokenize(source: string, what = 'filter'): Token[] {
     const part = (first: boolean): void => {
       const ch = source[i];
       if (ch === '`') parts.push({ text: quoted('`'), quoted: true });
-      else if (ch === '"' && !first) parts.push({ text: quoted('"'), quoted: true });
+      else if ((ch === '"' || ch === "'") && !first) parts.push({ text: quoted(ch), quoted: true });
       else {
         const word = WORD.exec(source.slice(i))?.[0];
         if (!word || (first && !WORD_START.test(word[0]!))) fail(`expected a name after '.'`);
