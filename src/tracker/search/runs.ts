@@ -82,7 +82,8 @@ function attributeOf(key: string) {
 /** The SQL condition of one comparison on run `r`. */
 function condition(c: Comparison, params: Params): string {
   const { key } = c.identifier;
-  switch (entityOf(c.identifier)) {
+  const entity = entityOf(c.identifier);
+  switch (entity) {
     case 'metric': {
       checkOp(c, NUMERIC_OPS, `metric '${key}'`);
       const value = numberValue(c.value, 'metric');
@@ -90,7 +91,6 @@ function condition(c: Comparison, params: Params): string {
     }
     case 'parameter':
     case 'tag': {
-      const entity = entityOf(c.identifier);
       checkOp(c, STRING_OPS, `${entity} '${key}'`);
       const value = stringValue(c.value, entity);
       const table = entity === 'tag' ? 'tracker_tags' : 'tracker_params';
@@ -119,9 +119,8 @@ function condition(c: Comparison, params: Params): string {
       if (!DATASET_KEYS.includes(key)) {
         throw invalidParameter(`Invalid dataset key '${key}' specified. Valid keys are '${DATASET_KEYS.join("', '")}'`);
       }
-      const list = c.value.kind === 'list';
-      const value = list ? (c.value as { values: string[] }).values : stringValue(c.value, 'dataset attributes');
-      checkOp(c, list ? LIST_OPS : STRING_OPS, `dataset '${key}'`);
+      const value = c.value.kind === 'list' ? c.value.values : stringValue(c.value, 'dataset attributes');
+      checkOp(c, Array.isArray(value) ? LIST_OPS : STRING_OPS, `dataset '${key}'`);
       const inputs = `FROM tracker_inputs i JOIN tracker_datasets d ON d.dataset_id = i.source_id`;
       const onRun = `i.destination_id = r.run_id AND i.destination_type = 'RUN_INPUT' AND i.source_type = 'DATASET'`;
       if (key === 'context') {
