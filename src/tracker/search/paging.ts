@@ -27,7 +27,8 @@ export function encodePageToken(payload: Record<string, unknown>): string {
 
 /** The JSON object inside a token, or a refusal that says what was wrong with it. */
 export function decodePageToken(token: string): Record<string, unknown> {
-  const trimmed = token.trim();
+  // A '+' that crossed a query string unescaped arrives as a space.
+  const trimmed = token.trim().replace(/ /g, '+');
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) throw invalidParameter('Invalid page token, could not base64-decode');
   const decoded = Buffer.from(trimmed, 'base64').toString('utf8');
   let parsed: unknown;
@@ -55,7 +56,7 @@ export function startOffset(pageToken: string | undefined): number {
   return pageToken ? readOffset(decodePageToken(pageToken)) : 0;
 }
 
-/** Runs `query` for maxResults + 1 rows from `offset` and splits off the next page's token. */
+/** Splits the maxResults + 1 rows a page query read into the page and, when there is more, the next token. */
 export function page<T>(rows: T[], offset: number, maxResults: number, token = (next: number) => encodePageToken({ offset: next })) {
   const more = rows.length > maxResults;
   return { rows: more ? rows.slice(0, maxResults) : rows, nextPageToken: more ? token(offset + maxResults) : undefined };
