@@ -4,6 +4,7 @@ import type { Sql } from '../../platform/db/index.ts';
 import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
+import { getDownloadUri } from '../registry/model-versions.ts';
 import { readRequest } from '../request.ts';
 import { listArtifacts } from './files.ts';
 import { sendArtifact } from './http.ts';
@@ -45,12 +46,8 @@ export function runArtifactRoutes(deps: TrackerDeps): Hono<AppEnv> {
     .get('/model-versions/get-artifact', async (c) => {
       const m = await readRequest(c, versionFileMessage);
       const rel = checkArtifactPath(m.path);
-      const rows = await deps.db.query<{ uri: string }>(
-        `SELECT COALESCE(storage_location, source) AS uri FROM tracker_model_versions WHERE name = $1 AND version::text = $2 AND NOT deleted`,
-        [m.name, m.version],
-      );
-      if (!rows[0]) throw doesNotExist(`Model Version (name=${m.name}, version=${m.version}) not found`);
-      return sendArtifact(c, deps.artifacts, joinKey(requireStoreKey(deps, rows[0].uri), rel), rel);
+      const uri = await getDownloadUri(deps, { name: m.name, version: m.version });
+      return sendArtifact(c, deps.artifacts, joinKey(requireStoreKey(deps, uri), rel), rel);
     });
 }
 
