@@ -119,24 +119,25 @@ async function writeMetrics(tx: Sql, runId: string, experimentId: number, metric
   const cols = [
     points.map((m) => m.key),
     values,
-    isNan,
+    // As text: postgres.js types a JS boolean[] parameter as a scalar boolean.
+    isNan.map((n) => (n ? 't' : 'f')),
     points.map((m) => m.timestamp),
     points.map((m) => m.step),
     points.map((m) => m.model_id ?? null),
     points.map((m) => m.dataset_name ?? null),
     points.map((m) => m.dataset_digest ?? null),
   ];
-  const unnest = `unnest($2::text[], $3::float8[], $4::bool[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
+  const unnest = `unnest($2::text[], $3::float8[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
                   AS m(k, v, n, ts, st, mid, dn, dd)`;
   await tx.query(
     `INSERT INTO tracker_metrics (run_id, key, value, is_nan, timestamp, step, model_id, dataset_name, dataset_digest)
-     SELECT $1, k, v, n, ts, st, mid, dn, dd FROM ${unnest}
+     SELECT $1, k, v, n::bool, ts, st, mid, dn, dd FROM ${unnest}
      ON CONFLICT DO NOTHING`,
     [runId, ...cols],
   );
   await tx.query(
     `INSERT INTO tracker_latest_metrics AS l (run_id, key, value, is_nan, timestamp, step)
-     SELECT DISTINCT ON (k) $1, k, v, n, ts, st FROM ${unnest}
+     SELECT DISTINCT ON (k) $1, k, v, n::bool, ts, st FROM ${unnest}
      ORDER BY k, st DESC, ts DESC, v DESC
      ON CONFLICT (run_id, key) DO UPDATE
        SET value = EXCLUDED.value, is_nan = EXCLUDED.is_nan, timestamp = EXCLUDED.timestamp, step = EXCLUDED.step
@@ -147,7 +148,7 @@ async function writeMetrics(tx: Sql, runId: string, experimentId: number, metric
   if (points.some((m) => m.model_id)) {
     await tx.query(
       `INSERT INTO tracker_logged_model_metrics (model_id, key, value, is_nan, timestamp, step, run_id, dataset_name, dataset_digest)
-       SELECT mid, k, v, n, ts, st, $1, dn, dd FROM ${unnest}
+       SELECT mid, k, v, n::bool, ts, st, $1, dn, dd FROM ${unnest}
        WHERE mid IS NOT NULL AND EXISTS (SELECT 1 FROM tracker_logged_models lm WHERE lm.model_id = mid AND lm.experiment_id = $10)
        ON CONFLICT DO NOTHING`,
       [runId, ...cols, experimentId],

@@ -1,0 +1,309 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/platform/db/index.ts';
+import { trackerHarness, type TrackerHarness } from './tracker.ts';
+
+// The tracking API through HTTP, as the MLflow client uses it; run on PGlite (unit) and on Postgres (integration).
+// One database per file (starting one is the slow part); every test makes its own experiment or run, so no test
+// depends on another's data.
+export function trackerApiContract(name: string, open: () => Promise<{ db: Database; cleanup(): Promise<void> }>) {
+  describe(`tracker API (${name})`, () => {
+    let t: TrackerHarness;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      const opened = await open();
+      cleanup = opened.cleanup;
+      t = await trackerHarness({ db: opened.db });
+    }, 120_000);
+    afterAll(async () => {
+      await t?.close();
+      await cleanup?.();
+    });
+
+    async function newRun(experimentId = '0', extra: Record<string, unknown> = {}) {
+      const res = await t.post('runs/create', { experiment_id: experimentId, start_time: 1000, ...extra });
+      expect(res.status, res.text).toBe(200);
+      return res.body.run;
+    }
+
+    describe('experiments', () => {
+      it('has the Default experiment 0 with a proxied artifact location', async () => {
+        const res = await t.get('experiments/get', { experiment_id: '0' });
+        expect(res.status).toBe(200);
+        expect(res.body.experiment).toMatchObject({ experiment_id: '0', name: 'Default', artifact_location: 'mlflow-artifacts:/0', lifecycle_stage: 'active' });
+      });
+
+      it('creates, finds by name, renames, tags, deletes and restores', async () => {
+        const created = await t.post('experiments/create', { name: 'exp-a', tags: [{ key: 'team', value: 'ml' }] });
+        expect(created.status, created.text).toBe(200);
+        const id = created.body.experiment_id;
+        expect(id).toMatch(/^\d+$/);
+
+        const byName = await t.get('experiments/get-by-name', { experiment_name: 'exp-a' });
+        expect(byName.body.experiment).toMatchObject({ experiment_id: id, artifact_location: `mlflow-artifacts:/${id}`, tags: [{ key: 'team', value: 'ml' }] });
+
+        expect((await t.post('experiments/update', { experiment_id: id, new_name: 'exp-b' })).status).toBe(200);
+        expect((await t.post('experiments/set-experiment-tag', { experiment_id: id, key: 'team', value: 'data' })).status).toBe(200);
+        const renamed = await t.get('experiments/get', { experiment_id: id });
+        expect(renamed.body.experiment).toMatchObject({ name: 'exp-b', tags: [{ key: 'team', value: 'data' }] });
+
+        expect((await t.post('experiments/delete', { experiment_id: id })).status).toBe(200);
+        expect((await t.get('experiments/get', { experiment_id: id })).body.experiment.lifecycle_stage).toBe('deleted');
+        expect((await t.post('experiments/restore', { experiment_id: id })).status).toBe(200);
+        expect((await t.get('experiments/get', { experiment_id: id })).body.experiment.lifecycle_stage).toBe('active');
+      });
+
+      it.each([
+        ['a missing name', 'experiments/get-by-name', 'GET', { experiment_name: 'nope' }, 404, 'RESOURCE_DOES_NOT_EXIST', "Could not find experiment with name 'nope'"],
+        ['an unknown id', 'experiments/get', 'GET', { experiment_id: '999' }, 404, 'RESOURCE_DOES_NOT_EXIST', 'No Experiment with id=999 exists'],
+        ['a non-integer id', 'experiments/get', 'GET', { experiment_id: 'abc' }, 400, 'INVALID_PARAMETER_VALUE', 'must be a valid integer'],
+        ['a duplicate name', 'experiments/create', 'POST', { name: 'Default' }, 400, 'RESOURCE_ALREADY_EXISTS', 'Experiment(name=Default) already exists'],
+        ['no name', 'experiments/create', 'POST', {}, 400, 'INVALID_PARAMETER_VALUE', "Missing value for required parameter 'name'"],
+      ])('refuses %s', async (_what, path, method, input, status, code, message) => {
+        const res = method === 'GET' ? await t.get(path, input as Record<string, string>) : await t.post(path, input);
+        expect(res.status).toBe(status);
+        expect(res.body.error_code).toBe(code);
+        expect(res.body.message).toContain(message);
+      });
+
+      it('is reachable under the neutral prefix and the UI prefix', async () => {
+        for (const prefix of ['/api/2.0/tracker', '/ajax-api/2.0/mlflow']) {
+          const res = await t.call('GET', `${prefix}/experiments/get?experiment_id=0`);
+          expect(res.body.experiment.name).toBe('Default');
+        }
+      });
+
+      it('answers unknown endpoints with ENDPOINT_NOT_FOUND', async () => {
+        const res = await t.post('runs/fly-away', {});
+        expect(res.status).toBe(404);
+        expect(res.body.error_code).toBe('ENDPOINT_NOT_FOUND');
+      });
+    });
+
+    describe('runs', () => {
+      it('creates a run with its name tag, user tag and artifact uri, and reads it back', async () => {
+        const run = await newRun('0', { run_name: 'first', user_id: 'ada', tags: [{ key: 'k', value: 'v' }] });
+        expect(run.info).toMatchObject({
+          run_name: 'first',
+          experiment_id: '0',
+          user_id: 'ada',
+          status: 'RUNNING',
+          start_time: 1000,
+          lifecycle_stage: 'active',
+          artifact_uri: `mlflow-artifacts:/0/${run.info.run_id}/artifacts`,
+        });
+        expect(run.info.run_uuid).toBe(run.info.run_id);
+        expect(run.data.tags).toEqual(
+          expect.arrayContaining([
+            { key: 'k', value: 'v' },
+            { key: 'mlflow.runName', value: 'first' },
+            { key: 'mlflow.user', value: 'ada' },
+          ]),
+        );
+        const got = await t.get('runs/get', { run_id: run.info.run_id });
+        expect(got.body.run.info).toEqual(run.info);
+      });
+
+      it('gives an unnamed run a generated name', async () => {
+        const run = await newRun();
+        expect(run.info.run_name).toMatch(/^[a-z]+-[a-z]+-\d+$/);
+      });
+
+      it('updates status, end time and name; set-tag mlflow.runName renames', async () => {
+        const run = await newRun();
+        const id = run.info.run_id;
+        const upd = await t.post('runs/update', { run_id: id, status: 'FINISHED', end_time: 2000, run_name: 'renamed' });
+        expect(upd.body.run_info).toMatchObject({ status: 'FINISHED', end_time: 2000, run_name: 'renamed' });
+        await t.post('runs/set-tag', { run_id: id, key: 'mlflow.runName', value: 'again' });
+        const got = (await t.get('runs/get', { run_id: id })).body.run;
+        expect(got.info.run_name).toBe('again');
+        expect(got.data.tags).toContainEqual({ key: 'mlflow.runName', value: 'again' });
+      });
+
+      it('logs params once: the same value again is fine, another value is refused', async () => {
+        const id = (await newRun()).info.run_id;
+        expect((await t.post('runs/log-parameter', { run_id: id, key: 'lr', value: '0.1' })).status).toBe(200);
+        expect((await t.post('runs/log-parameter', { run_id: id, key: 'lr', value: '0.1' })).status).toBe(200);
+        const changed = await t.post('runs/log-parameter', { run_id: id, key: 'lr', value: '0.2' });
+        expect(changed.status).toBe(400);
+        expect(changed.body.error_code).toBe('INVALID_PARAMETER_VALUE');
+        expect(changed.body.message).toContain('Changing param values is not allowed');
+        const batch = await t.post('runs/log-batch', { run_id: id, params: [{ key: 'lr', value: '0.3' }] });
+        expect(batch.status).toBe(400);
+        expect(batch.body.message).toContain("Params were already logged='[{'key': 'lr', 'old_value': '0.1', 'new_value': '0.3'}]'");
+      });
+
+      it('overwrites tags and deletes them', async () => {
+        const id = (await newRun()).info.run_id;
+        await t.post('runs/set-tag', { run_id: id, key: 'stage', value: 'a' });
+        await t.post('runs/log-batch', { run_id: id, tags: [{ key: 'stage', value: 'b' }, { key: 'stage', value: 'c' }] });
+        let tags = (await t.get('runs/get', { run_id: id })).body.run.data.tags;
+        expect(tags).toContainEqual({ key: 'stage', value: 'c' });
+        expect((await t.post('runs/delete-tag', { run_id: id, key: 'stage' })).status).toBe(200);
+        tags = (await t.get('runs/get', { run_id: id })).body.run.data.tags;
+        expect(tags.find((x: { key: string }) => x.key === 'stage')).toBeUndefined();
+        const missing = await t.post('runs/delete-tag', { run_id: id, key: 'stage' });
+        expect(missing.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
+      });
+
+      it('appends metrics, keeps the latest by (step, timestamp, value), and pages the history', async () => {
+        const id = (await newRun()).info.run_id;
+        const points = [
+          { key: 'loss', value: 0.9, timestamp: 10, step: 0 },
+          { key: 'loss', value: 0.5, timestamp: 30, step: 2 },
+          { key: 'loss', value: 0.7, timestamp: 40, step: 1 },
+        ];
+        await t.post('runs/log-batch', { run_id: id, metrics: points });
+        await t.post('runs/log-metric', { run_id: id, ...points[0] }); // a retry: no second row
+        const run = (await t.get('runs/get', { run_id: id })).body.run;
+        expect(run.data.metrics).toEqual([{ key: 'loss', value: 0.5, timestamp: 30, step: 2 }]);
+
+        const all = await t.get('metrics/get-history', { run_id: id, metric_key: 'loss' });
+        expect(all.body.metrics.map((m: { value: number }) => m.value)).toEqual([0.9, 0.5, 0.7]);
+        expect(all.body.next_page_token).toBeUndefined();
+
+        const first = await t.get('metrics/get-history', { run_id: id, metric_key: 'loss', max_results: 2 });
+        expect(first.body.metrics).toHaveLength(2);
+        const second = await t.get('metrics/get-history', { run_id: id, metric_key: 'loss', max_results: 2, page_token: first.body.next_page_token });
+        expect(second.body.metrics.map((m: { value: number }) => m.value)).toEqual([0.7]);
+        expect(second.body.next_page_token).toBeUndefined();
+      });
+
+      it('accepts NaN and infinities as the client sends them and gives them back the same way', async () => {
+        const id = (await newRun()).info.run_id;
+        const res = await t.post('runs/log-batch', {
+          run_id: id,
+          metrics: [
+            { key: 'a', value: 'NaN', timestamp: 1, step: 0 },
+            { key: 'b', value: 'Infinity', timestamp: 1, step: 0 },
+            { key: 'c', value: '-Infinity', timestamp: 1, step: 0 },
+          ],
+        });
+        expect(res.status, res.text).toBe(200);
+        const metrics = (await t.get('runs/get', { run_id: id })).body.run.data.metrics;
+        expect(metrics.map((m: { key: string; value: unknown }) => [m.key, m.value])).toEqual([
+          ['a', 'NaN'],
+          ['b', 'Infinity'],
+          ['c', '-Infinity'],
+        ]);
+        const history = await t.get('metrics/get-history', { run_id: id, metric_key: 'b' });
+        expect(history.body.metrics[0].value).toBe('Infinity');
+      });
+
+      it('enforces MLflow batch limits', async () => {
+        const id = (await newRun()).info.run_id;
+        const params = Array.from({ length: 101 }, (_, i) => ({ key: `p${i}`, value: 'x' }));
+        const res = await t.post('runs/log-batch', { run_id: id, params });
+        expect(res.status).toBe(400);
+        expect(res.body.message).toContain('A batch logging request can contain at most 100 params');
+        const metrics = Array.from({ length: 1001 }, (_, i) => ({ key: 'm', value: i, timestamp: 1, step: i }));
+        expect((await t.post('runs/log-batch', { run_id: id, metrics })).body.message).toContain('at most 1000 metrics');
+      });
+
+      it('refuses writes to a deleted run and lets them through once restored', async () => {
+        const id = (await newRun()).info.run_id;
+        await t.post('runs/delete', { run_id: id });
+        expect((await t.get('runs/get', { run_id: id })).body.run.info.lifecycle_stage).toBe('deleted');
+        const refused = await t.post('runs/log-metric', { run_id: id, key: 'm', value: 1, timestamp: 1 });
+        expect(refused.status).toBe(400);
+        expect(refused.body.message).toContain("must be in the 'active' state");
+        await t.post('runs/restore', { run_id: id });
+        expect((await t.post('runs/log-metric', { run_id: id, key: 'm', value: 1, timestamp: 1 })).status).toBe(200);
+      });
+
+      it.each([
+        ['an unknown run', 'runs/get', { run_id: 'nope' }, 404, 'RESOURCE_DOES_NOT_EXIST'],
+        ['a bad metric name', 'runs/log-metric', { key: '../x', value: 1, timestamp: 1 }, 400, 'INVALID_PARAMETER_VALUE'],
+        ['a metric without a value', 'runs/log-metric', { key: 'x', timestamp: 1 }, 400, 'INVALID_PARAMETER_VALUE'],
+        ['a non-numeric metric', 'runs/log-metric', { key: 'x', value: 'high', timestamp: 1 }, 400, 'INVALID_PARAMETER_VALUE'],
+      ])('refuses %s', async (_what, path, input, status, code) => {
+        const id = (await newRun()).info.run_id;
+        const res = path === 'runs/get' ? await t.get(path, input as Record<string, string>) : await t.post(path, { run_id: id, ...input });
+        expect(res.status).toBe(status);
+        expect(res.body.error_code).toBe(code);
+      });
+
+      it('logs dataset inputs once with their tags and shows them on the run', async () => {
+        const exp = (await t.post('experiments/create', { name: 'datasets' })).body.experiment_id;
+        const id = (await newRun(exp)).info.run_id;
+        const input = {
+          run_id: id,
+          datasets: [
+            {
+              tags: [{ key: 'mlflow.data.context', value: 'training' }],
+              dataset: { name: 'iris', digest: 'abc123', source_type: 'local', source: '{"uri": "/tmp/iris.csv"}', schema: '{}' },
+            },
+          ],
+        };
+        expect((await t.post('runs/log-inputs', input)).status).toBe(200);
+        expect((await t.post('runs/log-inputs', input)).status).toBe(200);
+        const run = (await t.get('runs/get', { run_id: id })).body.run;
+        expect(run.inputs.dataset_inputs).toEqual([
+          { tags: [{ key: 'mlflow.data.context', value: 'training' }], dataset: { name: 'iris', digest: 'abc123', source_type: 'local', source: '{"uri": "/tmp/iris.csv"}', schema: '{}' } },
+        ]);
+        const summaries = await t.post('experiments/search-datasets', { experiment_ids: [exp] });
+        expect(summaries.body.dataset_summaries).toEqual([{ experiment_id: exp, name: 'iris', digest: 'abc123', context: 'training' }]);
+      });
+    });
+
+    describe('logged models', () => {
+      it('goes through what mlflow.sklearn.log_model does: create, outputs, metrics with model_id, finalize, tags', async () => {
+        const exp = (await t.post('experiments/create', { name: 'models' })).body.experiment_id;
+        const run = await newRun(exp);
+        const id = run.info.run_id;
+        await t.post('runs/log-metric', { run_id: id, key: 'acc', value: 0.9, timestamp: 5, step: 0 });
+
+        const created = await t.post('logged-models', {
+          experiment_id: exp,
+          name: 'model',
+          source_run_id: id,
+          model_type: 'sklearn',
+          params: [{ key: 'C', value: '1.0' }],
+          tags: [{ key: 'mlflow.source.name', value: 'train.py' }],
+        });
+        expect(created.status, created.text).toBe(200);
+        const model = created.body.model;
+        expect(model.info).toMatchObject({
+          experiment_id: exp,
+          name: 'model',
+          status: 'LOGGED_MODEL_PENDING',
+          source_run_id: id,
+          artifact_uri: `mlflow-artifacts:/${exp}/models/${model.info.model_id}/artifacts`,
+        });
+        expect(model.info.model_id).toMatch(/^m-[0-9a-f]{32}$/);
+
+        expect((await t.post('runs/outputs', { run_id: id, models: [{ model_id: model.info.model_id, step: 0 }] })).status).toBe(200);
+        await t.post('runs/log-batch', { run_id: id, metrics: [{ key: 'acc', value: 0.9, timestamp: 5, step: 0, model_id: model.info.model_id }] });
+
+        const done = await t.call('PATCH', `logged-models/${model.info.model_id}`, { model_id: model.info.model_id, status: 'LOGGED_MODEL_READY' });
+        expect(done.body.model.info.status).toBe('LOGGED_MODEL_READY');
+
+        await t.call('PATCH', `logged-models/${model.info.model_id}/tags`, { tags: [{ key: 'mlflow.model.flavor', value: 'sklearn' }] });
+        await t.post(`logged-models/${model.info.model_id}/params`, { params: [{ key: 'max_iter', value: '100' }] });
+        const got = (await t.get(`logged-models/${model.info.model_id}`)).body.model;
+        expect(got.info.tags).toEqual(expect.arrayContaining([{ key: 'mlflow.model.flavor', value: 'sklearn' }]));
+        expect(got.data.params).toEqual([{ key: 'C', value: '1.0' }, { key: 'max_iter', value: '100' }]);
+        expect(got.data.metrics).toEqual([{ key: 'acc', value: 0.9, timestamp: 5, step: 0, run_id: id, model_id: model.info.model_id }]);
+
+        const runAfter = (await t.get('runs/get', { run_id: id })).body.run;
+        expect(runAfter.outputs.model_outputs).toEqual([{ model_id: model.info.model_id, step: 0 }]);
+        const history = (await t.get('metrics/get-history', { run_id: id, metric_key: 'acc' })).body.metrics;
+        expect(history).toHaveLength(1);
+
+        expect((await t.call('DELETE', `logged-models/${model.info.model_id}/tags/mlflow.model.flavor`)).status).toBe(200);
+        expect((await t.call('DELETE', `logged-models/${model.info.model_id}`)).status).toBe(200);
+        const gone = await t.get(`logged-models/${model.info.model_id}`);
+        expect(gone.status).toBe(404);
+        expect(gone.body.message).toBe(`Logged model with ID '${model.info.model_id}' not found.`);
+      });
+
+      it('records runs/log-model in the run history tag', async () => {
+        const id = (await newRun()).info.run_id;
+        await t.post('runs/log-model', { run_id: id, model_json: JSON.stringify({ artifact_path: 'model' }) });
+        await t.post('runs/log-model', { run_id: id, model_json: JSON.stringify({ artifact_path: 'model2' }) });
+        const tags = (await t.get('runs/get', { run_id: id })).body.run.data.tags;
+        const history = tags.find((x: { key: string }) => x.key === 'mlflow.log-model.history');
+        expect(JSON.parse(history.value)).toEqual([{ artifact_path: 'model' }, { artifact_path: 'model2' }]);
+      });
+    });
+  });
+}
