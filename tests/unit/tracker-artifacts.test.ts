@@ -242,6 +242,16 @@ describe('run artifacts', () => {
     expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r1&path=..%2Fr2'))).toMatchObject({ status: 400 });
   });
 
+  it('lists a run whose artifact URI is written out under the store root, and nothing for one outside it', async () => {
+    await db.query(`INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('r3', 0, 1, $1), ('r4', 0, 1, 's3://elsewhere/x')`, [
+      `${root}/0/r1/artifacts`,
+    ]);
+    const written = await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r3&path=model'));
+    expect(written.body).toEqual({ root_uri: `${root}/0/r1/artifacts`, files: [{ path: 'model/MLmodel', is_dir: false, file_size: 11 }] });
+    expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r4'))).toEqual({ status: 200, body: { root_uri: 's3://elsewhere/x' } });
+    expect(await json(app.request('/api/2.0/mlflow/get-artifact?run_id=r4&path=a.txt'))).toMatchObject({ status: 400, body: { error_code: 'INVALID_PARAMETER_VALUE' } });
+  });
+
   it('serves a run file and a registered version file for the UI', async () => {
     const file = await app.request('/ajax-api/2.0/mlflow/get-artifact?run_id=r1&path=model/MLmodel');
     expect(file.status).toBe(200);
