@@ -143,6 +143,8 @@ describe('registered models', () => {
     ['POST', '/registered-models/create', { name: 'a:b' }, 400, 'INVALID_PARAMETER_VALUE'],
     ['POST', '/registered-models/create', { name: '' }, 400, 'INVALID_PARAMETER_VALUE'],
     ['POST', '/registered-models/create', {}, 400, 'INVALID_PARAMETER_VALUE'],
+    ['POST', '/registered-models/create', { name: 'x', tags: [{ key: '', value: 'v' }] }, 400, 'INVALID_PARAMETER_VALUE'],
+    ['POST', '/registered-models/create', { name: '..' }, 400, 'INVALID_PARAMETER_VALUE'],
     ['GET', '/registered-models/get', { name: 'missing' }, 404, 'RESOURCE_DOES_NOT_EXIST'],
     ['PATCH', '/registered-models/update', { name: 'missing', description: 'x' }, 404, 'RESOURCE_DOES_NOT_EXIST'],
     ['POST', '/registered-models/rename', { name: 'missing', new_name: 'x' }, 404, 'RESOURCE_DOES_NOT_EXIST'],

@@ -4,7 +4,7 @@ import { doesNotExist, invalidParameter } from '../errors.ts';
 import { loadModelVersions, type ModelVersionJson } from './load.ts';
 import { lockRegisteredModel } from './registered-models.ts';
 import { resolveSource } from './source.ts';
-import { canonicalStage, checkAlias, checkArchivable, checkModelName, parseVersion } from './validate.ts';
+import { canonicalStage, checkAlias, checkArchivable, checkModelName, checkTagKeys, parseVersion } from './validate.ts';
 
 type Deps = Pick<TrackerDeps, 'db' | 'now'>;
 type Tag = { key: string; value: string };
@@ -37,6 +37,7 @@ export async function createModelVersion(
   },
 ): Promise<ModelVersionJson> {
   checkModelName(input.name);
+  checkTagKeys(input.tags);
   const resolved = await resolveSource(deps.db, { source: input.source, runId: input.runId, modelId: input.modelId });
   return deps.db.transaction(async (tx) => {
     await lockRegisteredModel(tx, input.name);
@@ -171,7 +172,7 @@ async function requireLiveVersion(tx: Sql, name: string, version: number): Promi
 
 export async function setModelVersionTag(deps: Deps, input: Ref & Tag): Promise<void> {
   const version = parseVersion(input.version);
-  if (input.key === '') throw invalidParameter("Missing value for required parameter 'key'.");
+  checkTagKeys([input]);
   await deps.db.transaction(async (tx) => {
     await requireLiveVersion(tx, input.name, version);
     await tx.query(

@@ -4,7 +4,7 @@ import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { readRequest } from '../request.ts';
 import { searchRegisteredModels } from '../search/index.ts';
-import { intField, optionalString, readDeleteRequest, required, stringList, tagsField } from './fields.ts';
+import { intField, optionalString, readDeleteRequest, required, stringList, tagsField, versionField } from './fields.ts';
 import { loadRegisteredModels } from './load.ts';
 import { getVersionByAlias } from './model-versions.ts';
 import {
@@ -30,7 +30,7 @@ const latestMessage = z.object({ name, stages: stringList });
 const setTagMessage = z.object({ name, key: required('key'), value: z.string().default('') });
 const deleteTagMessage = z.object({ name, key: required('key') });
 const aliasMessage = z.object({ name, alias: required('alias') });
-const setAliasMessage = z.object({ name, alias: required('alias'), version: z.union([z.string(), z.number()], { error: "Missing value for required parameter 'version'." }) });
+const setAliasMessage = z.object({ name, alias: required('alias'), version: versionField });
 
 // The proto's default page size.
 const DEFAULT_MAX_RESULTS = 100;

@@ -2,7 +2,7 @@ import { isUniqueViolation, type Sql } from '../../platform/db/index.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { alreadyExists, doesNotExist } from '../errors.ts';
 import { loadModelVersions, loadRegisteredModels, type ModelVersionJson, type RegisteredModelJson } from './load.ts';
-import { canonicalStage, checkAlias, checkModelName, checkSettableAlias, parseVersion, STAGES } from './validate.ts';
+import { canonicalStage, checkAlias, checkModelName, checkSettableAlias, checkTagKeys, parseVersion, STAGES } from './validate.ts';
 
 type Deps = Pick<TrackerDeps, 'db' | 'now'>;
 type Tag = { key: string; value: string };
@@ -44,6 +44,7 @@ export async function createRegisteredModel(
 }
 
 async function upsertTags(tx: Sql, name: string, tags: Tag[]): Promise<void> {
+  checkTagKeys(tags);
   if (tags.length === 0) return;
   // The last value of a repeated key wins, as in MLflow.
   const last = new Map(tags.map((t) => [t.key, t.value]));

@@ -29,7 +29,8 @@ export function checkModelName(name: string, field = 'name'): string {
   if (name.includes('/') || name.includes(':')) {
     throw invalidParameter(`Invalid model name '${name}'. Names cannot contain '/' or ':'.`);
   }
-  if (name === '.' || name === '..' || name.startsWith('../') || name.includes('//') || name.endsWith('/.')) {
+  // With '/' refused, '.' and '..' are the only names that would resolve to another path.
+  if (name === '.' || name === '..') {
     throw invalidParameter(`Invalid value '${name}' for parameter '${field}': names must not resolve to other names as paths.`);
   }
   return name;
@@ -62,4 +63,9 @@ export function checkSettableAlias(alias: string): string {
   if (alias.toLowerCase() === 'latest') throw invalidParameter("'latest' alias name (case insensitive) is reserved.");
   if (/^[vV]\d+$/.test(alias)) throw invalidParameter(`Version alias name '${alias}' is reserved.`);
   return alias;
+}
+
+/** Tag keys (of registered models and versions) are never empty. */
+export function checkTagKeys(tags: readonly { key: string }[]): void {
+  if (tags.some((t) => t.key.trim() === '')) throw invalidParameter("Missing value for required parameter 'key'.");
 }
