@@ -13,9 +13,11 @@ import { trackerDeps } from '../../src/tracker/service.ts';
 // Tests talk to it over HTTP with app.request(), as the MLflow client would.
 export type TrackerHarness = Awaited<ReturnType<typeof trackerHarness>>;
 
-export async function trackerHarness(opts: { db?: Database; env?: Record<string, string>; deps?: Partial<TrackerDeps> } = {}) {
+export async function trackerHarness(
+  opts: { db?: Database; migrate?: boolean; env?: Record<string, string>; deps?: Partial<TrackerDeps> } = {},
+) {
   const db = opts.db ?? (await openPglite({}));
-  await upgradeTrackerSchema(db);
+  if (opts.migrate !== false) await upgradeTrackerSchema(db);
   const dataDir = await mkdtemp(join(tmpdir(), 'tracker-test-'));
   const deps = {
     ...trackerDeps({
