@@ -7,10 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSessions } from '../../dashboards-runtime/viewer.ts';
+import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
+import { createSandboxPool } from '../../dashboards-runtime/pool.ts';
 import { RUNTIME_POD_LABEL, SANDBOX_LABELS } from '../../dashboards-runtime/sandbox/kubernetes.ts';
 import type { SandboxLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
 import { selectLauncher } from '../../dashboards-runtime/sandbox/select.ts';
+import { signDashboard } from '../../src/platform/dashboard-signature.ts';
 import { createLogger } from '../../src/platform/log.ts';
+import { createMetrics } from '../../src/platform/metrics.ts';
 
 // The Kubernetes sandbox back end against a recorded Kubernetes API: a local HTTP server that answers like the API
 // server for pods and records every request. A created pod is "run" by starting the exact command and environment of
@@ -198,6 +203,39 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
     expect(del.map((r) => r.path)).toEqual([`${PODS}/${name}`]);
     expect(del[0]!.query.get('gracePeriodSeconds')).toBe('0');
     expect(api.pods.size).toBe(0);
+  });
+
+  it('serves GET /d/{id} from a pod of the viewer, reuses it for the next request, and deletes it when the runtime closes', async () => {
+    const signed = signDashboard('<html><body>revenue by nation</body></html>\n', 'test-key');
+    await writeFile(page.file, signed);
+    const pool = createSandboxPool(await launcher(), 300);
+    const app = createRuntimeApp({
+      discovery: {
+        find: async (id: string) => (id === 'd1' ? { id, owner: 'ana', file: page.file } : undefined),
+        refresh: async () => {},
+        start: async () => {},
+        stop: () => {},
+      },
+      pool,
+      sessions: createSessions('test-key'),
+      keys: { current: 'test-key' },
+      exploreUrl: 'http://127.0.0.1:1',
+      fetch,
+      logger: createLogger('runtime', 'silent'),
+      metrics: createMetrics('dashboards-runtime'),
+      ready: async () => true,
+    });
+    const open = () => app.request('/d/d1', { headers: { 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' } });
+
+    const first = await open();
+    expect(first.status).toBe(200);
+    expect(await first.text()).toBe('<html><body>revenue by nation</body></html>\n');
+    expect((await open()).status).toBe(200);
+    expect(api.calls('POST')).toHaveLength(1);
+    expect(created().metadata!.annotations!['svc/page-sha256']).toBe(createHash('sha256').update(signed).digest('hex'));
+
+    await pool.close();
+    expect(api.calls('DELETE').map((r) => r.path)).toEqual([`${PODS}/${created().metadata!.name}`]);
   });
 
   it('gives two viewers of one dashboard two pods', async () => {
