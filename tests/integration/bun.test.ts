@@ -1,16 +1,16 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // The services on Bun (scripts/install-bun.sh): `bun src/main.ts dev` serves retrieval and explore as on Node.
 const ports = { RETRIEVAL: 18780, EXPLORE: 18781, TRACKER: 18782, DASHBOARDS_RUNTIME: 18783 };
 const as = (user: string, role: string) => ({ 'X-User-Id': user, 'X-User-Role': role });
 
 describe('svc dev on Bun', () => {
-  let child: ChildProcess;
-  let output = '';
+  let svc: SvcProcess;
   let dataDir: string;
 
   beforeAll(async () => {
@@ -18,16 +18,11 @@ describe('svc dev on Bun', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-bun-'));
     const env: NodeJS.ProcessEnv = { ...process.env, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_LLM_URL: '', SVC_EMBED_URL: '' };
     for (const [name, port] of Object.entries(ports)) env[`SVC_${name}_PORT`] = String(port);
-    child = spawn(bun, ['src/main.ts', 'dev'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const deadline = Date.now() + 90_000;
-    while (!output.includes('dashboards-runtime') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    svc = await startSvc(['src/main.ts', 'dev'], env, { until: 'dashboards-runtime', timeoutMs: 90_000, command: bun });
   }, 180_000);
 
   afterAll(async () => {
-    child?.kill('SIGTERM');
-    await new Promise((r) => child?.once('exit', r));
+    await svc?.stop();
     await rm(dataDir, { recursive: true, force: true });
   });
 

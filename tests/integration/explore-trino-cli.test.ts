@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 import { ensureTrino, trinoToken, TRINO_PORT, TRINO_URL } from '../support/trino.ts';
 
 // `svc serve explore` configured for Trino through its settings alone (URL, CA file, service user and token): the
@@ -10,8 +10,7 @@ import { ensureTrino, trinoToken, TRINO_PORT, TRINO_URL } from '../support/trino
 const PORT = 18691;
 
 describe('svc serve explore on Trino', () => {
-  let child: ChildProcess;
-  let output = '';
+  let svc: SvcProcess;
   let dataDir: string;
 
   beforeAll(async () => {
@@ -29,16 +28,11 @@ describe('svc serve explore on Trino', () => {
       SVC_TRINO_CA_FILE: join(keys, 'ca.pem'),
       SVC_TRINO_SERVICE_TOKEN: await trinoToken('svc-service'),
     };
-    child = spawn(join(process.cwd(), 'bin/svc'), ['serve', 'explore', '--port', String(PORT)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const deadline = Date.now() + 60_000;
-    while (!output.includes('explore listening') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    svc = await startSvc(['serve', 'explore', '--port', String(PORT)], env, { until: 'explore listening', timeoutMs: 60_000 });
   }, 120_000);
 
   afterAll(async () => {
-    child?.kill('SIGTERM');
-    await new Promise((r) => child?.once('exit', r));
+    await svc?.stop();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -52,7 +46,7 @@ describe('svc serve explore on Trino', () => {
   };
 
   it('says it runs on Trino and answers each analyst with their own rows', async () => {
-    expect(output).toContain('statements run on Trino as the caller');
+    expect(svc.output()).toContain('statements run on Trino as the caller');
     const ana = await ask('ana', 'how many orders are there');
     const abe = await ask('abe', 'how many orders are there');
     expect(ana.status).toBe(200);

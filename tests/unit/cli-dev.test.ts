@@ -1,40 +1,32 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // `svc dev` through its public interface: a child process on free ports, each service's /health answering 200.
 const ports = { RETRIEVAL: 18680, EXPLORE: 18681, TRACKER: 18682, DASHBOARDS_RUNTIME: 18683 };
 
 describe('svc dev', () => {
-  let child: ChildProcess;
-  let output = '';
+  let svc: SvcProcess;
   let dataDir: string;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-dev-'));
     const env: NodeJS.ProcessEnv = { ...process.env, SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', SVC_LLM_URL: '', SVC_EMBED_URL: '' };
     for (const [name, port] of Object.entries(ports)) env[`SVC_${name}_PORT`] = String(port);
-    child = spawn(join(process.cwd(), 'bin/svc'), ['dev'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const deadline = Date.now() + 60_000;
-    while (!output.includes('dashboards-runtime') && Date.now() < deadline && child.exitCode === null) {
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    svc = await startSvc(['dev'], env, { until: 'dashboards-runtime', timeoutMs: 60_000 });
   }, 90_000);
 
   afterAll(async () => {
-    child?.kill('SIGTERM');
-    await new Promise((r) => child?.once('exit', r));
+    await svc?.stop();
     await rm(dataDir, { recursive: true, force: true });
   });
 
   it('prints every service URL', () => {
     for (const [name, port] of Object.entries(ports)) {
       const service = name.toLowerCase().replace('_', '-');
-      expect(output).toMatch(new RegExp(`${service}\\s+http://localhost:${port}`));
+      expect(svc.output()).toMatch(new RegExp(`${service}\\s+http://localhost:${port}`));
     }
   });
 
@@ -60,6 +52,6 @@ describe('svc dev', () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.row_count).toBe(25);
-    expect(output).toContain('offline');
+    expect(svc.output()).toContain('offline');
   });
 });

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // SVC_TRACING_ENABLED=true: `svc serve explore` exports its pipeline spans over OTLP/HTTP (JSON) to
 // SVC_OTEL_EXPORTER_OTLP_ENDPOINT, under the service's own name. The receiver here records what arrives.
@@ -13,8 +13,7 @@ type Export = { resourceSpans: { resource: { attributes: { key: string; value: {
 describe('trace export', () => {
   let receiver: Server;
   const exports: Export[] = [];
-  let child: ChildProcess;
-  let output = '';
+  let svc: SvcProcess;
   let dataDir: string;
   const port = 18695;
 
@@ -40,16 +39,11 @@ describe('trace export', () => {
       SVC_TRACING_ENABLED: 'true',
       SVC_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
     };
-    child = spawn(join(process.cwd(), 'bin/svc'), ['serve', 'explore', '--port', String(port)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const deadline = Date.now() + 60_000;
-    while (!output.includes('explore listening') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    svc = await startSvc(['serve', 'explore', '--port', String(port)], env, { until: 'explore listening', timeoutMs: 60_000 });
   }, 90_000);
 
   afterAll(async () => {
-    child?.kill('SIGTERM');
-    await new Promise((r) => child?.once('exit', r));
+    await svc?.stop();
     receiver?.close();
     await rm(dataDir, { recursive: true, force: true });
   });
