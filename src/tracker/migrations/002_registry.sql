@@ -31,6 +31,9 @@ CREATE TABLE tracker_model_versions (
   deleted           boolean NOT NULL DEFAULT false,
   PRIMARY KEY (name, version)
 );
+-- Version search by run (`run_id = '...'`) and the logged model's versions.
+CREATE INDEX tracker_model_versions_run ON tracker_model_versions (run_id);
+CREATE INDEX tracker_model_versions_model ON tracker_model_versions (model_id);
 
 CREATE TABLE tracker_model_version_tags (
   name    text NOT NULL,
