@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
 import { createApp, type AppEnv } from '../platform/http.ts';
 import type { TrackerDeps } from './deps.ts';
+import { artifactRoutes, runArtifactRoutes } from './artifacts/index.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
+import { registryRoutes } from './registry/index.ts';
 import { datasetRoutes } from './routes/datasets.ts';
 import { experimentRoutes } from './routes/experiments.ts';
 import { loggedModelRoutes } from './routes/logged-models.ts';
@@ -22,6 +24,8 @@ export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
   api.route('/', metricRoutes(deps));
   api.route('/', loggedModelRoutes(deps));
   api.route('/', datasetRoutes(deps));
+  api.route('/', runArtifactRoutes(deps));
+  api.route('/', registryRoutes(deps));
   return api;
 }
 
@@ -40,6 +44,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     app.route(prefix, api);
   }
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
+  app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));
   app.route('/', uiRoutes(deps));
   // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
   app.notFound((c) =>

@@ -296,6 +296,18 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(gone.body.message).toBe(`Logged model with ID '${model.info.model_id}' not found.`);
       });
 
+      it("lists and serves a logged model's files uploaded through the artifact proxy", async () => {
+        const exp = (await t.post('experiments/create', { name: 'model-files' })).body.experiment_id;
+        const model = (await t.post('logged-models', { experiment_id: exp, name: 'm' })).body.model;
+        const key = model.info.artifact_uri.replace('mlflow-artifacts:/', '');
+        const put = await t.call('PUT', `/api/2.0/mlflow-artifacts/artifacts/${key}/MLmodel`, 'flavors: {}\n');
+        expect(put.status, put.text).toBe(200);
+        const listed = await t.get(`logged-models/${model.info.model_id}/artifacts/directories`);
+        expect(listed.body).toMatchObject({ root_uri: model.info.artifact_uri, files: [{ path: 'MLmodel', is_dir: false }] });
+        const file = await t.get(`logged-models/${model.info.model_id}/artifacts/files`, { artifact_file_path: 'MLmodel' });
+        expect(file.text).toBe('flavors: {}\n');
+      });
+
       it('records runs/log-model in the run history tag', async () => {
         const id = (await newRun()).info.run_id;
         await t.post('runs/log-model', { run_id: id, model_json: JSON.stringify({ artifact_path: 'model' }) });

@@ -1,7 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../platform/http.ts';
+import { listArtifacts } from '../artifacts/files.ts';
+import { sendArtifact } from '../artifacts/http.ts';
+import { checkArtifactPath, storeKeyOf } from '../artifacts/index.ts';
 import type { TrackerDeps } from '../deps.ts';
+import { invalidParameter } from '../errors.ts';
 import { readRequest } from '../request.ts';
 import { searchLoggedModels } from '../search/index.ts';
 import {
@@ -96,6 +100,22 @@ export function loggedModelRoutes(deps: TrackerDeps): Hono<AppEnv> {
     .patch('/logged-models/:model_id/tags', async (c) => {
       const req = await readRequest(c, z.object({ model_id: str().optional(), tags: list(keyValue()).optional() }));
       return c.json({ model: await setLoggedModelTags(db, c.req.param('model_id'), kv(req.tags)) });
+    })
+    // The model's files, for the UI (the client reads them through the artifact proxy).
+    .get('/logged-models/:model_id/artifacts/directories', async (c) => {
+      const model = await getLoggedModel(db, c.req.param('model_id'));
+      const rel = checkArtifactPath(c.req.query('artifact_directory_path') ?? '');
+      const root = storeKeyOf(deps, model.info.artifact_uri);
+      const files = root === null ? [] : await listArtifacts(deps.artifacts, [root, rel].filter(Boolean).join('/'));
+      const shown = files.map((f) => ({ ...f, path: rel ? `${rel}/${f.path}` : f.path }));
+      return c.json({ root_uri: model.info.artifact_uri, ...(shown.length ? { files: shown } : {}) });
+    })
+    .get('/logged-models/:model_id/artifacts/files', async (c) => {
+      const model = await getLoggedModel(db, c.req.param('model_id'));
+      const rel = checkArtifactPath(c.req.query('artifact_file_path') ?? '');
+      const root = storeKeyOf(deps, model.info.artifact_uri);
+      if (root === null || !rel) throw invalidParameter(`No file '${rel}' of logged model '${model.info.model_id}' is held by this server.`);
+      return sendArtifact(c, deps.artifacts, [root, rel].filter(Boolean).join('/'), rel);
     })
     .delete('/logged-models/:model_id/tags/:tag_key{.+}', async (c) => {
       await deleteLoggedModelTag(db, c.req.param('model_id'), c.req.param('tag_key'));
