@@ -9,6 +9,7 @@ import { experimentRoutes } from './routes/experiments.ts';
 import { loggedModelRoutes } from './routes/logged-models.ts';
 import { metricRoutes } from './routes/metrics.ts';
 import { runRoutes } from './routes/runs.ts';
+import { serverInfoRoutes } from './routes/server-info.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
 import { uiRoutes } from './ui/index.ts';
 
@@ -45,6 +46,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   }
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
   app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));
+  app.route('/', serverInfoRoutes());
   app.route('/', uiRoutes(deps));
   // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
   app.notFound((c) =>

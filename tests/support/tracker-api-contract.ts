@@ -72,7 +72,12 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         }
       });
 
-      it('answers unknown endpoints with ENDPOINT_NOT_FOUND', async () => {
+      it('tells MLflow 3 clients what it supports', async () => {
+      const res = await t.call('GET', '/api/3.0/mlflow/server-info');
+      expect(res.body).toMatchObject({ store_type: 'SqlStore', multipart_uploads_enabled: false });
+    });
+
+    it('answers unknown endpoints with ENDPOINT_NOT_FOUND', async () => {
         const res = await t.post('runs/fly-away', {});
         expect(res.status).toBe(404);
         expect(res.body.error_code).toBe('ENDPOINT_NOT_FOUND');
