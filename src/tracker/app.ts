@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { createApp, type AppEnv } from '../platform/http.ts';
 import type { TrackerDeps } from './deps.ts';
 import { artifactRoutes, runArtifactRoutes } from './artifacts/index.ts';
+import { fromDatabaseError } from './db-errors.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
 import { registryRoutes } from './registry/index.ts';
 import { datasetRoutes } from './routes/datasets.ts';
@@ -36,7 +37,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     logger: deps.logger,
     metrics: deps.metrics,
     ready: () => deps.db.ping(),
-    mapError: trackerErrorResponse,
+    mapError: (err, c) => trackerErrorResponse(fromDatabaseError(err), c),
   });
   const gate = schemaGateMiddleware(deps.schema);
   const api = trackerApi(deps);

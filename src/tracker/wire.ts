@@ -14,7 +14,10 @@ export const str = () => z.preprocess((v) => (Array.isArray(v) ? v[v.length - 1]
 export const int64 = () =>
   z.preprocess(
     (v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v),
-    z.number({ message: 'expected an integer' }).int({ message: 'expected an integer' }),
+    z
+      .number({ message: 'expected an integer' })
+      .int({ message: 'expected an integer' })
+      .refine(Number.isSafeInteger, { message: 'expected an integer of at most 2^53' }),
   );
 
 /** A double field: a number, or the strings protobuf's JSON uses for the values JSON has no literal for. */

@@ -220,6 +220,8 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         ['a bad metric name', 'runs/log-metric', { key: '../x', value: 1, timestamp: 1 }, 400, 'INVALID_PARAMETER_VALUE'],
         ['a metric without a value', 'runs/log-metric', { key: 'x', timestamp: 1 }, 400, 'INVALID_PARAMETER_VALUE'],
         ['a non-numeric metric', 'runs/log-metric', { key: 'x', value: 'high', timestamp: 1 }, 400, 'INVALID_PARAMETER_VALUE'],
+        ['a NUL character in a tag value', 'runs/set-tag', { key: 'x', value: 'a\u0000b' }, 400, 'INVALID_PARAMETER_VALUE'],
+        ['a timestamp beyond 64 bits', 'runs/log-metric', { key: 'x', value: 1, timestamp: 1e30 }, 400, 'INVALID_PARAMETER_VALUE'],
       ])('refuses %s', async (_what, path, input, status, code) => {
         const id = (await newRun()).info.run_id;
         const res = path === 'runs/get' ? await t.get(path, input as Record<string, string>) : await t.post(path, { run_id: id, ...input });

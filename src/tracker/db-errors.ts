@@ -1,0 +1,19 @@
+import { sqlState } from '../platform/db/index.ts';
+import { TrackerError } from './errors.ts';
+
+/**
+ * A database refusal caused by the request (a value Postgres cannot store, such as a NUL character in text) is the
+ * caller's INVALID_PARAMETER_VALUE, never a 500 the client would retry; a transient conflict (deadlock,
+ * serialization failure, too many connections) is TEMPORARILY_UNAVAILABLE, which the client does retry.
+ */
+export function fromDatabaseError(err: unknown): unknown {
+  const state = sqlState(err);
+  if (!state) return err;
+  const detail = (err as Error).message;
+  if (state.startsWith('22')) return new TrackerError('INVALID_PARAMETER_VALUE', `Invalid value in the request: ${detail}`);
+  if (state === '23503') return new TrackerError('INVALID_PARAMETER_VALUE', `The request refers to something that does not exist: ${detail}`);
+  if (state === '40001' || state === '40P01' || state === '53300' || state === '55P03') {
+    return new TrackerError('TEMPORARILY_UNAVAILABLE', `The database is busy (${detail}); try again.`);
+  }
+  return err;
+}
