@@ -102,18 +102,21 @@ export async function createRun(db: Database, input: CreateRunInput, now: number
 
   const runId = randomUUID().replaceAll('-', '');
   const artifactUri = `${experiment.artifact_location.replace(/\/+$/, '')}/${runId}/artifacts`;
-  await db.transaction(async (tx) => {
-    await tx.query(
+  const row = await db.transaction(async (tx) => {
+    const [inserted] = await tx.query<RunRow>(
       `INSERT INTO tracker_runs (run_id, experiment_id, name, user_id, status, start_time, artifact_uri)
-       VALUES ($1, $2, $3, $4, 'RUNNING', $5, $6)`,
+       VALUES ($1, $2, $3, $4, 'RUNNING', $5, $6) RETURNING ${RUN_COLUMNS}`,
       [runId, input.experimentId, runName, input.userId, input.startTime ?? now, artifactUri],
     );
     await tx.query(
       `INSERT INTO tracker_tags (run_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)`,
       [runId, [...tags.keys()], [...tags.values()]],
     );
+    return inserted!;
   });
-  return getRun(db, runId);
+  // A new run has only its tags: answer from what was written rather than reading it back.
+  const runTags = [...tags].map(([key, value]) => ({ key, value })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return runJson(row, { metrics: [], params: [], tags: runTags }, {}, {});
 }
 
 export async function updateRun(
