@@ -215,7 +215,7 @@ describe('tracker UI', () => {
     expect(await page.$$eval('#tags tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)))).toEqual([['team', 'retention']]);
 
     // The folder opens to show its file; the file downloads byte for byte and previews as text.
-    const folder = page.getByRole('button', { name: /notes\// });
+    const folder = page.getByRole('button', { name: 'Folder notes' });
     expect(await folder.getAttribute('aria-expanded')).toBe('false');
     await folder.click();
     await expect.poll(() => folder.getAttribute('aria-expanded')).toBe('true');

@@ -506,6 +506,7 @@ function folderItem(run, file, preview) {
     type: 'button',
     class: 'link',
     'aria-expanded': 'false',
+    'aria-label': `Folder ${file.path}`,
     onclick: guarded(async () => {
       const open = toggle.getAttribute('aria-expanded') === 'true';
       if (open) {
