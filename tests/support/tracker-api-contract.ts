@@ -173,6 +173,25 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(second.body.next_page_token).toBeUndefined();
       });
 
+      it('samples metric history for charts: first and last points kept, at most max_results per run', async () => {
+        const a = (await newRun()).info.run_id;
+        const b = (await newRun()).info.run_id;
+        const points = Array.from({ length: 100 }, (_, i) => ({ key: 'loss', value: 100 - i, timestamp: 1000 + i, step: i }));
+        await t.post('runs/log-batch', { run_id: a, metrics: points });
+        await t.post('runs/log-batch', { run_id: b, metrics: points.slice(0, 3) });
+        const res = await t.get('metrics/get-history-bulk-interval', { run_ids: [a, b], metric_key: 'loss', max_results: 10 });
+        expect(res.status, res.text).toBe(200);
+        const ofA = res.body.metrics.filter((m: { run_id: string }) => m.run_id === a);
+        const ofB = res.body.metrics.filter((m: { run_id: string }) => m.run_id === b);
+        expect(ofA.length).toBeLessThanOrEqual(10);
+        expect(ofA[0].step).toBe(0);
+        expect(ofA.at(-1).step).toBe(99);
+        expect(ofB.map((m: { step: number }) => m.step)).toEqual([0, 1, 2]);
+        const ranged = await t.get('metrics/get-history-bulk-interval', { run_ids: [a], metric_key: 'loss', max_results: 5, start_step: 10, end_step: 20 });
+        expect(ranged.body.metrics.every((m: { step: number }) => m.step >= 10 && m.step <= 20)).toBe(true);
+        expect(ranged.body.metrics[0].step).toBe(10);
+      });
+
       it('accepts NaN and infinities as the client sends them and gives them back the same way', async () => {
         const id = (await newRun()).info.run_id;
         const res = await t.post('runs/log-batch', {
