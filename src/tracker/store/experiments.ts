@@ -1,5 +1,5 @@
 import { isUniqueViolation, type Sql } from '../../platform/db/index.ts';
-import { alreadyExists, doesNotExist, invalidState } from '../errors.ts';
+import { alreadyExists, doesNotExist, invalidParameter, invalidState } from '../errors.ts';
 import { experimentJson, type ExperimentRow, type KeyValue } from '../wire.ts';
 import { checkExperimentName, checkKey, checkLength, LIMITS } from './validate.ts';
 
@@ -115,7 +115,7 @@ export async function setExperimentTag(db: Sql, id: number, tag: KeyValue): Prom
   checkExperimentTag(tag);
   const experiment = await getExperiment(db, id);
   if (experiment.lifecycle_stage !== 'active') {
-    throw invalidState(`The experiment ${id} must be in the 'active' state. Current state is ${experiment.lifecycle_stage}.`);
+    throw invalidParameter(`The experiment ${id} must be in the 'active' state. Current state is ${experiment.lifecycle_stage}.`);
   }
   await upsertExperimentTags(db, id, [tag]);
 }
