@@ -11,6 +11,7 @@ bash "$here/start-opa.sh"
 bash "$here/start-s3.sh"
 bash "$here/start-trino.sh"
 bash "$here/install-chromium.sh"
+bash "$here/install-mlflow.sh" >/dev/null
 
 cd "$here/.."
 exec npx vitest run --project integration --project e2e "$@"

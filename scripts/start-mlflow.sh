@@ -46,7 +46,7 @@ PY
 
 log "starting mlflow server on $url (log in $dir/mlflow.log)"
 # setsid: its own process group, so stop-mlflow.sh ends the server and every worker it forked, and nothing else.
-MLFLOW_TRACKING_URI= setsid "$venv/bin/mlflow" server --host 127.0.0.1 --port "$port" \
+MLFLOW_TRACKING_URI= MLFLOW_DISABLE_TELEMETRY=true setsid "$venv/bin/mlflow" server --host 127.0.0.1 --port "$port" \
   --workers "${MLFLOW_REF_WORKERS:-4}" \
   --backend-store-uri "postgresql+psycopg2://svc:svc@127.0.0.1:$pg_port/mlflow_ref" \
   --artifacts-destination s3://mlflow-ref/ \

@@ -20,6 +20,7 @@ import numpy as np
 import requests
 
 os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # it would call out of this machine
 import mlflow
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunTag, ViewType
