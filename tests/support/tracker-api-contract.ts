@@ -213,6 +213,17 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(history.body.metrics[0].value).toBe('Infinity');
       });
 
+      it('cuts param and tag values to MLflow limits, as its server does by default', async () => {
+        const id = (await newRun()).info.run_id;
+        const long = 'x'.repeat(7000);
+        expect((await t.post('runs/log-parameter', { run_id: id, key: 'long', value: long })).status).toBe(200);
+        expect((await t.post('runs/log-parameter', { run_id: id, key: 'long', value: long })).status).toBe(200);
+        expect((await t.post('runs/set-tag', { run_id: id, key: 'long', value: 'y'.repeat(9000) })).status).toBe(200);
+        const run = (await t.get('runs/get', { run_id: id })).body.run;
+        expect(run.data.params.find((p: { key: string }) => p.key === 'long').value).toHaveLength(6000);
+        expect(run.data.tags.find((p: { key: string }) => p.key === 'long').value).toHaveLength(8000);
+      });
+
       it('enforces MLflow batch limits', async () => {
         const id = (await newRun()).info.run_id;
         const params = Array.from({ length: 101 }, (_, i) => ({ key: `p${i}`, value: 'x' }));

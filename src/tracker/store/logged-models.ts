@@ -4,7 +4,7 @@ import { doesNotExist, invalidParameter } from '../errors.ts';
 import { loggedModelJson, type KeyValue, type LoggedModelRow, type LoggedModelStatus, type MetricRow } from '../wire.ts';
 import { getExperiment, groupBy } from './experiments.ts';
 import { randomRunName } from './runs.ts';
-import { checkKey, checkLength, LIMITS } from './validate.ts';
+import { checkKey, LIMITS, truncate } from './validate.ts';
 
 // MLflow 3 logged models: `mlflow.<flavor>.log_model` creates one (PENDING), uploads its files under the model's
 // artifact location through the artifact proxy, and finalizes it (READY or FAILED).
@@ -117,13 +117,10 @@ export async function deleteLoggedModel(db: Sql, id: string, now: number): Promi
 }
 
 export async function setLoggedModelTags(db: Database, id: string, tags: KeyValue[]): Promise<LoggedModelJson> {
-  tags.forEach((t, i) => {
-    checkKey(t.key, `tags[${i}].key`);
-    checkLength(`tags[${i}].value`, LIMITS.tagValueLength, t.value);
-  });
+  tags.forEach((t, i) => checkKey(t.key, `tags[${i}].key`));
   await db.transaction(async (tx) => {
     await existing(tx, id);
-    await upsertTags(tx, id, tags);
+    await upsertTags(tx, id, tags.map((t) => ({ key: t.key, value: truncate(t.value, LIMITS.tagValueLength) })));
   });
   return (await loadLoggedModels(db, [id]))[0]!;
 }

@@ -2,7 +2,7 @@ import type { Database, Sql } from '../../platform/db/index.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
 import type { KeyValue } from '../wire.ts';
 import { activeRun, RUN_NAME_TAG } from './runs.ts';
-import { checkBatchLimits, checkKey, checkLength, LIMITS } from './validate.ts';
+import { checkBatchLimits, checkKey, LIMITS, truncate } from './validate.ts';
 
 // Params are written once (the same value again is fine, another value is refused), tags are overwritten, metric
 // points are appended and the latest point per key is kept beside them for search. Every write is one
@@ -32,14 +32,8 @@ export function checkBatch(batch: Batch, opts: { single?: boolean } = {}): void 
       );
     }
   });
-  batch.params.forEach((p, i) => {
-    checkKey(p.key, `${at('params', i)}key`);
-    checkLength('Param value', LIMITS.paramValueLength, p.value);
-  });
-  batch.tags.forEach((t, i) => {
-    checkKey(t.key, `${at('tags', i)}key`);
-    checkLength(`${at('tags', i)}value`, LIMITS.tagValueLength, t.value);
-  });
+  batch.params.forEach((p, i) => checkKey(p.key, `${at('params', i)}key`));
+  batch.tags.forEach((t, i) => checkKey(t.key, `${at('tags', i)}key`));
   checkBatchLimits(batch.metrics.length, batch.params.length, batch.tags.length);
   const seen = new Set<string>();
   const dupes = batch.params.filter((p) => (seen.has(p.key) ? true : (seen.add(p.key), false))).map((p) => p.key);
@@ -50,8 +44,13 @@ export function checkBatch(batch: Batch, opts: { single?: boolean } = {}): void 
   }
 }
 
-export async function logBatch(db: Database, runId: string, batch: Batch, opts: { single?: boolean } = {}): Promise<void> {
-  checkBatch(batch, opts);
+export async function logBatch(db: Database, runId: string, input: Batch, opts: { single?: boolean } = {}): Promise<void> {
+  checkBatch(input, opts);
+  const batch = {
+    metrics: input.metrics,
+    params: input.params.map((p) => ({ key: p.key, value: truncate(p.value ?? '', LIMITS.paramValueLength) })),
+    tags: input.tags.map((t) => ({ key: t.key, value: truncate(t.value ?? '', LIMITS.tagValueLength) })),
+  };
   await db.transaction(async (tx) => {
     const { experimentId } = await activeRun(tx, runId);
     await writeParams(tx, runId, batch.params, opts);

@@ -4,7 +4,7 @@ import { doesNotExist, invalidParameter } from '../errors.ts';
 import { runInfoJson, runJson, type KeyValue, type MetricRow, type RunRow, type RunStatus } from '../wire.ts';
 import { getExperiment, groupBy } from './experiments.ts';
 import { loadRunInputsOutputs } from './inputs.ts';
-import { checkKey, checkLength, LIMITS } from './validate.ts';
+import { checkKey, LIMITS, truncate } from './validate.ts';
 
 export type RunJson = ReturnType<typeof runJson>;
 
@@ -86,8 +86,7 @@ export async function createRun(db: Database, input: CreateRunInput, now: number
   const tags = new Map<string, string>();
   input.tags.forEach((t, i) => {
     checkKey(t.key, `tags[${i}].key`);
-    checkLength(`tags[${i}].value`, LIMITS.tagValueLength, t.value);
-    tags.set(t.key, t.value ?? '');
+    tags.set(t.key, truncate(t.value ?? '', LIMITS.tagValueLength));
   });
   const nameTag = tags.get(RUN_NAME_TAG);
   if (input.runName && nameTag && input.runName !== nameTag) {

@@ -48,6 +48,12 @@ export function checkLength(what: string, limit: number, value: string | undefin
   }
 }
 
+/**
+ * Param and run tag values beyond MLflow's limits are cut to the limit, as MLflow's server does by default
+ * (MLFLOW_TRUNCATE_LONG_VALUES), rather than refused: the client sends them whole and expects the call to succeed.
+ */
+export const truncate = (value: string, limit: number): string => (value.length > limit ? value.slice(0, limit) : value);
+
 export function checkBatchLimits(metrics: number, params: number, tags: number): void {
   const limit = (entity: string, max: number, got: number) => {
     if (got > max) {
