@@ -246,11 +246,12 @@ describe('tracker UI', () => {
         stage: r.querySelector('[data-column=stage]')?.textContent,
         aliases: r.querySelector('[data-column=aliases]')?.textContent,
         run: r.querySelector('a')?.getAttribute('href'),
+        runName: r.querySelector('a')?.textContent,
       })),
     );
     expect(versions).toEqual([
-      { version: '2', stage: 'Staging', aliases: '@champion', run: `#/runs/${seeded.runs.tuned.id}` },
-      { version: '1', stage: 'Production', aliases: '', run: `#/runs/${seeded.runs.baseline.id}` },
+      { version: '2', stage: 'Staging', aliases: '@champion', run: `#/runs/${seeded.runs.tuned.id}`, runName: 'tuned' },
+      { version: '1', stage: 'Production', aliases: '', run: `#/runs/${seeded.runs.baseline.id}`, runName: 'baseline' },
     ]);
     await page.click(`#versions a[href="#/runs/${seeded.runs.tuned.id}"]`);
     await page.waitForSelector('#params');

@@ -612,7 +612,7 @@ async function compareView(runIds) {
 function ticks(lo, hi, count = 5) {
   const raw = (hi - lo) / count;
   const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => raw <= s) ?? 10 * power;
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => raw <= s * (1 + 1e-9)) ?? 10 * power;
   const out = [];
   for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
   return out;
@@ -742,7 +742,7 @@ function modelRow(model) {
   return h('tr', { dataset: { model: model.name } },
     h('th', { scope: 'row' }, link(`#/models/${encodeURIComponent(model.name)}`, model.name)),
     h('td', {}, latest.map((v) => h('span', {}, `v${v.version} `, stageBadge(v.current_stage), ' '))),
-    h('td', {}, (model.aliases ?? []).map((a) => h('span', {}, aliasBadge(a.alias), `v${a.version} `))),
+    h('td', {}, (model.aliases ?? []).map((a) => h('span', {}, aliasBadge(a.alias), `→ v${a.version} `))),
     h('td', {}, formatTime(model.last_updated_timestamp)),
     h('td', {}, model.description ?? ''));
 }
@@ -759,6 +759,9 @@ async function modelView(name) {
   const aliasesOf = new Map();
   for (const a of model.aliases ?? []) aliasesOf.set(String(a.version), [...(aliasesOf.get(String(a.version)) ?? []), a.alias]);
   versions.sort((a, b) => num(b.version) - num(a.version));
+  // Source runs by name; a run that is gone (or unreadable) shows its id.
+  const runNames = new Map(await Promise.all([...new Set(versions.map((v) => v.run_id).filter(Boolean))].map((id) =>
+    api('GET', 'runs/get', { run_id: id }).then((r) => [id, runName(r.run)], () => [id, id]))));
 
   const rows = versions.map((v) => {
     const aliases = v.aliases?.length ? v.aliases : aliasesOf.get(String(v.version)) ?? [];
@@ -766,7 +769,7 @@ async function modelView(name) {
       h('th', { scope: 'row' }, `Version ${v.version}`),
       h('td', { dataset: { column: 'stage' } }, stageBadge(v.current_stage)),
       h('td', { dataset: { column: 'aliases' } }, aliases.map(aliasBadge)),
-      h('td', {}, v.run_id ? link(`#/runs/${encodeURIComponent(v.run_id)}`, v.run_id) : ''),
+      h('td', {}, v.run_id ? h('a', { href: `#/runs/${encodeURIComponent(v.run_id)}`, title: v.run_id }, runNames.get(v.run_id)) : ''),
       h('td', { class: 'mono' }, v.source ?? ''),
       h('td', {}, v.status ?? ''),
       h('td', {}, formatTime(v.creation_timestamp)),
