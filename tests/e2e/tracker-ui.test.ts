@@ -141,6 +141,18 @@ describe('tracker UI', () => {
     await page.waitForURL(`**/#/experiments/${seeded.experimentId}`);
   });
 
+  it('shows the runs of several experiments in one table, each run with its experiment', async () => {
+    const page = await open('#/experiments');
+    await page.getByLabel('Select experiment Default').check();
+    await page.getByLabel(`Select experiment ${seeded.experimentName}`).check();
+    await page.click('#compare-experiments');
+    await page.waitForSelector('#runs tbody tr[data-run-id]');
+    const ids = decodeURIComponent(new URL(page.url()).hash).replace('#/experiments/', '').split(',');
+    expect(ids.sort()).toEqual(['0', seeded.experimentId].sort());
+    const rows = await page.$$eval('#runs tbody tr[data-run-id]', (trs) => trs.map((r) => [...r.children].slice(1, 3).map((c) => c.textContent)));
+    expect(rows.sort()).toEqual([['baseline', seeded.experimentName], ['tuned', seeded.experimentName]]);
+  });
+
   it('shows a runs table with a column per parameter and per metric, sortable, and compares the selected runs', async () => {
     const page = await open(`#/experiments/${seeded.experimentId}`);
     const { baseline, tuned } = seeded.runs;
