@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import type { Sandbox, SandboxLauncher } from './launcher.ts';
+import { permissionFlag, type Sandbox, type SandboxLauncher } from './launcher.ts';
 
 // The Kubernetes back end of the sandbox launcher: a fresh pod per (viewer, dashboard), created through the API
 // server with the runtime's own service account (a Role on pods in its namespace, k8s/base/dashboards-runtime.yaml).
@@ -41,12 +41,6 @@ export type PodLauncherOptions = {
 };
 
 type Owner = { uid: string; image: string; pullSecrets: { name: string }[] };
-
-/** The flag that turns Node's permission model on; the sandbox runs on the runtime's own image, so its own Node. */
-export function permissionFlag(version = process.versions.node): string {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
-}
 
 /** A label value names at most 63 characters; a longer pod name is replaced by a digest of it. */
 export const labelValue = (s: string): string => (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(s) ? s : createHash('sha256').update(s).digest('hex').slice(0, 40));

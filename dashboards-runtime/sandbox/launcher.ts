@@ -11,8 +11,17 @@ export interface SandboxLauncher {
 
 const SCRIPT = fileURLToPath(new URL('./sandbox.mjs', import.meta.url));
 
+/**
+ * The flag that turns Node's permission model on in this Node (the pod sandbox runs the runtime's image, so the same
+ * Node): `--permission` since 22.13, the experimental name before.
+ */
+export function permissionFlag(version = process.versions.node): string {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
+}
+
 /** The flags a local sandbox runs with: reads its script and page only; no writes, no child processes, no workers. */
-export const sandboxArgs = (file: string): string[] => ['--experimental-permission', `--allow-fs-read=${SCRIPT}`, `--allow-fs-read=${file}`, '--no-warnings'];
+export const sandboxArgs = (file: string): string[] => [permissionFlag(), `--allow-fs-read=${SCRIPT}`, `--allow-fs-read=${file}`, '--no-warnings'];
 
 export function createProcessLauncher(): SandboxLauncher {
   return {
