@@ -333,6 +333,32 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(gone.body.message).toBe(`Logged model with ID '${model.info.model_id}' not found.`);
       });
 
+      it('searches logged models through the search grammar, in its order, with the datasets argument', async () => {
+        const exp = (await t.post('experiments/create', { name: 'model-search' })).body.experiment_id;
+        const run = (await newRun(exp)).info.run_id;
+        const ids: string[] = [];
+        for (const [i, name] of ['a', 'b', 'c'].entries()) {
+          const id = (await t.post('logged-models', { experiment_id: exp, name, source_run_id: run })).body.model.info.model_id;
+          ids.push(id);
+          await t.post('runs/log-batch', {
+            run_id: run,
+            metrics: [{ key: 'acc', value: i / 10, timestamp: 1, step: 0, model_id: id, dataset_name: 'eval', dataset_digest: 'd1' }],
+          });
+        }
+        const res = await t.post('logged-models/search', {
+          experiment_ids: [exp],
+          filter: 'metrics.acc >= 0.1',
+          datasets: [{ dataset_name: 'eval' }],
+          order_by: [{ field_name: 'metrics.acc', ascending: false }],
+          max_results: 10,
+        });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.models.map((m: { info: { name: string } }) => m.info.name)).toEqual(['c', 'b']);
+        expect(res.body.models[0].data.metrics[0]).toMatchObject({ key: 'acc', dataset_name: 'eval', dataset_digest: 'd1' });
+        const none = await t.post('logged-models/search', { experiment_ids: [exp], datasets: [{ dataset_name: 'other' }], filter: 'metrics.acc > 0' });
+        expect(none.body.models).toBeUndefined();
+      });
+
       it("lists and serves a logged model's files uploaded through the artifact proxy", async () => {
         const exp = (await t.post('experiments/create', { name: 'model-files' })).body.experiment_id;
         const model = (await t.post('logged-models', { experiment_id: exp, name: 'm' })).body.model;

@@ -72,6 +72,7 @@ export function loggedModelRoutes(deps: TrackerDeps): Hono<AppEnv> {
         experimentIds: required(req.experiment_ids?.length ? req.experiment_ids : undefined, 'experiment_ids'),
         maxResults: req.max_results || 50,
         ...(req.filter ? { filter: req.filter } : {}),
+        ...(req.datasets?.length ? { datasets: req.datasets } : {}),
         ...(req.order_by?.length ? { orderBy: req.order_by } : {}),
         ...(req.page_token ? { pageToken: req.page_token } : {}),
       });
