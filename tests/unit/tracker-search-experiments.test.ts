@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
+import { countingSql } from '../support/counting-sql.ts';
 import { searchExperiments, searchLoggedModels, type LoggedModelOrder } from '../../src/tracker/search/index.ts';
 
 // search_experiments and search_logged_models on PGlite: filters, ordering and tie-breakers, view types, paging
@@ -163,18 +164,3 @@ describe('search_logged_models', () => {
     expect(seen).toEqual(['m2', 'm1', 'm5', 'm3']);
   });
 });
-
-function countingSql(inner: Sql): Sql & { count: number } {
-  const counted = {
-    count: 0,
-    query: <T,>(text: string, params?: readonly unknown[]) => {
-      counted.count += 1;
-      return inner.query<T>(text, params);
-    },
-    exec: (script: string) => {
-      counted.count += 1;
-      return inner.exec(script);
-    },
-  };
-  return counted;
-}

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
+import { countingSql } from '../support/counting-sql.ts';
 import { searchModelVersions, searchRegisteredModels } from '../../src/tracker/search/index.ts';
 
 // search_registered_models and search_model_versions on PGlite: filters, the prompt marker MLflow 3 clients add to
@@ -130,18 +131,3 @@ describe('search_model_versions', () => {
     expect(seen).toEqual(['alpha/2', 'beta/1', 'alpha/1', 'prompt-1/1']);
   });
 });
-
-function countingSql(inner: Sql): Sql & { count: number } {
-  const counted = {
-    count: 0,
-    query: <T,>(text: string, params?: readonly unknown[]) => {
-      counted.count += 1;
-      return inner.query<T>(text, params);
-    },
-    exec: (script: string) => {
-      counted.count += 1;
-      return inner.exec(script);
-    },
-  };
-  return counted;
-}

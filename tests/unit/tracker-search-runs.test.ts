@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
+import { countingSql } from '../support/counting-sql.ts';
 import { searchRuns, type SearchRunsRequest } from '../../src/tracker/search/index.ts';
 
 // search_runs on an in-memory PGlite with the tracker schema: filters, ordering (ties, NaN, missing values),
@@ -222,18 +223,3 @@ describe('search_runs refusals', () => {
     expect((error as TrackerError).message).toContain(message);
   });
 });
-
-function countingSql(inner: Sql): Sql & { count: number } {
-  const counted = {
-    count: 0,
-    query: <T,>(text: string, params?: readonly unknown[]) => {
-      counted.count += 1;
-      return inner.query<T>(text, params);
-    },
-    exec: (script: string) => {
-      counted.count += 1;
-      return inner.exec(script);
-    },
-  };
-  return counted;
-}
