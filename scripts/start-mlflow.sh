@@ -17,19 +17,23 @@ healthy() { curl -fsS --max-time 2 "$url/health" >/dev/null 2>&1; }
 
 python="$(bash "$here/install-mlflow.sh")"
 venv="$(dirname "$(dirname "$python")")"
-mkdir -p "$dir"
-exec 9>"$dir/lock"
-flock -w 120 9
+if healthy; then
+  echo "MLFLOW_TRACKING_URI=$url"
+  exit 0
+fi
+# Started before taking the lock: a server they start must not inherit it.
+bash "$here/start-postgres.sh" "$pg_port" >/dev/null
+bash "$here/start-s3.sh" "$s3_port"
 
+mkdir -p "$dir"
+exec 9>"$dir/start.lock"
+flock -w 120 9
 if healthy; then
   echo "MLFLOW_TRACKING_URI=$url"
   exit 0
 fi
 # A stale server from an earlier run that no longer answers.
 bash "$here/stop-mlflow.sh" "$port" >/dev/null 2>&1 || true
-
-bash "$here/start-postgres.sh" "$pg_port" >/dev/null
-bash "$here/start-s3.sh" "$s3_port"
 export PGPASSWORD=svc PGOPTIONS="-c client_min_messages=warning"
 psql=("/usr/lib/postgresql/$PG_MAJOR/bin/psql" -h 127.0.0.1 -p "$pg_port" -U svc -v ON_ERROR_STOP=1 -qtA -d postgres)
 "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'mlflow_ref'" | grep -q 1 \

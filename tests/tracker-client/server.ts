@@ -36,6 +36,8 @@ async function freePort(): Promise<number> {
 
 export type RunningTracker = {
   url: string;
+  /** The launcher's pid; the server runs in its process group (for memory measurement). */
+  pid: number;
   /** What a client needs: the tracking URI and, for direct S3 access, the endpoint and credentials. */
   clientEnv: Record<string, string>;
   database: string;
@@ -101,6 +103,7 @@ export async function startTracker(label: string): Promise<RunningTracker> {
   }
   return {
     url,
+    pid: child.pid!,
     clientEnv: {
       MLFLOW_TRACKING_URI: url,
       MLFLOW_S3_ENDPOINT_URL: S3_TEST.endpoint,
