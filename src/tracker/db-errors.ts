@@ -4,10 +4,17 @@ import { TrackerError } from './errors.ts';
 /**
  * A database refusal caused by the request (a value Postgres cannot store, such as a NUL character in text) is the
  * caller's INVALID_PARAMETER_VALUE, never a 500 the client would retry; a transient conflict (deadlock,
- * serialization failure, too many connections) is TEMPORARILY_UNAVAILABLE, which the client does retry.
+ * serialization failure, too many connections, a lost connection) is TEMPORARILY_UNAVAILABLE, which the client
+ * retries.
  */
+const CONNECTION = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+
 export function fromDatabaseError(err: unknown): unknown {
   const state = sqlState(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (!state && typeof code === 'string' && CONNECTION.has(code)) {
+    return new TrackerError('TEMPORARILY_UNAVAILABLE', 'The database cannot be reached right now; try again.');
+  }
   if (!state) return err;
   const detail = (err as Error).message;
   if (state.startsWith('22')) return new TrackerError('INVALID_PARAMETER_VALUE', `Invalid value in the request: ${detail}`);
