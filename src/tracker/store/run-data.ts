@@ -128,14 +128,13 @@ async function writeMetrics(tx: Sql, runId: string, experimentId: number, metric
   ];
   const unnest = `unnest($2::text[], $3::float8[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
                   AS m(k, v, n, ts, st, mid, dn, dd)`;
+  // One statement: the points, then the latest per key (a data-modifying WITH runs whether or not it is read).
   await tx.query(
-    `INSERT INTO tracker_metrics (run_id, key, value, is_nan, timestamp, step, model_id, dataset_name, dataset_digest)
-     SELECT $1, k, v, n::bool, ts, st, mid, dn, dd FROM ${unnest}
-     ON CONFLICT DO NOTHING`,
-    [runId, ...cols],
-  );
-  await tx.query(
-    `INSERT INTO tracker_latest_metrics AS l (run_id, key, value, is_nan, timestamp, step)
+    `WITH appended AS (
+       INSERT INTO tracker_metrics (run_id, key, value, is_nan, timestamp, step, model_id, dataset_name, dataset_digest)
+       SELECT $1, k, v, n::bool, ts, st, mid, dn, dd FROM ${unnest}
+       ON CONFLICT DO NOTHING)
+     INSERT INTO tracker_latest_metrics AS l (run_id, key, value, is_nan, timestamp, step)
      SELECT DISTINCT ON (k) $1, k, v, n::bool, ts, st FROM ${unnest}
      ORDER BY k, st DESC, ts DESC, v DESC
      ON CONFLICT (run_id, key) DO UPDATE
