@@ -1,0 +1,234 @@
+// svc's tracker against the real MLflow server, in one run, on the same Postgres (each its own database) and MinIO:
+//   create runs, log batches, and search runs ordered by a metric over RUNS runs (default 10 000).
+// Driver: this script's HTTP loop issues the requests the official Python client sends for create_run, log_batch
+// and search_runs (same paths, JSON bodies and headers, read from mlflow's rest_store), CONCURRENCY at a time, so
+// the driver's own cost stays small next to the servers' on a two-core machine. Then the official client itself
+// (bench/tracker/client_search.py) times search_runs on both and checks that both return the same top runs.
+// Memory: resident set of each server's whole process group (MLflow forks workers, default 4), sampled during the
+// workload; RSS adds pages the forked workers share, PSS counts them once, both are printed.
+// Run: npx tsx bench/tracker/index.ts [--runs 10000] [--concurrency 8] [--searches 100]
+// (starts Postgres, MinIO and mlflow server with scripts/; svc with `bin/svc serve tracker` on a fresh database)
+import { execFile, execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { mlflowPython, startTracker } from '../../tests/tracker-client/server.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const RUNS = Number(arg('runs', '10000'));
+const CONCURRENCY = Number(arg('concurrency', '8'));
+const SEARCHES = Number(arg('searches', '100'));
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const MLFLOW_VERSION = '3.17.2';
+const HEADERS = { 'Content-Type': 'application/json', 'User-Agent': `mlflow-python-client/${MLFLOW_VERSION}` };
+
+// ---- memory of a process group, from /proc ----
+type Mem = { rss: number; pss: number };
+function groupMemory(pgid: number): Mem {
+  let rss = 0;
+  let pss = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // Fields after the command (which may hold spaces) start at the closing parenthesis: state ppid pgrp ...
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid) continue;
+      rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1] ?? 0);
+      pss += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${name}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return { rss: rss / 1024, pss: pss / 1024 };
+}
+
+function sampler(pgid: number) {
+  const peak: Mem = { rss: 0, pss: 0 };
+  const take = () => {
+    const m = groupMemory(pgid);
+    peak.rss = Math.max(peak.rss, m.rss);
+    peak.pss = Math.max(peak.pss, m.pss);
+  };
+  take();
+  const timer = setInterval(take, 250);
+  return { stop: () => (clearInterval(timer), take(), peak) };
+}
+
+// ---- the workload ----
+type Phase = { name: string; requests: number; seconds: number; latencies: number[] };
+
+async function call(base: string, method: 'GET' | 'POST', path: string, body: unknown): Promise<any> {
+  const url = `${base}/api/2.0/mlflow/${path}`;
+  const res = await fetch(method === 'GET' ? `${url}?${new URLSearchParams(body as Record<string, string>)}` : url, {
+    method,
+    headers: HEADERS,
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+/** Runs `count` requests, CONCURRENCY at a time; each one's latency in ms. */
+async function phase(name: string, count: number, one: (i: number) => Promise<unknown>): Promise<Phase> {
+  const latencies: number[] = new Array(count);
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const s = performance.now();
+        await one(i);
+        latencies[i] = performance.now() - s;
+      }
+    }),
+  );
+  return { name, requests: count, seconds: (performance.now() - t0) / 1000, latencies };
+}
+
+// Deterministic values, the same on both servers: acc is a permutation of i, so the order is total.
+const accOf = (i: number) => ((i * 7919) % RUNS) / RUNS;
+
+async function workload(base: string, label: string): Promise<{ phases: Phase[]; experimentId: string; experimentName: string }> {
+  const experimentName = `bench-${label}-${Date.now().toString(36)}`;
+  const { experiment_id: experimentId } = await call(base, 'POST', 'experiments/create', { name: experimentName });
+  const runIds: string[] = new Array(RUNS);
+  const now = Date.now();
+  const phases: Phase[] = [];
+  phases.push(
+    await phase('create run', RUNS, async (i) => {
+      const runName = `run-${String(i).padStart(5, '0')}`;
+      const { run } = await call(base, 'POST', 'runs/create', {
+        experiment_id: experimentId,
+        user_id: 'bench',
+        run_name: runName,
+        start_time: now + i,
+        tags: [
+          { key: 'mlflow.user', value: 'bench' },
+          { key: 'mlflow.source.name', value: 'bench.py' },
+          { key: 'mlflow.source.type', value: 'LOCAL' },
+          { key: 'mlflow.runName', value: runName },
+        ],
+      });
+      runIds[i] = run.info.run_id;
+    }),
+  );
+  phases.push(
+    await phase('log batch (10 metrics, 5 params, 2 tags)', RUNS, (i) =>
+      call(base, 'POST', 'runs/log-batch', {
+        run_id: runIds[i],
+        metrics: [
+          { key: 'acc', value: accOf(i), timestamp: now + i, step: 0 },
+          { key: 'loss', value: 1 - accOf(i), timestamp: now + i, step: 0 },
+          ...Array.from({ length: 8 }, (_, k) => ({ key: `m${k}`, value: (i % 97) + k, timestamp: now + i, step: 0 })),
+        ],
+        params: [
+          { key: 'kind', value: i % 2 ? 'b' : 'a' },
+          { key: 'lr', value: String(0.001 * (1 + (i % 10))) },
+          { key: 'layers', value: String(1 + (i % 5)) },
+          { key: 'optimizer', value: i % 3 ? 'adam' : 'sgd' },
+          { key: 'seed', value: String(i) },
+        ],
+        tags: [
+          { key: 'group', value: `g${i % 10}` },
+          { key: 'bench', value: 'yes' },
+        ],
+      }),
+    ),
+  );
+  phases.push(
+    await phase(`search runs over ${RUNS} (order by metric, top 100)`, SEARCHES, (i) =>
+      call(base, 'POST', 'runs/search', {
+        experiment_ids: [experimentId],
+        run_view_type: 'ACTIVE_ONLY',
+        max_results: 100,
+        order_by: [i % 2 ? 'metrics.loss ASC' : 'metrics.acc DESC'],
+        ...(i % 4 === 3 ? { filter: "metrics.acc > 0.5 and params.kind = 'a'" } : {}),
+      }).then((r) => {
+        if (r.runs?.length !== 100) throw new Error(`search returned ${r.runs?.length} runs`);
+      }),
+    ),
+  );
+  return { phases, experimentId, experimentName };
+}
+
+// ---- the official client's view ----
+async function clientSearch(uri: string, experimentId: string): Promise<{ p50: number; p99: number; top: string[] }> {
+  const py = await mlflowPython();
+  const { stdout } = await promisify(execFile)(py, [join(root, 'bench/tracker/client_search.py'), experimentId], {
+    env: { ...process.env, MLFLOW_TRACKING_URI: uri, MLFLOW_DISABLE_TELEMETRY: 'true' },
+    timeout: 600_000,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!);
+}
+
+// ---- report ----
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const f = (x: number, d = 1) => x.toFixed(d);
+
+async function main() {
+  const mlflowUrl = execFileSync('bash', [join(root, 'scripts/start-mlflow.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    .toString()
+    .trim()
+    .split('=')[1]!;
+  const mlflowPgid = Number(readFileSync(join(process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run'), 'mlflow-15000/mlflow.pid'), 'utf8'));
+  process.env.TRACKER_CLIENT_LOG_LEVEL ??= 'info'; // one access log line per request, as MLflow's uvicorn writes
+  const svc = await startTracker('bench-tracker');
+  console.log(`svc tracker ${svc.url} (database ${svc.database}); mlflow server ${mlflowUrl} (${MLFLOW_VERSION}, database mlflow_ref)`);
+  console.log(`workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches; ${CONCURRENCY} requests in flight\n`);
+
+  const results: Record<string, { phases: Phase[]; mem: Mem; idle: Mem; client: { p50: number; p99: number; top: string[] } }> = {};
+  try {
+    for (const [name, url, pgid] of [
+      ['svc', svc.url, svc.pid],
+      ['mlflow', mlflowUrl, mlflowPgid],
+    ] as const) {
+      const idle = groupMemory(pgid);
+      const mem = sampler(pgid);
+      const run = await workload(url, name);
+      const peak = mem.stop();
+      const client = await clientSearch(url, run.experimentId);
+      results[name] = { phases: run.phases, mem: peak, idle, client };
+      console.log(`${name}: done (${run.phases.map((p) => `${p.name.split(' (')[0]} ${f(p.seconds)} s`).join(', ')})`);
+    }
+  } finally {
+    await svc.stop();
+  }
+
+  const s = results.svc!;
+  const m = results.mlflow!;
+  const rows: string[][] = [['', 'svc req/s', 'p50 ms', 'p99 ms', 'mlflow req/s', 'p50 ms', 'p99 ms', 'throughput x']];
+  for (let i = 0; i < s.phases.length; i++) {
+    const a = s.phases[i]!;
+    const b = m.phases[i]!;
+    const ra = a.requests / a.seconds;
+    const rb = b.requests / b.seconds;
+    rows.push([a.name, f(ra), f(pct(a.latencies, 50), 2), f(pct(a.latencies, 99), 2), f(rb), f(pct(b.latencies, 50), 2), f(pct(b.latencies, 99), 2), f(ra / rb, 2)]);
+  }
+  const total = (r: typeof s) => r.phases.reduce((n, p) => n + p.requests, 0) / r.phases.reduce((n, p) => n + p.seconds, 0);
+  const all = (r: typeof s) => r.phases.flatMap((p) => p.latencies);
+  rows.push(['all requests', f(total(s)), f(pct(all(s), 50), 2), f(pct(all(s), 99), 2), f(total(m)), f(pct(all(m), 50), 2), f(pct(all(m), 99), 2), f(total(s) / total(m), 2)]);
+  rows.push(['official client search_runs (top 100)', '', f(s.client.p50, 1), f(s.client.p99, 1), '', f(m.client.p50, 1), f(m.client.p99, 1), f(m.client.p50 / s.client.p50, 2)]);
+  const width = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(width[c]!) : cell.padStart(width[c]!))).join('  '));
+
+  console.log(`\nmemory (process group, MiB)   idle RSS   peak RSS   peak PSS`);
+  for (const [name, r] of [['svc', s], ['mlflow', m]] as const) {
+    console.log(`${name.padEnd(28)} ${f(r.idle.rss).padStart(9)} ${f(r.mem.rss).padStart(10)} ${f(r.mem.pss).padStart(10)}`);
+  }
+  const same = JSON.stringify(s.client.top) === JSON.stringify(m.client.top);
+  console.log(`\nsame top 10 through the official client on both: ${same ? 'yes' : `NO: svc ${s.client.top} mlflow ${m.client.top}`}`);
+  console.log(
+    `ratio: svc throughput ${f(total(s) / total(m), 2)}x MLflow's (target >= 5); ` +
+      `svc memory ${f(s.mem.rss / m.mem.rss, 2)} of MLflow's by peak RSS, ${f(s.mem.pss / m.mem.pss, 2)} by peak PSS (target <= 0.33)`,
+  );
+  if (!same) process.exitCode = 1;
+}
+
+await main();
