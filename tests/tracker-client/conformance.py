@@ -556,6 +556,114 @@ def autolog():
     assert run.info.run_id in [r.info.run_id for r in by_dataset], "search_runs by dataset.name finds the autolog run"
 
 
+def values_at_limits():
+    exp = suite.needs("exp")
+    run = client.create_run(exp, run_name=f"limits-{sfx}")
+    run_id = run.info.run_id
+    long_param, long_tag = "p" * 6000, "t" * 8000
+    client.log_param(run_id, "long", long_param)
+    client.set_tag(run_id, "long", long_tag)
+    client.log_param(run_id, "unicode", "значение ✓ 値")
+    client.log_metric(run_id, "train/loss rate", 1.5)
+    data = client.get_run(run_id).data
+    expect(len(data.params["long"]), 6000, "a 6000-character param")
+    expect(len(data.tags["long"]), 8000, "an 8000-character tag")
+    expect(data.params["unicode"], "значение ✓ 値", "a unicode param value")
+    expect(data.metrics["train/loss rate"], 1.5, "a metric key with a slash and a space")
+    # Over the limit, MLflow's server keeps the first 6000 (param) or 8000 (tag) characters (the client truncates too).
+    api = f"{uri}/api/2.0/mlflow"
+    r = requests.post(f"{api}/runs/log-parameter", json={"run_id": run_id, "key": "too_long", "value": "x" * 6001}, timeout=10)
+    expect(r.status_code, 200, "POST runs/log-parameter with a 6001-character value")
+    r = requests.post(f"{api}/runs/set-tag", json={"run_id": run_id, "key": "too_long", "value": "x" * 8001}, timeout=10)
+    expect(r.status_code, 200, "POST runs/set-tag with an 8001-character value")
+    data = client.get_run(run_id).data
+    expect((len(data.params["too_long"]), len(data.tags["too_long"])), (6000, 8000), "over-long values kept truncated")
+    raises("INVALID_PARAMETER_VALUE", lambda: client.log_metric(run_id, "../escape", 1.0), "a metric key with '..'")
+
+
+def large_batches():
+    exp = suite.needs("exp")
+    run_id = client.create_run(exp, run_name=f"large-batch-{sfx}").info.run_id
+    now = int(time.time() * 1000)
+    # More than one request's worth: the client splits into batches of 1000 metrics and 100 params and tags.
+    client.log_batch(
+        run_id,
+        metrics=[Metric(f"k{i % 50}", float(i), now, i // 50) for i in range(2500)],
+        params=[Param(f"p{i}", str(i)) for i in range(250)],
+        tags=[RunTag(f"t{i}", str(i)) for i in range(150)],
+    )
+    data = client.get_run(run_id).data
+    expect(len(data.params), 250, "params from a split batch")
+    expect(len([k for k in data.tags if k.startswith("t")]), 150, "tags from a split batch")
+    expect(data.metrics, {f"k{k}": float(49 * 50 + k) for k in range(50)}, "latest of 50 keys x 50 steps")
+    expect(len(client.get_metric_history(run_id, "k7")), 50, "history of one key")
+    mlflow.set_experiment(experiment_id=exp)
+    with mlflow.start_run(run_id=run_id):
+        mlflow.log_metrics({f"wide{i}": float(i) for i in range(1200)}, step=3)
+    expect(len([k for k in client.get_run(run_id).data.metrics if k.startswith("wide")]), 1200, "log_metrics of 1200 keys")
+
+
+def multipart_artifacts():
+    exp = suite.needs("exp")
+    src = os.path.join(tempfile.mkdtemp(), "big.bin")
+    with open(src, "wb") as f:
+        f.write(os.urandom(6 * 1024 * 1024 + 123))
+    # The client tries a multipart upload for a file this large; a server may decline with 501 and take one PUT.
+    saved = {k: os.environ.get(k) for k in ("MLFLOW_ENABLE_PROXY_MULTIPART_UPLOAD", "MLFLOW_MULTIPART_UPLOAD_MINIMUM_FILE_SIZE", "MLFLOW_MULTIPART_UPLOAD_CHUNK_SIZE")}
+    os.environ.update(
+        MLFLOW_ENABLE_PROXY_MULTIPART_UPLOAD="true",
+        MLFLOW_MULTIPART_UPLOAD_MINIMUM_FILE_SIZE=str(5 * 1024 * 1024),
+        MLFLOW_MULTIPART_UPLOAD_CHUNK_SIZE=str(5 * 1024 * 1024),
+    )
+    try:
+        mlflow.set_experiment(experiment_id=exp)
+        with mlflow.start_run(run_name=f"multipart-{sfx}") as run:
+            mlflow.log_artifact(src, artifact_path="large")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    got = mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="large/big.bin", dst_path=tempfile.mkdtemp())
+    assert filecmp.cmp(src, got, shallow=False), "a 6 MiB artifact sent by the multipart path reads back different"
+
+
+def artifact_paths_confined():
+    run_id = suite.needs("artifact_run")
+    exp = S["exp"]
+    base = f"{uri}/api/2.0/mlflow-artifacts/artifacts"
+    bad = []
+    for path in (f"{exp}/{run_id}/artifacts/../../../../etc/passwd", "../outside", "/etc/passwd", f"{exp}/{run_id}/artifacts/%2e%2e/%2e%2e/x"):
+        r = requests.get(f"{base}/{path}", timeout=10)
+        if r.status_code < 400 or r.status_code >= 500:
+            bad.append(f"GET {path} -> {r.status_code}")
+        r = requests.get(base, params={"path": path}, timeout=10)
+        if r.status_code < 400 or r.status_code >= 500:
+            bad.append(f"list {path} -> {r.status_code} {r.text[:100]}")
+    # A server behind a URL parser that resolves dot segments (as WHATWG URLs do) sees the path at the root
+    # instead: acceptable when the file lands there, inside the root; MLflow refuses the request with 400.
+    name = f"escaped-{sfx}.txt"
+    r = requests.put(f"{base}/{exp}/{run_id}/artifacts/%2e%2e/%2e%2e/%2e%2e/{name}", data=b"x", timeout=10)
+    if 200 <= r.status_code < 300:
+        back = requests.get(f"{base}/{name}", timeout=10)
+        if (back.status_code, back.content) != (200, b"x"):
+            bad.append(f"PUT ../../../{name} -> {r.status_code}, but GET {name} at the root -> {back.status_code}")
+    elif r.status_code >= 500:
+        bad.append(f"PUT ../../../{name} -> {r.status_code}")
+    assert not bad, "requests outside the artifact root answered other than 4xx: " + "; ".join(bad)
+
+
+def registry_search_by_tag():
+    name = suite.needs("rm")
+    client.set_registered_model_tag(name, "flavour", f"sk-{sfx}")
+    found = client.search_registered_models(filter_string=f"tags.flavour = 'sk-{sfx}'")
+    expect([m.name for m in found], [name], "search_registered_models by tag")
+    client.set_model_version_tag(name, "2", "quality", f"good-{sfx}")
+    versions = client.search_model_versions(f"tags.quality = 'good-{sfx}'")
+    expect([(v.name, str(v.version)) for v in versions], [(name, "2")], "search_model_versions by tag")
+
+
 def neutral_prefix():
     exp_name = suite.needs("exp_name")
     r = requests.get(f"{uri}/api/2.0/tracker/experiments/search", params={"max_results": 1000}, timeout=10)
@@ -606,6 +714,11 @@ checks = [
     load_registered,
     autolog,
     error_wire,
+    values_at_limits,
+    large_batches,
+    multipart_artifacts,
+    artifact_paths_confined,
+    registry_search_by_tag,
 ]
 if os.environ.get("TRACKER_SVC_CHECKS") == "1":
     checks.append(neutral_prefix)

@@ -25,7 +25,7 @@ def _recording_request(self, method, url, *args, **kwargs):
         answer = f"<{response.headers.get('content-type', 'no content-type')}>"
     else:
         answer = response.text[:400]
-    _exchanges.append(f"{method} {url} {shown} -> {response.status_code} {answer}")
+    _exchanges.append(f"{method.upper()} {url} {shown} -> {response.status_code} {answer}")
     return response
 
 
