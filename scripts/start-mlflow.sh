@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts the real MLflow tracking server (`mlflow server` from PyPI, scripts/install-mlflow.sh) on loopback, the
 # reference peer of svc's tracker: bash scripts/start-mlflow.sh [port]   (default 15000)
-# Backend: its own database mlflow_ref on the Postgres of scripts/start-postgres.sh (postgresql+psycopg2); artifacts
-# proxied to s3://mlflow-ref/ on the MinIO of scripts/start-s3.sh (bucket created here). Workers: MLflow's default
+# Backend: its own database (MLFLOW_REF_DATABASE, default mlflow_ref) on the Postgres of scripts/start-postgres.sh
+# (postgresql+psycopg2); artifacts proxied to s3://mlflow-ref/ on the MinIO of scripts/start-s3.sh (bucket created here). Workers: MLflow's default
 # (4) unless MLFLOW_REF_WORKERS says otherwise. Reused while it answers /health; its pid and log live in
 # $SVC_RUN/mlflow-<port>/. Prints MLFLOW_TRACKING_URI=<url> on stdout.
 set -euo pipefail
@@ -13,6 +13,7 @@ url="http://127.0.0.1:$port"
 dir="$SVC_RUN/mlflow-$port"
 pg_port="${SVC_PG_PORT:-55432}"
 s3_port="${SVC_S3_PORT:-19000}"
+database="${MLFLOW_REF_DATABASE:-mlflow_ref}"
 healthy() { curl -fsS --max-time 2 "$url/health" >/dev/null 2>&1; }
 
 python="$(bash "$here/install-mlflow.sh")"
@@ -36,8 +37,8 @@ fi
 bash "$here/stop-mlflow.sh" "$port" >/dev/null 2>&1 || true
 export PGPASSWORD=svc PGOPTIONS="-c client_min_messages=warning"
 psql=("/usr/lib/postgresql/$PG_MAJOR/bin/psql" -h 127.0.0.1 -p "$pg_port" -U svc -v ON_ERROR_STOP=1 -qtA -d postgres)
-"${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'mlflow_ref'" | grep -q 1 \
-  || "${psql[@]}" -c "CREATE DATABASE mlflow_ref"
+"${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$database'" | grep -q 1 \
+  || "${psql[@]}" -c "CREATE DATABASE $database"
 
 export MLFLOW_S3_ENDPOINT_URL="http://127.0.0.1:$s3_port" AWS_ACCESS_KEY_ID=svcminio \
   AWS_SECRET_ACCESS_KEY=svcminio-secret AWS_DEFAULT_REGION=us-east-1
@@ -52,7 +53,7 @@ log "starting mlflow server on $url (log in $dir/mlflow.log)"
 # setsid: its own process group, so stop-mlflow.sh ends the server and every worker it forked, and nothing else.
 MLFLOW_TRACKING_URI= MLFLOW_DISABLE_TELEMETRY=true setsid "$venv/bin/mlflow" server --host 127.0.0.1 --port "$port" \
   --workers "${MLFLOW_REF_WORKERS:-4}" \
-  --backend-store-uri "postgresql+psycopg2://svc:svc@127.0.0.1:$pg_port/mlflow_ref" \
+  --backend-store-uri "postgresql+psycopg2://svc:svc@127.0.0.1:$pg_port/$database" \
   --artifacts-destination s3://mlflow-ref/ \
   >"$dir/mlflow.log" 2>&1 </dev/null 9>&- &
 echo $! >"$dir/mlflow.pid"

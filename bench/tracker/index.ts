@@ -7,13 +7,15 @@
 // Memory: resident set of each server's whole process group (MLflow forks workers, default 4), sampled during the
 // workload; RSS adds pages the forked workers share, PSS counts them once, both are printed.
 // Run: npx tsx bench/tracker/index.ts [--runs 10000] [--concurrency 8] [--searches 100]
-// (starts Postgres, MinIO and mlflow server with scripts/; svc with `bin/svc serve tracker` on a fresh database)
+// (Postgres and MinIO from scripts/; a fresh mlflow server (scripts/start-mlflow.sh on its own port and database)
+// and a fresh `bin/svc serve tracker` (tests/tracker-client/server.ts) are started and stopped by this run)
 import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freshDatabase } from '../../tests/support/pg.ts';
 import { mlflowPython, startTracker } from '../../tests/tracker-client/server.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -151,7 +153,8 @@ async function workload(base: string, label: string): Promise<{ phases: Phase[];
         order_by: [i % 2 ? 'metrics.loss ASC' : 'metrics.acc DESC'],
         ...(i % 4 === 3 ? { filter: "metrics.acc > 0.5 and params.kind = 'a'" } : {}),
       }).then((r) => {
-        if (r.runs?.length !== 100) throw new Error(`search returned ${r.runs?.length} runs`);
+        const n = r.runs?.length ?? 0;
+        if (i % 4 === 3 ? n === 0 : n !== Math.min(100, RUNS)) throw new Error(`search ${i} returned ${n} runs`);
       }),
     ),
   );
@@ -173,14 +176,26 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const f = (x: number, d = 1) => x.toFixed(d);
 
 async function main() {
-  const mlflowUrl = execFileSync('bash', [join(root, 'scripts/start-mlflow.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // Both servers start fresh for this run: svc on a new database and bucket, mlflow server on a new database and a
+  // port of its own (scripts/start-mlflow.sh), stopped at the end.
+  const mlflowDb = await freshDatabase('mlflow-bench');
+  const mlflowPort = String(15100 + Math.floor(Math.random() * 800));
+  const mlflowUrl = execFileSync('bash', [join(root, 'scripts/start-mlflow.sh'), mlflowPort], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, MLFLOW_REF_DATABASE: mlflowDb.cfg.database },
+  })
     .toString()
     .trim()
     .split('=')[1]!;
-  const mlflowPgid = Number(readFileSync(join(process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run'), 'mlflow-15000/mlflow.pid'), 'utf8'));
+  const runDir = process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run');
+  const mlflowPgid = Number(readFileSync(join(runDir, `mlflow-${mlflowPort}/mlflow.pid`), 'utf8'));
+  const stopMlflow = async () => {
+    execFileSync('bash', [join(root, 'scripts/stop-mlflow.sh'), mlflowPort], { stdio: 'inherit' });
+    await mlflowDb.drop();
+  };
   process.env.TRACKER_CLIENT_LOG_LEVEL ??= 'info'; // one access log line per request, as MLflow's uvicorn writes
   const svc = await startTracker('bench-tracker');
-  console.log(`svc tracker ${svc.url} (database ${svc.database}); mlflow server ${mlflowUrl} (${MLFLOW_VERSION}, database mlflow_ref)`);
+  console.log(`svc tracker ${svc.url} (database ${svc.database}); mlflow server ${mlflowUrl} (${MLFLOW_VERSION}, database ${mlflowDb.cfg.database})`);
   console.log(`workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches; ${CONCURRENCY} requests in flight\n`);
 
   const results: Record<string, { phases: Phase[]; mem: Mem; idle: Mem; client: { p50: number; p99: number; top: string[] } }> = {};
@@ -199,6 +214,7 @@ async function main() {
     }
   } finally {
     await svc.stop();
+    await stopMlflow();
   }
 
   const s = results.svc!;
