@@ -1,26 +1,27 @@
 #!/usr/bin/env node
 // The svc CLI. `svc dev` runs everything on embedded defaults; `svc serve <service>` runs one service on what
 // the configuration selects; the other commands are the operator's maintenance tasks.
-import { dashboardsRuntimeService } from '../dashboards-runtime/service.ts';
-import { loadExploreConfig } from './explore/config.ts';
-import { resignDashboards } from './explore/dashboards/maintenance.ts';
-import { exploreService } from './explore/service.ts';
 import { dashboardKeys } from './platform/dashboard-signature.ts';
 import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
 import { launch, migrateAll, openSharedParts, StartupError, type Launched } from './platform/launcher.ts';
 import { buildPolicies } from './platform/policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
-import { retrievalService } from './retrieval/service.ts';
-import { upgradeTrackerSchema } from './tracker/schema-gate.ts';
-import { trackerService } from './tracker/service.ts';
 
-const SERVICES: ServiceDefinition[] = [retrievalService, exploreService, trackerService, dashboardsRuntimeService];
+// Each service's code is loaded only when a command needs it: `svc serve tracker` does not carry explore's SQL
+// parsers or the runtime's Kubernetes client (hundreds of megabytes against the tracker's 512Mi limit).
+const SERVICES: Record<string, () => Promise<ServiceDefinition>> = {
+  retrieval: async () => (await import('./retrieval/service.ts')).retrievalService,
+  explore: async () => (await import('./explore/service.ts')).exploreService,
+  tracker: async () => (await import('./tracker/service.ts')).trackerService,
+  'dashboards-runtime': async () => (await import('../dashboards-runtime/service.ts')).dashboardsRuntimeService,
+};
+const allServices = () => Promise.all(Object.values(SERVICES).map((load) => load()));
 
 const USAGE = `usage: svc <command>
 
   dev                          start every service on embedded defaults (PGlite, wasm policies)
-  serve <service> [--port N]   start one service: ${SERVICES.map((s) => s.name).join(', ')}
+  serve <service> [--port N]   start one service: ${Object.keys(SERVICES).join(', ')}
   db migrate                   apply every service's schema migrations to the configured database
   tracker db upgrade           bring the tracker's schema up to this version (a server on an older one is read-only)
   dashboards resign            sign every dashboard page with the current key (after a rotation)
@@ -31,10 +32,11 @@ async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
     case 'dev':
-      return runUntilSignal(SERVICES, await openSharedParts(process.env, { embedded: true }));
+      return runUntilSignal(await allServices(), await openSharedParts(process.env, { embedded: true }));
     case 'serve': {
-      const service = SERVICES.find((s) => s.name === sub);
-      if (!service) return usage(`unknown service '${sub ?? ''}'`);
+      const load = sub !== undefined && Object.hasOwn(SERVICES, sub) ? SERVICES[sub] : undefined;
+      if (!load) return usage(`unknown service '${sub ?? ''}'`);
+      const service = await load();
       const port = option(rest, '--port');
       const shared = await openSharedParts(process.env, { embedded: false });
       return runUntilSignal([service], shared, port === undefined ? {} : { portOverride: Number(port) });
@@ -42,12 +44,13 @@ async function main(argv: string[]): Promise<number> {
     case 'db':
       if (sub !== 'migrate') return usage(`unknown db command '${sub ?? ''}'`);
       return withShared(async (shared) => {
-        const applied = await migrateAll(shared.db, SERVICES);
+        const applied = await migrateAll(shared.db, await allServices());
         console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
       });
     case 'tracker':
       if (sub !== 'db' || rest[0] !== 'upgrade') return usage(`unknown tracker command '${[sub, ...rest].join(' ')}'`);
       return withShared(async (shared) => {
+        const { upgradeTrackerSchema } = await import('./tracker/schema-gate.ts');
         const applied = await upgradeTrackerSchema(shared.db);
         console.log(applied.length ? `applied ${applied.map((id) => `tracker/${id}`).join(', ')}` : 'tracker schema is up to date');
       });
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       if (sub !== 'resign') return usage(`unknown dashboards command '${sub ?? ''}'`);
       return withShared(async (shared) => {
         const logger = createLogger('svc', shared.platform.LOG_LEVEL);
+        const { loadExploreConfig } = await import('./explore/config.ts');
+        const { resignDashboards } = await import('./explore/dashboards/maintenance.ts');
         const keys = await dashboardKeys(loadExploreConfig(process.env), shared.platform.DATA_DIR, logger);
         const { resigned, refused } = await resignDashboards(shared.db, keys);
         console.log(`re-signed ${resigned} dashboards with the current key`);

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { ConfigError, int, loadConfig, optionalStr, str, type Env } from '../../src/platform/config.ts';
 import type { Logger } from '../../src/platform/log.ts';
@@ -28,7 +28,9 @@ export async function selectLauncher(env: Env, logger: Logger, kubeConfig?: Kube
   const cfg = loadConfig(sandboxShape, env);
   if (cfg.SANDBOX_BACKEND === 'process') return createProcessLauncher();
   if (!cfg.POD_NAME) throw new ConfigError('SVC_SANDBOX_BACKEND=kubernetes needs SVC_POD_NAME (the downward API metadata.name), the owner of every sandbox pod');
-  const kc = kubeConfig ?? inCluster();
+  // Loaded only here: the Kubernetes client costs tens of megabytes that the process back end never needs.
+  const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
+  const kc = kubeConfig ?? inCluster(new KubeConfig());
   const namespace: string = cfg.POD_NAMESPACE ?? (await readFile(SA_NAMESPACE_FILE, 'utf8')).trim();
   const launcher = createPodLauncher({
     core: kc.makeApiClient(CoreV1Api),
@@ -50,8 +52,7 @@ export async function selectLauncher(env: Env, logger: Logger, kubeConfig?: Kube
   return launcher;
 }
 
-function inCluster(): KubeConfig {
-  const kc = new KubeConfig();
+function inCluster(kc: KubeConfig): KubeConfig {
   kc.loadFromCluster();
   return kc;
 }
