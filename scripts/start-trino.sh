@@ -14,7 +14,55 @@ data="$SVC_RUN/trino-$port/data"
 keys="$SVC_RUN/trino-$port/keys"
 mkdir -p "$etc/catalog" "$data" "$keys"
 
-if curl -fsS --cacert "$keys/ca.pem" "https://localhost:$port/v1/info" 2>/dev/null | grep -q '"starting":false'; then exit 0; fi
+# The access rules are copied next to the server's configuration rather than read from this checkout, so a server
+# started from another checkout (reused below) never points at a file that has gone; Trino reloads them every 5 s.
+rules_changed=0
+cmp -s "$here/trino/rules.json" "$etc/rules.json" 2>/dev/null || { cp "$here/trino/rules.json" "$etc/rules.json"; rules_changed=1; }
+
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+# A token the test key signs, as the tests' own (the user is the subject).
+token() {
+  local header payload
+  header="$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)"
+  payload="$(printf '{"sub":"%s","exp":%d}' "$1" "$(($(date +%s) + 300))" | b64url)"
+  printf '%s.%s.%s' "$header" "$payload" "$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/jwt-private.pem" -binary | b64url)"
+}
+answers_info() { curl -fsS --cacert "$keys/ca.pem" "https://localhost:$port/v1/info" 2>/dev/null | grep -q '"starting":false'; }
+# /v1/info says started a few seconds before the node has announced itself ("nodes is empty"): ready is when a
+# statement runs to the end without an error.
+runs_a_statement() {
+  local auth body uri
+  auth="Authorization: Bearer $(token svc-readiness)"
+  body="$(curl -fsS --cacert "$keys/ca.pem" -H "$auth" -X POST --data 'SELECT 1' "https://localhost:$port/v1/statement" 2>/dev/null)" || return 1
+  for _ in $(seq 1 200); do
+    case "$body" in *'"error"'*) return 1 ;; esac
+    uri="$(printf '%s' "$body" | sed -n 's/.*"nextUri":"\([^"]*\)".*/\1/p')"
+    [ -z "$uri" ] && return 0
+    body="$(curl -fsS --cacert "$keys/ca.pem" -H "$auth" "$uri" 2>/dev/null)" || return 1
+  done
+  return 1
+}
+wait_ready() {
+  for _ in $(seq 1 180); do
+    if answers_info && runs_a_statement; then
+      log "trino on https://localhost:$port (CA $keys/ca.pem, JWT key $keys/jwt-private.pem)"
+      return 0
+    fi
+    sleep 1
+  done
+  echo "trino did not become ready on port $port; see $data/server.log" >&2
+  return 1
+}
+
+if answers_info; then
+  if grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
+    [ "$rules_changed" = 1 ] && sleep 6
+    wait_ready
+    exit $?
+  fi
+  log "trino on port $port reads its rules from elsewhere: restarting it"
+  bash "$here/stop-trino.sh" "$port"
+fi
 
 if [ ! -f "$keys/jwt-private.pem" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
@@ -55,7 +103,7 @@ io.trino=WARN
 CONF
 cat > "$etc/access-control.properties" <<CONF
 access-control.name=file
-security.config-file=$here/trino/rules.json
+security.config-file=$etc/rules.json
 security.refresh-period=5s
 CONF
 cat > "$etc/catalog/tpch.properties" <<CONF
@@ -68,12 +116,4 @@ CONF
 
 JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH="/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH" \
   "$home/bin/launcher" --etc-dir "$etc" --data-dir "$data" --launcher-log-file "$data/launcher.log" --server-log-file "$data/server.log" start >/dev/null
-for _ in $(seq 1 180); do
-  if curl -fsS --cacert "$keys/ca.pem" "https://localhost:$port/v1/info" 2>/dev/null | grep -q '"starting":false'; then
-    log "trino on https://localhost:$port (CA $keys/ca.pem, JWT key $keys/jwt-private.pem)"
-    exit 0
-  fi
-  sleep 1
-done
-echo "trino did not start on port $port; see $data/server.log" >&2
-exit 1
+wait_ready
