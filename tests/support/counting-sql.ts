@@ -15,3 +15,24 @@ export function countingSql(inner: Sql): Sql & { count: number } {
   };
   return counted;
 }
+
+/**
+ * Follows a search's page tokens to the end over a counting connection, checking that each page costs exactly one
+ * statement; returns every id in the order the pages gave them.
+ */
+export async function pageThrough(
+  db: Sql,
+  page: (sql: Sql, pageToken: string | undefined) => Promise<{ ids: string[]; nextPageToken?: string | undefined }>,
+): Promise<string[]> {
+  const counted = countingSql(db);
+  const seen: string[] = [];
+  let pageToken: string | undefined;
+  do {
+    counted.count = 0;
+    const result = await page(counted, pageToken);
+    if (counted.count !== 1) throw new Error(`a page cost ${counted.count} statements, not one`);
+    seen.push(...result.ids);
+    pageToken = result.nextPageToken;
+  } while (pageToken);
+  return seen;
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
-import { countingSql } from '../support/counting-sql.ts';
+import { countingSql, pageThrough } from '../support/counting-sql.ts';
 import { searchExperiments, searchLoggedModels, type LoggedModelOrder } from '../../src/tracker/search/index.ts';
 
 // search_experiments and search_logged_models on PGlite: filters, ordering and tie-breakers, view types, paging
@@ -90,16 +90,10 @@ describe('search_experiments', () => {
   });
 
   it('pages without loss or duplicates, one statement a page', async () => {
-    const counted = countingSql(db);
-    const seen: string[] = [];
-    let pageToken: string | undefined;
-    do {
-      counted.count = 0;
-      const page = await searchExperiments(counted, { maxResults: 1, viewType: 'ALL', pageToken });
-      expect(counted.count).toBe(1);
-      seen.push(...page.experimentIds);
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+    const seen = await pageThrough(db, async (sql, pageToken) => {
+      const page = await searchExperiments(sql, { maxResults: 1, viewType: 'ALL', pageToken });
+      return { ids: page.experimentIds, nextPageToken: page.nextPageToken };
+    });
     expect(seen).toEqual(['0', '2', '3', '4', '1']);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
-import { countingSql } from '../support/counting-sql.ts';
+import { pageThrough } from '../support/counting-sql.ts';
 import { searchModelVersions, searchRegisteredModels } from '../../src/tracker/search/index.ts';
 
 // search_registered_models and search_model_versions on PGlite: filters, the prompt marker MLflow 3 clients add to
@@ -78,16 +78,10 @@ describe('search_registered_models', () => {
   });
 
   it('pages without loss or duplicates, one statement a page', async () => {
-    const counted = countingSql(db);
-    const seen: string[] = [];
-    let pageToken: string | undefined;
-    do {
-      counted.count = 0;
-      const page = await searchRegisteredModels(counted, { maxResults: 2, orderBy: ['last_updated_timestamp DESC'], pageToken });
-      expect(counted.count).toBe(1);
-      seen.push(...page.names);
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+    const seen = await pageThrough(db, async (sql, pageToken) => {
+      const page = await searchRegisteredModels(sql, { maxResults: 2, orderBy: ['last_updated_timestamp DESC'], pageToken });
+      return { ids: page.names, nextPageToken: page.nextPageToken };
+    });
     expect(seen).toEqual(['gamma', 'alpha', 'beta', 'delta', 'prompt-1']);
   });
 
@@ -118,16 +112,10 @@ describe('search_model_versions', () => {
   });
 
   it('pages without loss or duplicates, one statement a page', async () => {
-    const counted = countingSql(db);
-    const seen: string[] = [];
-    let pageToken: string | undefined;
-    do {
-      counted.count = 0;
-      const page = await searchModelVersions(counted, { maxResults: 3, pageToken });
-      expect(counted.count).toBe(1);
-      seen.push(...page.versions.map((v) => `${v.name}/${v.version}`));
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+    const seen = await pageThrough(db, async (sql, pageToken) => {
+      const page = await searchModelVersions(sql, { maxResults: 3, pageToken });
+      return { ids: page.versions.map((v) => `${v.name}/${v.version}`), nextPageToken: page.nextPageToken };
+    });
     expect(seen).toEqual(['alpha/2', 'beta/1', 'alpha/1', 'prompt-1/1']);
   });
 });
