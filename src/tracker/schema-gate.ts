@@ -2,7 +2,6 @@ import type { MiddlewareHandler } from 'hono';
 import { loadMigrations, migrate, migratePlatform, type Database, type Migration, type Sql } from '../platform/db/index.ts';
 import type { AppEnv } from '../platform/http.ts';
 import { permissionDenied } from './errors.ts';
-import { fillDefaultExperimentLocation } from './store/experiments.ts';
 
 export const UPGRADE_COMMAND = 'svc tracker db upgrade';
 
@@ -11,9 +10,7 @@ export const trackerMigrations = (): Promise<Migration[]> => loadMigrations(new 
 
 /** Applies the platform and tracker migrations; the ids applied. */
 export async function upgradeTrackerSchema(db: Database): Promise<string[]> {
-  const applied = [...(await migratePlatform(db)), ...(await migrate(db, 'tracker', await trackerMigrations()))];
-  await fillDefaultExperimentLocation(db);
-  return applied;
+  return [...(await migratePlatform(db)), ...(await migrate(db, 'tracker', await trackerMigrations()))];
 }
 
 /** Ids this build ships that the database has not applied (all of them when nothing was ever applied). */

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import type { Database } from '../platform/db/index.ts';
+import type { Database, Migration } from '../platform/db/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { openArtifactRoot } from '../platform/objects/index.ts';
@@ -8,7 +8,6 @@ import { createTrackerApp } from './app.ts';
 import { loadTrackerConfig, type TrackerConfig } from './config.ts';
 import type { TrackerDeps } from './deps.ts';
 import { createSchemaGate, pendingTrackerMigrations, trackerMigrations, upgradeTrackerSchema, UPGRADE_COMMAND } from './schema-gate.ts';
-import { fillDefaultExperimentLocation } from './store/experiments.ts';
 
 /** Builds the tracker's dependencies; the schema gate is passed in (the service decides it at start). */
 export function trackerDeps(input: {
@@ -36,8 +35,11 @@ export function trackerDeps(input: {
  * Brings the schema up at start when allowed, and says what is left. A database without any tracker schema is
  * always initialised; an older one only when TRACKER_MIGRATE_AT_START is on (default: embedded database only).
  */
-export async function prepareTrackerSchema(db: Database, opts: { migrateAtStart: boolean; logger: Logger }): Promise<string[]> {
-  const shipped = await trackerMigrations();
+export async function prepareTrackerSchema(
+  db: Database,
+  opts: { migrateAtStart: boolean; logger: Logger; shipped?: Migration[] },
+): Promise<string[]> {
+  const shipped = opts.shipped ?? (await trackerMigrations());
   const pending = await pendingTrackerMigrations(db, shipped);
   const fresh = pending.length === shipped.length;
   if (pending.length > 0 && (fresh || opts.migrateAtStart)) {
@@ -61,8 +63,8 @@ export const trackerService: ServiceDefinition = {
   async start({ env, shared, logger }) {
     const config = loadTrackerConfig(env);
     const migrateAtStart = config.migrateAtStart ?? (shared.embedded || shared.db.kind === 'pglite');
-    const pending = await prepareTrackerSchema(shared.db, { migrateAtStart, logger });
     const shipped = await trackerMigrations();
+    const pending = await prepareTrackerSchema(shared.db, { migrateAtStart, logger, shipped });
     const deps = trackerDeps({
       config,
       db: shared.db,
@@ -70,8 +72,6 @@ export const trackerService: ServiceDefinition = {
       logger,
       schema: createSchemaGate(shared.db, shipped, pending),
     });
-    // The Default experiment gets its proxied location (the migration leaves it empty).
-    if (pending.length === 0) await fillDefaultExperimentLocation(deps.db);
     return { app: createTrackerApp(deps), close: async () => {} };
   },
 };

@@ -5,11 +5,11 @@
 // (--keep leaves the server, database and bucket in place and prints how to reach them.)
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort } from '../support/free-port.ts';
 import { freshDatabase } from '../support/pg.ts';
 import { createTestBucket, S3_TEST } from '../support/s3.ts';
 
@@ -21,17 +21,6 @@ let python: Promise<string> | undefined;
 export function mlflowPython(): Promise<string> {
   python ??= promisify(execFile)('bash', [join(root, 'scripts/install-mlflow.sh')], { timeout: 900_000 }).then((r) => r.stdout.trim());
   return python;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export type RunningTracker = {

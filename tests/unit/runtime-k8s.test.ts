@@ -13,6 +13,7 @@ import { createSandboxPool } from '../../dashboards-runtime/pool.ts';
 import { RUNTIME_POD_LABEL, SANDBOX_LABELS } from '../../dashboards-runtime/sandbox/kubernetes.ts';
 import type { SandboxLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
 import { selectLauncher } from '../../dashboards-runtime/sandbox/select.ts';
+import { freePort } from '../support/free-port.ts';
 import { signDashboard } from '../../src/platform/dashboard-signature.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
@@ -108,14 +109,6 @@ function run(pod: V1Pod): ChildProcess {
   const c = pod.spec!.containers[0]!;
   const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? '']));
   return spawn(process.execPath, c.command!.slice(1), { env, stdio: 'ignore' });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe('dashboards runtime: the Kubernetes sandbox back end', () => {

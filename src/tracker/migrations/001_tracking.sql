@@ -148,7 +148,7 @@ CREATE TABLE tracker_logged_model_metrics (
   PRIMARY KEY (model_id, key, step, timestamp, value, is_nan)
 );
 
--- The Default experiment, id 0, as MLflow clients expect. Its artifact location is filled in by the server at
--- start-up (the root is a setting), so the placeholder here is never served.
+-- The Default experiment, id 0, as MLflow clients expect, with the proxied location every experiment gets
+-- (mlflow-artifacts:/<id>: clients upload through the server's artifact proxy, whatever the root is).
 INSERT INTO tracker_experiments (experiment_id, name, artifact_location, creation_time, last_update_time)
-VALUES (0, 'Default', '', (extract(epoch FROM now()) * 1000)::bigint, (extract(epoch FROM now()) * 1000)::bigint);
+VALUES (0, 'Default', 'mlflow-artifacts:/0', (extract(epoch FROM now()) * 1000)::bigint, (extract(epoch FROM now()) * 1000)::bigint);

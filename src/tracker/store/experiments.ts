@@ -8,13 +8,6 @@ export type ExperimentJson = ReturnType<typeof experimentJson>;
 /** The proxied artifact location of an experiment: clients upload through /api/2.0/mlflow-artifacts. */
 export const proxiedExperimentLocation = (experimentId: string | number) => `mlflow-artifacts:/${experimentId}`;
 
-/** The migration leaves the Default experiment's location empty; the server fills it once. */
-export async function fillDefaultExperimentLocation(db: Sql): Promise<void> {
-  await db.query(`UPDATE tracker_experiments SET artifact_location = $1 WHERE experiment_id = 0 AND artifact_location = ''`, [
-    proxiedExperimentLocation('0'),
-  ]);
-}
-
 const COLUMNS = `experiment_id, name, artifact_location, lifecycle_stage, creation_time, last_update_time`;
 
 /** Experiments with their tags, in the order of `ids` (missing ids are left out): two statements for any number. */
