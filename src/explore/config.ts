@@ -7,6 +7,8 @@ export const exploreShape = {
   COST_GATE: flag(true),
   QUERY_CACHE_TTL: int(300, 0),
   QUERY_CACHE_SIZE: int(256, 0),
+  QUERY_CACHE_BYTES: int(64 * 1024 * 1024, 0),
+  MAX_RESULT_BYTES: int(16 * 1024 * 1024, 1),
   SESSION_TTL: int(3600, 1),
   PII_BYPASS_ROLES: list(['svc-admin', 'svc-engineer']),
   PII_REDACTION: str('***'),

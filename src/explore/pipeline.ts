@@ -162,7 +162,8 @@ async function gateCost(run: Run, sql: string): Promise<number | undefined> {
 /** 7. The engine runs the statement as the caller, with the caller's token. */
 async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
   try {
-    const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: run.deps.config.QUERY_TIMEOUT_MS });
+    const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
+    const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES });
     emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
     return result;
   } catch (err) {
@@ -174,6 +175,7 @@ const ENGINE_ANSWERS = {
   unauthenticated: [401, 'Unauthorized'],
   forbidden: [403, 'Forbidden'],
   invalid: [422, 'Unprocessable Content'],
+  too_large: [413, 'Content Too Large'],
   timeout: [504, 'Gateway Timeout'],
   unavailable: [503, 'Service Unavailable'],
 } as const;

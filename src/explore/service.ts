@@ -57,7 +57,7 @@ export async function exploreDeps(input: {
     engine: input.engine,
     chat,
     models: createModelCatalog(chat, config.LLM_MODEL),
-    cache: createAnswerCache<QueryResponse>({ size: config.QUERY_CACHE_SIZE, ttlSeconds: config.QUERY_CACHE_TTL }),
+    cache: createAnswerCache<QueryResponse>({ size: config.QUERY_CACHE_SIZE, ttlSeconds: config.QUERY_CACHE_TTL, maxBytes: config.QUERY_CACHE_BYTES }),
     catalog: () => {
       if (!catalog || Date.now() - catalog.at > config.CATALOG_REFRESH_SECONDS * 1000) {
         catalog = { at: Date.now(), entries: readCatalog(input.engine, config.EXPLORE_FALLBACK_CATALOGS, tags) };

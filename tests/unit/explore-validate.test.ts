@@ -75,7 +75,7 @@ describe('ensureLimit', () => {
     ['WITH x AS (SELECT a FROM t) SELECT * FROM x LIMIT 7', 'WITH x AS (SELECT a FROM t) SELECT * FROM x LIMIT 7'],
     ['SELECT 1 UNION SELECT 2', 'SELECT 1 UNION SELECT 2\nLIMIT 10000'],
     ["SELECT 'LIMIT 5' AS x", "SELECT 'LIMIT 5' AS x\nLIMIT 10000"],
-    ['SELECT a FROM t -- no limit here', 'SELECT a FROM t -- no limit here\nLIMIT 10000'],
+    ['SELECT a FROM t -- no limit here', 'SELECT a FROM t\nLIMIT 10000'],
   ])('%j becomes %j', (sql, expected) => {
     expect(limited(sql)).toBe(expected);
   });

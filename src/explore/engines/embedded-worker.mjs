@@ -4,12 +4,17 @@
 import { readFile } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { PGlite, types } from '@electric-sql/pglite';
+import { rowBytes } from './row-bytes.mjs';
 
 const SCHEMA = 'tiny';
 const db = await PGlite.create({
   parsers: { [types.INT8]: (v) => Number(v), [types.NUMERIC]: Number, [types.DATE]: (v) => v },
 });
 await db.exec(await readFile(new URL('./tpch-tiny.sql', import.meta.url), 'utf8'));
+// Statements run as a role that can only read the sample's tables: no files, no settings, no other schema's rows.
+// (PGlite's session user stays a superuser, so this is a wall behind validation's function allow-list, not instead.)
+await db.exec(`CREATE ROLE svc_sample NOLOGIN; GRANT USAGE ON SCHEMA ${SCHEMA} TO svc_sample;
+  GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO svc_sample`);
 
 const handlers = {
   async columns() {
@@ -44,21 +49,35 @@ const handlers = {
     );
     return Number(sizes.rows[0]?.bytes ?? 0);
   },
-  async execute({ sql }) {
+  async execute({ sql, maxBytes }) {
     return db.transaction(async (tx) => {
-      await tx.exec(`SET TRANSACTION READ ONLY; SET LOCAL search_path = ${SCHEMA}`);
+      await tx.exec(`SET TRANSACTION READ ONLY; SET LOCAL search_path = ${SCHEMA}; SET LOCAL ROLE svc_sample`);
       const result = await tx.query(sql, [], { rowMode: 'array' });
       await tx.rollback();
+      if (maxBytes !== null) {
+        let bytes = 0;
+        for (const row of result.rows) if ((bytes += rowBytes(row)) > maxBytes) throw tooLarge(maxBytes);
+      }
       return { fields: result.fields.map((f) => ({ name: f.name, oid: f.dataTypeID })), rows: result.rows };
     });
   },
 };
 
-parentPort.on('message', async ({ id, op, args }) => {
+class EngineRefusal extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.kind = kind;
+  }
+}
+const tooLarge = (limit) =>
+  new EngineRefusal('too_large', `The result is larger than ${limit} bytes (SVC_MAX_RESULT_BYTES): select fewer rows or columns, or aggregate.`);
+
+// One message at a time: the engine never posts the next call before this one is answered.
+parentPort.on('message', async ({ op, args }) => {
   try {
-    parentPort.postMessage({ id, ok: true, value: await handlers[op](args) });
+    parentPort.postMessage({ ok: true, value: await handlers[op](args) });
   } catch (err) {
-    parentPort.postMessage({ id, ok: false, error: String(err?.message ?? err) });
+    parentPort.postMessage({ ok: false, error: String(err?.message ?? err), kind: err?.kind });
   }
 });
 parentPort.postMessage({ ready: true });

@@ -3,8 +3,8 @@ import { types } from '@electric-sql/pglite';
 import { EngineError, type CatalogColumn, type QueryEngine } from './types.ts';
 
 // The embedded engine: PGlite holding the sample as schema `tiny`, presented as Trino's `tpch.tiny`. Statements run
-// in a read-only transaction (a second wall behind validation) in a worker thread, which is terminated and
-// replaced when a statement outlives its time limit.
+// in a worker thread, in a read-only transaction, as a role that may only read the sample's tables (walls behind
+// validation, which is the one that keeps functions out), and their results are bounded in bytes.
 const CATALOG = 'tpch';
 const SCHEMA = 'tiny';
 
@@ -16,53 +16,90 @@ const TYPE_NAMES: Record<number, string> = {
 };
 const PG_TO_TRINO: Record<string, string> = { 'character varying': 'varchar', text: 'varchar', 'double precision': 'double', numeric: 'decimal' };
 
-type Call = { resolve(v: unknown): void; reject(e: Error): void };
+// One statement runs at a time (PGlite is single-threaded), so calls wait in a queue here, never inside the worker:
+// every call has its own time limit, which counts its wait as well. A statement past its limit, or a worker that
+// dies, gets the worker replaced; the calls still waiting then run on the new one, and none is ever left pending.
+const METADATA_TIMEOUT_MS = 30_000;
 
-function startWorker(): { worker: Worker; ready: Promise<void>; calls: Map<number, Call> } {
-  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url));
-  const calls = new Map<number, Call>();
-  const ready = new Promise<void>((resolve, reject) => {
-    worker.on('message', (msg: { ready?: boolean; id: number; ok: boolean; value: unknown; error: string }) => {
-      if (msg.ready) return resolve();
-      const call = calls.get(msg.id);
-      calls.delete(msg.id);
-      if (msg.ok) call?.resolve(msg.value);
-      else call?.reject(new Error(msg.error));
-    });
-    worker.once('error', reject);
-  });
-  worker.on('error', (err) => {
-    for (const call of calls.values()) call.reject(err);
-    calls.clear();
-  });
-  return { worker, ready, calls };
-}
+type Job = { op: string; args: object; resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout; posted?: boolean };
+type Slot = { worker: Worker; ready: Promise<void>; running?: Job };
 
 export async function createEmbeddedEngine(): Promise<QueryEngine> {
-  let current = startWorker();
-  await current.ready;
-  let nextId = 0;
+  const queue: Job[] = [];
+  let slot = startWorker();
+  let closed = false;
+  await slot.ready;
 
-  async function call<T>(op: string, args: object, timeoutMs?: number): Promise<T> {
-    const w = current;
-    await w.ready;
-    const id = nextId++;
-    return new Promise<T>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          w.calls.delete(id);
-          reject(new EngineError('timeout', `The query ran longer than ${timeoutMs} ms and was cancelled.`));
-          // the only way to stop a running PGlite statement: replace the worker
-          if (current === w) current = startWorker();
-          void w.worker.terminate();
-        }, timeoutMs);
-      }
-      w.calls.set(id, {
-        resolve: (v) => (clearTimeout(timer), resolve(v as T)),
-        reject: (e) => (clearTimeout(timer), reject(e)),
+  function startWorker(): Slot {
+    const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url));
+    const next: Slot = { worker, ready: Promise.resolve() };
+    next.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (msg: { ready?: boolean; ok: boolean; value: unknown; error: string; kind?: EngineError['kind'] }) => {
+        if (msg.ready) return resolve();
+        const job = next.running;
+        next.running = undefined;
+        if (job) settle(job, msg.ok ? { value: msg.value } : { error: msg.kind ? new EngineError(msg.kind, msg.error) : new Error(msg.error) });
+        dispatch();
       });
-      w.worker.postMessage({ id, op, args });
+      worker.once('error', reject);
+    });
+    next.ready.catch(() => {});
+    worker.on('error', (err) => replace(next, new EngineError('unavailable', `The embedded engine failed (${err.message}) and was restarted; send the question again.`)));
+    worker.on('exit', () => replace(next, new EngineError('unavailable', 'The embedded engine stopped and was restarted; send the question again.')));
+    return next;
+  }
+
+  /** The worker is gone or must go: whatever it was running fails with `reason`, the queue moves to a new one. */
+  function replace(old: Slot, reason: EngineError): void {
+    if (slot !== old || closed) return;
+    const job = old.running;
+    old.running = undefined;
+    slot = startWorker();
+    void old.worker.terminate();
+    if (job) settle(job, { error: reason });
+    void slot.ready.then(dispatch, () => {});
+  }
+
+  function dispatch(): void {
+    if (closed || slot.running) return;
+    const job = queue.shift();
+    if (!job) return;
+    const current = slot;
+    current.running = job;
+    void current.ready.then(
+      () => {
+        if (current.running !== job) return;
+        job.posted = true;
+        current.worker.postMessage({ op: job.op, args: job.args });
+      },
+      () => replace(current, new EngineError('unavailable', 'The embedded engine could not start.')),
+    );
+  }
+
+  function settle(job: Job, outcome: { value: unknown } | { error: Error }): void {
+    clearTimeout(job.timer);
+    if ('error' in outcome) job.reject(outcome.error);
+    else job.resolve(outcome.value);
+  }
+
+  function call<T>(op: string, args: object, timeoutMs: number): Promise<T> {
+    if (closed) return Promise.reject(new EngineError('unavailable', 'The embedded engine is closed.'));
+    return new Promise<T>((resolve, reject) => {
+      const job: Job = { op, args, resolve: resolve as (v: unknown) => void, reject };
+      job.timer = setTimeout(() => {
+        const waiting = queue.indexOf(job);
+        if (waiting >= 0) queue.splice(waiting, 1);
+        settle(job, { error: new EngineError('timeout', `The query ran longer than ${timeoutMs} ms and was cancelled.`) });
+        if (slot.running !== job) return;
+        if (!job.posted) {
+          slot.running = undefined; // still waiting for the worker to start: give the turn to the next call
+          return dispatch();
+        }
+        // the only way to stop a running PGlite statement: replace the worker
+        replace(slot, new EngineError('timeout', 'cancelled'));
+      }, timeoutMs);
+      queue.push(job);
+      dispatch();
     });
   }
 
@@ -70,25 +107,30 @@ export async function createEmbeddedEngine(): Promise<QueryEngine> {
     kind: 'embedded',
     async columns(catalogs) {
       if (!catalogs.includes(CATALOG)) return [];
-      const rows = await call<{ table: string; column: string; type: string }[]>('columns', {});
+      const rows = await call<{ table: string; column: string; type: string }[]>('columns', {}, METADATA_TIMEOUT_MS);
       return rows.map((r): CatalogColumn => ({ catalog: CATALOG, schema: SCHEMA, table: r.table, column: r.column, type: PG_TO_TRINO[r.type] ?? r.type }));
     },
     async estimateBytes(sql) {
-      return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) })) ?? undefined;
+      return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) }, METADATA_TIMEOUT_MS)) ?? undefined;
     },
     async execute(sql, _caller, opts) {
       try {
-        const r = await call<{ fields: { name: string; oid: number }[]; rows: unknown[][] }>('execute', { sql: toEmbeddedNames(sql) }, opts.timeoutMs);
+        const args = { sql: toEmbeddedNames(sql), maxBytes: opts.maxBytes ?? null };
+        const r = await call<{ fields: { name: string; oid: number }[]; rows: unknown[][] }>('execute', args, opts.timeoutMs);
         return { columns: r.fields.map((f) => ({ name: f.name, type: TYPE_NAMES[f.oid] ?? 'varchar' })), rows: r.rows };
       } catch (err) {
         if (err instanceof EngineError) throw err;
         const message = (err as Error).message;
         if (/read-only transaction/.test(message)) throw new EngineError('forbidden', 'The embedded engine only reads: the statement tried to write.');
+        if (/permission denied/.test(message)) throw new EngineError('forbidden', `The embedded engine refused: ${message}.`);
         throw new EngineError('invalid', message);
       }
     },
     async close() {
-      await current.worker.terminate();
+      closed = true;
+      for (const job of queue.splice(0)) settle(job, { error: new EngineError('unavailable', 'The embedded engine is closed.') });
+      if (slot.running) settle(slot.running, { error: new EngineError('unavailable', 'The embedded engine is closed.') });
+      await slot.worker.terminate();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:https';
 import { Trino, type QueryError, type QueryResult } from 'trino-client';
-import { EngineError, type CatalogColumn, type EngineCaller, type EngineColumn, type EngineResult, type QueryEngine } from './types.ts';
+import { EngineError, rowBytes, tooLarge, type CatalogColumn, type EngineCaller, type EngineColumn, type EngineResult, type QueryEngine } from './types.ts';
 
 // The Trino engine. Every user statement runs with the caller's own token and name, so the row filters and column
 // masks configured in Trino apply; the service's own metadata queries (catalog scans, cost estimates) run as the
@@ -49,7 +49,7 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
       return bytesRead(String(rows[0]?.[0] ?? ''));
     },
     async execute(sql, caller, opts) {
-      return runStatement(settings, sql, callerIdentity(caller), opts.timeoutMs);
+      return runStatement(settings, sql, callerIdentity(caller), opts.timeoutMs, opts.maxBytes);
     },
     close: async () => {},
   };
@@ -77,8 +77,11 @@ export function bytesRead(explainJson: string): number | undefined {
   return Math.round(total);
 }
 
-/** Runs one statement to the end, checking every page for an error; past the time limit the query is cancelled. */
-async function runStatement(settings: TrinoSettings, sql: string, who: Identity, timeoutMs: number): Promise<EngineResult> {
+/**
+ * Runs one statement to the end, checking every page for an error; past the time limit, or once the rows read
+ * weigh more than `maxBytes`, the query is cancelled.
+ */
+async function runStatement(settings: TrinoSettings, sql: string, who: Identity, timeoutMs: number, maxBytes?: number): Promise<EngineResult> {
   const client = Trino.create({
     server: settings.url,
     source: 'svc-explore',
@@ -93,13 +96,17 @@ async function runStatement(settings: TrinoSettings, sql: string, who: Identity,
     if (stopped) cancel(settings, nextUriOf(pages), who); // the time limit passed during the POST
     let columns: EngineColumn[] | undefined;
     const rows: unknown[][] = [];
+    let bytes = 0;
     for (;;) {
       const { value: page, done } = (await pages.next()) as { value: QueryResult; done?: boolean };
       if (stopped) break;
       if (page.error) throw pageError(page.error);
       columns ??= page.columns?.map((c) => ({ name: c.name, type: c.type }));
       if (done) break;
-      if (page.data) for (const row of page.data) rows.push(row);
+      for (const row of page.data ?? []) {
+        if (maxBytes !== undefined && (bytes += rowBytes(row)) > maxBytes) throw tooLarge(maxBytes);
+        rows.push(row);
+      }
     }
     return { columns: columns ?? [], rows };
   };

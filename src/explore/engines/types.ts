@@ -1,5 +1,7 @@
 // The query-engine port of the explore service. The embedded engine (PGlite with a TPC-H-shaped sample) and Trino
 // implement it; the pipeline never knows which one runs its statement.
+export { rowBytes } from './row-bytes.mjs';
+
 export type EngineCaller = { user: string; token?: string | undefined };
 export type EngineColumn = { name: string; type: string };
 export type EngineResult = { columns: EngineColumn[]; rows: unknown[][] };
@@ -7,7 +9,7 @@ export type CatalogColumn = { catalog: string; schema: string; table: string; co
 
 export class EngineError extends Error {
   constructor(
-    readonly kind: 'unauthenticated' | 'forbidden' | 'invalid' | 'timeout' | 'unavailable',
+    readonly kind: 'unauthenticated' | 'forbidden' | 'invalid' | 'too_large' | 'timeout' | 'unavailable',
     message: string,
   ) {
     super(message);
@@ -15,13 +17,18 @@ export class EngineError extends Error {
   }
 }
 
+export type ExecuteOptions = { timeoutMs: number; maxBytes?: number | undefined };
+
+export const tooLarge = (limit: number) =>
+  new EngineError('too_large', `The result is larger than ${limit} bytes (SVC_MAX_RESULT_BYTES): select fewer rows or columns, or aggregate.`);
+
 export interface QueryEngine {
   readonly kind: 'embedded' | 'trino';
   /** Column metadata of every table in the given catalogs (catalogs the engine lacks are skipped). */
   columns(catalogs: readonly string[]): Promise<CatalogColumn[]>;
   /** Estimated bytes the statement would read, as the service user; undefined when the engine cannot tell. */
   estimateBytes(sql: string): Promise<number | undefined>;
-  /** Runs a validated read-only statement as the caller. */
-  execute(sql: string, caller: EngineCaller, opts: { timeoutMs: number }): Promise<EngineResult>;
+  /** Runs a validated read-only statement as the caller; a result above `maxBytes` is refused ('too_large'). */
+  execute(sql: string, caller: EngineCaller, opts: ExecuteOptions): Promise<EngineResult>;
   close(): Promise<void>;
 }

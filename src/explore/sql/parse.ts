@@ -27,15 +27,24 @@ function attempt(sql: string, fullContext: boolean): Parsed {
   return { tree, tokens, errors, symbolOf: (type) => vocabulary.getSymbolicName(type) ?? '' };
 }
 
-/** How deeply parentheses, brackets and CASE nest, from the lexer alone (linear, before any parse is attempted). */
-export function nestingDepth(sql: string): number {
+export type Lexed = { tokens: Token[]; symbolOf: (type: number) => string };
+
+/** The lexer alone, every channel (comments and spaces included): linear, before any parse is attempted. */
+export function lexTrino(sql: string): Lexed {
   const lexer = trino.createLexer(sql);
+  const tokens = lexer.getAllTokens() as unknown as Token[];
+  const vocabulary = lexer.vocabulary;
+  return { tokens, symbolOf: (type) => vocabulary.getSymbolicName(type) ?? '' };
+}
+
+/** How deeply parentheses, brackets and CASE nest. */
+export function nestingDepth({ tokens, symbolOf }: Lexed): number {
   let depth = 0;
   let deepest = 0;
-  for (const token of lexer.getAllTokens()) {
-    const opens = token.text === '(' || token.text === '[' || lexer.vocabulary.getSymbolicName(token.type) === 'KW_CASE';
+  for (const token of tokens) {
+    const opens = token.text === '(' || token.text === '[' || symbolOf(token.type) === 'KW_CASE';
     if (opens) deepest = Math.max(deepest, ++depth);
-    else if (token.text === ')' || token.text === ']' || lexer.vocabulary.getSymbolicName(token.type) === 'KW_END') depth--;
+    else if (token.text === ')' || token.text === ']' || symbolOf(token.type) === 'KW_END') depth--;
   }
   return deepest;
 }

@@ -1,14 +1,17 @@
 import type { RootQueryContext, StatementContext } from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
-import { nestingDepth, parseTrino, type Token } from './parse.ts';
+import { canonicalSql } from './canonical.ts';
+import { lexTrino, nestingDepth, parseTrino, type Token } from './parse.ts';
 import { refusalOf } from './refusals.ts';
 import { is, kindOf } from './tree.ts';
 
 // Step 5 of the pipeline, first half: the generated SQL must be exactly one read query in Trino's dialect. The
-// grammar decides (one statement whose top level is a query: SELECT, WITH, VALUES, TABLE, UNION, EXCEPT,
-// INTERSECT, parenthesised or not); then the keyword denylist, the table-function ban and the identifier checks.
+// model's text is printed back in its canonical form first (canonical.ts), and from here on that form is the
+// statement: it is what is parsed, checked, limited, traced and executed. The grammar decides (one statement whose
+// top level is a query: SELECT, WITH, VALUES, TABLE, UNION, EXCEPT, INTERSECT, parenthesised or not); then the
+// keyword denylist, the function and type allow-lists, the table-function ban and the identifier checks.
 
 export type ParsedStatement = {
-  /** The text exactly as it was parsed; `ensureLimit` edits this text. */
+  /** The canonical text, exactly as it was parsed; `ensureLimit` edits this text. */
   readonly sql: string;
   /** The statement's query (the only kind of statement that passes validation). */
   readonly query: RootQueryContext;
@@ -26,16 +29,18 @@ export const MAX_NESTING = 40;
 
 export function validateStatement(sql: string): StatementValidation {
   if (sql.length > MAX_SQL_LENGTH) return refuse(`The SQL is ${sql.length} characters long; the limit is ${MAX_SQL_LENGTH}: ask a narrower question.`);
-  const depth = nestingDepth(sql);
+  const lexed = lexTrino(sql);
+  const depth = nestingDepth(lexed);
   if (depth > MAX_NESTING) return refuse(`The SQL nests parentheses or CASE ${depth} deep; the limit is ${MAX_NESTING}: simplify the query.`);
-  const parsed = parseTrino(sql);
+  const canonical = canonicalSql(lexed);
+  const parsed = parseTrino(canonical);
   const meaningful = parsed.tokens.filter((t) => t.channel !== HIDDEN && parsed.symbolOf(t.type) !== 'EOF');
   if (meaningful.every((t) => parsed.symbolOf(t.type) === 'SEMICOLON')) {
     return refuse('The statement is empty: write one SELECT query.');
   }
   const error = parsed.errors[0];
   if (error) {
-    const message = /failed predicate/.test(error.message) ? `unexpected ${near(sql, error)}` : error.message;
+    const message = /failed predicate/.test(error.message) ? `unexpected ${near(canonical, error)}` : error.message;
     return refuse(`The SQL does not parse (line ${error.startLine}, column ${error.startColumn}): ${message}.`);
   }
   const statements = parsed.tree.statements().map((s) => s.singleStatement().statement());
@@ -49,7 +54,7 @@ export function validateStatement(sql: string): StatementValidation {
   const query = top.rootQuery();
   const refusal = refusalOf(query, parsed.symbolOf);
   if (refusal) return refuse(refusal);
-  return { ok: true, statement: { sql, query, tokens: parsed.tokens } };
+  return { ok: true, statement: { sql: canonical, query, tokens: parsed.tokens } };
 }
 
 const refuse = (reason: string): StatementValidation => ({ ok: false, reason });

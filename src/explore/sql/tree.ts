@@ -32,6 +32,9 @@ interface Kinds {
   Lambda: T.LambdaContext;
   Measure: T.MeasureContext;
   RowConstructor: T.RowConstructorContext;
+  FunctionCall: T.FunctionCallContext;
+  GenericType: T.GenericTypeContext;
+  TypeConstructor: T.TypeConstructorContext;
   ParenthesizedExpression: T.ParenthesizedExpressionContext;
   Predicated: T.PredicatedContext;
   ValueExpressionDefault: T.ValueExpressionDefaultContext;

@@ -1,0 +1,1 @@
+export function rowBytes(row: readonly unknown[]): number;
