@@ -121,7 +121,7 @@ const cell = (page: Page, runId: string, column: string) => page.textContent(`#r
 const rowOrder = (page: Page) => page.$$eval('#runs tbody tr[data-run-id]', (rows) => rows.map((r) => (r as HTMLElement).dataset.runId));
 
 describe('tracker UI', () => {
-  it('serves one page, one module and one stylesheet from its own origin only', async () => {
+  it('serves the page, its modules and its stylesheet from its own origin only', async () => {
     const page = await fetch(`${server.url}/`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
