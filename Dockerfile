@@ -28,10 +28,10 @@ FROM ${NODE_IMAGE} AS check
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.web.json ./
 COPY src src
 COPY dashboards-runtime dashboards-runtime
-RUN npx tsc --noEmit
+RUN npm run --silent typecheck
 
 # Production dependencies only (tsx is one: it runs the services).
 FROM ${NODE_IMAGE} AS deps

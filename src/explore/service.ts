@@ -9,7 +9,7 @@ import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { createAnswerCache } from './cache.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
-import { consolePage } from './console/page.ts';
+import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
 import { loadExploreConfig, type ExploreConfig } from './config.ts';
 import type { ExploreDeps } from './deps.ts';
@@ -30,7 +30,7 @@ export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));
   app.route('/dashboards', dashboardRoutes(deps));
-  app.get('/', (c) => c.html(consolePage));
+  app.route('/', consoleRoutes());
   return app;
 }
 

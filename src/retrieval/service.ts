@@ -6,7 +6,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
-import { consolePage } from './console/page.ts';
+import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
@@ -25,7 +25,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   app.route('/collections', documentRoutes(deps));
   app.route('/collections', queryRoutes(deps));
   app.route('/audit', auditRoutes(deps));
-  app.get('/', (c) => c.html(consolePage));
+  app.route('/', consoleRoutes());
   return app;
 }
 

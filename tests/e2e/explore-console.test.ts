@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, pageFailures } from '../support/browser.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
@@ -28,8 +28,28 @@ afterAll(async () => {
   await gw?.close();
 });
 
-async function openAs(user: string, role: string): Promise<Page> {
+// Every page a test opens must run without an error or a Content-Security-Policy violation.
+let failures: string[] = [];
+async function newPage(): Promise<Page> {
   const page = await browser.newPage();
+  failures = pageFailures(page);
+  return page;
+}
+afterEach(() => {
+  const seen = failures;
+  failures = [];
+  expect(seen).toEqual([]);
+});
+
+it('is served with a Content-Security-Policy that allows no inline script', async () => {
+  const res = await fetch(server.url);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toContain('unsafe-inline');
+});
+
+async function openAs(user: string, role: string): Promise<Page> {
+  const page = await newPage();
   await page.goto(server.url);
   await page.fill('#who', user);
   await page.fill('#role', role);
@@ -80,7 +100,7 @@ it('shows the redaction badge, runs a dry run, and remembers the chosen model', 
 });
 
 it('is closed to svc-viewer', async () => {
-  const page = await browser.newPage();
+  const page = await newPage();
   await page.goto(server.url);
   await page.fill('#who', 'vic');
   await page.fill('#role', 'svc-viewer');

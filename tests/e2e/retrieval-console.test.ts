@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, pageFailures } from '../support/browser.ts';
 import { retrievalHarness, type RetrievalHarness } from '../support/retrieval.ts';
 
 // The console as a person uses it, in headless Chromium against a running retrieval service.
@@ -26,8 +26,28 @@ afterAll(async () => {
   await db?.close();
 });
 
-it('creates a collection, uploads a file, asks a question, sees the chunk, and deletes the collection', async () => {
+// Every page a test opens must run without an error or a Content-Security-Policy violation.
+let failures: string[] = [];
+async function newPage(): Promise<Page> {
   const page = await browser.newPage();
+  failures = pageFailures(page);
+  return page;
+}
+afterEach(() => {
+  const seen = failures;
+  failures = [];
+  expect(seen).toEqual([]);
+});
+
+it('is served with a Content-Security-Policy that allows no inline script', async () => {
+  const res = await fetch(server.url);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toContain('unsafe-inline');
+});
+
+it('creates a collection, uploads a file, asks a question, sees the chunk, and deletes the collection', async () => {
+  const page = await newPage();
   await page.goto(server.url);
   await page.fill('#who', 'eve');
   await page.fill('#roles', 'svc-engineer');
@@ -61,7 +81,7 @@ it('creates a collection, uploads a file, asks a question, sees the chunk, and d
 });
 
 it('shows the reason when the caller may not create a collection', async () => {
-  const page = await browser.newPage();
+  const page = await newPage();
   await page.goto(server.url);
   await page.fill('#who', 'vic');
   await page.fill('#roles', 'svc-viewer');

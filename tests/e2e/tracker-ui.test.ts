@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, pageFailures } from '../support/browser.ts';
 import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // The tracker's web UI as a person uses it, in headless Chromium, against the tracker on PGlite with a folder
@@ -104,11 +104,7 @@ afterAll(async () => {
 
 async function open(hash: string): Promise<Page> {
   const page = await browser.newPage();
-  const failures: string[] = [];
-  page.on('pageerror', (err) => failures.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') failures.push(msg.text());
-  });
+  const failures = pageFailures(page);
   await page.goto(`${server.url}/${hash}`);
   await page.waitForSelector('#view[aria-busy=false]');
   const error = await page.locator('#error').filter({ visible: true }).textContent({ timeout: 100 }).catch(() => null);
@@ -121,7 +117,7 @@ const cell = (page: Page, runId: string, column: string) => page.textContent(`#r
 const rowOrder = (page: Page) => page.$$eval('#runs tbody tr[data-run-id]', (rows) => rows.map((r) => (r as HTMLElement).dataset.runId));
 
 describe('tracker UI', () => {
-  it('serves one page, one module and one stylesheet from its own origin only', async () => {
+  it('serves the page, its modules and its stylesheet from its own origin only', async () => {
     const page = await fetch(`${server.url}/`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");

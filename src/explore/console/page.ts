@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { pageRoutes } from '../../platform/web/pages.ts';
 
-// The console is one static page (no build step); it calls the same HTTP API as every other client.
-export const consolePage = readFileSync(new URL('./index.html', import.meta.url), 'utf8');
+// The console is static files (no build step): index.html, console.js and console.css, with the shared DOM helpers;
+// it calls the same HTTP API as every other client.
 
+/** GET / (the console) and its module and style under /ui/, with the strict Content-Security-Policy. */
+export const consoleRoutes = () => pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)] });
 
 /** The console is for svc-user and above; svc-viewer opens the dashboards shared with it, nothing more. */
 export const CONSOLE_ROLES = ['svc-user', 'svc-analyst', 'svc-engineer', 'svc-admin'];

@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { pageRoutes } from '../../platform/web/pages.ts';
 
-// The console is one static page (no build step); it calls the same HTTP API as every other client.
-export const consolePage = readFileSync(new URL('./index.html', import.meta.url), 'utf8');
+// The console is static files (no build step): index.html, console.js and console.css, with the shared DOM helpers;
+// it calls the same HTTP API as every other client.
+
+/** GET / (the console) and its module and style under /ui/, with the strict Content-Security-Policy. */
+export const consoleRoutes = () => pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)] });

@@ -1,0 +1,138 @@
+// @ts-check
+// The explore console: a question, its SQL, reasoning, rows and dashboard, feedback and sharing. It calls the same
+// HTTP API as every other client; pages are built with h() from dom.js, so values only ever go in as text.
+import { byId, h } from './dom.js';
+import { callJson, ProblemError } from './problem.js';
+
+/** @typedef {import('./types.ts').DashboardView} DashboardView */
+/** @typedef {import('./types.ts').Me} Me */
+/** @typedef {import('./types.ts').ModelList} ModelList */
+/** @typedef {import('./types.ts').QueryProblem} QueryProblem */
+/** @typedef {import('./types.ts').QueryResponse} QueryResponse */
+
+const input = (/** @type {string} */ id) => byId(id, HTMLInputElement);
+const modelPicker = byId('model', HTMLSelectElement);
+/** @type {string | null} */
+let dashboardId = null;
+
+// The identity the ingress sets in production; typed in here when the page is opened without one.
+for (const [id, key] of /** @type {const} */ ([['who', 'svc.user'], ['role', 'svc.role']])) {
+  input(id).value = localStorage.getItem(key) ?? '';
+  input(id).addEventListener('change', () => {
+    localStorage.setItem(key, input(id).value);
+    void loadModels();
+  });
+}
+
+function headers() {
+  /** @type {Record<string, string>} */
+  const out = {};
+  if (input('who').value) out['X-User-Id'] = input('who').value;
+  if (input('role').value) out['X-User-Role'] = input('role').value;
+  return out;
+}
+
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+const api = (method, path, body) => callJson(method, path, body, headers());
+
+/** @param {unknown} err */
+const message = (err) => (err instanceof Error ? err.message : String(err));
+
+/** Opens the console to the roles it is for, and fills the model picker (the last choice is remembered). */
+async function loadModels() {
+  try {
+    const me = /** @type {Me} */ (await api('GET', '/me'));
+    byId('no-console').hidden = me.console;
+    for (const el of byId('ask', HTMLFormElement).elements) if ('disabled' in el) el.disabled = !me.console;
+    if (!me.console) return;
+    const list = /** @type {ModelList} */ (await api('GET', '/models'));
+    const remembered = localStorage.getItem('svc.model');
+    modelPicker.replaceChildren(...list.models.map((m) => new Option(m, m)));
+    modelPicker.value = remembered !== null && list.models.includes(remembered) ? remembered : list.default;
+  } catch (err) {
+    byId('error').textContent = message(err);
+  }
+}
+modelPicker.addEventListener('change', () => localStorage.setItem('svc.model', modelPicker.value));
+
+/** @param {QueryResponse['reasoning']} r */
+function showReasoning(r) {
+  const rows = [['Intent', r.intent || '—'], ['Candidate tables', r.candidate_tables.join(', ')], ['Allowed by policy', r.allowed_tables.join(', ')], ['Tables used', r.tables_used.join(', ')]];
+  byId('reasoning').replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+/** @param {QueryResponse} answer */
+function showRows(answer) {
+  byId('results').replaceChildren(h('table', {},
+    h('thead', {}, h('tr', {}, answer.columns.map((c) => h('th', {}, c.name)))),
+    h('tbody', {}, answer.preview_rows.map((row) => h('tr', {}, row.map((v) => h('td', {}, v === null || v === undefined ? '' : String(v))))))));
+  byId('count').textContent = `${answer.row_count} rows${answer.cached ? ' (cached)' : ''}`;
+  byId('redacted').hidden = answer.masked_columns.length === 0;
+  byId('redacted').textContent = `redacted: ${answer.masked_columns.join(', ')}`;
+}
+
+/** @param {number} bytes */
+const estimated = (bytes) => `estimated ${bytes} bytes`;
+
+byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
+  e.preventDefault();
+  byId('error').textContent = '';
+  byId('thanks').textContent = '';
+  const sql = byId('sql', HTMLTextAreaElement);
+  try {
+    const answer = /** @type {QueryResponse} */ (await api('POST', '/query', {
+      question: byId('question', HTMLTextAreaElement).value,
+      execute: !input('dry').checked,
+      confirm_cost: input('confirm').checked,
+      model: modelPicker.value || undefined,
+    }));
+    sql.value = answer.sql;
+    byId('cost').textContent = answer.cost_bytes === null ? '' : estimated(answer.cost_bytes);
+    showReasoning(answer.reasoning);
+    showRows(answer);
+    dashboardId = answer.dashboard_id;
+    byId('after').hidden = !answer.dashboard_url;
+    byId('share').hidden = !answer.dashboard_url || answer.cached;
+    byId('shared').textContent = '';
+    if (answer.dashboard_url) byId('dashboard', HTMLAnchorElement).href = answer.dashboard_url;
+  } catch (err) {
+    byId('error').textContent = message(err);
+    const problem = /** @type {QueryProblem} */ (err instanceof ProblemError ? err.body : {});
+    if (problem.sql) sql.value = problem.sql;
+    if (problem.cost_bytes !== undefined && problem.cost_bytes !== null) byId('cost').textContent = estimated(problem.cost_bytes);
+  }
+});
+
+for (const rating of ['up', 'down']) {
+  byId(rating).addEventListener('click', async () => {
+    try {
+      await api('POST', '/feedback', { dashboard_id: dashboardId, rating });
+      byId('thanks').textContent = 'Thanks for the feedback.';
+    } catch (err) {
+      byId('error').textContent = message(err);
+    }
+  });
+}
+
+/** @param {string} id an input of comma-separated names */
+const names = (id) => input(id).value.split(',').map((s) => s.trim()).filter(Boolean);
+
+byId('share', HTMLFormElement).addEventListener('submit', async (e) => {
+  e.preventDefault();
+  try {
+    const d = /** @type {DashboardView} */ (await api('PATCH', `/dashboards/${dashboardId}/share`, {
+      visibility: byId('visibility', HTMLSelectElement).value,
+      allowed_users: names('share-users'),
+      allowed_groups: names('share-groups'),
+    }));
+    byId('shared').textContent = `Shared: ${d.visibility}`;
+  } catch (err) {
+    byId('error').textContent = message(err);
+  }
+});
+
+void loadModels();

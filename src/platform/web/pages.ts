@@ -1,0 +1,56 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { Hono } from 'hono';
+import type { AppEnv } from '../http.ts';
+
+// Every service's web page is served the same way: one HTML page at `/` and its ES modules and stylesheets under
+// `/ui/`, read once at start-up (they ship with the code; there is no build step and nothing from a CDN).
+
+/** Only the service's own origin: no inline script or style, no third-party anything, not framed by another site. */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+/** This folder: the DOM helpers every page imports as `./dom.js` (tsconfig.web.json's rootDirs says the same). */
+export const SHARED_UI_DIR = new URL('./', import.meta.url);
+
+function send(body: string, type: string): Response {
+  return new Response(body, {
+    headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', 'Content-Security-Policy': PAGE_CSP, 'X-Content-Type-Options': 'nosniff' },
+  });
+}
+
+/** The .js and .css files under each folder by their path relative to it; the same path in two folders is a mistake. */
+function readAssets(dirs: URL[]): Map<string, { body: string; type: string }> {
+  const assets = new Map<string, { body: string; type: string }>();
+  for (const dir of dirs) {
+    for (const rel of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
+      const type = TYPES[extname(rel)];
+      if (!type || type === TYPES['.html']) continue;
+      const path = rel.split('\\').join('/');
+      if (assets.has(path)) throw new Error(`web page asset ${path} exists in two folders`);
+      assets.set(path, { body: readFileSync(new URL(path, dir), 'utf8'), type });
+    }
+  }
+  return assets;
+}
+
+/**
+ * GET / (the page) and GET /ui/<path> for every module and stylesheet in `dirs` plus the shared helpers, all with
+ * the strict CSP. Paths are looked up in a fixed map, so nothing outside those files can be asked for.
+ */
+export function pageRoutes(opts: { page: URL; dirs: URL[] }): Hono<AppEnv> {
+  const page = readFileSync(opts.page, 'utf8');
+  const assets = readAssets([...opts.dirs, SHARED_UI_DIR]);
+  return new Hono<AppEnv>()
+    .get('/', () => send(page, TYPES['.html']!))
+    .get('/ui/*', (c) => {
+      const asset = assets.get(c.req.path.slice('/ui/'.length));
+      return asset ? send(asset.body, asset.type) : c.notFound();
+    });
+}

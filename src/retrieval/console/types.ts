@@ -1,0 +1,10 @@
+// The retrieval API as the console reads it, from the service's own views, so a change of shape there is a type
+// error in console.js (`npm run typecheck`). Types only: never served.
+import type { CollectionView } from '../collections.ts';
+import type { DocumentView } from '../documents.ts';
+import type { QueryResponse } from '../query.ts';
+
+export type Collection = CollectionView;
+export type CollectionList = { collections: CollectionView[] };
+export type DocumentList = { documents: DocumentView[] };
+export type { QueryResponse };

@@ -1,0 +1,32 @@
+// The wire as the web UI reads it, derived from the server's own JSON builders so that a change of shape there is a
+// type error in the UI modules (`npm run typecheck` checks them with tsconfig.web.json). Types only: this file is
+// never served. Envelopes are written out here; the objects inside them come from the server.
+import type { FileInfo } from '../artifacts/files.ts';
+import type { ModelVersionJson, RegisteredModelJson } from '../registry/load.ts';
+import type { experimentJson, KeyValue, metricJson, runJson } from '../wire.ts';
+
+export type { FileInfo, KeyValue };
+export type Experiment = ReturnType<typeof experimentJson>;
+export type Run = ReturnType<typeof runJson>;
+export type Metric = ReturnType<typeof metricJson>;
+export type RegisteredModel = RegisteredModelJson;
+export type ModelVersion = ModelVersionJson;
+
+/** One page of a search: the list under its own name, and a token while more pages follow. */
+type Page<Field extends string, T> = { [F in Field]?: T[] } & { next_page_token?: string };
+
+/** The answer of each endpoint the UI calls, by its path under ajax-api/2.0/mlflow/. */
+export type Responses = {
+  'experiments/search': Page<'experiments', Experiment>;
+  'experiments/get': { experiment: Experiment };
+  'runs/search': Page<'runs', Run>;
+  'runs/get': { run: Run };
+  'metrics/get-history-bulk-interval': { metrics?: Metric[] };
+  'artifacts/list': Page<'files', FileInfo> & { root_uri?: string };
+  'registered-models/search': Page<'registered_models', RegisteredModel>;
+  'registered-models/get': { registered_model: RegisteredModel };
+  'model-versions/search': Page<'model_versions', ModelVersion>;
+};
+export type Endpoint = keyof Responses;
+/** The endpoints that answer in pages. */
+export type PagedEndpoint = { [E in Endpoint]: 'next_page_token' extends keyof Responses[E] ? E : never }[Endpoint];
