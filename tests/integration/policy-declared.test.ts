@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSidecarPolicyEngine, createWasmPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
 import { freePort } from '../support/free-port.ts';
 import { copyOfPolicies, startOpa, stopOpa } from '../support/opa.ts';
+import { decisionsWithCases } from '../support/policy-cases.ts';
 
 // A decision is declared in its Rego alone: a new folder under policies/svc whose `decision` rule carries an
 // `entrypoint: true` annotation is built into the wasm and served by OPA, and both adapters list it and answer it,
@@ -41,7 +42,7 @@ afterAll(() => {
   if (port) stopOpa(port, dir);
 });
 
-const all = ['collections', 'console', 'dashboards', 'greeting', 'tables'];
+const all = [...decisionsWithCases(), 'greeting'].sort();
 
 async function answersTheNewDecision(engine: PolicyEngine) {
   expect(await engine.decisions()).toEqual(all);
