@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The policy checks CI runs: formatting, strict compilation, the Rego tests over the case tables, and that the
-# committed wasm bundle in policies/build is exactly what the sources compile to today.
+# The policy checks CI runs: formatting, strict compilation, the Rego tests over the case tables, Regal's lint
+# (configured in .regal/config.yaml), and that the committed wasm bundle in policies/build is exactly what the
+# sources compile to today.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/env.sh"
@@ -13,6 +14,8 @@ if [ -n "$unformatted" ]; then
 fi
 opa check --strict policies
 opa test --fail-on-empty policies
+bash "$here/install-regal.sh"
+regal lint policies/
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
 bash "$here/build-policies.sh" "$fresh" >/dev/null

@@ -1,9 +1,12 @@
 import type { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
+import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import { callerFrom } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
+import { decideConsole } from '../platform/policy/index.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
 import { consoleRoutes } from './console/page.ts';
@@ -25,6 +28,14 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   app.route('/collections', documentRoutes(deps));
   app.route('/collections', queryRoutes(deps));
   app.route('/audit', auditRoutes(deps));
+  app.use('/', async (c, next) => {
+    // Outside an ingress the page asks for an identity to send; behind one, the console decision says who gets it.
+    if (c.req.header('x-user-id') || c.req.header('x-query-user')) {
+      const decision = await decideConsole(deps.policy, callerFrom(c.req.raw.headers), 'retrieval');
+      if (!decision.allow) throw forbidden(`Not allowed to use the retrieval console: ${decision.reason}`);
+    }
+    await next();
+  });
   app.route('/', consoleRoutes());
   return app;
 }

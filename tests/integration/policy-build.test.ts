@@ -1,17 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
+import { copyOfPolicies } from '../support/opa.ts';
 
-// CI's policy check (scripts/check-policies.sh) on a copy of the repository's policies and scripts, so the edits
-// below never touch the working tree.
-function copyOfPolicies(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-policies-'));
-  cpSync('policies', join(dir, 'policies'), { recursive: true });
-  cpSync('scripts', join(dir, 'scripts'), { recursive: true });
-  return dir;
-}
+// CI's policy check (scripts/check-policies.sh) on a copy of the repository's policies, so the edits below never
+// touch the working tree.
 
 function edit(dir: string, file: string, from: string, to: string) {
   const path = join(dir, file);
@@ -25,6 +19,7 @@ const STALE = 'policies/build is stale: run `svc policies build` (npm run polici
 
 beforeAll(() => {
   execFileSync('bash', ['scripts/install-opa.sh']);
+  execFileSync('bash', ['scripts/install-regal.sh']);
 });
 
 it('passes on the committed sources and build', () => {
@@ -35,7 +30,7 @@ it('passes on the committed sources and build', () => {
 
 it('fails when a Rego rule changed without a rebuild, and says how to fix it', () => {
   const dir = copyOfPolicies();
-  edit(dir, 'policies/tables/tables.rego', 'denied: no rule allowed this table', 'denied: nothing allowed this table');
+  edit(dir, 'policies/svc/tables/tables.rego', 'denied: no rule allowed this table', 'denied: nothing allowed this table');
   const result = check(dir);
   expect(result.stderr).toContain(STALE);
   expect(result.status).toBe(1);
@@ -58,7 +53,7 @@ it('passes again once the build is rebuilt', () => {
 
 it('fails when a case does not hold', () => {
   const dir = copyOfPolicies();
-  edit(dir, 'policies/tables/cases.json', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": false', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": true');
+  edit(dir, 'policies/svc/tables/cases.json', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": false', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": true');
   const result = check(dir);
   expect(result.stdout).toContain('viewer reads no table');
   expect(result.status).not.toBe(0);
@@ -66,8 +61,17 @@ it('fails when a case does not hold', () => {
 
 it('fails when the Rego is not formatted', () => {
   const dir = copyOfPolicies();
-  edit(dir, 'policies/tables/tables.rego', '\tcount(parts) == 3', '\t  count(parts)  ==  3');
+  edit(dir, 'policies/svc/tables/tables.rego', '\tcount(parts) == 3', '\t  count(parts)  ==  3');
   const result = check(dir);
-  expect(result.stderr).toContain('policies are not formatted: policies/tables/tables.rego');
+  expect(result.stderr).toContain('policies are not formatted: policies/svc/tables/tables.rego');
   expect(result.status).toBe(1);
+});
+
+it('fails when Regal finds a violation, naming it', () => {
+  const dir = copyOfPolicies();
+  edit(dir, 'policies/svc/tables/tables_test.rego', '\tsome c in tables.cases\n', '\tsome c in tables.cases\n\tprint(c.name)\n');
+  const result = check(dir);
+  expect(result.stdout).toContain('Call to print or trace function');
+  expect(result.stdout).toContain('policies/svc/tables/tables_test.rego');
+  expect(result.status).not.toBe(0);
 });

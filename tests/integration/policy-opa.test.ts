@@ -17,7 +17,7 @@ it('selects the sidecar when SVC_OPA_URL is set, and it is ready', async () => {
 
 it('serves no case table and no test: only the decisions and their data', async () => {
   const url = startOpa();
-  for (const path of ['tables', 'dashboards', 'collections', 'svc/tables_test']) {
+  for (const path of ['svc/tables/cases', 'svc/console/cases', 'svc/tables_test', 'svc/lib_test']) {
     const res = await fetch(`${url}/v1/data/${path}`);
     expect(await res.json()).toEqual({});
   }

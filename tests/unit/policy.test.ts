@@ -11,9 +11,10 @@ import {
   createSidecarPolicyEngine,
   createWasmPolicyEngine,
   DEFAULT_BUILD_DIR,
+  entrypointOf,
   type PolicyEngine,
 } from '../../src/platform/policy/index.ts';
-import { policyCaseSuite } from '../support/policy-cases.ts';
+import { decisionsWithCases, policyCaseSuite } from '../support/policy-cases.ts';
 
 const anyInput = { user: 'ada', roles: ['svc-admin'], table: 'tpch.tiny.nation' };
 const engineError = { allow: false, reason: expect.stringMatching(/^policy engine error: /) };
@@ -49,7 +50,8 @@ describe('wasm policy engine', () => {
     const memory = new Uint8Array(policy.mem.buffer);
     const end = memory.indexOf(0, addr);
     expect(JSON.parse(new TextDecoder().decode(memory.subarray(addr, end)))).toEqual({});
-    expect(Object.keys(policy.entrypoints).sort()).toEqual(['svc/collections/decision', 'svc/dashboards/decision', 'svc/tables/decision']);
+    // Its entrypoints are the decisions annotated in the Rego, each with a case table.
+    expect(Object.keys(policy.entrypoints).sort()).toEqual(decisionsWithCases().map(entrypointOf));
   });
 
   it('answers an input it cannot serialise with a deny', async () => {
@@ -62,7 +64,8 @@ describe('wasm policy engine', () => {
   });
 
   it('denies a decision it does not know', async () => {
-    expect(await engine.decide('nope' as 'tables', anyInput)).toEqual({ allow: false, reason: "policy engine error: unknown decision 'nope'" });
+    expect(await engine.decide('nope', anyInput)).toEqual({ allow: false, reason: "policy engine error: unknown decision 'nope'" });
+    expect(await engine.decide('lib', anyInput)).toEqual({ allow: false, reason: "policy engine error: unknown decision 'lib'" });
   });
 });
 
@@ -82,6 +85,7 @@ describe('a wasm engine without a sound build denies everything', () => {
     expect(decision).toEqual(engineError);
     expect(decision.reason).toContain('cannot load the policy build');
     expect(await engine.ready()).toBe(false);
+    await expect(engine.decisions()).rejects.toThrow('cannot load the policy build');
   });
 
   it('when the wasm is corrupt', async () => {
@@ -98,7 +102,7 @@ describe('a wasm engine without a sound build denies everything', () => {
 
   it('when the data holds no configuration: no grant exists, and the reason says why', async () => {
     const engine = await withBuild({ data: '{}' });
-    for (const name of ['tables', 'dashboards', 'collections'] as const) {
+    for (const name of decisionsWithCases()) {
       expect(await engine.decide(name, anyInput)).toEqual({ allow: false, reason: expect.stringContaining('no policy configuration') });
     }
   });
@@ -122,11 +126,22 @@ describe('a sidecar engine that cannot get a sound answer denies', () => {
     expect(await engine.decide('collections', anyInput)).toEqual({ allow: false, reason: expect.stringContaining('boom') });
   });
 
-  it('denies a decision it does not know, without asking', async () => {
+  it('denies a name that cannot be a decision, without asking', async () => {
     let asked = false;
     const engine = createSidecarPolicyEngine({ url: 'http://opa.invalid', fetch: async () => ((asked = true), new Response('{}')) });
-    expect(await engine.decide('nope' as 'tables', anyInput)).toEqual(engineError);
+    for (const name of ['../config', 'tables/decision', 'Tables', '', 'svc.tables']) {
+      expect(await engine.decide(name, anyInput)).toEqual({ allow: false, reason: `policy engine error: unknown decision '${name}'` });
+    }
     expect(asked).toBe(false);
+  });
+
+  it('cannot list its decisions when OPA cannot', async () => {
+    const down = createSidecarPolicyEngine({ url: 'http://opa.invalid', fetch: async () => Promise.reject(new TypeError('boom')) });
+    await expect(down.decisions()).rejects.toThrow('OPA at http://opa.invalid failed to list its policies: boom');
+    const failing = createSidecarPolicyEngine({ url: 'http://opa.invalid', fetch: async () => new Response('{}', { status: 500 }) });
+    await expect(failing.decisions()).rejects.toThrow('answered HTTP 500');
+    const odd = createSidecarPolicyEngine({ url: 'http://opa.invalid', fetch: async () => new Response('{"result": 7}') });
+    await expect(odd.decisions()).rejects.toThrow('without a result');
   });
 
   // A stand-in for OPA that misbehaves on purpose: only for the error paths. The real server's answers are tested

@@ -5,6 +5,3 @@ import { pageRoutes } from '../../platform/web/pages.ts';
 
 /** GET / (the console) and its module and style under /ui/, with the strict Content-Security-Policy. */
 export const consoleRoutes = () => pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)] });
-
-/** The console is for svc-user and above; svc-viewer opens the dashboards shared with it, nothing more. */
-export const CONSOLE_ROLES = ['svc-user', 'svc-analyst', 'svc-engineer', 'svc-admin'];

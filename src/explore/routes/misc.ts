@@ -2,8 +2,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { notFound } from '../../platform/errors.ts';
 import { validate, type AppEnv } from '../../platform/http.ts';
+import { decideConsole } from '../../platform/policy/index.ts';
 import { searchCatalog } from '../catalog.ts';
-import { CONSOLE_ROLES } from '../console/page.ts';
 import type { ExploreDeps } from '../deps.ts';
 import { emit } from '../events.ts';
 import * as store from '../store.ts';
@@ -16,9 +16,10 @@ const feedbackBody = z.object({
 
 export function miscRoutes(deps: ExploreDeps) {
   return new Hono<AppEnv>()
-    .get('/me', (c) => {
+    .get('/me', async (c) => {
       const { user, roles, groups } = c.var.caller;
-      return c.json({ user, roles, groups, console: roles.some((r) => CONSOLE_ROLES.includes(r)) });
+      const console = await decideConsole(deps.policy, c.var.caller, 'explore');
+      return c.json({ user, roles, groups, console: console.allow });
     })
     .get('/models', async (c) => c.json(await deps.models.list()))
     .get('/catalog', validate('query', z.object({ q: z.string().max(500).default('') })), async (c) => {

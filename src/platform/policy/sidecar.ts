@@ -1,8 +1,9 @@
-import { asDecision, describeError, engineError, entrypointOf, isDecisionName, type PolicyEngine } from './types.ts';
+import { asDecision, decisionOf, describeError, engineError, entrypointOf, isDecisionName, type PolicyEngine } from './types.ts';
 
 /**
  * An OPA server over its REST API: `POST /v1/data/svc/<name>/decision` with `{input}` answers `{result}`, or `{}`
- * when the decision is undefined. Unreachable, slow, an error status or an odd body: deny, saying which.
+ * when the decision is undefined (one OPA does not hold included). Unreachable, slow, an error status or an odd
+ * body: deny, saying which. The decisions it holds are read from the annotations of the modules it serves.
  */
 export function createSidecarPolicyEngine(opts: { url: string; timeoutMs?: number; fetch?: typeof fetch }): PolicyEngine {
   const base = opts.url.replace(/\/+$/, '');
@@ -33,6 +34,16 @@ export function createSidecarPolicyEngine(opts: { url: string; timeoutMs?: numbe
         return engineError(timedOut ? `${where} did not answer within ${timeoutMs} ms` : `${where} failed: ${describeError(err)}`);
       }
     },
+    async decisions() {
+      const res = await doFetch(`${base}/v1/policies`, { signal: AbortSignal.timeout(timeoutMs) }).catch((err: unknown) => {
+        throw new Error(`OPA at ${base} failed to list its policies: ${describeError(err)}`);
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`OPA at ${base} answered HTTP ${res.status} to the list of its policies`);
+      }
+      return annotatedDecisions(await res.json());
+    },
     async ready() {
       try {
         const res = await doFetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
@@ -43,4 +54,24 @@ export function createSidecarPolicyEngine(opts: { url: string; timeoutMs?: numbe
       }
     },
   };
+}
+
+type Term = { value?: unknown };
+type Module = { ast?: { package?: { path?: Term[] }; rules?: { head?: { ref?: Term[] }; annotations?: { entrypoint?: unknown }[] }[] } };
+
+/** `GET /v1/policies` answers every module's AST: a rule annotated `entrypoint: true` is a decision when it is one. */
+function annotatedDecisions(body: unknown): string[] {
+  const modules = (body as { result?: Module[] } | null)?.result;
+  if (!Array.isArray(modules)) throw new Error('OPA answered a list of policies without a result');
+  const names = new Set<string>();
+  for (const { ast } of modules) {
+    // The package path starts with the `data` variable; a rule's ref with its name.
+    const pkg = (ast?.package?.path ?? []).slice(1).map((t) => String(t.value));
+    for (const rule of ast?.rules ?? []) {
+      if (!rule.annotations?.some((a) => a.entrypoint === true)) continue;
+      const name = decisionOf([...pkg, ...(rule.head?.ref ?? []).map((t) => String(t.value))].join('/'));
+      if (name) names.add(name);
+    }
+  }
+  return [...names].sort();
 }

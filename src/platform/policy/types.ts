@@ -1,24 +1,33 @@
-// The policy port. Every table, dashboard and collection decision goes through it, and every failure of the
-// engine (a throw, a timeout, an unreachable sidecar, an undefined or malformed result) is a deny whose reason says
-// what failed. The adapters log nothing: the caller logs the reason it was given.
-export type PolicyDecisionName = 'tables' | 'dashboards' | 'collections';
+// The policy port. Every table, dashboard, collection and console decision goes through it, and every failure of
+// the engine (a throw, a timeout, an unreachable sidecar, an undefined or malformed result) is a deny whose reason
+// says what failed. The adapters log nothing: the caller logs the reason it was given.
+// Which decisions exist is said by the Rego alone: each is the rule `decision` of package `svc.<name>`, annotated
+// `entrypoint: true` (policies/svc/<name>/<name>.rego). The build takes its entrypoints from those annotations, and
+// each adapter lists the decisions from what its engine holds, so no list of names is kept here.
 export type PolicyDecision = { allow: boolean; reason: string };
 
 export interface PolicyEngine {
   /** Which adapter answers: for start-up logs and tests. */
   readonly kind: 'wasm' | 'sidecar';
-  decide(name: PolicyDecisionName, input: object): Promise<PolicyDecision>;
+  /** `name` is a decision's package under svc (`tables` for svc.tables). A decision the engine lacks denies. */
+  decide(name: string, input: object): Promise<PolicyDecision>;
+  /** The decisions the engine holds, sorted: its entrypoint annotations. Rejects when the engine cannot tell. */
+  decisions(): Promise<string[]>;
   ready(): Promise<boolean>;
   close?(): Promise<void>;
 }
 
-export const DECISION_NAMES: readonly PolicyDecisionName[] = ['tables', 'dashboards', 'collections'];
+/** A decision's name is a Rego package segment: it goes into a path, so nothing else is ever sent. */
+export const isDecisionName = (name: unknown): name is string => typeof name === 'string' && /^[a-z][a-z0-9_]*$/.test(name);
 
-/** The Rego rule behind a decision: `policies/<name>/` declares `package svc.<name>` with a `decision` rule. */
-export const entrypointOf = (name: PolicyDecisionName): string => `svc/${name}/decision`;
+/** The Rego rule behind a decision: `policies/svc/<name>/` declares `package svc.<name>` with a `decision` rule. */
+export const entrypointOf = (name: string): string => `svc/${name}/decision`;
 
-export const isDecisionName = (name: unknown): name is PolicyDecisionName =>
-  typeof name === 'string' && (DECISION_NAMES as readonly string[]).includes(name);
+/** The decision an entrypoint stands for, or undefined when it is not one (any other annotated rule). */
+export function decisionOf(entrypoint: string): string | undefined {
+  const [svc, name, rule, ...rest] = entrypoint.split('/');
+  return svc === 'svc' && rule === 'decision' && rest.length === 0 && isDecisionName(name) ? name : undefined;
+}
 
 export const engineError = (what: string): PolicyDecision => ({ allow: false, reason: `policy engine error: ${what}` });
 

@@ -1,14 +1,19 @@
-# Collection access in the retrieval service. Actions:
+package svc.collections
+
+import data.svc.lib
+
+# METADATA
+# title: Collection access
+# description: |-
+#   May this caller act on a collection of the retrieval service? Input: user, roles, action, collection.
 #   read, query     administrators always; an empty allowed_roles is open to every caller with a known role;
 #                   otherwise the caller needs one of allowed_roles.
 #   upload          whoever may read the collection, unless every role they hold is read-only (svc-viewer).
 #   create, delete  the roles in data.svc.config.collection_manager_roles (svc-admin, svc-engineer).
 #   audit           reading every caller's retrievals: administrators.
-# Callers without identity or without a known role, and unknown actions, are denied.
-package svc.collections
-
-import data.svc.lib
-
+#   Callers without identity or without a known role, and unknown actions, are denied.
+# scope: document
+# entrypoint: true
 default decision := {"allow": false, "reason": "denied: no rule allowed this action"}
 
 decision := lib.verdict(false, reason) if {
@@ -46,11 +51,11 @@ upload_decision := read_decision if {
 
 manage_decision := lib.verdict(true, concat("", ["allowed: role ", managing_roles[0], " manages collections"])) if {
 	count(managing_roles) > 0
-} else := lib.verdict(false, concat("", ["denied: only [", concat(", ", manager_roles), "] may ", action, " collections"]))
+} else := lib.verdict(false, concat("", ["denied: only [", managers, "] may ", action, " collections"]))
+
+default action := ""
 
 action := input.action if is_string(input.action)
-
-else := ""
 
 # A builtin applied to an absent input is undefined, so `not is_array(...)` would not hold: check by rule.
 lists_allowed_roles if is_array(input.collection.allowed_roles)
@@ -61,5 +66,7 @@ allowed_roles := [r | some r in input.collection.allowed_roles; is_string(r)]
 matching_roles := lib.roles_among(allowed_roles)
 
 manager_roles := object.get(lib.config, "collection_manager_roles", ["svc-admin", "svc-engineer"])
+
+managers := concat(", ", manager_roles)
 
 managing_roles := lib.roles_among(manager_roles)

@@ -1,12 +1,17 @@
-# Table access: may this caller read catalog.schema.table?
-# Grants live in data.svc.config.table_grants: per role (minus that role's role_exceptions) and per user. A per-user
-# entry in table_denies wins over every grant, an administrator's included. A pattern is "*" (every table),
-# "catalog.*" (a catalog), or three segments each a name or "*" ("tpch.tiny.*", "tpch.*.supplier", an exact name).
-# Table names and patterns compare case-insensitively; user names compare exactly.
 package svc.tables
 
 import data.svc.lib
 
+# METADATA
+# title: Table access
+# description: |-
+#   May this caller read catalog.schema.table? Input: user, roles, table.
+#   Grants live in data.svc.config.table_grants: per role (minus that role's role_exceptions) and per user. A
+#   per-user entry in table_denies wins over every grant, an administrator's included. A pattern is "*" (every
+#   table), "catalog.*" (a catalog), or three segments each a name or "*" ("tpch.tiny.*", "tpch.*.supplier", an
+#   exact name). Table names and patterns compare case-insensitively; user names compare exactly.
+# scope: document
+# entrypoint: true
 default decision := {"allow": false, "reason": "denied: no rule allowed this table"}
 
 decision := lib.verdict(false, reason) if {

@@ -4,9 +4,9 @@ package svc.lib
 
 verdict(allow, reason) := {"allow": allow, "reason": reason}
 
-config := data.svc.config if is_object(data.svc.config)
+default config := {}
 
-else := {}
+config := data.svc.config if is_object(data.svc.config)
 
 # Why no decision can be taken for this caller at all; undefined when the configuration and the identity are usable.
 refusal := "denied: no policy configuration is loaded (data.svc.config)" if {

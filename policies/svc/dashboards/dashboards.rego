@@ -1,14 +1,19 @@
-# Dashboard access for one caller and one dashboard. Actions:
+package svc.dashboards
+
+import data.svc.lib
+
+# METADATA
+# title: Dashboard access
+# description: |-
+#   May this caller view, share or delete this dashboard? Input: user, roles, groups, action, dashboard.
 #   view    the owner; administrators (data.svc.config.admin_roles) always; then by visibility: users (the listed
 #           users), groups (members of a listed group), public (every caller, except one holding a role in
 #           public_excluded_roles, svc-viewer, who needs to be named: listed, or in a listed group).
 #   share   the owner only, administrators included in the refusal: sharing decides who sees the owner's data.
 #   delete  the owner, an administrator, or a user listed in allowed_users, whatever the visibility.
-# Unknown actions and visibilities, and callers without identity or a known role, are denied everything.
-package svc.dashboards
-
-import data.svc.lib
-
+#   Unknown actions and visibilities, and callers without identity or a known role, are denied everything.
+# scope: document
+# entrypoint: true
 default decision := {"allow": false, "reason": "denied: no rule allowed this action"}
 
 decision := lib.verdict(false, reason) if {
@@ -47,21 +52,21 @@ public_decision := lib.verdict(true, "allowed: the dashboard is public") if {
 	count(excluded_roles) == 0
 } else := lib.verdict(true, "allowed: the public dashboard names the caller") if {
 	is_listed_user
-} else := lib.verdict(true, concat("", ["allowed: the public dashboard names the caller's group ", shared_groups[0]])) if {
-	count(shared_groups) > 0
+} else := lib.verdict(true, concat("", ["allowed: the public dashboard names the caller's group ", group])) if {
+	group := shared_groups[0]
 } else := lib.verdict(false, concat("", ["denied: public dashboards are not open to ", excluded_roles[0]]))
+
+default action := ""
 
 action := input.action if is_string(input.action)
 
-else := ""
+default dashboard := {}
 
 dashboard := input.dashboard if is_object(input.dashboard)
 
-else := {}
+default visibility := ""
 
 visibility := dashboard.visibility if is_string(dashboard.visibility)
-
-else := ""
 
 is_owner if dashboard.owner == input.user
 
@@ -71,8 +76,8 @@ caller_groups := [g | is_array(input.groups); some g in input.groups; is_string(
 
 shared_groups := sort([g | some g in caller_groups; g in listed("allowed_groups")])
 
-listed(field) := object.get(dashboard, field, []) if is_array(object.get(dashboard, field, []))
+default listed(_) := []
 
-else := []
+listed(field) := dashboard[field] if is_array(dashboard[field])
 
 excluded_roles := lib.roles_among(object.get(lib.config, "public_excluded_roles", ["svc-viewer"]))
