@@ -20,7 +20,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
-      { test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, fileParallelism: false } },
+      // A page answers after a real request; on a loaded two-core machine that can take seconds, not poll's 1 s default.
+      {
+        test: {
+          name: 'e2e',
+          include: ['tests/e2e/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          expect: { poll: { timeout: 20_000, interval: 100 } },
+        },
+      },
     ],
   },
 });
