@@ -3,6 +3,7 @@ import { flag, int, list, loadConfig, optionalStr, str, url, type Env } from '..
 // Explore settings, with the specification's defaults.
 export const exploreShape = {
   SQL_AUTO_LIMIT: int(10_000, 1),
+  MAX_JSON_BYTES: int(1_048_576, 1024),
   COST_BYTES_LIMIT: int(1_073_741_824, 0),
   COST_GATE: flag(true),
   QUERY_CACHE_TTL: int(300, 0),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { zValidator } from '@hono/zod-validator';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
 import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
@@ -23,7 +24,13 @@ export type AppOptions = {
   ready?: () => Promise<boolean>;
   /** A service whose wire format is not problem+json (the tracker speaks MLflow's) brings its own mapper. */
   mapError?: ErrorMapper;
+  /** The largest request body read whole (SVC_MAX_JSON_BYTES); default DEFAULT_MAX_BODY_BYTES. */
+  maxBodyBytes?: number;
+  /** Routes that stream their body to a store under limits of their own (uploads); the body limit skips them. */
+  streamsBody?: (c: Context) => boolean;
 };
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const QUIET_PATHS = new Set(['/health', '/ready', '/metrics']);
@@ -55,6 +62,17 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     else c.var.log.info(line, 'request');
   });
 
+  // Before any route reads a body: a declared length above the limit is refused unread, a chunked body as soon as it
+  // passes the limit, so no request can make a service hold or parse more than this.
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const limit = bodyLimit({
+    maxSize: maxBodyBytes,
+    onError: () => {
+      throw new HTTPException(413, { message: `The request body is larger than ${maxBodyBytes} bytes (SVC_MAX_JSON_BYTES): send less at a time.` });
+    },
+  });
+  app.use((c, next) => (opts.streamsBody?.(c) ? next() : limit(c, next)));
+
   app.get('/health', (c) => c.json({ status: 'ok', service: opts.service }));
   app.get('/ready', async (c) => {
     const ok = opts.ready ? await opts.ready().catch(() => false) : true;
@@ -80,13 +98,15 @@ function routeOf(c: Context): string {
   }
 }
 
+const TITLES: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 413: 'Content Too Large', 415: 'Unsupported Media Type' };
+
 /** problem+json (RFC 9457). A 5xx says only "internal error" and the request id; the stack goes to the log. */
 export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get('requestId');
   let problem: ProblemError;
   if (err instanceof ProblemError) problem = err;
   else if (err instanceof HTTPException && err.status < 500) {
-    problem = new ProblemError(err.status, err.message || 'Bad Request', err.message || 'The request was refused.');
+    problem = new ProblemError(err.status, TITLES[err.status] ?? 'Bad Request', err.message || 'The request was refused.');
   } else {
     c.get('log')?.error({ err }, 'unhandled error');
     problem = new ProblemError(500, 'Internal Server Error', `internal error (request ${requestId})`);

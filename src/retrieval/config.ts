@@ -3,6 +3,7 @@ import { flag, int, loadConfig, optionalStr, str, url, type Env } from '../platf
 // Retrieval settings, with the specification's defaults.
 export const retrievalShape = {
   MAX_UPLOAD_BYTES: int(52_428_800, 1),
+  MAX_JSON_BYTES: int(1_048_576, 1024),
   DEFAULT_TOP_K: int(5, 1),
   MAX_TOP_K: int(50, 1),
   CHUNK_SIZE_TOKENS: int(400, 1),

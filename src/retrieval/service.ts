@@ -20,7 +20,15 @@ import { documentRoutes } from './routes/documents.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'retrieval', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping() });
+  const app = createApp({
+    service: 'retrieval',
+    logger: deps.logger,
+    metrics: deps.metrics,
+    ready: () => deps.db.ping(),
+    maxBodyBytes: deps.config.MAX_JSON_BYTES,
+    // an upload streams to a temporary file under SVC_MAX_UPLOAD_BYTES, never into memory
+    streamsBody: (c) => c.req.method === 'POST' && /^\/collections\/[^/]+\/documents$/.test(c.req.path),
+  });
   app.use('/collections', requireCaller);
   app.use('/collections/*', requireCaller);
   app.use('/audit/*', requireCaller);

@@ -38,6 +38,9 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     metrics: deps.metrics,
     ready: () => deps.db.ping(),
     mapError: (err, c) => trackerErrorResponse(fromDatabaseError(err), c),
+    maxBodyBytes: deps.config.maxJsonBytes,
+    // artifact uploads stream to the store
+    streamsBody: (c) => c.req.path.startsWith(`${ARTIFACTS_PREFIX}/`),
   });
   const gate = schemaGateMiddleware(deps.schema);
   const api = trackerApi(deps);

@@ -1,7 +1,9 @@
-import { flag, loadConfig, optionalStr, type Env } from '../platform/config.ts';
+import { flag, int, loadConfig, optionalStr, type Env } from '../platform/config.ts';
 
 // Tracker settings. Each NAME resolves from SVC_NAME, else NAME, so MLflow's and AWS's own names work as they are.
 const trackerShape = {
+  // MLflow's largest legal requests (a batch of 1000 values, dataset schemas of up to 1 MiB) fit well inside this
+  MAX_JSON_BYTES: int(8 * 1_048_576, 1024),
   /** Root of every artifact: s3://bucket/prefix, file:///path or a folder path. Default: <DATA_DIR>/tracker-artifacts. */
   TRACKER_ARTIFACT_ROOT: optionalStr(),
   TRACKER_S3_ENDPOINT_URL: optionalStr(),
@@ -24,6 +26,8 @@ export type TrackerConfig = {
    * schema is always initialised (an install, not an upgrade).
    */
   migrateAtStart: boolean | undefined;
+  /** The largest JSON body read whole (SVC_MAX_JSON_BYTES). */
+  maxJsonBytes: number;
 };
 
 export function loadTrackerConfig(env: Env): TrackerConfig {
@@ -44,5 +48,6 @@ export function loadTrackerConfig(env: Env): TrackerConfig {
       ...(secretAccessKey ? { secretAccessKey } : {}),
     },
     migrateAtStart,
+    maxJsonBytes: raw.MAX_JSON_BYTES,
   };
 }
