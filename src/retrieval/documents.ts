@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { badGateway, badRequest, payloadTooLarge, ProblemError } from '../platform/errors.ts';
+import { badGateway, badRequest, payloadTooLarge, ProblemError, unprocessable } from '../platform/errors.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
-import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
+import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
 import * as store from './store.ts';
 import { spoolUpload } from './upload-stream.ts';
 
@@ -63,6 +63,7 @@ export async function uploadDocument(
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
   let format = 'unknown';
   try {
+    if (upload.size === 0) throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
     const detected = asClientError(() =>
       detectFormat({
         filename: upload.filename,
@@ -133,6 +134,7 @@ async function embedChunks(deps: RetrievalDeps, texts: string[]): Promise<number
 function toClientError(err: unknown): unknown {
   if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
   if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
+  if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);
   return err;
 }
 
