@@ -86,6 +86,7 @@ export async function uploadDocument(
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
+      maxChars: deps.config.CHUNK_MAX_CHARS,
     });
     const vectors = await embedChunks(deps, chunks.map((c) => c.text));
     const documentId = randomUUID();
