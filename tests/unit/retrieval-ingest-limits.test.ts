@@ -1,6 +1,8 @@
 import JSZip from 'jszip';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOcrEngine, type OcrEngine } from '../../src/retrieval/ingest/index.ts';
+import { deadline } from '../../src/retrieval/ingest/limits.ts';
+import { xmlReader } from '../../src/retrieval/ingest/xml.ts';
 import { declaredEntryCount } from '../../src/retrieval/ingest/zip.ts';
 import { docx, pack, xlsx } from '../fixtures/ooxml.ts';
 import { ingestFixture, officeTypes, reportPdf, scannedPdf, zipBombDocx } from '../support/fixtures.ts';
@@ -128,5 +130,22 @@ describe('Office XML and HTML', () => {
   it('decodes entities, CDATA and skips comments and processing instructions', async () => {
     const rows = '<?mso x?><!-- a comment with <row> inside --><row><c t="inlineStr"><is><t>Fish &amp; chips &#x263A; &#9731; &bogus; &lt;ok&gt;</t></is></c><c t="inlineStr"><is><t><![CDATA[<raw> & text]]></t></is></c></row>';
     expect((await ingestFixture(await book(rows), { ocr })).pages[0]!.text).toBe('S\nFish & chips ☺ ☃ &bogus; <ok> | <raw> & text');
+  });
+
+  it('checks the deadline while it scans, so a long part stops at the limit', async () => {
+    let now = 0;
+    const clock = () => now;
+    const until = deadline('long.xlsx', 1000, clock);
+    const reader = xmlReader({ filename: 'long.xlsx', limits: { maxElements: 10_000_000, maxDepth: 512 }, deadline: until });
+    let rows = 0;
+    const xml = sheet('<row r="1"/>'.repeat(100_000));
+    const scanning = reader.scan(xml, 'xl/worksheets/sheet1.xml', {
+      open: (t) => {
+        // time passes as rows are read: past the limit a third of the way in
+        if (t.local === 'row' && ++rows === 30_000) now = 2000;
+      },
+    });
+    await expect(scanning).rejects.toMatchObject(tooLarge(/long\.xlsx took longer than the 1 s limit/));
+    expect(rows).toBeLessThan(40_000);
   });
 });
