@@ -55,9 +55,9 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * document, its chunks and embeddings in one transaction. Any failure before the commit leaves nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
- * existing document, marked `duplicate`, once the name and first bytes are checked and before any extraction. Two uploads of the same new file that race past
- * that check are decided by the unique index at the first insert of the transaction: the loser writes nothing
- * (no chunks, no version bump) and answers with the winner's document.
+ * existing document, marked `duplicate`, once the name and first bytes are checked and before any extraction.
+ * Uploads of one new file that race past that check are decided by the unique index at the first insert of the
+ * transaction: the losers write nothing (no chunks, no version bump) and answer with the winner's document.
  */
 export async function uploadDocument(
   deps: RetrievalDeps,
