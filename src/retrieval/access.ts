@@ -1,5 +1,6 @@
 import { forbidden, notFound } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
+import type { Logger } from '../platform/log.ts';
 import type { PolicyDecision, PolicyEngine } from '../platform/policy/index.ts';
 
 // Every collection decision goes through the collections policy; nothing here decides by itself.
@@ -32,6 +33,23 @@ export async function requireVisible<C extends { slug: string; allowed_roles: st
   return collection;
 }
 
+/**
+ * A direct query is refused with 403 (the specification), but with one fixed message: the policy's reason names
+ * the roles a collection admits, and a caller who may not see the collection learns nothing about it, not even
+ * why. The reason goes to the log for the operator.
+ */
+export async function requireQueryable(
+  deps: { policy: PolicyEngine; logger: Logger },
+  caller: Caller,
+  collection: { slug: string; allowed_roles: string[] },
+): Promise<void> {
+  const decision = await decideCollection(deps.policy, caller, 'query', collection);
+  if (decision.allow) return;
+  deps.logger.info({ event: 'retrieval.query_denied', user: caller.user, roles: caller.roles, collection: collection.slug, reason: decision.reason }, 'query denied');
+  throw forbidden(`You may not query collection '${collection.slug}'. Ask an administrator for access if you need it.`);
+}
+
+/** For a collection the caller can see (requireVisible first): the policy's reason is theirs to read. */
 export async function requireAllowed(
   policy: PolicyEngine,
   caller: Caller,

@@ -1,4 +1,4 @@
-import { flag, int, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
+import { ConfigError, flag, int, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
 
 // Retrieval settings, with the specification's defaults.
 export const retrievalShape = {
@@ -8,6 +8,8 @@ export const retrievalShape = {
   MAX_TOP_K: int(50, 1),
   CHUNK_SIZE_TOKENS: int(400, 1),
   CHUNK_OVERLAP_TOKENS: int(60, 0),
+  /** Characters in one chunk; unset: CHARS_PER_WINDOW_WORD per word of the window (4800 for 400 words). */
+  CHUNK_MAX_CHARS: optionalStr(),
   EMBED_URL: url(),
   EMBED_API_KEY: optionalStr(),
   EMBED_MODEL: str('svc-embed'),
@@ -21,13 +23,23 @@ export const retrievalShape = {
   UPLOAD_TMP_DIR: optionalStr(),
 };
 
+/**
+ * Prose runs 5 to 7 characters a word with its space, so a window of words never reaches 12 a word; text without
+ * spaces (a hash, base64, a minified file) does, and is cut to chunks an embedding model can read.
+ */
+export const CHARS_PER_WINDOW_WORD = 12;
+
 export type RetrievalConfig = ReturnType<typeof loadRetrievalConfig>;
 
 export function loadRetrievalConfig(env: Env) {
-  const cfg = loadConfig(retrievalShape, env);
+  const { CHUNK_MAX_CHARS, ...cfg } = loadConfig(retrievalShape, env);
+  const maxChars = CHUNK_MAX_CHARS === undefined ? cfg.CHUNK_SIZE_TOKENS * CHARS_PER_WINDOW_WORD : Number(CHUNK_MAX_CHARS);
+  if (!Number.isInteger(maxChars) || maxChars < 16) {
+    throw new ConfigError(`invalid configuration: SVC_CHUNK_MAX_CHARS=${JSON.stringify(CHUNK_MAX_CHARS)}: expected an integer >= 16`);
+  }
   if (cfg.CHUNK_OVERLAP_TOKENS >= cfg.CHUNK_SIZE_TOKENS) {
     throw new Error('SVC_CHUNK_OVERLAP_TOKENS must be smaller than SVC_CHUNK_SIZE_TOKENS');
   }
   if (cfg.DEFAULT_TOP_K > cfg.MAX_TOP_K) throw new Error('SVC_DEFAULT_TOP_K must not exceed SVC_MAX_TOP_K');
-  return cfg;
+  return { ...cfg, CHUNK_MAX_CHARS: maxChars };
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { badGateway, badRequest, payloadTooLarge, ProblemError } from '../platform/errors.ts';
+import { badGateway, badRequest, payloadTooLarge, ProblemError, unprocessable } from '../platform/errors.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
-import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
+import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
 import * as store from './store.ts';
 import { spoolUpload } from './upload-stream.ts';
 
@@ -25,6 +25,9 @@ export type DocumentView = {
   uploaded_by: string;
   created_at: string;
 };
+
+/** An upload's answer: the document, and whether the collection already held these bytes (then nothing was stored). */
+export type UploadResult = { document: DocumentView & { duplicate: boolean }; created: boolean };
 
 const view = (d: store.DocumentRow): DocumentView => ({
   document_id: d.id,
@@ -48,21 +51,27 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 }
 
 /**
- * Upload: spool to disk, recognise the format, extract, chunk, embed, then write the document, its chunks and
- * embeddings in one transaction. Any failure before the commit leaves nothing behind.
+ * Upload: spool to disk (hashing as it streams), recognise the format, extract, chunk, embed, then write the
+ * document, its chunks and embeddings in one transaction. Any failure before the commit leaves nothing behind.
+ *
+ * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
+ * existing document, marked `duplicate`, once the name and first bytes are checked and before any extraction.
+ * Uploads of one new file that race past that check are decided by the unique index at the first insert of the
+ * transaction: the losers write nothing (no chunks, no version bump) and answer with the winner's document.
  */
 export async function uploadDocument(
   deps: RetrievalDeps,
   caller: Caller,
   slug: string,
   request: Request,
-): Promise<DocumentView> {
+): Promise<UploadResult> {
   const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
   let format = 'unknown';
   try {
+    if (upload.size === 0) throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
     const detected = asClientError(() =>
       detectFormat({
         filename: upload.filename,
@@ -72,6 +81,9 @@ export async function uploadDocument(
       }),
     );
     format = detected.format;
+    // after the name and first bytes are checked (a refused file is refused whatever the collection holds)
+    const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
+    if (held) return duplicate(deps, held);
     const extracted = await asClientErrorAsync(() =>
       extractDocument({
         filename: upload.filename,
@@ -85,12 +97,13 @@ export async function uploadDocument(
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
+      maxChars: deps.config.CHUNK_MAX_CHARS,
     });
     const vectors = await embedChunks(deps, chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
 
-    const document = await deps.db.transaction(async (tx) => {
+    const stored = await deps.db.transaction(async (tx) => {
       const document = await store.insertDocument(tx, {
         id: documentId,
         collection_slug: slug,
@@ -105,19 +118,31 @@ export async function uploadDocument(
         chunk_count: rows.length,
         uploaded_by: caller.user,
       });
+      // another upload of the same bytes committed first: write nothing, answer with its document
+      if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };
       for (let i = 0; i < rows.length; i += 500) await store.insertChunks(tx, slug, documentId, rows.slice(i, i + 500));
       await store.bumpCollectionVersion(tx, slug);
-      return document;
+      return { document };
     });
+    if (!stored.document) {
+      // the winner can only be gone if the collection or the document was deleted in between
+      if (!stored.held) throw new Error(`upload of ${upload.sha256} to ${slug} lost a race to a document that no longer exists`);
+      return duplicate(deps, stored.held);
+    }
     deps.metrics.documentsIngested.inc({ outcome: 'indexed', format });
     deps.metrics.chunksIngested.inc(rows.length);
-    return view(document);
+    return { document: { ...view(stored.document), duplicate: false }, created: true };
   } catch (err) {
     deps.metrics.documentsIngested.inc({ outcome: err instanceof ProblemError && err.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
     await upload.discard();
   }
+}
+
+function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
+  deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });
+  return { document: { ...view(held), duplicate: true }, created: false };
 }
 
 async function embedChunks(deps: RetrievalDeps, texts: string[]): Promise<number[][]> {
@@ -133,6 +158,7 @@ async function embedChunks(deps: RetrievalDeps, texts: string[]): Promise<number
 function toClientError(err: unknown): unknown {
   if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
   if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
+  if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);
   return err;
 }
 

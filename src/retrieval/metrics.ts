@@ -9,7 +9,7 @@ export function createRetrievalMetrics(base: ServiceMetrics) {
     ...base,
     documentsIngested: new Counter({
       name: 'retrieval_documents_ingested_total',
-      help: 'Uploads by outcome (indexed, rejected, failed) and format',
+      help: 'Uploads by outcome (indexed, duplicate, rejected, failed) and format',
       labelNames: ['outcome', 'format'] as const,
       registers,
     }),

@@ -1,7 +1,7 @@
 import { badGateway, badRequest, notFound } from '../platform/errors.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
 import type { Caller } from '../platform/identity.ts';
-import { requireAllowed } from './access.ts';
+import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
 import * as store from './store.ts';
 
@@ -34,7 +34,7 @@ export async function queryCollection(
   }
   const collection = await store.collectionHead(deps.db, slug);
   if (!collection) throw notFound(`Collection '${slug}' does not exist.`);
-  await requireAllowed(deps.policy, caller, 'query', collection);
+  await requireQueryable(deps, caller, collection);
 
   const [vector] = await embedQuestion(deps, input.question);
   const chunks = await rank(deps, slug, collection.version, vector!, topK);

@@ -97,17 +97,31 @@ export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<voi
   await sql.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
 }
 
-export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'>): Promise<DocumentRow> {
+/**
+ * Inserts the document unless the collection already holds one with the same content (sha256): undefined then,
+ * and nothing is written. The unique index decides, so of two concurrent uploads of one file exactly one inserts;
+ * on Postgres the other waits for the first to commit (or roll back) before it is told.
+ */
+export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'>): Promise<DocumentRow | undefined> {
   const rows = await sql.query<DocumentRow>(
     `INSERT INTO retrieval_documents
        (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *`,
     [
       d.id, d.collection_slug, d.filename, d.content_type, d.format, d.size_bytes, d.sha256,
       d.page_count, d.ocr_pages, d.status, d.chunk_count, d.uploaded_by,
     ],
   );
-  return rows[0]!;
+  return rows[0];
+}
+
+export async function findDocumentByContent(sql: Sql, slug: string, sha256: string): Promise<DocumentRow | undefined> {
+  const rows = await sql.query<DocumentRow>(
+    `SELECT * FROM retrieval_documents WHERE collection_slug = $1 AND sha256 = $2`,
+    [slug, sha256],
+  );
+  return rows[0];
 }
 
 export async function listDocuments(sql: Sql, slug: string): Promise<DocumentRow[]> {

@@ -67,6 +67,15 @@ it('creates a collection, uploads a file, asks a question, sees the chunk, and d
   });
   await page.waitForSelector('#documents td:has-text("INDEXED")');
 
+  // the same bytes again, under another name: the console says the collection already holds them
+  await page.setInputFiles('#file', {
+    name: 'notes-copy.txt',
+    mimeType: 'text/plain',
+    buffer: Buffer.from('The beavers built a new dam upstream of the old mill in April.'),
+  });
+  await expect.poll(() => page.textContent('#upload-error')).toContain('notes-copy.txt: already in this collection as notes.txt; nothing was added.');
+  expect(await page.locator('#documents tr').count()).toBe(1);
+
   await page.fill('#question', 'where did the beavers build a dam');
   await page.click('#ask button[type=submit]');
   await page.waitForSelector('#results .chunk');

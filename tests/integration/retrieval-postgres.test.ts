@@ -1,6 +1,8 @@
 import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalContract } from '../support/retrieval-contract.ts';
 import { retrievalFormatsContract } from '../support/retrieval-formats-contract.ts';
+import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
 
 retrievalContract('Postgres', () => openFreshPostgres('retrieval'));
 retrievalFormatsContract('Postgres', () => openFreshPostgres('formats'));
+retrievalHostileContract('Postgres', () => openFreshPostgres('hostile'));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chunkPages, type Page } from '../../src/retrieval/chunk.ts';
+import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 
 const words = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `w${from + i}`).join(' ');
 
@@ -117,5 +118,53 @@ describe('chunkPages', () => {
     });
     expect(chunks.slice(0, -1).every((c) => c.text.split(' ').length === 400)).toBe(true);
     expect(chunks.at(-1)!.text.endsWith('w499999')).toBe(true);
+  });
+
+  describe('with a character limit', () => {
+    it('splits a word longer than the limit into pieces of at most the limit, losing nothing', () => {
+      const word = 'x'.repeat(2500);
+      const chunks = chunkPages([{ page: 3, text: `alpha ${word} omega` }], { size: 400, overlap: 60, maxChars: 1000 });
+      expect(chunks.map((c) => c.text.length)).toEqual([5, 1000, 1000, 500 + 6]);
+      expect(chunks.map((c) => c.text).join(' ')).toBe(`alpha ${'x'.repeat(1000)} ${'x'.repeat(1000)} ${'x'.repeat(500)} omega`);
+      expect(chunks.every((c) => c.page === 3)).toBe(true);
+    });
+
+    it('never splits a surrogate pair', () => {
+      const chunks = chunkPages([{ page: 1, text: '😀'.repeat(5) }], { size: 10, overlap: 2, maxChars: 3 });
+      expect(chunks.map((c) => c.text)).toEqual(Array(5).fill('😀'));
+    });
+
+    it('ends a window early when the next word would pass the limit, overlapping in proportion', () => {
+      const text = Array.from({ length: 20 }, (_, i) => `word${String(i).padStart(2, '0')}`).join(' '); // 6 characters a word
+      const chunks = chunkPages([{ page: 1, text }], { size: 10, overlap: 4, maxChars: 20 });
+      // 3 words fit in 20 characters; 3 of 10 words overlap 4 * 3 / 10 = 1 word
+      expect(chunks[0]!.text).toBe('word00 word01 word02');
+      expect(chunks[1]!.text).toBe('word02 word03 word04');
+      expect(chunks.every((c) => c.text.length <= 20)).toBe(true);
+      expect(chunks.at(-1)!.text.endsWith('word19')).toBe(true);
+    });
+
+    it('leaves windows of ordinary words alone', () => {
+      const pages = [{ page: 1, text: words(0, 1000) }];
+      expect(chunkPages(pages, { size: 400, overlap: 60, maxChars: 4800 })).toEqual(chunkPages(pages, { size: 400, overlap: 60 }));
+    });
+
+    it('keeps a 20 MB word to chunks of the limit', () => {
+      const chunks = chunkPages([{ page: 1, text: 'y'.repeat(20_000_000) }], { size: 400, overlap: 60, maxChars: 4800 });
+      expect(chunks).toHaveLength(Math.ceil(20_000_000 / 4800));
+      expect(Math.max(...chunks.map((c) => c.text.length))).toBe(4800);
+    });
+
+    it('rejects a limit below 2', () => {
+      expect(() => chunkPages([], { size: 4, overlap: 1, maxChars: 1 })).toThrow(/character limit/);
+    });
+  });
+
+  it('takes SVC_CHUNK_MAX_CHARS, or 12 characters a word of the window, and refuses a limit below 16', () => {
+    expect(loadRetrievalConfig({}).CHUNK_MAX_CHARS).toBe(4800);
+    expect(loadRetrievalConfig({ SVC_CHUNK_SIZE_TOKENS: '100', SVC_CHUNK_OVERLAP_TOKENS: '10' }).CHUNK_MAX_CHARS).toBe(1200);
+    expect(loadRetrievalConfig({ SVC_CHUNK_MAX_CHARS: '2000' }).CHUNK_MAX_CHARS).toBe(2000);
+    expect(() => loadRetrievalConfig({ SVC_CHUNK_MAX_CHARS: '8' })).toThrow(/SVC_CHUNK_MAX_CHARS="8": expected an integer >= 16/);
+    expect(() => loadRetrievalConfig({ SVC_CHUNK_MAX_CHARS: 'lots' })).toThrow(/SVC_CHUNK_MAX_CHARS/);
   });
 });

@@ -10,7 +10,9 @@ describe('retrieval with an embedding gateway', () => {
   let gw: ScriptedGateway;
   let db: Database;
   let h: RetrievalHarness;
-  const file = { name: 'doc.txt', bytes: new TextEncoder().encode('gateway backed embedding of a small document') };
+  // a collection stores one document per content: each upload here is a different file
+  let uploads = 0;
+  const file = () => ({ name: 'doc.txt', bytes: new TextEncoder().encode(`gateway backed embedding of a small document, copy ${++uploads}`) });
 
   beforeAll(async () => {
     gw = await startScriptedGateway();
@@ -29,7 +31,7 @@ describe('retrieval with an embedding gateway', () => {
   const counts = async () => (await h.json('GET', '/collections/gw', who.admin)).body;
 
   it('embeds uploads and questions with the configured model', async () => {
-    const up = await h.upload('gw', who.engineer, file);
+    const up = await h.upload('gw', who.engineer, file());
     expect(up.status).toBe(201);
     const q = await h.json('POST', '/collections/gw/query', who.user, { question: 'embedding of a document' });
     expect(q.body.chunks).toHaveLength(1);
@@ -40,14 +42,14 @@ describe('retrieval with an embedding gateway', () => {
 
   it('retries a failing gateway and succeeds within three attempts', async () => {
     gw.failNext('/v1/embeddings', 503, 2);
-    expect((await h.upload('gw', who.engineer, file)).status).toBe(201);
+    expect((await h.upload('gw', who.engineer, file())).status).toBe(201);
   });
 
   it('answers 502 after three failed attempts and stores nothing', async () => {
     const before = await counts();
     const calls = gw.requests.length;
     gw.failNext('/v1/embeddings', 503, 3);
-    const res = await h.upload('gw', who.engineer, file);
+    const res = await h.upload('gw', who.engineer, file());
     expect(res.status).toBe(502);
     expect(res.body.detail).toMatch(/nothing was stored/);
     expect(gw.requests.length - calls).toBe(3);

@@ -1,13 +1,13 @@
 import { openPglite } from '../../src/platform/db/index.ts';
 import { retrievalContract } from '../support/retrieval-contract.ts';
 import { retrievalFormatsContract } from '../support/retrieval-formats-contract.ts';
+import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
 
-retrievalContract('PGlite', async () => {
+const pglite = async () => {
   const db = await openPglite({});
   return { db, cleanup: () => db.close() };
-});
+};
 
-retrievalFormatsContract('PGlite', async () => {
-  const db = await openPglite({});
-  return { db, cleanup: () => db.close() };
-});
+retrievalContract('PGlite', pglite);
+retrievalFormatsContract('PGlite', pglite);
+retrievalHostileContract('PGlite', pglite);

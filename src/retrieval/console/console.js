@@ -107,6 +107,7 @@ async function open(slug) {
  * One file to the open collection, with its progress shown (fetch cannot report an upload's progress).
  * @param {Collection} collection
  * @param {File} file
+ * @returns {Promise<{ filename: string, duplicate?: boolean }>}
  */
 function upload(collection, file) {
   const progress = byId('progress', HTMLProgressElement);
@@ -140,7 +141,8 @@ async function uploadAll(files) {
   for (const file of files) {
     progress.value = 0;
     try {
-      await upload(collection, file);
+      const doc = await upload(collection, file);
+      if (doc.duplicate) uploadError.textContent += `${file.name}: already in this collection as ${doc.filename}; nothing was added.\n`;
     } catch (err) {
       uploadError.textContent += message(err) + '\n';
     }

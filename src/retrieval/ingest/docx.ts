@@ -10,12 +10,16 @@ import type { Page } from './text.ts';
 // only once Word lays the text out), so the whole document is page 1.
 //
 // mammoth opens the archive itself and would inflate whatever it reads without a bound, so it is handed a copy
-// holding only the XML parts, already inflated under the package's budget; images are never read.
+// holding only the XML parts, already inflated under the package's budget; images are never read. Each part is
+// first read by the package's linear XML scanner, so a crafted part (nesting thousands deep, millions of
+// elements, not well-formed) is refused under the same bounds as PowerPoint and Excel before mammoth parses it.
 
 export async function extractDocx(pkg: OfficePackage, filename: string): Promise<Page[]> {
   const copy = new JSZip();
   for (const name of pkg.zip.names) {
-    if (/\.(xml|rels)$/i.test(name)) copy.file(name, (await pkg.zip.bytes(name))!);
+    if (!/\.(xml|rels)$/i.test(name)) continue;
+    await pkg.readPart(name, {});
+    copy.file(name, (await pkg.zip.bytes(name))!);
   }
   const buffer = await copy.generateAsync({ type: 'nodebuffer', compression: 'STORE' });
   let html: string;

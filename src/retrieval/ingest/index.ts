@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { strictText, type Format } from './detect.ts';
 import { extractDocx } from './docx.ts';
-import { UnsupportedFormatError, MalformedDocumentError } from './errors.ts';
+import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './errors.ts';
 import { htmlText } from './html.ts';
 import { checkImage } from './image.ts';
 import { deadline, DEFAULT_LIMITS, type Deadline, type ExtractLimits } from './limits.ts';
@@ -18,7 +18,7 @@ import { extractXlsx } from './xlsx.ts';
 // page 1 (a .docx has no pages until Word lays it out). Failures are the typed errors of errors.ts.
 
 export { ACCEPTED, detectFormat, extensionOf, type Detected, type Format, type ImageKind } from './detect.ts';
-export { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
+export { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './errors.ts';
 export { DEFAULT_LIMITS, type ExtractLimits } from './limits.ts';
 export { createOcrEngine, type OcrEngine } from './ocr.ts';
 export type { Page } from './text.ts';
@@ -48,7 +48,10 @@ export async function extractDocument(input: ExtractInput): Promise<Extracted> {
     ...input.limits,
   };
   const until = deadline(input.filename, limits.timeoutMs);
-  const work = readFile(input.path).then((buffer) => extract(input, new Uint8Array(buffer), limits, until));
+  const work = readFile(input.path).then(async (buffer) => {
+    const bytes = new Uint8Array(buffer);
+    return holdsText(input, bytes, await extract(input, bytes, limits, until), limits);
+  });
   // The checks inside stop the work at the next page or part; the timer also answers when one step (a single
   // pdf.js call, one OCR page) outlasts the limit, and the abandoned work then ends at its next check.
   work.catch(() => {});
@@ -73,12 +76,16 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
     case 'pptx':
     case 'xlsx': {
       const pkg = await openOfficePackage(bytes, { filename, claimed: format satisfies OfficeFormat, limits, deadline: until });
-      const pages = format === 'docx' ? await extractDocx(pkg, filename) : format === 'pptx' ? await extractPptx(pkg, until) : await extractXlsx(pkg, until);
+      const pages =
+        format === 'docx' ? await extractDocx(pkg, filename)
+        : format === 'pptx' ? await extractPptx(pkg, until)
+        : await extractXlsx(pkg, until, { filename, maxTextChars: limits.maxTextChars });
       return { pages, ocrPages: 0 };
     }
     case 'html': {
       const charset = htmlCharset(bytes);
-      return one(htmlText(decodeText(bytes, { filename, strict: strictText(filename), ...(charset ? { charset } : {}) })));
+      const html = decodeText(bytes, { filename, strict: strictText(filename), ...(charset ? { charset } : {}) });
+      return one(await htmlText(html, { filename, limits, deadline: until }));
     }
     case 'markdown':
     case 'text':
@@ -87,6 +94,43 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
       return { pages: [{ page: 1, text: await ocrImage(input, bytes, limits) }], ocrPages: 1 };
   }
 }
+
+/**
+ * A document is indexed only when it yields text, and no more text than the bound: an empty file, a slide deck of
+ * pictures or a scan OCR cannot read is refused (422) saying what was tried, rather than stored with no chunks.
+ */
+function holdsText(input: ExtractInput, bytes: Uint8Array, out: Extracted, limits: ExtractLimits): Extracted {
+  const { filename, format } = input;
+  let chars = 0;
+  let words = false;
+  for (const { text } of out.pages) {
+    chars += text.length;
+    words ||= text.trim() !== '';
+  }
+  if (chars > limits.maxTextChars) {
+    throw new DocumentTooLargeError(`${filename} yields ${chars} characters of text; the limit is ${limits.maxTextChars}: split it into smaller files and upload them separately.`);
+  }
+  if (words) return out;
+  if (bytes.length === 0) throw new UnprocessableDocumentError(`${filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
+  const n = out.pages.length;
+  const why =
+    format === 'pdf'
+      ? out.ocrPages > 0
+        ? `${n === 1 ? 'its one page has no text layer' : `none of its ${n} pages has a text layer`}, and OCR was tried on ${out.ocrPages === n ? (n === 1 ? 'it' : 'all of them') : `${out.ocrPages} of them`} without finding any text. Upload a sharper scan (300 dpi) or a PDF with a text layer.`
+        : `${n === 1 ? 'its one page has no text layer and no image' : `none of its ${n} pages has a text layer or an image`} OCR could read, so OCR was not tried. Upload a PDF with a text layer, or a scan of the pages.`
+      : format === 'image'
+        ? 'OCR found no text in the image. Upload a sharper scan (300 dpi) with the text upright.'
+        : format === 'docx' || format === 'pptx' || format === 'xlsx'
+          ? `${officeParts(format, n)} no text (pictures and shapes are not read; OCR is only for scanned PDFs and images). Add the text, or export the document as a PDF with a text layer, and upload it again.`
+          : 'it holds only whitespace. Upload the file with its content.';
+  throw new UnprocessableDocumentError(`${filename} holds no text to index: ${why}`);
+}
+
+const officeParts = (format: 'docx' | 'pptx' | 'xlsx', n: number) => {
+  if (format === 'docx') return 'its body holds';
+  const [one, many] = format === 'pptx' ? ['slide', 'slides'] : ['sheet', 'sheets'];
+  return n === 1 ? `its one ${one} holds` : `its ${n} ${many} hold`;
+};
 
 async function ocrImage(input: ExtractInput, bytes: Uint8Array, limits: ExtractLimits): Promise<string> {
   if (!input.ocrEnabled) {

@@ -15,6 +15,12 @@ export type ExtractLimits = {
   /** Inflated bytes per byte of the file, enforced above `inflateRatioFloorBytes`: a zip bomb is stopped early. */
   maxInflateRatio: number;
   inflateRatioFloorBytes: number;
+  /** Elements read from one document: HTML, or an Office package's XML parts together (a huge sheet or a crafted one). */
+  maxElements: number;
+  /** Elements open at once (in one Office XML part, or an HTML page): real documents stay within a few dozen. */
+  maxDepth: number;
+  /** Characters of text one document may yield: a small sheet can repeat one long shared string a million times. */
+  maxTextChars: number;
   /** Wall-clock time for one extraction, OCR included. */
   timeoutMs: number;
 };
@@ -27,6 +33,9 @@ export const DEFAULT_LIMITS: ExtractLimits = {
   maxInflatedBytes: 200 * 1024 * 1024,
   maxInflateRatio: 200,
   inflateRatioFloorBytes: 16 * 1024 * 1024,
+  maxElements: 10_000_000,
+  maxDepth: 512,
+  maxTextChars: 64 * 1024 * 1024,
   timeoutMs: 300_000,
 };
 

@@ -1,13 +1,21 @@
 import { MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
-import { relationships, startTags } from './xml.ts';
+import { relationships, startTags, xmlReader, type XmlReader, type XmlVisitor } from './xml.ts';
 import { openZip, type ZipPackage } from './zip.ts';
 
 // Stage two of recognising an Office upload, on the whole file: which OOXML package the zip holds is read from
 // the package itself (the officeDocument relationship and the content type of that part), not from its name.
 
 export type OfficeFormat = 'docx' | 'pptx' | 'xlsx';
-export type OfficePackage = { zip: ZipPackage; format: OfficeFormat; main: string };
+export type OfficePackage = {
+  zip: ZipPackage;
+  format: OfficeFormat;
+  main: string;
+  /** The package's XML reader: one element budget for all its parts. */
+  xml: XmlReader;
+  /** Scans a part when it exists (false when it does not). */
+  readPart(part: string, visitor: XmlVisitor): Promise<boolean>;
+};
 
 const OOXML = 'application/vnd.openxmlformats-officedocument.';
 const MAIN_TYPES: Record<string, OfficeFormat> = {
@@ -34,6 +42,7 @@ export async function openOfficePackage(
 ): Promise<OfficePackage> {
   const { filename, claimed } = opts;
   const zip = await openZip(bytes, opts);
+  const xml = xmlReader(opts);
   const contentTypes = await zip.text('[Content_Types].xml');
   if (contentTypes === undefined) {
     const mimetype = zip.find('mimetype') && (await zip.text('mimetype'))?.trim();
@@ -43,12 +52,12 @@ export async function openOfficePackage(
     throw new MalformedDocumentError(`${filename} is a zip archive but not an Office Open XML package (it has no [Content_Types].xml): save it again as .${claimed} from the Office application and upload it again.`);
   }
 
-  const overrides = new Map(startTags(contentTypes, 'Override').map((a) => [(a.PartName ?? '').replace(/^\//, '').toLowerCase(), (a.ContentType ?? '').toLowerCase()]));
-  const defaults = new Map(startTags(contentTypes, 'Default').map((a) => [(a.Extension ?? '').toLowerCase(), (a.ContentType ?? '').toLowerCase()]));
+  const overrides = new Map((await startTags(xml, contentTypes, '[Content_Types].xml', 'Override')).map((a) => [(a.PartName ?? '').replace(/^\//, '').toLowerCase(), (a.ContentType ?? '').toLowerCase()]));
+  const defaults = new Map((await startTags(xml, contentTypes, '[Content_Types].xml', 'Default')).map((a) => [(a.Extension ?? '').toLowerCase(), (a.ContentType ?? '').toLowerCase()]));
   const typeOf = (part: string) => overrides.get(part.toLowerCase()) ?? defaults.get(part.slice(part.lastIndexOf('.') + 1).toLowerCase());
 
   const packageRels = await zip.text('_rels/.rels');
-  const declaredMain = packageRels ? relationships(packageRels, '').find((r) => r.type === 'officeDocument' && !r.external)?.target : undefined;
+  const declaredMain = packageRels ? (await relationships(xml, packageRels, '_rels/.rels', '')).find((r) => r.type === 'officeDocument' && !r.external)?.target : undefined;
   let main = declaredMain;
   let type = main ? typeOf(main) : undefined;
   if (!type || !MAIN_TYPES[type]) {
@@ -70,5 +79,11 @@ export async function openOfficePackage(
   if (!stored) {
     throw new MalformedDocumentError(`${filename} is damaged: its main part ${main} (${MAIN_PART[format]} in a file saved by Office) is missing. Save it again from the Office application and upload it again.`);
   }
-  return { zip, format, main: stored };
+  const readPart = async (part: string, visitor: XmlVisitor) => {
+    const text = await zip.text(part);
+    if (text === undefined) return false;
+    await xml.scan(text, zip.find(part) ?? part, visitor);
+    return true;
+  };
+  return { zip, format, main: stored, xml, readPart };
 }
