@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { loadTrackerConfig } from '../../src/tracker/config.ts';
 
 describe('tracker settings', () => {
-  it('defaults: no root (the data folder is used), no S3 settings, migration at start decided by the database', () => {
-    expect(loadTrackerConfig({})).toEqual({ artifactRoot: undefined, s3: {}, migrateAtStart: undefined });
+  it('defaults: no root (the data folder is used), no S3 settings, migration at start decided by the database, 8 MiB bodies', () => {
+    expect(loadTrackerConfig({})).toEqual({ artifactRoot: undefined, s3: {}, migrateAtStart: undefined, maxJsonBytes: 8 * 1024 * 1024 });
   });
 
   it('takes the specification names first, then MLflow and AWS names', () => {
