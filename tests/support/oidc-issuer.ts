@@ -114,6 +114,7 @@ export const oidcSettings = (issuer: string, overrides: Partial<OidcSettings> = 
   tokenHeader: 'X-Auth-Request-Access-Token',
   jwksCooldownMs: 30_000,
   jwksMaxAgeMs: 600_000,
+  tokenCacheSize: 10_000,
   ...overrides,
 });
 

@@ -59,6 +59,39 @@ describe('the key set', () => {
     expect((await res.json()).detail).toMatch(/does not publish/);
   });
 
+  it('re-checks a token it verified before once the key that signed it is withdrawn', async () => {
+    const { issuer, clock, ask, sign } = await setup({ jwksMaxAgeMs: 60_000 });
+    const old = issuer.keys[0]!;
+    const token = await sign({}, { key: old });
+    expect((await ask(token)).status).toBe(200);
+    expect((await ask(token)).status).toBe(200);
+    const next = await issuer.addKey('RS256');
+    issuer.keys = [next];
+    // A token with the new kid refetches the set after the cooldown; the one signed with the withdrawn key fails.
+    clock.now += 31_000;
+    expect((await ask(await sign({}, { key: next }))).status).toBe(200);
+    expect((await ask(token)).status).toBe(401);
+  });
+
+  it('re-checks a token it verified before once the cached set is older than its maximum age', async () => {
+    const { issuer, clock, ask, sign } = await setup({ jwksMaxAgeMs: 60_000 });
+    const token = await sign({ exp: Math.floor(clock.now / 1000) + 3600 });
+    expect((await ask(token)).status).toBe(200);
+    issuer.keys = [await issuer.addKey('RS256', { publish: false })];
+    clock.now += 61_000;
+    expect((await ask(token)).status).toBe(401);
+  });
+
+  it('a token it verified before expires like any other', async () => {
+    const { clock, ask, sign } = await setup();
+    const token = await sign({ exp: Math.floor(clock.now / 1000) + 60 });
+    expect((await ask(token)).status).toBe(200);
+    clock.now += 60_000 + 31_000;
+    const res = await ask(token);
+    expect(res.status).toBe(401);
+    expect((await res.json()).detail).toMatch(/expired at/);
+  });
+
   it('a burst of 1 000 requests with unknown kids fetches the key set at most once per cooldown', async () => {
     const { issuer, clock, resolver, ask, sign } = await setup();
     expect(await resolver.warm()).toBe(true);

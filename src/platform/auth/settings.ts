@@ -21,6 +21,8 @@ export const authShape = {
   OIDC_JWKS_COOLDOWN_SECONDS: int(30, 1),
   /** Keys older than this are refetched before use (a removed key stops being accepted). */
   OIDC_JWKS_MAX_AGE_SECONDS: int(600, 1),
+  /** Tokens remembered after their signature verified, so the next request with the same token skips the crypto. */
+  OIDC_TOKEN_CACHE_SIZE: int(10_000),
 };
 
 export type AuthConfig = z.infer<z.ZodObject<typeof authShape>>;
@@ -35,6 +37,7 @@ export type OidcSettings = {
   tokenHeader: string;
   jwksCooldownMs: number;
   jwksMaxAgeMs: number;
+  tokenCacheSize: number;
 };
 
 export type AuthSettings = { mode: 'headers'; tokenHeader: string } | ({ mode: 'jwt' } & OidcSettings);
@@ -60,5 +63,6 @@ export function authSettings(config: AuthConfig): AuthSettings {
     tokenHeader: config.AUTH_TOKEN_HEADER,
     jwksCooldownMs: config.OIDC_JWKS_COOLDOWN_SECONDS * 1000,
     jwksMaxAgeMs: config.OIDC_JWKS_MAX_AGE_SECONDS * 1000,
+    tokenCacheSize: config.OIDC_TOKEN_CACHE_SIZE,
   };
 }

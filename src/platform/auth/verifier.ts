@@ -4,6 +4,7 @@ import { callerFromClaims } from './claims.ts';
 import { AuthError, invalidToken, noToken } from './errors.ts';
 import { createIssuerKeys, type Fetch, type IssuerKeys } from './keys.ts';
 import type { OidcSettings } from './settings.ts';
+import { createTokenCache } from './token-cache.ts';
 import { tokenFrom } from './token.ts';
 
 // Verifies an access token against the issuer's published keys and turns its claims into the caller.
@@ -69,9 +70,18 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
     }
   }
 
+  const cache = createTokenCache(settings.tokenCacheSize, settings.clockSkewSeconds);
+
   async function verify(token: string): Promise<Caller> {
+    const keysVersion = keys.version;
+    // A stale key set is refetched by a full verification first: a key the issuer withdrew stops working.
+    const cached = keys.isFresh() ? cache.get(token, now() / 1000, keysVersion) : undefined;
+    if (cached) return cached;
     const claims = await verifyClaims(token);
-    return callerFromClaims(claims, token, settings, knownRoles);
+    const caller = callerFromClaims(claims, token, settings, knownRoles);
+    // exp is required, so it is a number here; the version is the one the signature was checked against.
+    if (keys.version === keysVersion) cache.set(token, { caller, exp: claims.exp!, nbf: claims.nbf, keysVersion });
+    return caller;
   }
 
   return {
