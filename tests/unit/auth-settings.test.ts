@@ -67,6 +67,8 @@ describe('headers mode', () => {
     const caller = await resolver.callerFrom(new Headers({ 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst', 'X-User-Groups': 'finance' }));
     expect(caller).toEqual({ user: 'ana', roles: ['svc-analyst'], groups: ['finance'] });
     await expect(resolver.callerFrom(new Headers())).rejects.toBeInstanceOf(ProblemError);
+    expect(await resolver.optionalCallerFrom(new Headers())).toBeUndefined();
+    expect(await resolver.optionalCallerFrom(new Headers({ 'X-User-Id': 'ana' }))).toMatchObject({ user: 'ana' });
   });
 });
 

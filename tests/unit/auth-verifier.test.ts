@@ -111,6 +111,18 @@ describe('a good token names the caller', () => {
   });
 });
 
+describe('a service that also serves calls without identity (the tracker)', () => {
+  it('no token is no caller; a good token names one; a bad one is still a 401', async () => {
+    const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: KNOWN_ROLES, now: () => clock });
+    expect(await resolver.optionalCallerFrom(new Headers({ 'X-User-Id': 'ada' }))).toBeUndefined();
+    const token = await issuer.sign({ preferred_username: 'uma', realm_access: { roles: ['svc-user'] } });
+    expect(await resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}` }))).toMatchObject({ user: 'uma', roles: ['svc-user'] });
+    await expect(resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}x` }))).rejects.toMatchObject({
+      failure: { kind: 'invalid_token', reason: 'bad_signature' },
+    });
+  });
+});
+
 describe('where the token comes from', () => {
   const tokens = async () => ({
     authorization: await issuer.sign({ preferred_username: 'ada' }),

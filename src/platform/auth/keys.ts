@@ -127,9 +127,7 @@ export function createIssuerKeys(opts: IssuerKeysOptions): IssuerKeys {
   }
 
   async function keyFor(header: JWSHeaderParameters): Promise<CryptoKey> {
-    // The common case, a fresh set: no extra await before jose's own (cached) key import.
-    const fresh = !inflight && loaded && opts.now() - loaded.fetchedAt < opts.maxAgeMs;
-    const set = fresh ? loaded! : await current();
+    const set = await current();
     try {
       return await set.keys(header);
     } catch (err) {
