@@ -145,6 +145,21 @@ describe('nginx forward auth to oauth2-proxy', () => {
       headers: { Authorization: `Bearer ${token.slice(0, -4)}AAAA` },
       redirect: 'manual',
     });
-    expect(forged.status).toBe(302);
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get('www-authenticate')).toMatch(/^Bearer realm="svc", error="invalid_token"/);
+    expect(forged.headers.get('content-type')).toBe('application/problem+json');
+    expect((await forged.json()).detail).toMatch(/refused the bearer token/);
+  });
+
+  it('refuses an expired bearer token from the realm with a 401, where a browser would be sent to sign in', async () => {
+    const token = await passwordToken(issuer, 'uma', 'svc-cli-expiring');
+    const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 - Date.now()) + 1500));
+    const res = await fetch(entry(2, '/api/2.0/mlflow/experiments/search'), {
+      headers: { Authorization: `Bearer ${token}` },
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 });

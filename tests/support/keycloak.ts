@@ -51,13 +51,16 @@ export function stopAuthProxy(base: number): void {
   run('stop-auth-proxy.sh', [String(base)]);
 }
 
-/** An access token for a realm user by the direct grant of the public client `svc-cli` (what the CLI does). */
-export async function passwordToken(issuer: string, user: RealmUser): Promise<string> {
+/**
+ * An access token for a realm user by the direct grant of the public client `svc-cli` (what the CLI does), or of
+ * `svc-cli-expiring`, whose tokens live 5 seconds (for a test that needs an expired token of this realm).
+ */
+export async function passwordToken(issuer: string, user: RealmUser, client: 'svc-cli' | 'svc-cli-expiring' = 'svc-cli'): Promise<string> {
   const res = await fetch(`${issuer}/protocol/openid-connect/token`, {
     method: 'POST',
     body: new URLSearchParams({
       grant_type: 'password',
-      client_id: 'svc-cli',
+      client_id: client,
       username: user,
       password: REALM_USERS[user].password,
       scope: 'openid',
