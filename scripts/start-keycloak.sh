@@ -22,8 +22,9 @@ answers() { curl -fsS --max-time 2 "$issuer/.well-known/openid-configuration" 2>
 ours() { [ -f "$dir/kc.pid" ] && kill -0 "$(cat "$dir/kc.pid")" 2>/dev/null; }
 
 wait_ready() {
-  # The first start builds the server (augmentation) and creates the database: about 1.5 minutes on two busy cores.
-  for _ in $(seq 1 480); do
+  # The first start builds the server (augmentation) and creates the database: about 2 minutes on two busy cores;
+  # allow three times that before giving up (a server that dies ends the wait at once).
+  for _ in $(seq 1 720); do
     if answers; then
       log "keycloak on http://127.0.0.1:$port (issuer $issuer, admin console user admin / admin)"
       echo "$issuer"
