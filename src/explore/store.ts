@@ -46,10 +46,6 @@ export async function insertFeedback(sql: Sql, f: { dashboard: string; user: str
   await sql.query(`INSERT INTO explore_feedback (dashboard_id, user_id, rating, comment) VALUES ($1, $2, $3, $4)`, [f.dashboard, f.user, f.rating, f.comment]);
 }
 
-export async function dashboardExists(sql: Sql, id: string): Promise<boolean> {
-  return (await sql.query(`SELECT 1 FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [id])).length > 0;
-}
-
 const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, file, created_at`;
 
 export async function listDashboards(sql: Sql): Promise<DashboardRow[]> {
