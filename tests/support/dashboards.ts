@@ -1,8 +1,8 @@
-import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
-import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
-import { createSandboxPool, type SandboxPool } from '../../dashboards-runtime/pool.ts';
-import { createProcessLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
-import { createSessions } from '../../dashboards-runtime/viewer.ts';
+import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
+import { createDiscovery } from '../../src/dashboards-runtime/discovery.ts';
+import { createSandboxPool, type SandboxPool } from '../../src/dashboards-runtime/pool.ts';
+import { createProcessLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
+import { createSessions } from '../../src/dashboards-runtime/viewer.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxArgs } from '../../dashboards-runtime/sandbox/launcher.ts';
+import { sandboxArgs } from '../../src/dashboards-runtime/sandbox/launcher.ts';
 import { signDashboard } from '../../src/platform/dashboard-signature.ts';
 import { runtimeHarness, SHARING_PEOPLE, VISIBILITIES, viewMatrix, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness, type ExploreIdentity } from '../support/explore.ts';
@@ -103,7 +103,7 @@ describe('dashboards runtime', () => {
 
   it('refuses to serve from a sandbox the permission model does not restrict (no flags, or a runtime without it)', async () => {
     const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards LIMIT 1');
-    const script = new URL('../../dashboards-runtime/sandbox/sandbox.mjs', import.meta.url).pathname;
+    const script = new URL('../../src/dashboards-runtime/sandbox/sandbox.mjs', import.meta.url).pathname;
     const open = spawnSync(process.execPath, [script, row!.file, 'digest'], { encoding: 'utf8', timeout: 10_000 });
     expect(open.status).toBe(4);
     expect(open.stderr).toContain('permission model');

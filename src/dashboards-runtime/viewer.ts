@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import { callerFrom, type Caller } from '../src/platform/identity.ts';
+import { callerFrom, type Caller } from '../platform/identity.ts';
 
 // The viewer comes from the forward-auth headers; the runtime then issues a session cookie so that a browser's
 // later requests (without the ingress in front, or from the sandboxed page) keep the same identity.

@@ -1,6 +1,6 @@
-import { dashboardKeys } from '../src/platform/dashboard-signature.ts';
-import { createMetrics } from '../src/platform/metrics.ts';
-import type { ServiceDefinition } from '../src/platform/service.ts';
+import { dashboardKeys } from '../platform/dashboard-signature.ts';
+import { createMetrics } from '../platform/metrics.ts';
+import type { ServiceDefinition } from '../platform/service.ts';
 import { createRuntimeApp } from './app.ts';
 import { loadRuntimeConfig } from './config.ts';
 import { createDiscovery } from './discovery.ts';

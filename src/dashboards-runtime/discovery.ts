@@ -1,4 +1,4 @@
-import type { Sql } from '../src/platform/db/index.ts';
+import type { Sql } from '../platform/db/index.ts';
 
 // The runtime learns which dashboards exist from explore's stored rows (read-only), every poll interval.
 export type KnownDashboard = { id: string; owner: string; file: string };
