@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The svc CLI. `svc dev` runs everything on embedded defaults; `svc serve <service>` runs one service on what
 // the configuration selects; the other commands are the operator's maintenance tasks.
+import { openDashboardPages } from './platform/dashboard-pages.ts';
 import { dashboardKeys } from './platform/dashboard-signature.ts';
 import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
@@ -38,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
       if (!load) return usage(`unknown service '${sub ?? ''}'`);
       const service = await load();
       const port = option(rest, '--port');
-      const shared = await openSharedParts(process.env, { embedded: false });
+      const shared = await openSharedParts(process.env, { embedded: false, database: service.usesDatabase !== false });
       return runUntilSignal([service], shared, port === undefined ? {} : { portOverride: Number(port) });
     }
     case 'db':
@@ -60,8 +61,10 @@ async function main(argv: string[]): Promise<number> {
         const logger = createLogger('svc', shared.platform.LOG_LEVEL);
         const { loadExploreConfig } = await import('./explore/config.ts');
         const { resignDashboards } = await import('./explore/dashboards/maintenance.ts');
-        const keys = await dashboardKeys(loadExploreConfig(process.env), shared.platform.DATA_DIR, logger);
-        const { resigned, refused } = await resignDashboards(shared.db, keys);
+        const config = loadExploreConfig(process.env);
+        const keys = await dashboardKeys(config, shared.platform.DATA_DIR, logger);
+        const pages = openDashboardPages(config, shared.platform.DATA_DIR, process.env);
+        const { resigned, refused } = await resignDashboards(shared.db, pages, keys);
         console.log(`re-signed ${resigned} dashboards with the current key`);
         for (const r of refused) console.log(`not re-signed: ${r.id}: ${r.reason}`);
       });

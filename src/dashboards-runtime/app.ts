@@ -1,22 +1,22 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { verifyDashboard } from '../platform/dashboard-signature.ts';
+import { MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
+import { verifyDashboard, type DashboardKeys } from '../platform/dashboard-signature.ts';
 import { forbidden, notFound, unauthorized, unavailable } from '../platform/errors.ts';
 import { createApp, type AppEnv } from '../platform/http.ts';
-import type { Caller } from '../platform/identity.ts';
+import { identityHeaders, type Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
-import type { Discovery } from './discovery.ts';
-import type { SandboxPool } from './pool.ts';
+import { readObject, type ObjectStore } from '../platform/objects/index.ts';
+import { PoolFullError, type SandboxPool } from './pool.ts';
 import { SESSION_COOKIE, viewerOf, type Sessions } from './viewer.ts';
 
 export type RuntimeDeps = {
-  discovery: Discovery;
   pool: SandboxPool;
   sessions: Sessions;
-  keys: { current: string; old?: string | undefined };
+  keys: DashboardKeys;
+  /** The page store explore writes to (SVC_DASHBOARDS_STORE), read-only here. */
+  pages: ObjectStore;
   exploreUrl: string;
   fetch: typeof fetch;
   logger: Logger;
@@ -24,7 +24,13 @@ export type RuntimeDeps = {
   ready: () => Promise<boolean>;
 };
 
-/** GET /d/{id}: who is viewing, may they (explore's access decision), is the page intact; then their own sandbox. */
+type Launch = { allow: true; reason: string; object_key: string; digest: string; owner: string };
+
+/**
+ * GET /d/{id}: who is viewing; explore's launch decision for that viewer (the policy's, with where the page is and
+ * its digest); the page from the store, checked against that digest and its signature (which names the dashboard
+ * and its owner); then the viewer's own sandbox.
+ */
 export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
   const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready });
   app.get('/d/:id', async (c) => {
@@ -34,37 +40,50 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
     if (found.fromHeaders) setCookie(c, SESSION_COOKIE, await deps.sessions.issue(viewer), { httpOnly: true, sameSite: 'Lax', path: '/' });
 
     const id = c.req.param('id');
-    const dashboard = await deps.discovery.find(id);
-    if (!dashboard) throw notFound(`Dashboard '${id}' does not exist.`);
-    if (dashboard.owner !== viewer.user) await requireAccess(deps, viewer, id);
-
-    const page = await readFile(dashboard.file, 'utf8').catch(() => undefined);
-    if (page === undefined) throw notFound(`Dashboard '${id}' has no page file.`);
-    const verified = verifyDashboard(page, deps.keys);
-    if (!verified.ok) {
-      c.var.log.warn({ dashboard: id, reason: verified.reason }, 'dashboard refused at launch');
-      throw forbidden(`Dashboard '${id}' was refused: ${verified.reason}.`);
+    const launch = await launchDecision(deps, viewer, id);
+    const page = await readObject(deps.pages, launch.object_key, MAX_PAGE_BYTES).catch((err: unknown) => {
+      throw unavailable(`The page of dashboard '${id}' could not be read from ${deps.pages.describe()}: ${(err as Error).message}`);
+    });
+    if (!page) throw notFound(`Dashboard '${id}' has no page in the store.`);
+    const refusal = pageDigest(page) !== launch.digest ? 'the page is not the one explore published' : checkSignature(deps.keys, page, id, launch.owner);
+    if (refusal) {
+      c.var.log.warn({ dashboard: id, reason: refusal }, 'dashboard refused at launch');
+      throw forbidden(`Dashboard '${id}' was refused: ${refusal}.`);
     }
-    const digest = createHash('sha256').update(page).digest('hex');
-    const sandbox = await deps.pool.sandboxFor({ user: viewer.user, dashboardId: id, file: dashboard.file, digest });
-    const res = await deps.fetch(sandbox.url);
+    const res = await deps.pool
+      .withSandbox({ user: viewer.user, dashboardId: id, page, digest: launch.digest }, (sandbox) => deps.fetch(sandbox.url))
+      .catch((err: unknown) => {
+        if (err instanceof PoolFullError) throw unavailable(err.message, { 'Retry-After': String(err.retryAfterSeconds) });
+        throw err;
+      });
     for (const [name, value] of res.headers) if (!/^(content-length|transfer-encoding|connection|keep-alive)$/i.test(name)) c.header(name, value);
     return c.body(await res.arrayBuffer(), res.status as 200);
   });
   return app;
 }
 
-/** For anyone but the owner, explore decides; anything but an explicit allow is a refusal. */
-async function requireAccess(deps: RuntimeDeps, viewer: Caller, id: string): Promise<void> {
-  let decision: { allow?: unknown; reason?: unknown } = {};
+/** Explore decides for this viewer; anything but an explicit allow is a refusal, and an unreachable explore denies. */
+async function launchDecision(deps: RuntimeDeps, viewer: Caller, id: string): Promise<Launch> {
+  let res: Response;
   try {
-    const res = await deps.fetch(`${deps.exploreUrl.replace(/\/$/, '')}/dashboards/${encodeURIComponent(id)}/access`, {
-      headers: { 'X-User-Id': viewer.user, 'X-User-Role': viewer.roles.join(','), 'X-User-Groups': viewer.groups.join(',') },
+    res = await deps.fetch(`${deps.exploreUrl.replace(/\/$/, '')}/dashboards/${encodeURIComponent(id)}/launch`, {
+      headers: identityHeaders(viewer),
       signal: AbortSignal.timeout(5000),
     });
-    decision = res.ok ? ((await res.json()) as typeof decision) : { allow: false, reason: `explore answered ${res.status}` };
   } catch (err) {
     throw unavailable(`The access check could not be made: ${(err as Error).message}`);
   }
+  if (res.status === 404) throw notFound(`Dashboard '${id}' does not exist.`);
+  if (!res.ok) throw unavailable(`The access check could not be made: explore answered ${res.status}.`);
+  const decision = (await res.json().catch(() => ({}))) as Partial<Launch> & { allow?: unknown; reason?: unknown };
   if (decision.allow !== true) throw forbidden(`You may not open dashboard '${id}': ${String(decision.reason ?? 'no reason given')}.`);
+  if (typeof decision.object_key !== 'string' || typeof decision.digest !== 'string' || typeof decision.owner !== 'string') {
+    throw unavailable(`Explore's launch answer for '${id}' is incomplete.`);
+  }
+  return decision as Launch;
+}
+
+function checkSignature(keys: DashboardKeys, page: Buffer, id: string, owner: string): string | undefined {
+  const verified = verifyDashboard(page.toString('utf8'), keys, { id, owner });
+  return verified.ok ? undefined : verified.reason;
 }

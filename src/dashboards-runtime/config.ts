@@ -4,8 +4,11 @@ export const runtimeShape = {
   EXPLORE_URL: str('http://localhost:8081'),
   DASHBOARD_HMAC_KEY: optionalStr(),
   DASHBOARD_HMAC_KEY_OLD: optionalStr(),
-  DISCOVERY_INTERVAL_SECONDS: int(30, 1),
+  DASHBOARDS_STORE: optionalStr(),
+  DASHBOARDS_DIR: optionalStr(),
   SANDBOX_IDLE_SECONDS: int(300, 1),
+  SANDBOX_MAX: int(20, 1),
+  SANDBOX_MAX_PER_USER: int(3, 1),
 };
 export type RuntimeConfig = ReturnType<typeof loadRuntimeConfig>;
 export const loadRuntimeConfig = (env: Env) => loadConfig(runtimeShape, env);

@@ -121,7 +121,7 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   };
   return new Response(JSON.stringify(body), {
     status: problem.status,
-    headers: { 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
+    headers: { ...problem.headers, 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
   });
 }
 

@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PAGE_BYTES, pageDigest } from '../../src/platform/dashboard-pages.ts';
 import { verifyDashboard } from '../../src/platform/dashboard-signature.ts';
+import { readObject } from '../../src/platform/objects/index.ts';
 import { as, type ExploreHarness, type ExploreIdentity } from './explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.ts';
 
@@ -43,15 +44,19 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       expect(res.body.dashboard_url).toMatch(/\/d\/[0-9a-f-]{36}$/);
     });
 
-    it('publishes a signed page file holding the redacted rows', async () => {
+    it('publishes a signed page holding the redacted rows, and tells the runtime where it is and its digest', async () => {
       const res = await h.ask(as.analyst, { question: 'top 3 customer by account balance', force: true });
       expect(res.status).toBe(200);
       expect(res.body.masked_columns).toEqual(expect.arrayContaining(['c_name', 'c_phone', 'c_address']));
-      const [row] = await h.db.query<{ file: string; owner: string; visibility: string }>('SELECT file, owner, visibility FROM explore_dashboards WHERE id = $1', [res.body.dashboard_id]);
-      expect(row).toMatchObject({ owner: 'ana', visibility: 'private' });
-      const file = await readFile(row!.file, 'utf8');
+      const id = res.body.dashboard_id as string;
+      const launch = await h.call('GET', `/dashboards/${id}/launch`, as.analyst);
+      expect(launch.body).toMatchObject({ allow: true, owner: 'ana', object_key: `${id}.html`, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect((await h.call('GET', `/dashboards/${id}/launch`, as.user)).body).toEqual({ allow: false, reason: expect.any(String) });
+      const bytes = (await readObject(h.deps.pages, launch.body.object_key, MAX_PAGE_BYTES))!;
+      expect(pageDigest(bytes)).toBe(launch.body.digest);
+      const file = bytes.toString('utf8');
       expect(file.split('\n')[0]).toMatch(/^# SVC_SIG: [0-9a-f]{64}$/);
-      expect(verifyDashboard(file, { current: 'test-key' }).ok).toBe(true);
+      expect(verifyDashboard(file, { current: 'test-key' }, { id, owner: 'ana' }).ok).toBe(true);
       expect(file).toContain('***');
       expect(file).not.toContain('Customer#');
     });

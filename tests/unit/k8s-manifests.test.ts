@@ -145,7 +145,18 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       SVC_PII_BYPASS_ROLES: 'svc-admin,svc-engineer',
       SVC_PII_REDACTION: '***',
     });
-    expect(r.env('dashboards-runtime')).toMatchObject({ SVC_DISCOVERY_INTERVAL_SECONDS: '30', SVC_EXPLORE_URL: 'http://svc-explore:8081', SVC_SANDBOX_BACKEND: 'kubernetes' });
+    expect(r.env('dashboards-runtime')).toMatchObject({ SVC_EXPLORE_URL: 'http://svc-explore:8081', SVC_SANDBOX_BACKEND: 'kubernetes', SVC_SANDBOX_MAX: '20', SVC_SANDBOX_MAX_PER_USER: '3' });
+    // explore writes the pages where the runtime reads them
+    expect(r.env('dashboards-runtime').SVC_DASHBOARDS_STORE).toBe(r.env('explore').SVC_DASHBOARDS_STORE);
+  });
+
+  it('gives the dashboards runtime no database credentials and no volume but its scratch space', () => {
+    const env = r.env('dashboards-runtime');
+    expect(env.SVC_PG_PASSWORD).toBeUndefined();
+    expect(env.OBJSTORE_ACCESS_KEY_ID).toEqual({ secret: 'svc-objstore', key: 'access-key-id', optional: false });
+    const pod = r.deployment('dashboards-runtime').spec!.template.spec!;
+    expect(pod.volumes!.map((v) => [v.name, !!v.emptyDir])).toEqual([['tmp', true], ['data', true]]);
+    expect(r.all('PersistentVolumeClaim')).toEqual([]);
   });
 
   it('references secrets by name only and holds no secret value', () => {

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { permissionFlag, type Sandbox, type SandboxLauncher } from './launcher.ts';
@@ -120,8 +119,7 @@ export function createPodLauncher(opts: PodLauncherOptions): SandboxLauncher & {
   };
 
   return {
-    async launch({ user, dashboardId, file, digest }): Promise<Sandbox> {
-      const page = await readFile(file);
+    async launch({ user, dashboardId, page, digest }): Promise<Sandbox> {
       const uploadToken = randomBytes(32).toString('hex');
       const name = `svc-dashboard-${createHash('sha256').update(`${user}\u0000${dashboardId}`).digest('hex').slice(0, 10)}-${randomBytes(3).toString('hex')}`;
       const body = sandboxPod({
@@ -145,7 +143,7 @@ export function createPodLauncher(opts: PodLauncherOptions): SandboxLauncher & {
       try {
         const ip = await readyAddress(core, namespace, name, opts.startSeconds * 1000, pollMs);
         const url = `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
-        const res = await doFetch(`${url}/page`, { method: 'PUT', headers: { Authorization: `Bearer ${uploadToken}` }, body: page, signal: AbortSignal.timeout(10_000) });
+        const res = await doFetch(`${url}/page`, { method: 'PUT', headers: { Authorization: `Bearer ${uploadToken}` }, body: new Uint8Array(page), signal: AbortSignal.timeout(10_000) });
         if (res.status !== 204) throw new Error(`the sandbox pod ${name} refused its page (${res.status}: ${(await res.text()).trim()})`);
         return { url, pid: undefined, stop: () => remove(name) };
       } catch (err) {
