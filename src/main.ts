@@ -32,15 +32,18 @@ const USAGE = `usage: svc <command>
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
-    case 'dev':
-      return runUntilSignal(await allServices(), await openSharedParts(process.env, { embedded: true }));
+    case 'dev': {
+      const shared = await openSharedParts(process.env, { embedded: true });
+      // The embedded defaults trust identity headers from anyone who can connect: only this machine, unless told
+      return runUntilSignal(await allServices(), shared, { hostname: shared.platform.HOST ?? '127.0.0.1' });
+    }
     case 'serve': {
       const load = sub !== undefined && Object.hasOwn(SERVICES, sub) ? SERVICES[sub] : undefined;
       if (!load) return usage(`unknown service '${sub ?? ''}'`);
       const service = await load();
       const port = option(rest, '--port');
       const shared = await openSharedParts(process.env, { embedded: false, database: service.usesDatabase !== false });
-      return runUntilSignal([service], shared, port === undefined ? {} : { portOverride: Number(port) });
+      return runUntilSignal([service], shared, { hostname: shared.platform.HOST ?? '0.0.0.0', ...(port === undefined ? {} : { portOverride: Number(port) }) });
     }
     case 'db':
       if (sub !== 'migrate') return usage(`unknown db command '${sub ?? ''}'`);
