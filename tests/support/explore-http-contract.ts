@@ -266,7 +266,8 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
 
     it('treats a quoted name as Trino does: a CTE named "Customer" hides the table for the engine as for the policy', async () => {
       answer = '```sql\nWITH "Customer" AS (SELECT 1 AS c_phone) SELECT c_phone FROM customer\n```';
-      const res = await h.ask(as.user, { question: 'how many orders', force: true });
+      // Trino estimates nothing for a statement that reads no table, which the gate counts as over the limit
+      const res = await h.ask(as.user, { question: 'how many orders', force: true, confirm_cost: true });
       expect(res.status).toBe(200);
       expect(res.body.preview_rows).toEqual([[1]]);
     });
