@@ -7,6 +7,7 @@ import { forbidden, notFound, unauthorized, unavailable } from '../src/platform/
 import { createApp, type AppEnv } from '../src/platform/http.ts';
 import type { Caller } from '../src/platform/identity.ts';
 import type { Logger } from '../src/platform/log.ts';
+import type { PolicyEngine } from '../src/platform/policy/index.ts';
 import type { ServiceMetrics } from '../src/platform/metrics.ts';
 import type { Discovery } from './discovery.ts';
 import type { SandboxPool } from './pool.ts';
@@ -22,11 +23,13 @@ export type RuntimeDeps = {
   logger: Logger;
   metrics: ServiceMetrics;
   ready: () => Promise<boolean>;
+  /** The runtime's policy engine, for /ready and /metrics only: its access decisions are explore's. */
+  policy?: PolicyEngine;
 };
 
 /** GET /d/{id}: who is viewing, may they (explore's access decision), is the page intact; then their own sandbox. */
 export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready });
+  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready, ...(deps.policy ? { policy: deps.policy } : {}) });
   app.get('/d/:id', async (c) => {
     const found = await viewerOf(c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
     if (!found) throw unauthorized('No viewer identity: open dashboards through the ingress, which signs you in.');

@@ -30,6 +30,7 @@ export const dashboardsRuntimeService: ServiceDefinition = {
       logger,
       metrics: createMetrics('dashboards-runtime'),
       ready: () => shared.db.ping(),
+      policy: shared.policy,
     });
     return {
       app,
