@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { withTempDir } from './build.ts';
@@ -21,7 +23,7 @@ export async function explainDecision(opts: { policiesDir: string; decision: str
     const inputFile = join(dir, 'input.json');
     await writeFile(inputFile, JSON.stringify(opts.input));
     const args = ['eval', '--format', 'json', '--explain', 'full', '-i', inputFile, '-d', opts.policiesDir, '--ignore', 'build', '--ignore', 'cases.json', '--ignore', '*_test.rego'];
-    const run = promisify(execFile)('opa', [...args, `data.${entrypoint.replace(/\//g, '.')}`], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
+    const run = promisify(execFile)(opaBinary(), [...args, `data.${entrypoint.replace(/\//g, '.')}`], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
     return (
       await run.catch((err: NodeJS.ErrnoException & { stderr?: string }) => {
         if (err.code === 'ENOENT') throw new Error('opa is not installed: run scripts/install-opa.sh');
@@ -30,6 +32,12 @@ export async function explainDecision(opts: { policiesDir: string; decision: str
     ).stdout;
   });
   return explained(opts, stdout, root);
+}
+
+/** The opa scripts/install-opa.sh installs (in $SVC_CACHE/bin, as scripts/env.sh says), else the one on PATH. */
+function opaBinary(): string {
+  const cached = join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'bin/opa');
+  return existsSync(cached) ? cached : 'opa';
 }
 
 async function explained(opts: { decision: string; input: object }, stdout: string, root: string): Promise<Explanation> {
