@@ -6,8 +6,8 @@ import { dashboardKeys } from './platform/dashboard-signature.ts';
 import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
 import { launch, migrateAll, openSharedParts, StartupError, type Launched } from './platform/launcher.ts';
-import { buildPolicies } from './platform/policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
+import { policiesCommand, POLICIES_USAGE, UsageError } from './policies-command.ts';
 
 // Each service's code is loaded only when a command needs it: `svc serve tracker` does not carry explore's SQL
 // parsers or the runtime's Kubernetes client (hundreds of megabytes against the tracker's 512Mi limit).
@@ -26,8 +26,7 @@ const USAGE = `usage: svc <command>
   db migrate                   apply every service's schema migrations to the configured database
   tracker db upgrade           bring the tracker's schema up to this version (a server on an older one is read-only)
   dashboards resign            sign every dashboard page with the current key (after a rotation)
-  policies build               compile policies/ to the committed wasm bundle (needs opa)
-`;
+${POLICIES_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
@@ -72,9 +71,7 @@ async function main(argv: string[]): Promise<number> {
         for (const r of refused) console.log(`not re-signed: ${r.id}: ${r.reason}`);
       });
     case 'policies':
-      if (sub !== 'build') return usage(`unknown policies command '${sub ?? ''}'`);
-      console.log(await buildPolicies());
-      return 0;
+      return policiesCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
     case undefined:
     case 'help':
     case '--help':

@@ -7,6 +7,7 @@ import { createApp, type AppEnv } from '../platform/http.ts';
 import { identityHeaders, type Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
+import type { PolicyEngine } from '../platform/policy/index.ts';
 import { readObject, type ObjectStore } from '../platform/objects/index.ts';
 import { PoolFullError, type SandboxPool } from './pool.ts';
 import { SESSION_COOKIE, viewerOf, type Sessions } from './viewer.ts';
@@ -22,6 +23,8 @@ export type RuntimeDeps = {
   logger: Logger;
   metrics: ServiceMetrics;
   ready: () => Promise<boolean>;
+  /** The runtime's policy engine, for /ready and /metrics only: its access decisions are explore's. */
+  policy?: PolicyEngine;
 };
 
 type Launch = { allow: true; reason: string; object_key: string; digest: string; owner: string };
@@ -32,7 +35,7 @@ type Launch = { allow: true; reason: string; object_key: string; digest: string;
  * and its owner); then the viewer's own sandbox.
  */
 export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready });
+  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready, ...(deps.policy ? { policy: deps.policy } : {}) });
   app.get('/d/:id', async (c) => {
     const found = await viewerOf(c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
     if (!found) throw unauthorized('No viewer identity: open dashboards through the ingress, which signs you in.');

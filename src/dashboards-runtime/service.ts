@@ -36,6 +36,7 @@ export const dashboardsRuntimeService: ServiceDefinition = {
       metrics: createMetrics('dashboards-runtime'),
       // ready when explore, which decides every launch, answers
       ready: async () => (await fetch(exploreHealth, { signal: AbortSignal.timeout(2000) })).ok,
+      policy: shared.policy,
     });
     return { app, close: () => pool.close() };
   },

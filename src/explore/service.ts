@@ -26,7 +26,7 @@ import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES });
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, policy: deps.policy });
   for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*']) app.use(path, requireCaller);
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));

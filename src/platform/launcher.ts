@@ -44,7 +44,7 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
       : await openDatabase(selected, { inMemory: opts.inMemory ?? false }).catch((err: unknown) => {
           throw describeDatabaseError(err, at);
         });
-  const policy = await createPolicyEngine(selected);
+  const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded });
   return { platform: selected, db, policy, embedded: opts.embedded };
 }
 

@@ -268,7 +268,13 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       if (overlay === 'prod') {
         expect(opa?.restartPolicy).toBe('Always');
         expect(opa?.image).toBe(r.container(name).image);
-        expect(opa?.command).toEqual(expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '/app/policies/bundle.tar.gz']));
+        expect(opa?.command).toEqual(expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '--config-file=/etc/svc-opa/opa.yaml']));
+        // The signed bundle through OPA's own bundles and keys configuration, from the overlay's ConfigMap.
+        const volume = pod.volumes!.find((v) => v.name === 'opa-config');
+        const config = r.one<{ data: Record<string, string> }>('ConfigMap', volume!.configMap!.name!).data['opa.yaml']!;
+        expect(config).toMatch(/bundles:\n {2}svc:\n {4}service: policies\n {4}resource: svc\/bundle\.tar\.gz/);
+        expect(config).toMatch(/signing: \{keyid: svc\}/);
+        expect(config).toMatch(/keys:\n {2}svc:\n {4}algorithm: RS256/);
         expect(r.env(name).SVC_OPA_URL).toBe('http://127.0.0.1:8181');
       } else {
         expect(opa).toBeUndefined();

@@ -18,6 +18,8 @@ export interface ObjectStore {
   put(key: string, body: PutBody, opts?: PutOptions): Promise<{ size: number }>;
   /** The object's bytes as a stream, or null when there is no object at the key. */
   get(key: string): Promise<{ body: Readable; size: number } | null>;
+  /** The object's size and entity tag without its bytes (a poller's "has it changed?"), or null when there is none. */
+  head(key: string): Promise<{ size: number; etag: string } | null>;
   list(prefix: string): Promise<ListEntry[]>;
   /** Deletes one key, or everything under a folder when the key ends in '/'. Missing keys are not an error. */
   delete(key: string): Promise<void>;
