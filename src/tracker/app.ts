@@ -4,14 +4,12 @@ import type { TrackerDeps } from './deps.ts';
 import { artifactRoutes, runArtifactRoutes } from './artifacts/index.ts';
 import { fromDatabaseError } from './db-errors.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
-import { registryRoutes } from './registry/index.ts';
-import { datasetRoutes } from './routes/datasets.ts';
-import { experimentRoutes } from './routes/experiments.ts';
-import { loggedModelRoutes } from './routes/logged-models.ts';
-import { metricRoutes } from './routes/metrics.ts';
-import { runRoutes } from './routes/runs.ts';
-import { serverInfoRoutes } from './routes/server-info.ts';
+import { experimentRoutes } from './experiments/routes.ts';
+import { loggedModelRoutes } from './logged-models/routes.ts';
+import { registryRoutes } from './registry/routes.ts';
+import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
+import { serverInfoRoutes } from './server-info.ts';
 import { uiRoutes } from './ui/index.ts';
 
 /** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
@@ -23,9 +21,7 @@ export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
   api.route('/', experimentRoutes(deps));
   api.route('/', runRoutes(deps));
-  api.route('/', metricRoutes(deps));
   api.route('/', loggedModelRoutes(deps));
-  api.route('/', datasetRoutes(deps));
   api.route('/', runArtifactRoutes(deps));
   api.route('/', registryRoutes(deps));
   return api;

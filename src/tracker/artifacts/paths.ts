@@ -1,4 +1,5 @@
 import { invalidParameter } from '../errors.ts';
+import { strOrEmpty } from '../wire/fields.ts';
 
 // Artifact paths arrive percent-encoded in URLs and query strings. A path is checked after decoding it until it
 // stops changing (so '%252e%252e' is caught as '..'), and refused rather than normalised: no '..' or '.' segment,
@@ -73,3 +74,6 @@ export const joinKey = (root: string, rel: string): string => (root && rel ? `${
 
 /** True when `key` is `root` or lies under it. */
 export const isWithin = (key: string, root: string): boolean => root === '' || key === root || key.startsWith(`${root}/`);
+
+/** A message field holding an artifact path relative to some root ('' when absent: the root itself). */
+export const artifactPathField = () => strOrEmpty().transform((p) => checkArtifactPath(p));

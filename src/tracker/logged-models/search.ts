@@ -1,9 +1,8 @@
 import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
-import { parseFilter, type Comparison } from './filter.ts';
-import { checkMaxResults, decodePageToken, encodePageToken, MAX_RESULTS, page, readOffset } from './paging.ts';
-import { checkOp, compare, compareMetric, NUMERIC_OPS, Params, STRING_OPS } from './sql.ts';
-import { experimentIdsOf } from './runs.ts';
+import { parseFilter, type Comparison } from '../search/filter.ts';
+import { checkMaxResults, decodePageToken, encodePageToken, MAX_RESULTS, page, readOffset } from '../search/paging.ts';
+import { checkOp, compare, compareMetric, experimentIdsOf, NUMERIC_OPS, Params, STRING_OPS } from '../search/sql.ts';
 
 // search_logged_models (MLflow 3): entities are written `attributes.`, `metrics.`, `params.`, `tags.` (or a bare
 // attribute name); a model's metric value is its latest point for the key (greatest timestamp, then step). Order

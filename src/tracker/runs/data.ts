@@ -1,56 +1,16 @@
 import type { Database, Sql } from '../../platform/db/index.ts';
-import { doesNotExist, invalidParameter } from '../errors.ts';
-import type { KeyValue } from '../wire.ts';
-import { activeRun, RUN_NAME_TAG } from './runs.ts';
-import { checkBatchLimits, checkKey, LIMITS, truncate } from './validate.ts';
+import { invalidParameter } from '../errors.ts';
+import { writeKeyValues } from '../rows.ts';
+import type { KeyValue } from '../wire/fields.ts';
+import { activeRun } from './active.ts';
+import { RUN_NAME_TAG, type Batch, type MetricPoint } from './messages.ts';
 
 // Params are written once (the same value again is fine, another value is refused), tags are overwritten, metric
 // points are appended and the latest point per key is kept beside them for search. Every write is one
 // transaction and safe to repeat: a client that retries after a lost answer changes nothing the second time.
 
-export type MetricPoint = {
-  key: string;
-  value: number;
-  timestamp: number;
-  step: number;
-  model_id?: string | undefined;
-  dataset_name?: string | undefined;
-  dataset_digest?: string | undefined;
-};
-
-export type Batch = { metrics: MetricPoint[]; params: KeyValue[]; tags: KeyValue[] };
-
-/** Validates a batch as MLflow does, in MLflow's words, before anything is written. */
-export function checkBatch(batch: Batch, opts: { single?: boolean } = {}): void {
-  const at = (kind: string, i: number) => (opts.single ? '' : `${kind}[${i}].`);
-  batch.metrics.forEach((m, i) => {
-    checkKey(m.key, `${at('metrics', i)}name`);
-    if (!Number.isInteger(m.timestamp) || m.timestamp < 0) {
-      throw invalidParameter(
-        `Invalid value ${m.timestamp} for parameter '${at('metrics', i)}timestamp' supplied: metric '${m.key}' ` +
-          `(value=${m.value}). Timestamp must be a nonnegative long (64-bit integer) `,
-      );
-    }
-  });
-  batch.params.forEach((p, i) => checkKey(p.key, `${at('params', i)}key`));
-  batch.tags.forEach((t, i) => checkKey(t.key, `${at('tags', i)}key`));
-  checkBatchLimits(batch.metrics.length, batch.params.length, batch.tags.length);
-  const seen = new Set<string>();
-  const dupes = batch.params.filter((p) => (seen.has(p.key) ? true : (seen.add(p.key), false))).map((p) => p.key);
-  if (dupes.length > 0) {
-    throw invalidParameter(
-      `Duplicate parameter keys have been submitted: ${pyList(dupes)}. Please ensure the request contains only one param value per param key.`,
-    );
-  }
-}
-
-export async function logBatch(db: Database, runId: string, input: Batch, opts: { single?: boolean } = {}): Promise<void> {
-  checkBatch(input, opts);
-  const batch = {
-    metrics: input.metrics,
-    params: input.params.map((p) => ({ key: p.key, value: truncate(p.value ?? '', LIMITS.paramValueLength) })),
-    tags: input.tags.map((t) => ({ key: t.key, value: truncate(t.value ?? '', LIMITS.tagValueLength) })),
-  };
+/** Writes a checked batch (messages.ts); `single` words a refused param as log-parameter does. */
+export async function logBatch(db: Database, runId: string, batch: Batch, opts: { single?: boolean } = {}): Promise<void> {
   await db.transaction(async (tx) => {
     const { experimentId } = await activeRun(tx, runId);
     await writeParams(tx, runId, batch.params, opts);
@@ -61,23 +21,17 @@ export async function logBatch(db: Database, runId: string, input: Batch, opts: 
 
 async function writeParams(tx: Sql, runId: string, params: KeyValue[], opts: { single?: boolean }): Promise<void> {
   if (params.length === 0) return;
-  const keys = params.map((p) => p.key);
-  const values = params.map((p) => p.value ?? '');
   // Insert what is new, then compare with what is stored: a concurrent writer of the same key has committed by
   // then (the insert waited for it), so two different values can never both succeed.
-  await tx.query(
-    `INSERT INTO tracker_params (run_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)
-     ON CONFLICT (run_id, key) DO NOTHING`,
-    [runId, keys, values],
-  );
+  await writeKeyValues(tx, 'runParams', [runId], params, 'keep');
   const stored = await tx.query<KeyValue>(`SELECT key, value FROM tracker_params WHERE run_id = $1 AND key = ANY($2::text[])`, [
     runId,
-    keys,
+    params.map((p) => p.key),
   ]);
   const old = new Map(stored.map((r) => [r.key, r.value]));
   const changed = params
-    .filter((p) => old.get(p.key) !== (p.value ?? ''))
-    .map((p) => ({ key: p.key, old_value: old.get(p.key) ?? '', new_value: p.value ?? '' }));
+    .filter((p) => old.get(p.key) !== p.value)
+    .map((p) => ({ key: p.key, old_value: old.get(p.key) ?? '', new_value: p.value }));
   if (changed.length === 0) return;
   if (opts.single) {
     const [c] = changed;
@@ -91,15 +45,9 @@ async function writeParams(tx: Sql, runId: string, params: KeyValue[], opts: { s
 }
 
 async function writeTags(tx: Sql, runId: string, tags: KeyValue[]): Promise<void> {
-  if (tags.length === 0) return;
-  const last = new Map(tags.map((t) => [t.key, t.value ?? '']));
-  await tx.query(
-    `INSERT INTO tracker_tags (run_id, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)
-     ON CONFLICT (run_id, key) DO UPDATE SET value = EXCLUDED.value`,
-    [runId, [...last.keys()], [...last.values()]],
-  );
+  const written = await writeKeyValues(tx, 'runTags', [runId], tags);
   // The run name tag and the run's name are one fact.
-  const name = last.get(RUN_NAME_TAG);
+  const name = written.find((t) => t.key === RUN_NAME_TAG)?.value;
   if (name) await tx.query(`UPDATE tracker_runs SET name = $2 WHERE run_id = $1`, [runId, name]);
 }
 
@@ -163,43 +111,4 @@ function dedupe(metrics: MetricPoint[]): MetricPoint[] {
   return [...seen.values()];
 }
 
-export async function deleteRunTag(db: Database, runId: string, key: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    await activeRun(tx, runId);
-    const deleted = await tx.query(`DELETE FROM tracker_tags WHERE run_id = $1 AND key = $2 RETURNING key`, [runId, key]);
-    if (deleted.length === 0) throw doesNotExist(`No tag with name: ${key} in run with id ${runId}`);
-  });
-}
-
-/** Appends a logged model's description to the run's `mlflow.log-model.history` tag (runs/log-model). */
-export async function recordLoggedModel(db: Database, runId: string, modelJson: string): Promise<void> {
-  let model: unknown;
-  try {
-    model = JSON.parse(modelJson);
-  } catch {
-    throw invalidParameter(`Invalid value for parameter 'model_json' supplied: it is not valid JSON.`);
-  }
-  await db.transaction(async (tx) => {
-    await activeRun(tx, runId);
-    const [row] = await tx.query<{ value: string }>(
-      `SELECT value FROM tracker_tags WHERE run_id = $1 AND key = 'mlflow.log-model.history' FOR UPDATE`,
-      [runId],
-    );
-    let history: unknown[] = [];
-    try {
-      const parsed: unknown = row ? JSON.parse(row.value) : [];
-      if (Array.isArray(parsed)) history = parsed;
-    } catch {
-      history = [];
-    }
-    const value = JSON.stringify([...history, model]);
-    await tx.query(
-      `INSERT INTO tracker_tags (run_id, key, value) VALUES ($1, 'mlflow.log-model.history', $2)
-       ON CONFLICT (run_id, key) DO UPDATE SET value = EXCLUDED.value`,
-      [runId, value],
-    );
-  });
-}
-
 const pyStr = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
-const pyList = (items: string[]) => `[${items.map(pyStr).join(', ')}]`;

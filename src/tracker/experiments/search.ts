@@ -1,9 +1,9 @@
 import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
-import { parseFilter, parseOrderBy, type Comparison, type Identifier } from './filter.ts';
-import { checkMaxResults, MAX_RESULTS, page, startOffset } from './paging.ts';
-import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from './sql.ts';
-import type { ViewType } from './runs.ts';
+import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
+import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
+import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
+import type { ViewType } from '../wire/fields.ts';
 
 // search_experiments: attributes name, creation_time, last_update_time and tags.<key>; ordered by name,
 // experiment_id, creation_time or last_update_time (default creation_time DESC, experiment_id ASC), with

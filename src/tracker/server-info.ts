@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { AppEnv } from '../../platform/http.ts';
+import type { AppEnv } from '../platform/http.ts';
 
 // MLflow 3 clients ask what the server supports before some calls (the artifact client: multipart). A 404 makes
 // them assume an old server and ask again on every call; this answers once, truthfully: a SQL store, artifacts

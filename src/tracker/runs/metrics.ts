@@ -1,24 +1,20 @@
 import type { Sql } from '../../platform/db/index.ts';
-import { doesNotExist, invalidParameter } from '../errors.ts';
-import { decodeOffsetToken, encodeOffsetToken, metricJson, type MetricRow } from '../wire.ts';
+import { doesNotExist } from '../errors.ts';
+import { encodePageToken, startOffset } from '../search/paging.ts';
+import { metricJson, type MetricRow } from '../wire/json.ts';
+import { existingRun } from './active.ts';
+
+// Reading metric points: one metric's history, and the sampled histories of many runs for the UI's charts.
 
 const POINT = `key, value, is_nan, timestamp, step, run_id, model_id, dataset_name, dataset_digest`;
-
-async function requireRun(db: Sql, runId: string): Promise<void> {
-  const rows = await db.query(`SELECT 1 FROM tracker_runs WHERE run_id = $1`, [runId]);
-  if (rows.length === 0) throw doesNotExist(`Run with id=${runId} not found`);
-}
 
 /** Every point of one metric of a run in MLflow's order (timestamp, step, value); paged when max_results is given. */
 export async function metricHistory(
   db: Sql,
   req: { runId: string; key: string; maxResults?: number | undefined; pageToken?: string | undefined },
 ): Promise<{ metrics: ReturnType<typeof metricJson>[]; next_page_token?: string }> {
-  if (req.maxResults !== undefined && req.maxResults <= 0) {
-    throw invalidParameter(`Invalid value ${req.maxResults} for parameter 'max_results' supplied. It must be a positive integer.`);
-  }
-  await requireRun(db, req.runId);
-  const offset = decodeOffsetToken(req.pageToken);
+  await existingRun(db, req.runId);
+  const offset = startOffset(req.pageToken);
   const limit = req.maxResults === undefined ? null : req.maxResults + 1;
   const rows = await db.query<MetricRow>(
     `SELECT ${POINT} FROM tracker_metrics WHERE run_id = $1 AND key = $2
@@ -29,7 +25,7 @@ export async function metricHistory(
   const page = more ? rows.slice(0, req.maxResults) : rows;
   return {
     metrics: page.map(metricJson),
-    ...(more ? { next_page_token: encodeOffsetToken(offset + req.maxResults!) } : {}),
+    ...(more ? { next_page_token: encodePageToken({ offset: offset + req.maxResults! }) } : {}),
   };
 }
 
@@ -41,13 +37,6 @@ export async function metricHistoryBulkInterval(
   db: Sql,
   req: { runIds: string[]; key: string; maxResults: number; startStep?: number | undefined; endStep?: number | undefined },
 ): Promise<{ metrics: (ReturnType<typeof metricJson> & { run_id: string })[] }> {
-  if ((req.startStep === undefined) !== (req.endStep === undefined)) {
-    throw invalidParameter('Both start_step and end_step must be specified together, or neither may be specified.');
-  }
-  if (req.runIds.length === 0) throw invalidParameter('GetMetricHistoryBulkInterval request must specify at least one run_id.');
-  if (req.runIds.length > 100) {
-    throw invalidParameter(`GetMetricHistoryBulkInterval request cannot specify more than 100 run_ids. Received ${req.runIds.length} run_ids.`);
-  }
   const existing = await db.query<{ run_id: string }>(`SELECT run_id FROM tracker_runs WHERE run_id = ANY($1::text[])`, [req.runIds]);
   const missing = req.runIds.find((id) => !existing.some((r) => r.run_id === id));
   if (missing) throw doesNotExist(`Run with id=${missing} not found`);

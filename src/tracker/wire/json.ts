@@ -1,60 +1,7 @@
-import { z } from 'zod';
-import { invalidParameter } from './errors.ts';
+import { protoEnum, type KeyValue, type RunStatus } from './fields.ts';
 
-// MLflow's JSON wire: protobuf messages as the official client writes and reads them (snake_case field names,
-// int64 as JSON numbers or numeric strings, enums by name or number, doubles as numbers or the strings "NaN",
-// "Infinity", "-Infinity"). Unset fields and empty lists are left out, as MLflow's server does.
-
-// ---- request field types -------------------------------------------------------------------------------------
-
-/** A string field; a GET query string may repeat a key, the last value wins as in protobuf. */
-export const str = () => z.preprocess((v) => (Array.isArray(v) ? v[v.length - 1] : v), z.string());
-
-/** An int64 field: a JSON number or a numeric string (query strings, protobuf's own JSON). */
-export const int64 = () =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v),
-    z
-      .number({ message: 'expected an integer' })
-      .int({ message: 'expected an integer' })
-      .refine(Number.isSafeInteger, { message: 'expected an integer of at most 2^53' }),
-  );
-
-/** A double field: a number, or the strings protobuf's JSON uses for the values JSON has no literal for. */
-export const double = () =>
-  z.preprocess((v) => {
-    if (typeof v !== 'string') return v;
-    const s = v.trim();
-    if (s === 'NaN') return Number.NaN;
-    if (s === 'Infinity' || s === 'inf') return Number.POSITIVE_INFINITY;
-    if (s === '-Infinity' || s === '-inf') return Number.NEGATIVE_INFINITY;
-    return s !== '' && Number.isFinite(Number(s)) ? Number(s) : v;
-  }, z.custom<number>((v) => typeof v === 'number', { message: 'expected a double' }));
-
-/** A repeated field; a GET query string with a single value gives a scalar. */
-export const list = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v) => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]), z.array(item));
-
-/** An enum field, by name or by number as protobuf's JSON allows. */
-export function protoEnum<const N extends readonly string[]>(names: Record<number, N[number]>) {
-  const byName = new Set(Object.values(names));
-  return z.preprocess(
-    (v) => {
-      if (typeof v === 'number') return names[v] ?? v;
-      if (typeof v === 'string' && /^\d+$/.test(v)) return names[Number(v)] ?? v;
-      return v;
-    },
-    z.string().refine((s) => byName.has(s), { message: `expected one of ${[...byName].join(', ')}` }),
-  ) as unknown as z.ZodType<N[number]>;
-}
-
-export const RUN_STATUSES = { 1: 'RUNNING', 2: 'SCHEDULED', 3: 'FINISHED', 4: 'FAILED', 5: 'KILLED' } as const;
-export type RunStatus = (typeof RUN_STATUSES)[keyof typeof RUN_STATUSES];
-export const runStatus = () => protoEnum<RunStatus[]>(RUN_STATUSES);
-
-export const VIEW_TYPES = { 1: 'ACTIVE_ONLY', 2: 'DELETED_ONLY', 3: 'ALL' } as const;
-export type ViewType = (typeof VIEW_TYPES)[keyof typeof VIEW_TYPES];
-export const viewType = () => protoEnum<ViewType[]>(VIEW_TYPES);
+// MLflow's JSON answers: protobuf messages as its server writes them. Unset fields and empty lists are left out,
+// as MLflow's server does; doubles JSON has no literal for are the strings "NaN", "Infinity", "-Infinity".
 
 // Logged model status: the database keeps the short names, the wire the proto's.
 export const LOGGED_MODEL_STATUSES = {
@@ -68,14 +15,8 @@ export const loggedModelStatus = () => protoEnum<LoggedModelWireStatus[]>(LOGGED
 export type LoggedModelStatus = 'PENDING' | 'READY' | 'FAILED';
 export const statusToWire = (s: LoggedModelStatus): LoggedModelWireStatus =>
   s === 'READY' ? 'LOGGED_MODEL_READY' : s === 'FAILED' ? 'LOGGED_MODEL_UPLOAD_FAILED' : 'LOGGED_MODEL_PENDING';
-export function statusFromWire(s: LoggedModelWireStatus): LoggedModelStatus {
-  if (s === 'LOGGED_MODEL_READY') return 'READY';
-  if (s === 'LOGGED_MODEL_UPLOAD_FAILED') return 'FAILED';
-  if (s === 'LOGGED_MODEL_PENDING') return 'PENDING';
-  throw invalidParameter(`Invalid value ${s} for parameter 'status' supplied.`);
-}
-
-export const keyValue = () => z.object({ key: str(), value: str().optional() });
+export const statusFromWire = (s: LoggedModelWireStatus): LoggedModelStatus | undefined =>
+  s === 'LOGGED_MODEL_READY' ? 'READY' : s === 'LOGGED_MODEL_UPLOAD_FAILED' ? 'FAILED' : s === 'LOGGED_MODEL_PENDING' ? 'PENDING' : undefined;
 
 // ---- values ------------------------------------------------------------------------------------------------------
 
@@ -87,28 +28,7 @@ export function doubleJson(value: number, isNan = false): number | string {
   return value;
 }
 
-/** MLflow's page token: base64 of {"offset": n}; anything else is INVALID_PARAMETER_VALUE. */
-export function encodeOffsetToken(offset: number): string {
-  return Buffer.from(JSON.stringify({ offset })).toString('base64');
-}
-
-export function decodeOffsetToken(token: string | undefined): number {
-  if (!token) return 0;
-  let offset: unknown;
-  try {
-    offset = (JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { offset?: unknown }).offset;
-  } catch {
-    offset = undefined;
-  }
-  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0) {
-    throw invalidParameter(`Invalid page token, could not base64-decode or parse offset: '${token}'.`);
-  }
-  return offset;
-}
-
 // ---- response shapes ---------------------------------------------------------------------------------------------
-
-export type KeyValue = { key: string; value: string };
 
 export type ExperimentRow = {
   experiment_id: string | number;

@@ -1,12 +1,14 @@
 import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
-import { parseFilter, parseOrderBy, type Comparison, type Identifier } from './filter.ts';
-import { checkMaxResults, MAX_RESULTS, page, startOffset } from './paging.ts';
+import type { ViewType } from '../wire/fields.ts';
+import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
+import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
 import {
   checkDistinct,
   checkOp,
   compare,
   compareMetric,
+  experimentIdsOf,
   LIST_OPS,
   NUMERIC_OPS,
   numberValue,
@@ -14,13 +16,12 @@ import {
   Params,
   STRING_OPS,
   stringValue,
-} from './sql.ts';
+} from '../search/sql.ts';
 
 // search_runs: the filter becomes EXISTS semi-joins on the run's latest metrics, params, tags and dataset inputs;
 // each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
 // page exists). Rows missing an order key sort last in both directions, NaN metrics just before them.
 
-export type ViewType = 'ACTIVE_ONLY' | 'DELETED_ONLY' | 'ALL';
 
 export type SearchRunsRequest = {
   experimentIds: string[];
@@ -173,13 +174,6 @@ function ordering(orderBy: string[], params: Params): { joins: string[]; terms: 
 }
 
 const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
-
-export function experimentIdsOf(ids: string[]): number[] {
-  return ids.map((id) => {
-    if (!/^\d+$/.test(String(id).trim())) throw invalidParameter(`Invalid experiment id '${id}': experiment ids are integers.`);
-    return Number(id);
-  });
-}
 
 export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ runIds: string[]; nextPageToken?: string }> {
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.runs);

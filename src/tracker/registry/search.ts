@@ -1,8 +1,8 @@
 import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
-import { parseFilter, parseOrderBy, type Comparison, type Identifier } from './filter.ts';
-import { checkMaxResults, MAX_RESULTS, page, startOffset } from './paging.ts';
-import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from './sql.ts';
+import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
+import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
+import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
 
 // search_registered_models and search_model_versions. MLflow 3 clients append
 // tag.`mlflow.prompt.is_prompt` != 'true' to both searches to hide prompts; a model without that tag is not a

@@ -1,7 +1,9 @@
 import { invalidParameter } from '../errors.ts';
+import { requiredStr } from './fields.ts';
 
 // MLflow's limits and name rules (mlflow/utils/validation.py), with its messages, so a client sees the same
-// refusal from this server as from MLflow's.
+// refusal from this server as from MLflow's. Applied at the edge, as a message is parsed; stores get values that
+// passed them.
 
 export const LIMITS = {
   metricsPerBatch: 1000,
@@ -12,6 +14,13 @@ export const LIMITS = {
   tagValueLength: 8000,
   experimentNameLength: 500,
   experimentTagValueLength: 20000,
+  datasetNameLength: 500,
+  datasetDigestLength: 36,
+  datasetSourceLength: 65535,
+  datasetSchemaLength: 1048575,
+  datasetProfileLength: 16777215,
+  inputTagKeyLength: 255,
+  inputTagValueLength: 500,
 } as const;
 
 const NAME_CHARS = /^[/\p{L}\p{N}_.\- :]*$/u;
@@ -84,11 +93,5 @@ export function experimentIdOf(id: string | undefined): number {
   return Number(text);
 }
 
-export function required<T>(value: T | undefined | null | '', path: string): T {
-  if (value === undefined || value === null || value === '') {
-    throw invalidParameter(
-      `Missing value for required parameter '${path}'. See the API docs for more information about request parameters.`,
-    );
-  }
-  return value;
-}
+/** A required experiment id field, as the integer it must be. */
+export const experimentId = () => requiredStr().transform((id) => experimentIdOf(id));

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { idList, int64, keyValue, list, optionalStr, requiredStr, strOrEmpty, viewType } from '../wire/fields.ts';
+import { checkExperimentName, checkKey, checkLength, experimentId, LIMITS } from '../wire/rules.ts';
+
+// The experiment endpoints' request messages, parsed and checked once into what the store and search take.
+
+function checkExperimentTag<T extends { key: string; value: string }>(tag: T): T {
+  checkKey(tag.key, 'key');
+  checkLength('value', LIMITS.experimentTagValueLength, tag.value);
+  return tag;
+}
+
+export const CreateExperiment = z.object({
+  name: requiredStr().transform((name) => checkExperimentName(name)),
+  artifact_location: optionalStr(),
+  tags: list(keyValue().transform(checkExperimentTag)),
+});
+
+export const ExperimentRef = z.object({ experiment_id: experimentId() });
+export const GetByName = z.object({ experiment_name: requiredStr() });
+export const RenameExperiment = ExperimentRef.extend({ new_name: requiredStr().transform((name) => checkExperimentName(name)) });
+export const SetExperimentTag = ExperimentRef.extend({ key: requiredStr(), value: strOrEmpty() }).transform((m) => ({
+  experimentId: m.experiment_id,
+  tag: checkExperimentTag({ key: m.key, value: m.value }),
+}));
+export const DeleteExperimentTag = ExperimentRef.extend({ key: requiredStr() });
+
+export const SearchExperiments = z.object({
+  max_results: int64().optional().transform((n) => n ?? 1000),
+  page_token: optionalStr(),
+  filter: optionalStr(),
+  order_by: list(z.string()),
+  view_type: viewType().optional(),
+});
+
+export const SearchDatasets = z.object({ experiment_ids: idList() });
