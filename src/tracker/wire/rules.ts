@@ -21,6 +21,8 @@ export const LIMITS = {
   datasetProfileLength: 16777215,
   inputTagKeyLength: 255,
   inputTagValueLength: 500,
+  registryTagKeyLength: 250,
+  registryTagValueLength: 100_000,
 } as const;
 
 const NAME_CHARS = /^[/\p{L}\p{N}_.\- :]*$/u;
