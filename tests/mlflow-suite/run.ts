@@ -51,7 +51,8 @@ async function runPytest(python: string, testsDir: string, server: string, extra
     ...process.env,
     SVC_SUITE_SERVER: server,
     SVC_SUITE_RESULTS: results,
-    SVC_ROOT: root,
+    // The svc checkout to serve (a snapshot, so edits made while the suite runs do not change the server under test).
+    SVC_ROOT: process.env.SVC_SUITE_ROOT ?? root,
     PYTHONPATH: [here, testsDir, process.env.PYTHONPATH].filter(Boolean).join(':'),
     MLFLOW_ENABLE_TELEMETRY: 'false',
     DO_NOT_TRACK: 'true',

@@ -61,11 +61,16 @@ class SvcServer:
     """Stands in for the files' ServerThread(app, port): `svc serve tracker` on that port, a fresh data folder."""
 
     artifact_root: str | None = None
+    # A data folder whose embedded database is initialised and migrated once; each server starts on a copy of it
+    # (the same state a first start produces, without initialising a database per test).
+    template: str | None = None
 
     def __init__(self, _app, port: int):
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.data = tempfile.mkdtemp(prefix="svc-mlflow-suite-")
+        if SvcServer.template:
+            subprocess.run(["cp", "-a", f"{SvcServer.template}/.", self.data], check=True)
         self.proc: subprocess.Popen | None = None
         self.log = Path(self.data) / "server.log"
 
@@ -99,13 +104,35 @@ class SvcServer:
         raise RuntimeError(f"svc serve tracker did not answer /health in 120 s: {self.log.read_text()[-2000:]}")
 
     def __exit__(self, *exc) -> None:
+        self.stop()
+        subprocess.run(["rm", "-rf", self.data], check=False)
+
+    def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-        subprocess.run(["rm", "-rf", self.data], check=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _svc_template():
+    if SERVER != "svc":
+        yield
+        return
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = SvcServer(None, port)
+    server.__enter__()
+    server.stop()
+    server.log.unlink()
+    SvcServer.template = server.data
+    yield
+    subprocess.run(["rm", "-rf", SvcServer.template], check=False)
 
 
 def _capture_backend_stores(backend_uri, default_artifact_root=None, *args, **kwargs):
