@@ -176,6 +176,16 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         expect((await version('clf', `${runUri}/model`, { run_id: 'run-a' })).version).toBe('2');
       });
 
+      it('takes a runs:/ source as MLflow does: as given, whatever the run_id, whether or not the run is on this server', async () => {
+        // A migration registers versions whose runs live on another server; MLflow's own tests register
+        // runs:/run_id/model with run_id 'run_id_1'.
+        const v = await version('clf', 'runs:/elsewhere/model', { run_id: 'run_id_1' });
+        expect(v).toMatchObject({ version: '1', source: 'runs:/elsewhere/model', run_id: 'run_id_1' });
+        expect(await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).toEqual({ artifact_uri: 'runs:/elsewhere/model' });
+        expect((await version('clf', 'runs:/elsewhere/model')).run_id).toBe('elsewhere');
+        expect((await call('POST', '/model-versions/create', { name: 'clf', source: 'runs:/elsewhere/../x' })).status).toBe(400);
+      });
+
       it('registers a 3.x logged model (models:/<model_id>) at its artifact location and notes the version on it', async () => {
         await addRun('run-b');
         const location = await addLoggedModel('m-123', 'run-b');
@@ -195,14 +205,12 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
       });
 
       it.each([
-        ['a run that does not contain the source', 'runs:/run-c/model', { run_id: 'run-x' }],
         ['a source outside the run', 'mlflow-artifacts:/0/run-other/artifacts/model', { run_id: 'run-c' }],
         ['a proxied source without its run', 'mlflow-artifacts:/0/run-c/artifacts/model', {}],
         ['a relative path', 'mlflow-artifacts:/0/run-c/artifacts/../../run-other/artifacts', { run_id: 'run-c' }],
         ['an encoded relative path', 'mlflow-artifacts:/0/run-c/artifacts/%2e%2e/x', { run_id: 'run-c' }],
         ['a local path', '/etc/model', {}],
         ['a file URI', 'file:///etc/model', {}],
-        ['an unknown run', 'runs:/nope/model', {}],
         ['an unknown logged model', 'models:/m-missing', { model_id: 'm-missing' }],
         ['a logged model other than model_id', 'models:/m-1', { model_id: 'm-2' }],
       ])('refuses %s', async (_what, source, extra) => {

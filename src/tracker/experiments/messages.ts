@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { invalidParameter } from '../errors.ts';
 import { idList, int64, keyValue, list, optionalStr, requiredStr, strOrEmpty, viewType } from '../wire/fields.ts';
 import { checkExperimentName, checkKey, checkLength, experimentId, LIMITS } from '../wire/rules.ts';
 
@@ -33,4 +34,14 @@ export const SearchExperiments = z.object({
   view_type: viewType().optional(),
 });
 
-export const SearchDatasets = z.object({ experiment_ids: idList() });
+const MAX_DATASET_EXPERIMENTS = 20;
+
+export const SearchDatasets = z.object({ experiment_ids: idList() }).transform((m) => {
+  if (m.experiment_ids.length === 0) throw invalidParameter('SearchDatasets request must specify at least one experiment_id.');
+  if (m.experiment_ids.length > MAX_DATASET_EXPERIMENTS) {
+    throw invalidParameter(
+      `SearchDatasets request cannot specify more than ${MAX_DATASET_EXPERIMENTS} experiment_ids. Received ${m.experiment_ids.length} experiment_ids.`,
+    );
+  }
+  return m;
+});

@@ -7,7 +7,7 @@ import { canonicalStage, checkAlias, checkArchivable, checkModelName, checkSetta
 // The registry's request messages (model_registry.proto), parsed and checked once into what its stores take.
 
 const modelName = (field = 'name') => requiredStr().transform((name) => checkModelName(name, field));
-const version = () => z.union([z.string(), z.number()]).transform((v) => parseVersion(v));
+const version = () => z.union([str(), z.number()]).transform((v) => parseVersion(v));
 // MLflow's registry tag rules: a key that is not blank, keys up to 250 characters and values up to 100 000.
 const checkTag = (t: { key: string; value: string }) => {
   checkTagKeys([t]);

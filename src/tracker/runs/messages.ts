@@ -213,21 +213,31 @@ export const MetricHistory = runMessage({
   return m;
 });
 
+const MAX_BULK_RUNS = 100;
+const MAX_POINTS_PER_RUN = 2500;
+
 export const MetricHistoryBulkInterval = z
   .object({
-    run_ids: list(z.string()),
+    run_ids: list(z.string()).refine((ids) => ids.length > 0, { params: { missing: true } }),
     metric_key: requiredStr(),
     start_step: int64().optional(),
     end_step: int64().optional(),
-    max_results: int64().optional().transform((n) => Math.min(n ?? 320, 2500)),
+    // The UI asks for what a chart can show; without max_results a run gives at most 320 points here.
+    max_results: int64().optional(),
   })
   .transform((m) => {
+    const words = (message: string) => invalidParameter(`${message} See the API docs for more information about request parameters.`);
+    if (m.run_ids.length > MAX_BULK_RUNS) {
+      throw words(`GetMetricHistoryBulkInterval request must specify at most ${MAX_BULK_RUNS} run_ids. Received ${m.run_ids.length} run_ids.`);
+    }
+    if (m.max_results !== undefined && (m.max_results < 1 || m.max_results > MAX_POINTS_PER_RUN)) {
+      throw words(`max_results must be between 1 and ${MAX_POINTS_PER_RUN}.`);
+    }
+    if (m.start_step !== undefined && m.end_step !== undefined && m.start_step > m.end_step) {
+      throw invalidParameter(`end_step must be greater than start_step. Found start_step=${m.start_step} and end_step=${m.end_step}.`);
+    }
     if ((m.start_step === undefined) !== (m.end_step === undefined)) {
-      throw invalidParameter('Both start_step and end_step must be specified together, or neither may be specified.');
+      throw invalidParameter('If either start step or end step are specified, both must be specified.');
     }
-    if (m.run_ids.length === 0) throw invalidParameter('GetMetricHistoryBulkInterval request must specify at least one run_id.');
-    if (m.run_ids.length > 100) {
-      throw invalidParameter(`GetMetricHistoryBulkInterval request cannot specify more than 100 run_ids. Received ${m.run_ids.length} run_ids.`);
-    }
-    return m;
+    return { ...m, max_results: m.max_results ?? 320 };
   });

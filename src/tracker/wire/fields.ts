@@ -5,8 +5,17 @@ import { z } from 'zod';
 // "-Infinity"; a GET carries the same message in its query string). These field types parse a message once, at
 // the edge, into typed values; wire/request.ts turns a failure into MLflow's words.
 
-/** A string field; a GET query string may repeat a key, the last value wins as in protobuf. */
-export const str = () => z.preprocess((v) => (Array.isArray(v) ? v[v.length - 1] : v), z.string());
+// A GET query string gives every field as the list of its values (wire/request.ts); a scalar field takes the last,
+// as protobuf does, and a repeated field the whole list. In a JSON body a list where a scalar belongs (or the
+// reverse) is refused.
+const lastOf = (v: unknown) => (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') ? v[v.length - 1] : v);
+const fromQuery = (v: unknown) => v instanceof QueryValues;
+
+/** The values a query string gives one key. */
+export class QueryValues extends Array<string> {}
+
+/** A string field. */
+export const str = () => z.preprocess((v) => (fromQuery(v) ? lastOf(v) : v), z.string());
 
 /**
  * A required string: absent, null or empty is "Missing value for required parameter" (protobuf cannot tell an
@@ -23,13 +32,17 @@ export const optionalStr = () => str().optional().transform((s) => (s === '' ? u
 /** An int64 field: a JSON number or a numeric string (query strings, protobuf's own JSON). */
 export const int64 = () =>
   z.preprocess(
-    (v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : Array.isArray(v) && v.length === 1 ? v[0] : v),
+    (q) => {
+      const v = fromQuery(q) ? lastOf(q) : q;
+      return typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v;
+    },
     z.number().int().refine(Number.isSafeInteger),
   );
 
 /** A double field: a number, or the strings protobuf's JSON uses for the values JSON has no literal for. */
 export const double = () =>
-  z.preprocess((v) => {
+  z.preprocess((q) => {
+    const v = fromQuery(q) ? lastOf(q) : q;
     if (typeof v !== 'string') return v;
     const s = v.trim();
     if (s === 'NaN') return Number.NaN;
@@ -40,11 +53,14 @@ export const double = () =>
 
 /** A boolean field: JSON true/false, or 'true'/'false' in any case from a query string. */
 export const bool = () =>
-  z.preprocess((v) => (typeof v === 'string' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : v), z.boolean());
+  z.preprocess((q) => {
+    const v = fromQuery(q) ? lastOf(q) : q;
+    return typeof v === 'string' && /^(true|false)$/i.test(v) ? v.toLowerCase() === 'true' : v;
+  }, z.boolean());
 
-/** A repeated field (absent is empty); a GET query string with a single value gives a scalar. */
+/** A repeated field (absent is empty). */
 export const list = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v) => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]), z.array(item));
+  z.preprocess((v) => (v === undefined || v === null ? [] : fromQuery(v) ? [...(v as QueryValues)] : v), z.array(item));
 
 /** Ids that travel as strings or numbers (experiment ids in searches). */
 export const idList = () => list(z.union([z.string(), z.number()]).transform(String));
@@ -53,7 +69,8 @@ export const idList = () => list(z.union([z.string(), z.number()]).transform(Str
 export function protoEnum<const N extends readonly string[]>(names: Record<number, N[number]>) {
   const byName = new Set(Object.values(names));
   return z.preprocess(
-    (v) => {
+    (q) => {
+      const v = fromQuery(q) ? lastOf(q) : q;
       if (typeof v === 'number') return names[v] ?? v;
       if (typeof v === 'string' && /^\d+$/.test(v)) return names[Number(v)] ?? v;
       return v;

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import type { AppEnv } from '../../platform/http.ts';
 import { invalidParameter } from '../errors.ts';
+import { QueryValues } from './fields.ts';
 
 // The one place a request message is read: the JSON body of a POST/PATCH/DELETE, or the query string of a GET (a
 // repeated key becomes a list, as the client sends `experiment_ids=1&experiment_ids=2`). The schema parses it into
@@ -10,7 +11,9 @@ import { invalidParameter } from '../errors.ts';
 const API_DOCS = 'See the API docs for more information about request parameters.';
 
 export async function readRequest<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
-  return parseMessage(schema, c.req.method === 'GET' ? queryMessage(c) : await jsonBody(c));
+  if (c.req.method === 'GET') return parseMessage(schema, queryMessage(c));
+  const text = await c.req.text();
+  return parseMessage(schema, jsonOf(text), text);
 }
 
 /**
@@ -18,27 +21,43 @@ export async function readRequest<S extends z.ZodType>(c: Context<AppEnv>, schem
  * string instead, so an empty body falls back to the query.
  */
 export async function readDeleteRequest<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
-  const body = await jsonBody(c);
+  const text = await c.req.text();
+  const body = jsonOf(text);
   const empty = body && typeof body === 'object' && Object.keys(body).length === 0;
-  return parseMessage(schema, empty && Object.keys(c.req.queries()).length > 0 ? queryMessage(c) : body);
+  return empty && Object.keys(c.req.queries()).length > 0 ? parseMessage(schema, queryMessage(c)) : parseMessage(schema, body, text);
 }
 
 /** Parses a message already read; the schema's own refusals (TrackerError) pass through as thrown. */
-export function parseMessage<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+export function parseMessage<S extends z.ZodType>(schema: S, raw: unknown, text = ''): z.output<S> {
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (parsed.success) return parsed.data;
-  throw invalidParameter(issueMessage(parsed.error.issues[0]!));
+  throw invalidParameter(issueMessage(parsed.error.issues[0]!, text));
 }
 
 /** MLflow's handler wording: a missing required field, or a value of the wrong type with its Python type. */
-function issueMessage(issue: z.core.$ZodIssue): string {
+function issueMessage(issue: z.core.$ZodIssue, text: string): string {
   const path = fieldPath(issue.path);
-  if (issue.code === 'custom' && issue.params?.['message']) return String(issue.params['message']);
+  if (issue.code === 'custom' && issue.params?.['message']) return `${String(issue.params['message'])} ${API_DOCS}`;
   const input = (issue as { input?: unknown }).input;
-  if (input === undefined || input === null || (issue.code === 'custom' && issue.params?.['missing'])) {
+  const empty = input === undefined || input === null || (Array.isArray(input) && input.length === 0 && input instanceof QueryValues);
+  if (empty || (issue.code === 'custom' && issue.params?.['missing'])) {
     return `Missing value for required parameter '${path}'. ${API_DOCS}`;
   }
-  return `Invalid value ${JSON.stringify(input)} for parameter '${path}' supplied: Hint: Value was of type '${pythonType(input)}'. ${API_DOCS}`;
+  const shown = input instanceof QueryValues ? input[input.length - 1] : input;
+  return `Invalid value ${pythonJson(shown, issue.path, text)} for parameter '${path}' supplied: Hint: Value was of type '${pythonType(shown)}'. ${API_DOCS}`;
+}
+
+/**
+ * The value as Python's json.dumps writes it (MLflow's words quote the value so): a number keeps the decimal
+ * point it was sent with ("9.0", which JavaScript reads as 9), found in the body next to the field's name.
+ */
+function pythonJson(value: unknown, path: readonly PropertyKey[], text: string): string {
+  const key = path[path.length - 1];
+  if (typeof value === 'number' && typeof key === 'string' && text) {
+    const literal = new RegExp(`"${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\s*:\\s*(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)`).exec(text)?.[1];
+    if (literal !== undefined && Number(literal) === value) return literal;
+  }
+  return JSON.stringify(value) ?? String(value);
 }
 
 /** `metrics[0].value`, as MLflow names a field inside a list. */
@@ -54,14 +73,14 @@ function pythonType(value: unknown): string {
   return 'dict';
 }
 
-function queryMessage(c: Context<AppEnv>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [key, values] of Object.entries(c.req.queries())) out[key] = values.length === 1 ? values[0]! : values;
+/** Every key of a query string as the list of its values; the field types take what they need of it. */
+function queryMessage(c: Context<AppEnv>): Record<string, QueryValues> {
+  const out: Record<string, QueryValues> = {};
+  for (const [key, values] of Object.entries(c.req.queries())) out[key] = QueryValues.from(values) as QueryValues;
   return out;
 }
 
-async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
-  const text = await c.req.text();
+function jsonOf(text: string): unknown {
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
