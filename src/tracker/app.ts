@@ -10,11 +10,14 @@ import { registryRoutes } from './registry/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
 import { serverInfoRoutes } from './server-info.ts';
+import { traceRoutesV2, traceRoutesV3 } from './traces/routes.ts';
 import { uiRoutes } from './ui/index.ts';
 
 /** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
 export const API_PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow', '/api/2.0/tracker'] as const;
 export const ARTIFACTS_PREFIX = '/api/2.0/mlflow-artifacts';
+/** MLflow 3's prefixes: the endpoints that exist only in its 3.0 API (traces, server-info). */
+export const V3_PREFIXES = ['/api/3.0/mlflow', '/ajax-api/3.0/mlflow'] as const;
 
 /** The tracking API (everything under one prefix), as mounted at each of API_PREFIXES. */
 export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
@@ -24,6 +27,7 @@ export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
   api.route('/', loggedModelRoutes(deps));
   api.route('/', runArtifactRoutes(deps));
   api.route('/', registryRoutes(deps));
+  api.route('/', traceRoutesV2(deps));
   return api;
 }
 
@@ -40,6 +44,11 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   for (const prefix of API_PREFIXES) {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, api);
+  }
+  const v3 = traceRoutesV3(deps);
+  for (const prefix of V3_PREFIXES) {
+    app.use(`${prefix}/*`, gate);
+    app.route(prefix, v3);
   }
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
   app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));

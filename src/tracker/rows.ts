@@ -2,7 +2,8 @@ import type { Sql } from '../platform/db/index.ts';
 import type { KeyValue } from './wire/fields.ts';
 
 // What every feature's store and loader share: the one write of the key/value tables (tags and params of runs,
-// experiments, logged models, registered models and model versions), and grouping rows by their owner.
+// experiments, logged models, registered models and model versions; tags and metadata of traces), and grouping
+// rows by their owner.
 
 const TABLES = {
   runTags: { table: 'tracker_tags', owner: ['run_id::text'] },
@@ -12,6 +13,8 @@ const TABLES = {
   loggedModelParams: { table: 'tracker_logged_model_params', owner: ['model_id::text'] },
   registeredModelTags: { table: 'tracker_registered_model_tags', owner: ['name::text'] },
   modelVersionTags: { table: 'tracker_model_version_tags', owner: ['name::text', 'version::int'] },
+  traceTags: { table: 'tracker_trace_tags', owner: ['trace_id::text'] },
+  traceMetadata: { table: 'tracker_trace_metadata', owner: ['trace_id::text'] },
 } as const;
 
 export type KeyValueTable = keyof typeof TABLES;

@@ -15,9 +15,16 @@ const SERVER_INFO = {
   features_enabled: { gateway: false },
 };
 
-/** Mounted at the root: GET /api/3.0/mlflow/server-info and its /ajax-api twin. */
+/**
+ * The MLflow release whose REST API this server speaks. Clients read it from GET /version before features that
+ * depend on the server's version (3.x sends traces only to a server it can identify).
+ */
+export const MLFLOW_API_VERSION = '3.17.2';
+
+/** Mounted at the root: GET /version, GET /api/3.0/mlflow/server-info and its /ajax-api twin. */
 export function serverInfoRoutes(): Hono<AppEnv> {
   return new Hono<AppEnv>()
+    .get('/version', (c) => c.text(MLFLOW_API_VERSION))
     .get('/api/3.0/mlflow/server-info', (c) => c.json(SERVER_INFO))
     .get('/ajax-api/3.0/mlflow/server-info', (c) => c.json(SERVER_INFO));
 }
