@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { createApp, type AppEnv } from '../platform/http.ts';
 import type { TrackerDeps } from './deps.ts';
-import { artifactRoutes, runArtifactRoutes } from './artifacts/index.ts';
+import { artifactRoutes, runArtifactRoutes, runFileRoutes } from './artifacts/index.ts';
 import { fromDatabaseError } from './db-errors.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
 import { experimentRoutes } from './experiments/routes.ts';
 import { loggedModelRoutes } from './logged-models/routes.ts';
-import { registryRoutes } from './registry/routes.ts';
+import { modelVersionFileRoutes, registryRoutes } from './registry/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
 import { serverInfoRoutes } from './server-info.ts';
@@ -53,6 +53,9 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
   app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));
   app.route('/', serverInfoRoutes());
+  // MLflow's UI reads files at the root as well as under the prefixes.
+  app.route('/', runFileRoutes(deps));
+  app.route('/', modelVersionFileRoutes(deps));
   app.route('/', uiRoutes(deps));
   // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
   app.notFound((c) =>

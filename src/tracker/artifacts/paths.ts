@@ -29,7 +29,7 @@ export function checkArtifactPath(path: string): string {
 }
 
 function problem(p: string, original: string): void {
-  const bad = (why: string) => invalidParameter(`Invalid artifact path '${original.slice(0, 300)}': ${why}.`);
+  const bad = (why: string) => invalidParameter(`Invalid path '${original.slice(0, 300)}': ${why}.`);
   // Control characters (NUL included) never belong in a path and confuse logs and file systems.
   if (/[\u0000-\u001f\u007f]/.test(p)) throw bad('it contains a control character');
   if (p.includes('\\')) throw bad('it contains a backslash');
@@ -47,7 +47,7 @@ function decodeOnce(encoded: string): string {
   try {
     return decodeURIComponent(encoded);
   } catch {
-    throw invalidParameter(`Invalid artifact path '${encoded.slice(0, 300)}': it is not valid percent-encoding.`);
+    throw invalidParameter(`Invalid path '${encoded.slice(0, 300)}': it is not valid percent-encoding.`);
   }
 }
 

@@ -147,10 +147,14 @@ export function registryRoutes(deps: TrackerDeps): Hono<AppEnv> {
       await deleteModelVersionTag(deps, await readDeleteRequest(c, DeleteModelVersionTag));
       return done(c);
     })
-    // A registered version's file, for the UI.
-    .get('/model-versions/get-artifact', async (c) => {
-      const m = await readRequest(c, ModelVersionFile);
-      const uri = await getDownloadUri(db, m);
-      return sendArtifact(c, deps.artifacts, joinKey(requireStoreKey(deps, uri), m.path), m.path);
-    });
+    .route('/', modelVersionFileRoutes(deps));
+}
+
+/** GET /model-versions/get-artifact: a registered version's file, for the UI (under the API prefixes and the root). */
+export function modelVersionFileRoutes(deps: TrackerDeps): Hono<AppEnv> {
+  return new Hono<AppEnv>().get('/model-versions/get-artifact', async (c) => {
+    const m = await readRequest(c, ModelVersionFile);
+    const uri = await getDownloadUri(deps.db, m);
+    return sendArtifact(c, deps.artifacts, joinKey(requireStoreKey(deps, uri), m.path), m.path);
+  });
 }

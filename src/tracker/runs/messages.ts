@@ -241,3 +241,22 @@ export const MetricHistoryBulkInterval = z
     }
     return { ...m, max_results: m.max_results ?? 320 };
   });
+
+const MAX_BULK_HISTORY_RUNS = 100;
+
+/** The UI's whole histories of one metric for some runs (GET metrics/get-history-bulk, repeated run_id). */
+export const MetricHistoryBulk = z
+  .object({ run_id: list(z.string()), metric_key: optionalStr(), max_results: int64().optional() })
+  .transform((m) => {
+    if (m.run_id.length === 0) throw invalidParameter('GetMetricHistoryBulk request must specify at least one run_id.');
+    if (m.run_id.length > MAX_BULK_HISTORY_RUNS) {
+      throw invalidParameter(
+        `GetMetricHistoryBulk request cannot specify more than ${MAX_BULK_HISTORY_RUNS} run_ids. Received ${m.run_id.length} run_ids.`,
+      );
+    }
+    if (!m.metric_key) throw invalidParameter('GetMetricHistoryBulk request must specify a metric_key.');
+    if (m.max_results !== undefined && m.max_results < 1) {
+      throw invalidParameter(`Invalid value ${m.max_results} for parameter 'max_results' supplied. It must be a positive integer.`);
+    }
+    return { runIds: [...new Set(m.run_id)].sort(), key: m.metric_key, maxResults: m.max_results ?? 25_000 };
+  });

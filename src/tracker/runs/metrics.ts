@@ -57,3 +57,19 @@ export async function metricHistoryBulkInterval(
   );
   return { metrics: rows.map((r) => ({ ...metricJson(r), run_id: r.run_id })) };
 }
+
+/** Each run's history of one metric (runs in id order, points in MLflow's order), at most maxResults a run. */
+export async function metricHistoryBulk(
+  db: Sql,
+  req: { runIds: string[]; key: string; maxResults: number },
+): Promise<{ metrics: (ReturnType<typeof metricJson> & { run_id: string })[] }> {
+  const rows = await db.query<MetricRow & { run_id: string }>(
+    `SELECT ${POINT} FROM (
+       SELECT ${POINT}, row_number() OVER (PARTITION BY run_id ORDER BY timestamp, step, value, is_nan) AS i
+       FROM tracker_metrics WHERE run_id = ANY($1::text[]) AND key = $2) p
+     WHERE i <= $3
+     ORDER BY run_id, timestamp, step, value, is_nan`,
+    [req.runIds, req.key, req.maxResults],
+  );
+  return { metrics: rows.map((r) => ({ ...metricJson(r), run_id: r.run_id })) };
+}

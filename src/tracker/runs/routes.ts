@@ -15,13 +15,14 @@ import {
   LogOutputs,
   LogParameter,
   MetricHistory,
+  MetricHistoryBulk,
   MetricHistoryBulkInterval,
   RunRef,
   SearchRuns,
   SetTag,
   UpdateRun,
 } from './messages.ts';
-import { metricHistory, metricHistoryBulkInterval } from './metrics.ts';
+import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './metrics.ts';
 import { searchRuns } from './search.ts';
 import { createRun, deleteRunTag, recordLoggedModel, setRunLifecycle, updateRun } from './store.ts';
 
@@ -100,6 +101,10 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
       const req = await readRequest(c, MetricHistory);
       const history = await metricHistory(db, { runId: req.run_id, key: req.metric_key, maxResults: req.max_results, pageToken: req.page_token });
       return c.json(history.metrics.length || history.next_page_token ? history : {});
+    })
+    .get('/metrics/get-history-bulk', async (c) => {
+      const result = await metricHistoryBulk(db, await readRequest(c, MetricHistoryBulk));
+      return c.json(result.metrics.length ? result : {});
     })
     .get('/metrics/get-history-bulk-interval', async (c) => {
       const req = await readRequest(c, MetricHistoryBulkInterval);

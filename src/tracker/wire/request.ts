@@ -16,6 +16,11 @@ export async function readRequest<S extends z.ZodType>(c: Context<AppEnv>, schem
   return parseMessage(schema, jsonOf(text), text);
 }
 
+/** A message carried in the query string of any method (MLflow's upload-artifact: the body is the file). */
+export function readQuery<S extends z.ZodType>(c: Context<AppEnv>, schema: S): z.output<S> {
+  return parseMessage(schema, queryMessage(c));
+}
+
 /**
  * A DELETE's message: MLflow's client sends it as a JSON body; some callers (browsers, curl) put it in the query
  * string instead, so an empty body falls back to the query.

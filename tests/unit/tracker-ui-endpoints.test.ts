@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
+
+// Endpoints MLflow's own web UI calls (and MLflow's REST tests with it): whole metric histories of several runs,
+// a file uploaded into a run, and run files read at the root as well as under the prefixes.
+describe('tracker endpoints of MLflow UI', () => {
+  let t: TrackerHarness;
+  beforeAll(async () => {
+    t = await trackerHarness();
+  });
+  afterAll(async () => t?.close());
+
+  const ajax = (path: string) => `/ajax-api/2.0/mlflow/${path}`;
+  const newRun = async () => (await t.post('runs/create', { experiment_id: '0' })).body.run.info.run_id as string;
+
+  it('answers get-history-bulk: each run whole, runs in id order, points in MLflow order, max_results a run', async () => {
+    const [a, b] = [await newRun(), await newRun()];
+    const points = [
+      { key: 'm', timestamp: 1, step: 2, value: 10 },
+      { key: 'm', timestamp: 1, step: 3, value: 12 },
+      { key: 'm', timestamp: 1, step: 3, value: 11 },
+      { key: 'm', timestamp: 2, step: 3, value: 12 },
+    ];
+    for (const id of [a, b]) await t.post('runs/log-batch', { run_id: id, metrics: points });
+    const res = await t.get(ajax('metrics/get-history-bulk'), { run_id: [b, a], metric_key: 'm' });
+    expect(res.status, res.text).toBe(200);
+    const ordered = [points[0], points[2], points[1], points[3]];
+    const [first, second] = [a, b].sort();
+    expect(res.body.metrics).toEqual([...ordered.map((p) => ({ ...p, run_id: first })), ...ordered.map((p) => ({ ...p, run_id: second }))]);
+    const limited = await t.get(ajax('metrics/get-history-bulk'), { run_id: [a], metric_key: 'm', max_results: 2 });
+    expect(limited.body.metrics).toHaveLength(2);
+  });
+
+  it.each([
+    [{ metric_key: 'k' }, 'GetMetricHistoryBulk request must specify at least one run_id'],
+    [{ run_id: Array.from({ length: 101 }, (_, i) => `id_${i}`), metric_key: 'k' }, 'GetMetricHistoryBulk request cannot specify more than'],
+    [{ run_id: ['123'] }, 'GetMetricHistoryBulk request must specify a metric_key'],
+  ])('refuses get-history-bulk %j', async (query, message) => {
+    const res = await t.get(ajax('metrics/get-history-bulk'), query);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain(message);
+  });
+
+  it('takes a file uploaded into a run and serves it at the root and under the prefixes', async () => {
+    const id = await newRun();
+    const put = await t.app.request(`${ajax('upload-artifact')}?run_uuid=${id}&path=dir/test.txt`, { method: 'POST', body: 'hello world' });
+    expect(put.status, await put.clone().text()).toBe(200);
+    for (const path of ['/get-artifact', ajax('get-artifact')]) {
+      const got = await t.get(path, { run_uuid: id, path: 'dir/test.txt' });
+      expect(got.status).toBe(200);
+      expect(got.text).toBe('hello world');
+    }
+  });
+
+  it.each([
+    ['', 'Request must specify run_uuid.'],
+    ['run_uuid=RUN', 'Request must specify path.'],
+    ['run_uuid=RUN&path=', 'Request must specify path.'],
+    ['run_uuid=RUN&path=../test.txt', 'Invalid path'],
+    ['run_uuid=RUN&path=test.txt', 'Request must specify data.'],
+  ])('refuses upload-artifact ?%s', async (query, message) => {
+    const id = await newRun();
+    const res = await t.app.request(`${ajax('upload-artifact')}?${query.replace('RUN', id)}`, { method: 'POST' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain(message);
+  });
+
+  it('refuses an upload above 10 MiB before keeping any of it', async () => {
+    const id = await newRun();
+    const res = await t.app.request(`${ajax('upload-artifact')}?run_uuid=${id}&path=big.bin`, {
+      method: 'POST',
+      body: new Uint8Array(10 * 1024 * 1024 + 1),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toBe('Artifact size is too large. Max size is 10MB.');
+    expect((await t.get('/get-artifact', { run_id: id, path: 'big.bin' })).status).toBe(404);
+  });
+});
