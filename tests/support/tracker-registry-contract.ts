@@ -211,6 +211,7 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         ['an encoded relative path', 'mlflow-artifacts:/0/run-c/artifacts/%2e%2e/x', { run_id: 'run-c' }],
         ['a local path', '/etc/model', {}],
         ['a file URI', 'file:///etc/model', {}],
+        ['a local path beside a run whose artifacts are behind the proxy', '/etc/model', { run_id: 'run-c' }],
         ['an unknown logged model', 'models:/m-missing', { model_id: 'm-missing' }],
         ['a logged model other than model_id', 'models:/m-1', { model_id: 'm-2' }],
       ])('refuses %s', async (_what, source, extra) => {

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { invalidParameter } from '../errors.ts';
 import { idList, int64, keyValue, list, optionalStr, requiredStr, strOrEmpty, viewType } from '../wire/fields.ts';
@@ -13,7 +14,8 @@ function checkExperimentTag<T extends { key: string; value: string }>(tag: T): T
 
 export const CreateExperiment = z.object({
   name: requiredStr().transform((name) => checkExperimentName(name)),
-  artifact_location: optionalStr(),
+  // A relative local path is made absolute against the server's folder, as MLflow does.
+  artifact_location: optionalStr().transform((loc) => (loc && !/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(loc) ? resolve(loc) : loc)),
   tags: list(keyValue().transform(checkExperimentTag)),
 });
 

@@ -16,7 +16,7 @@ import {
   SetExperimentTag,
 } from './messages.ts';
 import { searchExperiments } from './search.ts';
-import { createExperiment, deleteExperimentTag, renameExperiment, setExperimentLifecycle, setExperimentTag } from './store.ts';
+import { artifactLocationBase, createExperiment, deleteExperimentTag, renameExperiment, setExperimentLifecycle, setExperimentTag } from './store.ts';
 
 export function experimentRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
@@ -40,7 +40,8 @@ export function experimentRoutes(deps: TrackerDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .post('/experiments/create', async (c) => {
       const req = await readRequest(c, CreateExperiment);
-      const id = await createExperiment(db, { name: req.name, artifactLocation: req.artifact_location, tags: req.tags }, deps.now());
+      const input = { ...req, artifactLocation: req.artifact_location, locationBase: artifactLocationBase(deps.artifactRoot) };
+      const id = await createExperiment(db, input, deps.now());
       return c.json({ experiment_id: id });
     })
     .get('/experiments/get', async (c) => {

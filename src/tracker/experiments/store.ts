@@ -7,10 +7,13 @@ import { activeExperiment, getExperiment } from './load.ts';
 // Experiment writes. Values arrive checked (messages.ts); what depends on stored state is checked here, inside
 // the write.
 
-/** A new experiment; without a location it gets the proxied `mlflow-artifacts:/<id>`. Its id. */
+/**
+ * A new experiment; without a location it gets `<locationBase><id>`: the proxied `mlflow-artifacts:/<id>`, or
+ * under a `file://` root the folder itself (artifactLocationBase). Its id.
+ */
 export async function createExperiment(
   db: Database,
-  input: { name: string; artifactLocation: string | undefined; tags: KeyValue[] },
+  input: { name: string; artifactLocation: string | undefined; tags: KeyValue[]; locationBase: string },
   now: number,
 ): Promise<string> {
   try {
@@ -18,9 +21,9 @@ export async function createExperiment(
       const [row] = await tx.query<{ experiment_id: number }>(
         `WITH next AS (SELECT nextval('tracker_experiment_ids') AS id)
          INSERT INTO tracker_experiments (experiment_id, name, artifact_location, creation_time, last_update_time)
-         SELECT id, $1, coalesce($2, 'mlflow-artifacts:/' || id), $3, $3 FROM next
+         SELECT id, $1, coalesce($2, $4 || id), $3, $3 FROM next
          RETURNING experiment_id`,
-        [input.name, input.artifactLocation ?? null, now],
+        [input.name, input.artifactLocation ?? null, now, input.locationBase],
       );
       const id = Number(row!.experiment_id);
       await writeKeyValues(tx, 'experimentTags', [id], input.tags);
@@ -71,3 +74,11 @@ export async function deleteExperimentTag(db: Sql, id: number, key: string): Pro
   const deleted = await db.query(`DELETE FROM tracker_experiment_tags WHERE experiment_id = $1 AND key = $2 RETURNING key`, [id, key]);
   if (deleted.length === 0) throw doesNotExist(`No tag with name: ${key} in experiment with id ${id}`);
 }
+
+/**
+ * Where new experiments' artifacts go: behind the proxy (`mlflow-artifacts:/`, so clients need no store
+ * credentials), except under a root configured as a `file://` URI, which clients on the server's file system use
+ * directly, as MLflow does with such a default artifact root.
+ */
+export const artifactLocationBase = (artifactRoot: string): string =>
+  artifactRoot.startsWith('file://') ? `${artifactRoot.replace(/\/+$/, '')}/` : 'mlflow-artifacts:/';

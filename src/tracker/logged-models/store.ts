@@ -5,7 +5,7 @@ import { activeExperiment } from '../experiments/load.ts';
 import { randomName } from '../names.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import type { LoggedModelStatus } from '../wire/json.ts';
+import { pythonJson, type LoggedModelStatus } from '../wire/json.ts';
 import { loggedModelNotFound } from './load.ts';
 
 // MLflow 3 logged models: `mlflow.<flavor>.log_model` creates one (PENDING), uploads its files under the model's
@@ -100,7 +100,7 @@ export async function noteRegisteredVersion(tx: Sql, modelId: string, version: {
     // an unreadable value is replaced
   }
   if (!list.some((v) => v.name === version.name && Number(v.version) === version.version)) list.push(version);
-  await writeKeyValues(tx, 'loggedModelTags', [modelId], [{ key: 'mlflow.modelVersions', value: JSON.stringify(list) }]);
+  await writeKeyValues(tx, 'loggedModelTags', [modelId], [{ key: 'mlflow.modelVersions', value: pythonJson(list) }]);
   await tx.query(`UPDATE tracker_logged_models SET last_updated_time = $2 WHERE model_id = $1`, [modelId, now]);
 }
 

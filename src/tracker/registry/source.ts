@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { Sql } from '../../platform/db/index.ts';
 import { checkArtifactPath, isWithin, keyOfProxiedUri } from '../artifacts/paths.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
@@ -24,8 +25,9 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
   const { source } = input;
   const runId = input.runId || null;
   const modelId = input.modelId || null;
-  checkNoRelativeParts(source);
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(source)?.[1]?.toLowerCase();
+  if (!scheme || scheme === 'file' || /^[a-z]$/.test(scheme)) return localSource(db, source, runId, modelId);
+  checkNoRelativeParts(source);
   const invalid = (field: 'run_id' | 'model_id') =>
     invalidParameter(`Invalid model version source: '${source}'. The ${field} request parameter must identify the resource that contains the source.`);
 
@@ -73,12 +75,6 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
     return { source, storageLocation: source, runId, modelId: null };
   }
 
-  // A local path would be read on the server's disk: never a valid source here (artifacts live behind the proxy).
-  if (!scheme || scheme === 'file' || /^[a-zA-Z]$/.test(scheme)) {
-    throw invalidParameter(
-      `Invalid model version source: '${source}'. A local path cannot be a model version source on this server; register runs:/<run_id>/<path> or models:/<model_id>.`,
-    );
-  }
   // Another store (s3://, gs://, ...): the client reads it directly with its own credentials.
   return { source, storageLocation: source, runId, modelId };
 }
@@ -163,4 +159,30 @@ function checkNoRelativeParts(source: string): void {
     if (next === s) return;
     s = next;
   }
+}
+
+/** The absolute local path a `file:` URI (without a host) or a bare path names; null for anything else. */
+function localPath(uri: string): string | null {
+  const m = /^file:(?:\/\/([^/]*))?(\/.*)$/i.exec(uri);
+  if (m) return m[1] ? null : posix.normalize(decodeURIComponent(m[2]!)).replace(/(.)\/+$/, '$1');
+  return uri.startsWith('/') ? posix.normalize(uri).replace(/(.)\/+$/, '$1') : null;
+}
+
+/**
+ * A local path (or `file:` URI) as a source, MLflow's rule: only inside the local artifact folder of the run named
+ * with it (a server whose runs keep their artifacts in a `file://` root). Anything else on the server's disk is
+ * refused, so a version cannot expose the server's files.
+ */
+async function localSource(db: Sql, source: string, runId: string | null, modelId: string | null): Promise<VersionSource> {
+  const refused = () =>
+    invalidParameter(
+      `Invalid model version source: '${source}'. To use a local path as a model version source, the run_id request parameter ` +
+        'has to be specified and the local path has to be contained within the artifact directory of the run specified by the run_id.',
+    );
+  if (!runId) throw refused();
+  const runUri = await runArtifactUri(db, runId);
+  if (runUri === null) throw doesNotExist(`Run with id=${runId} not found`);
+  const [path, runDir] = [localPath(source), localPath(runUri)];
+  if (path === null || runDir === null || !(path === runDir || path.startsWith(`${runDir}/`))) throw refused();
+  return { source, storageLocation: source, runId, modelId };
 }

@@ -28,6 +28,19 @@ export function doubleJson(value: number, isNan = false): number | string {
   return value;
 }
 
+/**
+ * JSON as Python's json.dumps writes it (", " and ": " between items, non-ASCII escaped): the form MLflow stores
+ * in tags its clients compare as strings (a logged model's mlflow.modelVersions).
+ */
+export function pythonJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.entries(value).map(([k, v]) => `${pythonJson(k)}: ${pythonJson(v)}`).join(', ')}}`;
+  }
+  if (typeof value === 'string') return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value) ?? 'null';
+}
+
 // ---- response shapes ---------------------------------------------------------------------------------------------
 
 export type ExperimentRow = {
