@@ -75,4 +75,53 @@ describe('tracker endpoints of MLflow UI', () => {
     expect(((await res.json()) as { message: string }).message).toBe('Artifact size is too large. Max size is 10MB.');
     expect((await t.get('/get-artifact', { run_id: id, path: 'big.bin' })).status).toBe(404);
   });
+
+  it('records a prompt engineering run: finished, params, tags and the evaluation table', async () => {
+    const exp = (await t.post('experiments/create', { name: 'promptlab' })).body.experiment_id;
+    const res = await t.post(ajax('runs/create-promptlab-run'), {
+      experiment_id: exp,
+      run_name: 'my_run_name',
+      prompt_template: 'my_prompt_template',
+      prompt_parameters: [{ key: 'my_key', value: 'my_value' }],
+      model_route: 'my_route',
+      model_parameters: [{ key: 'temperature', value: '0.1' }],
+      model_input: 'my_input',
+      model_output: 'my_output',
+      model_output_parameters: [{ key: 'latency', value: '100' }],
+      mlflow_version: '1.0.0',
+      user_id: 'username',
+      start_time: 456,
+    });
+    expect(res.status, res.text).toBe(200);
+    const run = res.body.run;
+    expect(run.info).toMatchObject({ run_name: 'my_run_name', experiment_id: exp, user_id: 'username', status: 'FINISHED', start_time: 456 });
+    expect(run.data.params).toEqual(
+      expect.arrayContaining([
+        { key: 'model_route', value: 'my_route' },
+        { key: 'prompt_template', value: 'my_prompt_template' },
+        { key: 'temperature', value: '0.1' },
+      ]),
+    );
+    expect(run.data.tags).toEqual(
+      expect.arrayContaining([
+        { key: 'mlflow.loggedArtifacts', value: '[{"path": "eval_results_table.json", "type": "table"}]' },
+        { key: 'mlflow.runSourceType', value: 'PROMPT_ENGINEERING' },
+      ]),
+    );
+    const table = await t.get('/get-artifact', { run_id: run.info.run_id, path: 'eval_results_table.json' });
+    expect(JSON.parse(table.text)).toEqual({ columns: ['my_key', 'prompt', 'output', 'latency'], data: [['my_value', 'my_input', 'my_output', '100']] });
+  });
+
+  it.each([
+    [{}, 'experiment_id'],
+    [{ experiment_id: '123' }, 'prompt_template'],
+    [{ experiment_id: '123', prompt_template: 't' }, 'prompt_parameters'],
+    [{ experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }] }, 'model_route'],
+    [{ experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }], model_route: 'r' }, 'model_input'],
+    [{ experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }], model_route: 'r', model_input: 'i' }, 'mlflow_version'],
+  ])('refuses a prompt engineering run without %j', async (body, field) => {
+    const res = await t.post(ajax('runs/create-promptlab-run'), body);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain(`CreatePromptlabRun request must specify ${field}.`);
+  });
 });

@@ -23,12 +23,14 @@ import {
   UpdateRun,
 } from './messages.ts';
 import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './metrics.ts';
+import { promptlabRoutes } from './promptlab.ts';
 import { searchRuns } from './search.ts';
 import { createRun, deleteRunTag, recordLoggedModel, setRunLifecycle, updateRun } from './store.ts';
 
 export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
   return new Hono<AppEnv>()
+    .route('/', promptlabRoutes(deps))
     .post('/runs/create', async (c) => c.json({ run: await createRun(db, await readRequest(c, CreateRun), deps.now()) }))
     .get('/runs/get', async (c) => c.json({ run: await getRun(db, await readRequest(c, RunRef)) }))
     .post('/runs/update', async (c) => {
