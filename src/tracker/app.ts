@@ -6,6 +6,7 @@ import { fromDatabaseError } from './db-errors.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
 import { experimentRoutes } from './experiments/routes.ts';
 import { loggedModelRoutes } from './logged-models/routes.ts';
+import { graphqlRoutes } from './graphql/routes.ts';
 import { modelVersionFileRoutes, registryRoutes } from './registry/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
@@ -56,6 +57,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   // MLflow's UI reads files at the root as well as under the prefixes.
   app.route('/', runFileRoutes(deps));
   app.route('/', modelVersionFileRoutes(deps));
+  app.route('/', graphqlRoutes(deps));
   app.route('/', uiRoutes(deps));
   // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
   app.notFound((c) =>

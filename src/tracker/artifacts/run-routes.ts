@@ -12,7 +12,7 @@ import { sendArtifact } from './http.ts';
 import { artifactPathField, checkArtifactPath, joinKey } from './paths.ts';
 import { requireStoreKey, storeKeyOf } from './store-keys.ts';
 
-const ListArtifacts = runMessage({ path: artifactPathField(), page_token: optionalStr() });
+export const ListArtifacts = runMessage({ path: artifactPathField(), page_token: optionalStr() });
 const GetArtifact = runMessage({ path: requiredStr().transform((p) => checkArtifactPath(p)) });
 
 // The UI's upload of one file into a run (MLflow's ajax upload-artifact): the run and path in the query string,
@@ -68,17 +68,19 @@ export function runArtifactRoutes(deps: TrackerDeps): Hono<AppEnv> {
       await uploadArtifact(deps.artifacts, joinKey(root, m.path), data, { contentLength: data.byteLength });
       return c.json({});
     })
-    .get('/artifacts/list', async (c) => {
-      const m = await readRequest(c, ListArtifacts);
-      const artifactUri = await runArtifactUri(deps.db, m.run_id);
-      const root = storeKeyOf(deps, artifactUri);
-      // A run whose artifacts live outside this server's store (set by hand to another location) lists as empty.
-      const files = root === null ? [] : await listArtifacts(deps.artifacts, joinKey(root, m.path));
-      return c.json({
-        root_uri: artifactUri,
-        ...(files.length ? { files: files.map((f) => ({ ...f, path: m.path ? `${m.path}/${f.path}` : f.path })) } : {}),
-      });
-    });
+    .get('/artifacts/list', async (c) => c.json(await listRunArtifacts(deps, await readRequest(c, ListArtifacts))));
+}
+
+/** MLflow's ListArtifacts answer: a run folder's direct children, paths relative to the run's artifact root. */
+export async function listRunArtifacts(deps: TrackerDeps, m: z.output<typeof ListArtifacts>) {
+  const artifactUri = await runArtifactUri(deps.db, m.run_id);
+  const root = storeKeyOf(deps, artifactUri);
+  // A run whose artifacts live outside this server's store (set by hand to another location) lists as empty.
+  const files = root === null ? [] : await listArtifacts(deps.artifacts, joinKey(root, m.path));
+  return {
+    root_uri: artifactUri,
+    ...(files.length ? { files: files.map((f) => ({ ...f, path: m.path ? `${m.path}/${f.path}` : f.path })) } : {}),
+  };
 }
 
 async function runArtifactUri(db: Sql, runId: string): Promise<string> {
