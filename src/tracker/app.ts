@@ -4,6 +4,7 @@ import type { TrackerDeps } from './deps.ts';
 import { artifactRoutes, runArtifactRoutes, runFileRoutes } from './artifacts/index.ts';
 import { fromDatabaseError } from './db-errors.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
+import { evaluationDatasetRoutes } from './evaluation-datasets/routes.ts';
 import { experimentRoutes } from './experiments/routes.ts';
 import { loggedModelRoutes } from './logged-models/routes.ts';
 import { graphqlRoutes } from './graphql/routes.ts';
@@ -17,7 +18,7 @@ import { uiRoutes } from './ui/index.ts';
 /** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
 export const API_PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow', '/api/2.0/tracker'] as const;
 export const ARTIFACTS_PREFIX = '/api/2.0/mlflow-artifacts';
-/** MLflow 3's prefixes: the endpoints that exist only in its 3.0 API (traces, server-info). */
+/** MLflow 3's prefixes: the endpoints that exist only in its 3.0 API (traces, evaluation datasets, server-info). */
 export const V3_PREFIXES = ['/api/3.0/mlflow', '/ajax-api/3.0/mlflow'] as const;
 
 /** The tracking API (everything under one prefix), as mounted at each of API_PREFIXES. */
@@ -46,7 +47,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, api);
   }
-  const v3 = traceRoutesV3(deps);
+  const v3 = new Hono<AppEnv>().route('/', traceRoutesV3(deps)).route('/', evaluationDatasetRoutes(deps));
   for (const prefix of V3_PREFIXES) {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, v3);

@@ -15,6 +15,7 @@ const TABLES = {
   modelVersionTags: { table: 'tracker_model_version_tags', owner: ['name::text', 'version::int'] },
   traceTags: { table: 'tracker_trace_tags', owner: ['trace_id::text'] },
   traceMetadata: { table: 'tracker_trace_metadata', owner: ['trace_id::text'] },
+  evaluationDatasetTags: { table: 'tracker_evaluation_dataset_tags', owner: ['dataset_id::text'] },
 } as const;
 
 export type KeyValueTable = keyof typeof TABLES;
