@@ -50,6 +50,10 @@ describe('tracker endpoints of MLflow UI', () => {
       expect(got.status).toBe(200);
       expect(got.text).toBe('hello world');
     }
+    // A file without an extension is served as text, as MLflow serves it.
+    await t.app.request(`${ajax('upload-artifact')}?run_uuid=${id}&path=MLproject`, { method: 'POST', body: 'name: p' });
+    const plain = await t.app.request(`/get-artifact?run_uuid=${id}&path=MLproject`);
+    expect(plain.headers.get('content-type')).toMatch(/^text\/plain/);
   });
 
   it.each([
