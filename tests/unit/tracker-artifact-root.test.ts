@@ -60,7 +60,10 @@ describe('tracker with a file:// artifact root', () => {
     const model = (await t.post('logged-models', { experiment_id: id, name: 'm' })).body.model.info;
     await t.post('registered-models/create', { name: 'noted' });
     expect((await t.post('model-versions/create', { name: 'noted', source: `models:/${model.model_id}`, model_id: model.model_id })).status).toBe(200);
+    // A logged model's own file:// location is a local source inside its folder.
+    const local = await t.post('model-versions/create', { name: 'noted', source: model.artifact_uri, model_id: model.model_id });
+    expect(local.status, local.text).toBe(200);
     const tags = (await t.get(`logged-models/${model.model_id}`)).body.model.info.tags;
-    expect(tags).toContainEqual({ key: 'mlflow.modelVersions', value: '[{"name": "noted", "version": 1}]' });
+    expect(tags).toContainEqual({ key: 'mlflow.modelVersions', value: '[{"name": "noted", "version": 1}, {"name": "noted", "version": 2}]' });
   });
 });

@@ -174,15 +174,27 @@ function localPath(uri: string): string | null {
  * refused, so a version cannot expose the server's files.
  */
 async function localSource(db: Sql, source: string, runId: string | null, modelId: string | null): Promise<VersionSource> {
+  // With a model_id the source must lie in the logged model's folder, else in the run's (MLflow's two rules).
+  const field = modelId ? 'model_id' : 'run_id';
   const refused = () =>
     invalidParameter(
-      `Invalid model version source: '${source}'. To use a local path as a model version source, the run_id request parameter ` +
-        'has to be specified and the local path has to be contained within the artifact directory of the run specified by the run_id.',
+      `Invalid model version source: '${source}'. To use a local path as a model version source, the ${field} request parameter ` +
+        `has to be specified and the local path has to be contained within the artifact directory of the run specified by the ${field}.`,
     );
-  if (!runId) throw refused();
-  const runUri = await runArtifactUri(db, runId);
-  if (runUri === null) throw doesNotExist(`Run with id=${runId} not found`);
-  const [path, runDir] = [localPath(source), localPath(runUri)];
-  if (path === null || runDir === null || !(path === runDir || path.startsWith(`${runDir}/`))) throw refused();
-  return { source, storageLocation: source, runId, modelId };
+  let folder: string;
+  let versionRun = runId;
+  if (modelId) {
+    const model = await loggedModel(db, modelId);
+    if (!model) throw doesNotExist(`Logged model with ID '${modelId}' not found.`);
+    folder = model.artifact_location;
+    versionRun ??= model.source_run_id;
+  } else {
+    if (!runId) throw refused();
+    const runUri = await runArtifactUri(db, runId);
+    if (runUri === null) throw doesNotExist(`Run with id=${runId} not found`);
+    folder = runUri;
+  }
+  const [path, dir] = [localPath(source), localPath(folder)];
+  if (path === null || dir === null || !(path === dir || path.startsWith(`${dir}/`))) throw refused();
+  return { source, storageLocation: source, runId: versionRun, modelId };
 }
