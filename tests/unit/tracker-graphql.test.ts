@@ -75,10 +75,17 @@ describe('tracker GraphQL', () => {
 
     await t.post('runs/log-inputs', {
       run_id: first,
-      datasets: [{ tags: [{ key: 'mlflow.data.context', value: 'training' }], dataset: { name: 'd', digest: '1', source_type: 'code', source: 's' } }],
+      datasets: [
+        { tags: [{ key: 'mlflow.data.context', value: 'training' }], dataset: { name: 'd', digest: '1', source_type: 'code', source: 's' } },
+        { dataset: { name: 'e', digest: '2', source_type: 'code', source: 's' } },
+      ],
     });
     const datasets = await gql(`mutation q { mlflowSearchDatasets(input: {experimentIds: ["${other}"]}) { datasetSummaries { experimentId name digest context } } }`);
-    expect(datasets.data.mlflowSearchDatasets.datasetSummaries).toEqual([{ experimentId: other, name: 'd', digest: '1', context: 'training' }]);
+    // A summary without a context has the empty string, as protobuf reads an absent text field.
+    expect(datasets.data.mlflowSearchDatasets.datasetSummaries).toEqual([
+      { experimentId: other, name: 'd', digest: '1', context: 'training' },
+      { experimentId: other, name: 'e', digest: '2', context: '' },
+    ]);
   });
 
   it('answers a refused root field with its apiError', async () => {

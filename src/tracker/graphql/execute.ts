@@ -54,8 +54,8 @@ function resolvers(deps: TrackerDeps): Record<string, Resolver> {
     }) as Lazy,
   });
   return {
-    test: async (_input, args) => ({ output: args.inputString ?? null }),
-    testMutation: async (_input, args) => ({ output: args.inputString ?? null }),
+    test: async (_input, args) => ({ output: args.inputString ?? '' }),
+    testMutation: async (_input, args) => ({ output: args.inputString ?? '' }),
     mlflowGetExperiment: async (input) => ({ experiment: await getExperiment(db, parseMessage(ExperimentRef, input).experiment_id) }),
     mlflowGetRun: async (input) => ({ run: withLinks(await getRun(db, parseMessage(RunRef, input))) }),
     mlflowSearchRuns: async (input) => {
@@ -136,7 +136,8 @@ async function project(value: unknown, field: Field, doc: Document): Promise<unk
   if (LONG.has(name)) return value === undefined || value === null ? '0' : String(value);
   if (BOOLEAN.has(name)) return Boolean(value);
   if (name === 'value' && typeof value === 'string') return value === 'NaN' ? null : Number(value);
-  if (value === undefined || value === null) return LISTS.has(name) ? [] : null;
+  // Absent, as protobuf reads it: an empty list, an empty string for a text field, no object.
+  if (value === undefined || value === null) return LISTS.has(name) ? [] : field.selections.length ? null : '';
   if (Array.isArray(value)) return Promise.all(value.map((item) => project(item, field, doc)));
   if (typeof value !== 'object' || !field.selections.length) return value;
   const out: Record<string, unknown> = {};
