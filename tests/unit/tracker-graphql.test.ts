@@ -30,7 +30,7 @@ describe('tracker GraphQL', () => {
 
   it('reads a run with its experiment, registered versions and metrics (NaN as null, integers as strings)', async () => {
     await t.post('registered-models/create', { name: 'GraphqlTest' });
-    await t.post('model-versions/create', { name: 'GraphqlTest', source: 'runs:/graphql_test/model', run_id: runId });
+    await t.post('model-versions/create', { name: 'GraphqlTest', source: `runs:/${runId}/model`, run_id: runId });
     await t.post('runs/log-batch', {
       run_id: runId,
       metrics: [

@@ -17,10 +17,11 @@ type Input = { source: string; runId?: string | undefined; modelId?: string | un
 
 // The sources the 3.x client sends: `models:/<model_id>` (a logged model), `runs:/<run_id>/<path>`, a concrete
 // location inside the run's or logged model's artifacts (`mlflow-artifacts:/...`), or `models:/<name>/<version>`
-// (a copy of another version). A `runs:/` source is taken as MLflow takes it: as given, whatever run_id comes with
-// it and whether or not the run is on this server (a migration registers versions whose runs live elsewhere); when
-// the run is here, its files are the run's artifacts behind the proxy. A concrete proxied location must lie inside
-// the run's or logged model's artifacts named with it.
+// (a copy of another version). As MLflow's server does, a source that names a run or a logged model must match the
+// run_id/model_id sent with it, so a version cannot claim another run's files. A `runs:/` source is not looked up
+// (MLflow's rule: a migration registers versions whose runs live on another server); when the run is here, its
+// files are the run's artifacts behind the proxy. A concrete proxied location must lie inside the run's or logged
+// model's artifacts named with it.
 export async function resolveSource(db: Sql, input: Input): Promise<VersionSource> {
   const { source } = input;
   const runId = input.runId || null;
@@ -55,10 +56,11 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
     const m = /^runs:\/([^/]+)(?:\/(.*))?$/.exec(source);
     if (!m) throw invalidParameter(`Invalid model version source: '${source}'. Expected runs:/<run_id>/<artifact path>.`);
     const sourceRun = m[1]!;
+    if (modelId || (runId && runId !== sourceRun)) throw invalid(modelId ? 'model_id' : 'run_id');
     const rel = checkArtifactPath(m[2] ?? '');
     const run = await runArtifactUri(db, sourceRun);
     const storageLocation = run === null ? source : rel ? `${run.replace(/\/+$/, '')}/${rel}` : run;
-    return { source, storageLocation, runId: runId ?? sourceRun, modelId };
+    return { source, storageLocation, runId: sourceRun, modelId: null };
   }
 
   if (scheme === 'mlflow-artifacts') {
