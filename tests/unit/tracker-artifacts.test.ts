@@ -12,7 +12,7 @@ import { API_PREFIXES, ARTIFACTS_PREFIX, createTrackerApp } from '../../src/trac
 import { artifactRoutes, runArtifactRoutes } from '../../src/tracker/artifacts/index.ts';
 import { loadTrackerConfig } from '../../src/tracker/config.ts';
 import type { TrackerDeps } from '../../src/tracker/deps.ts';
-import { registryRoutes } from '../../src/tracker/registry/index.ts';
+import { registryRoutes } from '../../src/tracker/registry/routes.ts';
 import { openSchemaGate, upgradeTrackerSchema } from '../../src/tracker/schema-gate.ts';
 
 // The artifact proxy (/api/2.0/mlflow-artifacts) and run artifact listing through HTTP, on a folder store.
