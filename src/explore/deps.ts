@@ -9,7 +9,7 @@ import type { ExploreConfig } from './config.ts';
 import type { QueryEngine } from './engines/types.ts';
 import type { ExploreMetrics } from './metrics.ts';
 import type { ModelCatalog } from './models.ts';
-import type { QueryResponse } from './pipeline.ts';
+import type { QueryResponse } from './answer.ts';
 
 /** Everything the explore domain functions need, built once by the app factory. */
 export type ExploreDeps = {

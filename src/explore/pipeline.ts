@@ -1,44 +1,20 @@
-import { forbidden, ProblemError, payloadTooLarge, unprocessable } from '../platform/errors.ts';
+import { forbidden, payloadTooLarge, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { cacheKey } from './cache.ts';
 import { piiColumns, searchCatalog, type CatalogEntry } from './catalog.ts';
 import { publishDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
-import { EngineError, type EngineResult } from './engines/types.ts';
+import type { EngineResult } from './engines/types.ts';
 import { emit, type EventContext } from './events.ts';
 import { generateSql, type Generated } from './generate.ts';
 import { bypassesRedaction, redactRows } from './redact.ts';
 import { ensureLimit, outputLineage, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
 import * as store from './store.ts';
 import { inSpan, tracer } from '../platform/tracing.ts';
+import type { QueryRequest, QueryResponse } from './answer.ts';
 
 // POST /query: the specification's ten steps, in their fixed order, each a named function below.
-export type QueryRequest = {
-  question: string;
-  session_id?: string | undefined;
-  execute: boolean;
-  confirm_cost: boolean;
-  force: boolean;
-  persist: boolean;
-  model?: string | undefined;
-};
-
-export type QueryResponse = {
-  sql: string;
-  columns: { name: string; type: string }[];
-  preview_rows: unknown[][];
-  row_count: number;
-  dashboard_url: string | null;
-  dashboard_id: string | null;
-  reasoning: { intent: string; candidate_tables: string[]; allowed_tables: string[]; tables_used: string[] };
-  masked_columns: string[];
-  cost_bytes: number | null;
-  cached: boolean;
-  session_history_size: number;
-  model: string;
-};
-
 type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string };
 
 const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
@@ -144,9 +120,7 @@ async function validateGenerated(run: Run, generated: Generated, allowed: Catalo
 /** 6. The engine's estimate of bytes read, against the limit, unless confirmed or the gate is off. */
 async function gateCost(run: Run, sql: string): Promise<number | undefined> {
   const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
-  const estimate = await run.deps.engine.estimateBytes(sql).catch((err: unknown) => {
-    throw engineProblem(err, 'The query engine could not estimate the statement');
-  });
+  const estimate = await run.deps.engine.estimateBytes(sql);
   const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
   emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
   if (COST_GATE && over && !run.request.confirm_cost) {
@@ -161,30 +135,10 @@ async function gateCost(run: Run, sql: string): Promise<number | undefined> {
 
 /** 7. The engine runs the statement as the caller, with the caller's token. */
 async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
-  try {
-    const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
-    const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES });
-    emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
-    return result;
-  } catch (err) {
-    throw engineProblem(err, 'The query engine refused the statement');
-  }
-}
-
-const ENGINE_ANSWERS = {
-  unauthenticated: [401, 'Unauthorized'],
-  forbidden: [403, 'Forbidden'],
-  invalid: [422, 'Unprocessable Content'],
-  too_large: [413, 'Content Too Large'],
-  timeout: [504, 'Gateway Timeout'],
-  unavailable: [503, 'Service Unavailable'],
-} as const;
-
-/** An engine's refusal as an answer a person can act on, with the engine's own message; other errors pass. */
-function engineProblem(err: unknown, what: string): unknown {
-  if (!(err instanceof EngineError)) return err;
-  const [status, title] = ENGINE_ANSWERS[err.kind];
-  return new ProblemError(status, title, `${what}: ${err.message}`);
+  const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
+  const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES });
+  emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
+  return result;
 }
 
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */

@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import type { Env } from '../platform/config.ts';
 import { openDashboardPages } from '../platform/dashboard-pages.ts';
 import { dashboardKeys } from '../platform/dashboard-signature.ts';
@@ -14,24 +14,27 @@ import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
 import { loadExploreConfig, type ExploreConfig } from './config.ts';
 import type { ExploreDeps } from './deps.ts';
+import { exploreProblem } from './errors.ts';
 import { readFile } from 'node:fs/promises';
 import { createEmbeddedEngine } from './engines/embedded.ts';
 import { createTrinoEngine } from './engines/trino.ts';
 import type { QueryEngine } from './engines/types.ts';
 import { createExploreMetrics } from './metrics.ts';
 import { createModelCatalog } from './models.ts';
-import type { QueryResponse } from './pipeline.ts';
+import type { QueryResponse } from './answer.ts';
 import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, policy: deps.policy });
-  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*']) app.use(path, requireCaller);
-  app.route('/', queryRoutes(deps));
-  app.route('/', miscRoutes(deps));
-  app.route('/dashboards', dashboardRoutes(deps));
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy });
+  // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
   app.route('/', consoleRoutes());
+  const api = new Hono<AppEnv>().use(requireCaller);
+  api.route('/', queryRoutes(deps));
+  api.route('/', miscRoutes(deps));
+  api.route('/dashboards', dashboardRoutes(deps));
+  app.route('/', api);
   return app;
 }
 

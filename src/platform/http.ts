@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { zValidator } from '@hono/zod-validator';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
+import { requestId } from 'hono/request-id';
 import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -26,6 +26,11 @@ export type AppOptions = {
   ready?: () => Promise<boolean>;
   /** A service whose wire format is not problem+json (the tracker speaks MLflow's) brings its own mapper. */
   mapError?: ErrorMapper;
+  /**
+   * The service's own domain errors (an engine's refusal, a file it cannot read), each as the problem it is answered
+   * with; undefined for anything else. The one place a service turns its errors into HTTP.
+   */
+  domainProblem?: (err: unknown) => ProblemError | undefined;
   /** The largest request body read whole (SVC_MAX_JSON_BYTES); default DEFAULT_MAX_BODY_BYTES. */
   maxBodyBytes?: number;
   /** Routes that stream their body to a store under limits of their own (uploads); the body limit skips them. */
@@ -36,22 +41,20 @@ export type AppOptions = {
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const QUIET_PATHS = new Set(['/health', '/ready', '/metrics']);
 
 export function createApp(opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { logger, metrics } = opts;
 
+  // An inbound X-Request-Id is kept when it is a plain token of at most 128 characters, else replaced.
+  app.use(requestId({ limitLength: 128 }));
   app.use(async (c, next) => {
-    const inbound = c.req.header('x-request-id');
-    const requestId = inbound && REQUEST_ID.test(inbound) ? inbound : randomUUID();
-    c.set('requestId', requestId);
-    c.set('log', logger.child({ requestId }));
-    c.header('X-Request-Id', requestId);
+    const id = c.var.requestId;
+    c.set('log', logger.child({ requestId: id }));
     const started = performance.now();
     // Decisions taken while this request runs carry its id into the decision log.
-    await inRequest(requestId, next);
+    await inRequest(id, next);
     const seconds = (performance.now() - started) / 1000;
     const route = c.finalized ? routeOf(c) : 'unmatched';
     metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -89,7 +92,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     return c.text(text, 200, { 'Content-Type': metrics.registry.contentType });
   });
 
-  const mapError = opts.mapError ?? problemResponse;
+  const mapError = opts.mapError ?? ((err: unknown, c: Context<AppEnv>) => problemResponse(opts.domainProblem?.(err) ?? err, c));
   app.onError((err, c) => mapError(err, c));
   app.notFound((c) =>
     mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c),

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { badGateway, badRequest, payloadTooLarge, ProblemError, unprocessable } from '../platform/errors.ts';
-import { GatewayError } from '../platform/gateway/index.ts';
+import { ProblemError, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
-import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
+import { retrievalProblem } from './errors.ts';
 import * as store from './store.ts';
 import { spoolUpload } from './upload-stream.ts';
 
@@ -72,34 +71,30 @@ export async function uploadDocument(
   let format = 'unknown';
   try {
     if (upload.size === 0) throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
-    const detected = asClientError(() =>
-      detectFormat({
-        filename: upload.filename,
-        declaredType: upload.declaredType,
-        head: upload.head,
-        ocrEnabled: deps.config.RAG_OCR_ENABLED,
-      }),
-    );
+    const detected = detectFormat({
+      filename: upload.filename,
+      declaredType: upload.declaredType,
+      head: upload.head,
+      ocrEnabled: deps.config.RAG_OCR_ENABLED,
+    });
     format = detected.format;
     // after the name and first bytes are checked (a refused file is refused whatever the collection holds)
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
-    const extracted = await asClientErrorAsync(() =>
-      extractDocument({
-        filename: upload.filename,
-        format: detected.format,
-        path: upload.path,
-        ocr: deps.ocr,
-        ocrEnabled: deps.config.RAG_OCR_ENABLED,
-        maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
-      }),
-    );
+    const extracted = await extractDocument({
+      filename: upload.filename,
+      format: detected.format,
+      path: upload.path,
+      ocr: deps.ocr,
+      ocrEnabled: deps.config.RAG_OCR_ENABLED,
+      maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
+    });
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
-    const vectors = await embedChunks(deps, chunks.map((c) => c.text));
+    const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
 
@@ -133,7 +128,8 @@ export async function uploadDocument(
     deps.metrics.chunksIngested.inc(rows.length);
     return { document: { ...view(stored.document), duplicate: false }, created: true };
   } catch (err) {
-    deps.metrics.documentsIngested.inc({ outcome: err instanceof ProblemError && err.status < 500 ? 'rejected' : 'failed', format });
+    const refused = retrievalProblem(err) ?? (err instanceof ProblemError ? err : undefined);
+    deps.metrics.documentsIngested.inc({ outcome: refused && refused.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
     await upload.discard();
@@ -143,37 +139,4 @@ export async function uploadDocument(
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });
   return { document: { ...view(held), duplicate: true }, created: false };
-}
-
-async function embedChunks(deps: RetrievalDeps, texts: string[]): Promise<number[][]> {
-  if (texts.length === 0) return [];
-  try {
-    return await deps.embedder.embed(texts);
-  } catch (err) {
-    if (err instanceof GatewayError) throw badGateway(`Embedding failed, nothing was stored: ${err.message}`);
-    throw err;
-  }
-}
-
-function toClientError(err: unknown): unknown {
-  if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
-  if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
-  if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);
-  return err;
-}
-
-function asClientError<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toClientError(err);
-  }
-}
-
-async function asClientErrorAsync<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toClientError(err);
-  }
 }

@@ -1,5 +1,4 @@
-import { badGateway, badRequest, notFound } from '../platform/errors.ts';
-import { GatewayError } from '../platform/gateway/index.ts';
+import { badRequest, notFound } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
@@ -60,7 +59,6 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
     return await deps.embedder.embed([question]);
   } catch (err) {
     deps.metrics.queries.inc({ outcome: 'embedding_failed' });
-    if (err instanceof GatewayError) throw badGateway(`Could not embed the question: ${err.message}`);
     throw err;
   }
 }

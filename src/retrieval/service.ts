@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
 import { forbidden } from '../platform/errors.ts';
@@ -11,6 +11,7 @@ import type { ServiceDefinition } from '../platform/service.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
 import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
+import { retrievalProblem } from './errors.ts';
 import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
@@ -27,16 +28,10 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     ready: () => deps.db.ping(),
     policy: deps.policy,
     maxBodyBytes: deps.config.MAX_JSON_BYTES,
+    domainProblem: retrievalProblem,
     // an upload streams to a temporary file under SVC_MAX_UPLOAD_BYTES, never into memory
     streamsBody: (c) => c.req.method === 'POST' && /^\/collections\/[^/]+\/documents$/.test(c.req.path),
   });
-  app.use('/collections', requireCaller);
-  app.use('/collections/*', requireCaller);
-  app.use('/audit/*', requireCaller);
-  app.route('/collections', collectionRoutes(deps));
-  app.route('/collections', documentRoutes(deps));
-  app.route('/collections', queryRoutes(deps));
-  app.route('/audit', auditRoutes(deps));
   app.use('/', async (c, next) => {
     // Outside an ingress the page asks for an identity to send; behind one, the console decision says who gets it.
     if (c.req.header('x-user-id') || c.req.header('x-query-user')) {
@@ -46,6 +41,13 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     await next();
   });
   app.route('/', consoleRoutes());
+  // every API route needs a caller
+  const api = new Hono<AppEnv>().use(requireCaller);
+  api.route('/collections', collectionRoutes(deps));
+  api.route('/collections', documentRoutes(deps));
+  api.route('/collections', queryRoutes(deps));
+  api.route('/audit', auditRoutes(deps));
+  app.route('/', api);
   return app;
 }
 

@@ -41,8 +41,8 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     ready: () => deps.db.ping(),
     mapError: (err, c) => trackerErrorResponse(fromDatabaseError(err), c),
     maxBodyBytes: deps.config.maxJsonBytes,
-    // artifact uploads stream to the store
-    streamsBody: (c) => c.req.path.startsWith(`${ARTIFACTS_PREFIX}/`),
+    // artifact uploads stream to the store; the UI's upload-artifact keeps MLflow's own 10 MB bound and message
+    streamsBody: (c) => c.req.path.startsWith(`${ARTIFACTS_PREFIX}/`) || c.req.path.endsWith('/upload-artifact'),
   });
   const gate = schemaGateMiddleware(deps.schema);
   const api = trackerApi(deps);
