@@ -59,5 +59,6 @@ export async function deleteCollection(deps: RetrievalDeps, caller: Caller, slug
   await requireAllowed(deps.policy, caller, 'delete', collection);
   if (!(await store.deleteCollection(deps.db, slug))) throw notFound(`Collection '${slug}' does not exist.`);
   deps.indexes.drop(slug);
+  deps.keywords.drop(slug);
   return { deleted: slug };
 }

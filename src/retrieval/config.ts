@@ -20,6 +20,10 @@ export const retrievalShape = {
   RAG_MAX_EXTRACTED_BYTES: int(268_435_456, 1),
   /** Above this many chunks a collection is ranked by pgvector directly instead of the in-memory index. */
   RAG_MEMORY_INDEX_MAX_CHUNKS: int(200_000, 0),
+  /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
+  RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
+  /** Candidates each ranking offers to hybrid's fusion (at least top_k). */
+  HYBRID_CANDIDATES: int(50, 1),
   UPLOAD_TMP_DIR: optionalStr(),
 };
 

@@ -22,7 +22,8 @@ export function createRetrievalMetrics(base: ServiceMetrics) {
     }),
     queryDuration: new Histogram({
       name: 'retrieval_query_duration_seconds',
-      help: 'Retrieval latency, embedding included',
+      help: 'Retrieval latency by mode (hybrid, dense, keyword), embedding included',
+      labelNames: ['mode'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),

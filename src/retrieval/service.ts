@@ -13,6 +13,7 @@ import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
+import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
@@ -80,6 +81,7 @@ export const retrievalService: ServiceDefinition = {
       embedder: createEmbedder(config, logger),
       ocr,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
+      keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
       metrics: createRetrievalMetrics(createMetrics('retrieval')),
       logger,
     };

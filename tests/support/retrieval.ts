@@ -7,6 +7,7 @@ import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import type { RetrievalDeps } from '../../src/retrieval/deps.ts';
 import { createCollectionIndexes } from '../../src/retrieval/indexes.ts';
 import { createOcrEngine } from '../../src/retrieval/ingest/index.ts';
+import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts';
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
 import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
 
@@ -35,6 +36,7 @@ export async function retrievalHarness(db: Database, opts: { env?: Record<string
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
+    keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     metrics: createRetrievalMetrics(createMetrics('retrieval')),
     logger,
   };
