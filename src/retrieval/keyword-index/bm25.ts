@@ -17,13 +17,18 @@ export interface KeywordIndex {
   search(terms: readonly string[], k: number): KeywordHit[];
 }
 
-type Postings = { docs: Int32Array; tfs: Float32Array; n: number };
+/**
+ * A term's chunks and counts, in insertion order; `impacts` caches each chunk's BM25 contribution for the index
+ * size it was computed at (idf and the average length move with every append), so a query only adds numbers.
+ */
+type Postings = { docs: number[]; tfs: number[]; impacts: Float64Array | undefined; impactsAt: number };
 
 export function createKeywordIndex(): KeywordIndex {
   const ids: string[] = [];
   let lengths = new Float64Array(1024);
   let totalLength = 0;
   const postings = new Map<string, Postings>();
+  const counts = new Map<string, number>();
   // per-chunk length normalisation, recomputed after an append changed the average
   let norms = new Float64Array(0);
   let normsFor = -1;
@@ -50,18 +55,13 @@ export function createKeywordIndex(): KeywordIndex {
       if (doc === lengths.length) lengths = grow(lengths);
       lengths[doc] = words;
       totalLength += words;
-      const counts = new Map<string, number>();
+      counts.clear();
       for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
       for (const [term, tf] of counts) {
         let p = postings.get(term);
-        if (!p) postings.set(term, (p = { docs: new Int32Array(4), tfs: new Float32Array(4), n: 0 }));
-        if (p.n === p.docs.length) {
-          p.docs = grow(p.docs);
-          p.tfs = grow(p.tfs);
-        }
-        p.docs[p.n] = doc;
-        p.tfs[p.n] = tf;
-        p.n++;
+        if (!p) postings.set(term, (p = { docs: [], tfs: [], impacts: undefined, impactsAt: 0 }));
+        p.docs.push(doc);
+        p.tfs.push(tf);
       }
     },
 
@@ -75,12 +75,12 @@ export function createKeywordIndex(): KeywordIndex {
       for (const term of new Set(terms)) {
         const p = postings.get(term);
         if (!p) continue;
-        const idf = Math.log(1 + (n - p.n + 0.5) / (p.n + 0.5));
-        for (let i = 0; i < p.n; i++) {
-          const doc = p.docs[i]!;
-          const tf = p.tfs[i]!;
+        const impacts = impactsOf(p, n, norm);
+        const docs = p.docs;
+        for (let i = 0; i < docs.length; i++) {
+          const doc = docs[i]!;
           if (scores[doc] === 0) touched.push(doc);
-          scores[doc] = scores[doc]! + (idf * tf * (K1 + 1)) / (tf + norm[doc]!);
+          scores[doc] = scores[doc]! + impacts[i]!;
         }
       }
       const best = topK(touched, scores, k);
@@ -88,6 +88,20 @@ export function createKeywordIndex(): KeywordIndex {
       return best.map(({ doc, score }) => ({ id: ids[doc]!, score }));
     },
   };
+}
+
+function impactsOf(p: Postings, n: number, norm: Float64Array): Float64Array {
+  if (p.impacts && p.impactsAt === n) return p.impacts;
+  const df = p.docs.length;
+  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  const impacts = p.impacts && p.impacts.length === df ? p.impacts : new Float64Array(df);
+  for (let i = 0; i < df; i++) {
+    const tf = p.tfs[i]!;
+    impacts[i] = (idf * tf * (K1 + 1)) / (tf + norm[p.docs[i]!]!);
+  }
+  p.impacts = impacts;
+  p.impactsAt = n;
+  return impacts;
 }
 
 /** Better first: the higher score, then the earlier chunk. */
@@ -133,7 +147,7 @@ function topK(touched: number[], scores: Float64Array, k: number): { doc: number
     .sort((a, b) => (better(a.score, a.doc, b.score, b.doc) ? -1 : 1));
 }
 
-function grow<T extends Float64Array | Float32Array | Int32Array>(a: T): T {
+function grow<T extends Float64Array>(a: T): T {
   const next = new (a.constructor as new (n: number) => T)(a.length * 2);
   next.set(a);
   return next;
