@@ -20,6 +20,24 @@ export function createRetrievalMetrics(base: ServiceMetrics) {
       labelNames: ['outcome'] as const,
       registers,
     }),
+    watchScans: new Counter({
+      name: 'retrieval_watch_scans_total',
+      help: 'Scans of watched sources by outcome (ok, error: the source could not be read, interrupted: lease lost or stopping)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    watchScanDuration: new Histogram({
+      name: 'retrieval_watch_scan_duration_seconds',
+      help: 'Duration of a finished scan of a watched source',
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
+      registers,
+    }),
+    watchFiles: new Counter({
+      name: 'retrieval_watch_files_total',
+      help: 'Files met by scans, by outcome (ingested, updated, unchanged, deleted, failed, waiting: failed before and not yet retried, skipped: a link, vanished)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     queryDuration: new Histogram({
       name: 'retrieval_query_duration_seconds',
       help: 'Retrieval latency by mode (hybrid, dense, keyword), embedding included',

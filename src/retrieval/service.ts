@@ -19,6 +19,7 @@ import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { queryRoutes } from './routes/query.ts';
+import { startWatcher } from './watch/watcher.ts';
 
 export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   const app = createApp({
@@ -85,6 +86,15 @@ export const retrievalService: ServiceDefinition = {
       metrics: createRetrievalMetrics(createMetrics('retrieval')),
       logger,
     };
-    return { app: createRetrievalApp(deps), close: () => ocr.close() };
+    // watched sources are scanned by every replica that may read them, one replica per source at a time
+    const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
+    if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
+    return {
+      app: createRetrievalApp(deps),
+      close: async () => {
+        await watcher?.stop();
+        await ocr.close();
+      },
+    };
   },
 };

@@ -1,0 +1,89 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../../src/platform/db/index.ts';
+import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
+import { retrievalWatchContract, type WatchedPlace } from '../support/retrieval-watch-contract.ts';
+
+const pglite = async () => {
+  const db = await openPglite({});
+  return { db, cleanup: () => db.close() };
+};
+
+/** A temporary folder holding the watch root and, beside it, a folder outside every root. */
+export async function folderPlace(): Promise<WatchedPlace & { root: string; cleanup(): Promise<void> }> {
+  const base = await mkdtemp(join(tmpdir(), 'svc-watch-'));
+  const root = join(base, 'watched');
+  await mkdir(join(base, 'elsewhere'), { recursive: true });
+  await mkdir(root);
+  return {
+    root,
+    env: { SVC_WATCH_ROOTS: root },
+    outside: pathToFileURL(join(base, 'elsewhere')).href,
+    async source(name) {
+      const dir = join(root, name);
+      await mkdir(dir, { recursive: true });
+      return {
+        uri: pathToFileURL(dir).href,
+        async put(path, body) {
+          await mkdir(dirname(join(dir, path)), { recursive: true });
+          // written beside and renamed, as a copy tool does, so a scan never reads half a file
+          await writeFile(join(dir, `.${path.replace(/\//g, '_')}.part`), body);
+          const { rename } = await import('node:fs/promises');
+          await rename(join(dir, `.${path.replace(/\//g, '_')}.part`), join(dir, path));
+        },
+        remove: (path) => rm(join(dir, path)),
+      };
+    },
+    cleanup: () => rm(base, { recursive: true, force: true }),
+  };
+}
+
+retrievalWatchContract('folder, PGlite', pglite, folderPlace);
+
+describe('watched folders and symbolic links', () => {
+  let place: Awaited<ReturnType<typeof folderPlace>>;
+  let db: Awaited<ReturnType<typeof pglite>>;
+  let h: RetrievalHarness;
+  beforeAll(async () => {
+    place = await folderPlace();
+    db = await pglite();
+    h = await retrievalHarness(db.db, { env: { ...place.env, SVC_WATCH_POLL_SECONDS: '1' }, watch: {} });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await db?.cleanup();
+    await place?.cleanup();
+  });
+
+  it('refuses a watch whose folder leads out of the roots through a link', async () => {
+    const link = join(place.root, 'escape');
+    await symlink(join(place.root, '..', 'elsewhere'), link);
+    const res = await h.json('POST', '/collections', who.engineer, { slug: 'escape', name: 'escape', allowed_roles: [], watch: { uri: pathToFileURL(link).href, interval_seconds: 5 } });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/symbolic link.*SVC_WATCH_ROOTS/);
+    // a sibling folder whose name starts with the root's is not under it
+    const sibling = `${place.root}-twin`;
+    await mkdir(sibling);
+    const twin = await h.json('POST', '/collections', who.engineer, { slug: 'twin', name: 'twin', allowed_roles: [], watch: { uri: pathToFileURL(sibling).href, interval_seconds: 5 } });
+    expect(twin.status).toBe(400);
+  });
+
+  it('skips a symbolic link inside the watched folder, and reports it', async () => {
+    const source = await place.source('links');
+    await source.put('real.txt', 'A real file about the omega pump.');
+    await writeFile(join(place.root, '..', 'elsewhere', 'secret.txt'), 'The vault code is 4242.');
+    await symlink(join(place.root, '..', 'elsewhere', 'secret.txt'), join(place.root, 'links', 'secret.txt'));
+    await symlink(join(place.root, '..', 'elsewhere'), join(place.root, 'links', 'outside-dir'));
+    expect((await h.json('POST', '/collections', who.engineer, { slug: 'links', name: 'links', allowed_roles: [], watch: { uri: source.uri, interval_seconds: 1 } })).status).toBe(201);
+    await expect.poll(async () => (await h.json('GET', '/collections/links/watch', who.user)).body.failures?.map((f: { path: string }) => f.path), { timeout: 30_000 }).toEqual(['outside-dir', 'secret.txt']);
+    const watch = (await h.json('GET', '/collections/links/watch', who.user)).body;
+    expect(watch.failures.every((f: { status: string; reason: string }) => f.status === 'skipped' && /symbolic link/.test(f.reason))).toBe(true);
+    const docs = (await h.json('GET', '/collections/links/documents', who.user)).body.documents.map((d: { filename: string }) => d.filename);
+    expect(docs).toEqual(['real.txt']);
+    const found = await h.json('POST', '/collections/links/query', who.user, { question: 'vault code 4242', mode: 'keyword' });
+    expect(found.body.chunks).toEqual([]);
+  });
+});
