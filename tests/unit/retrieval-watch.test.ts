@@ -1,45 +1,16 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/platform/db/index.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
-import { retrievalWatchContract, type WatchedPlace } from '../support/retrieval-watch-contract.ts';
+import { retrievalWatchContract } from '../support/retrieval-watch-contract.ts';
+import { folderPlace } from '../support/watched-places.ts';
 
 const pglite = async () => {
   const db = await openPglite({});
   return { db, cleanup: () => db.close() };
 };
-
-/** A temporary folder holding the watch root and, beside it, a folder outside every root. */
-export async function folderPlace(): Promise<WatchedPlace & { root: string; cleanup(): Promise<void> }> {
-  const base = await mkdtemp(join(tmpdir(), 'svc-watch-'));
-  const root = join(base, 'watched');
-  await mkdir(join(base, 'elsewhere'), { recursive: true });
-  await mkdir(root);
-  return {
-    root,
-    env: { SVC_WATCH_ROOTS: root },
-    outside: pathToFileURL(join(base, 'elsewhere')).href,
-    async source(name) {
-      const dir = join(root, name);
-      await mkdir(dir, { recursive: true });
-      return {
-        uri: pathToFileURL(dir).href,
-        async put(path, body) {
-          await mkdir(dirname(join(dir, path)), { recursive: true });
-          // written beside and renamed, as a copy tool does, so a scan never reads half a file
-          await writeFile(join(dir, `.${path.replace(/\//g, '_')}.part`), body);
-          const { rename } = await import('node:fs/promises');
-          await rename(join(dir, `.${path.replace(/\//g, '_')}.part`), join(dir, path));
-        },
-        remove: (path) => rm(join(dir, path)),
-      };
-    },
-    cleanup: () => rm(base, { recursive: true, force: true }),
-  };
-}
 
 retrievalWatchContract('folder, PGlite', pglite, folderPlace);
 

@@ -41,17 +41,26 @@ export function analyse(text: string): Analysed {
 }
 
 function addWord(word: string, languages: readonly Language[], out: string[]): void {
-  if (word.length > MAX_TERM) return;
-  if (DIGIT.test(word)) {
-    out.push(fold(word));
-    return;
+  const memo = WORDS[languages.length === 2 ? 'both' : languages[0]!];
+  let terms = memo.get(word);
+  if (terms === undefined) {
+    terms = wordTerms(word, languages);
+    if (memo.size >= MEMO_LIMIT) memo.clear();
+    memo.set(word, terms);
   }
+  for (const t of terms) out.push(t);
+}
+
+// A text repeats its words: each word's terms are worked out once per language setting.
+const MEMO_LIMIT = 200_000;
+const WORDS: Record<Language | 'both', Map<string, readonly string[]>> = { en: new Map(), fr: new Map(), both: new Map() };
+
+function wordTerms(word: string, languages: readonly Language[]): readonly string[] {
+  if (word.length > MAX_TERM) return [];
+  if (DIGIT.test(word)) return [fold(word)];
   // single letters are elisions (l', d', qu'), initials and list markers
-  if (word.length < 2 || isStopWord(word, languages)) return;
+  if (word.length < 2 || isStopWord(word, languages)) return [];
   const first = stem(word, languages[0]!);
-  out.push(first);
-  if (languages.length === 2) {
-    const second = stem(word, languages[1]!);
-    if (second !== first) out.push(second);
-  }
+  const second = languages.length === 2 ? stem(word, languages[1]!) : first;
+  return second === first ? [first] : [first, second];
 }

@@ -21,14 +21,13 @@ export interface KeywordIndex {
  * A term's chunks and counts, in insertion order; `impacts` caches each chunk's BM25 contribution for the index
  * size it was computed at (idf and the average length move with every append), so a query only adds numbers.
  */
-type Postings = { docs: number[]; tfs: number[]; impacts: Float64Array | undefined; impactsAt: number };
+type Postings = { docs: number[]; tfs: number[]; impacts: Float64Array | undefined; impactsAt: number; lastDoc: number };
 
 export function createKeywordIndex(): KeywordIndex {
   const ids: string[] = [];
   let lengths = new Float64Array(1024);
   let totalLength = 0;
   const postings = new Map<string, Postings>();
-  const counts = new Map<string, number>();
   // per-chunk length normalisation, recomputed after an append changed the average
   let norms = new Float64Array(0);
   let normsFor = -1;
@@ -55,13 +54,17 @@ export function createKeywordIndex(): KeywordIndex {
       if (doc === lengths.length) lengths = grow(lengths);
       lengths[doc] = words;
       totalLength += words;
-      counts.clear();
-      for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
-      for (const [term, tf] of counts) {
+      // counted in the postings themselves: a chunk's terms arrive together, so its entry is the last one
+      for (const term of terms) {
         let p = postings.get(term);
-        if (!p) postings.set(term, (p = { docs: [], tfs: [], impacts: undefined, impactsAt: 0 }));
-        p.docs.push(doc);
-        p.tfs.push(tf);
+        if (!p) postings.set(term, (p = { docs: [], tfs: [], impacts: undefined, impactsAt: 0, lastDoc: -1 }));
+        if (p.lastDoc === doc) {
+          p.tfs[p.tfs.length - 1]!++;
+        } else {
+          p.lastDoc = doc;
+          p.docs.push(doc);
+          p.tfs.push(1);
+        }
       }
     },
 

@@ -11,8 +11,10 @@ const STOPS: Record<Language, ReadonlySet<string>> = {
   en: new Set(englishStops.filter(Boolean)),
   fr: new Set(frenchStops.filter(Boolean)),
 };
-// Words in both lists ("on", "a") say nothing about the language.
-const SHARED = new Set([...STOPS.en].filter((w) => STOPS.fr.has(w)));
+// Which list a stop word is in; words in both ("on", "a") say nothing about the language.
+const STOP_LANGUAGE = new Map<string, Language | 'both'>();
+for (const w of STOPS.en) STOP_LANGUAGE.set(w, 'en');
+for (const w of STOPS.fr) STOP_LANGUAGE.set(w, STOP_LANGUAGE.has(w) ? 'both' : 'fr');
 
 export const isStopWord = (word: string, languages: readonly Language[]) => languages.some((l) => STOPS[l].has(word));
 
@@ -24,9 +26,9 @@ export function detectLanguages(words: readonly string[]): Language[] {
   let en = 0;
   let fr = 0;
   for (const w of words) {
-    if (SHARED.has(w)) continue;
-    if (STOPS.en.has(w)) en++;
-    else if (STOPS.fr.has(w)) fr++;
+    const l = STOP_LANGUAGE.get(w);
+    if (l === 'en') en++;
+    else if (l === 'fr') fr++;
   }
   return en > fr ? ['en'] : fr > en ? ['fr'] : ['en', 'fr'];
 }
