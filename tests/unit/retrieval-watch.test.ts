@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/platform/db/index.ts';
+import { createOfflineEmbedder, type Embedder } from '../../src/platform/gateway/index.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { retrievalWatchContract } from '../support/retrieval-watch-contract.ts';
 import { folderPlace } from '../support/watched-places.ts';
@@ -57,4 +58,39 @@ describe('watched folders and symbolic links', () => {
     const found = await h.json('POST', '/collections/links/query', who.user, { question: 'vault code 4242', mode: 'keyword' });
     expect(found.body.chunks).toEqual([]);
   });
+});
+
+describe('a stopped scan', () => {
+  it('is picked up by the next replica where it stopped, with no file ingested twice', async () => {
+    const place = await folderPlace();
+    const db = await pglite();
+    // a slow gateway, so the first replica is stopped in the middle of its scan
+    const offline = createOfflineEmbedder(768);
+    const slow: Embedder = { ...offline, embed: async (texts) => (await new Promise((r) => setTimeout(r, 250)), offline.embed(texts)) };
+    const env = { ...place.env, SVC_WATCH_POLL_SECONDS: '1' };
+    const first = await retrievalHarness(db.db, { env, embedder: slow, watch: { owner: 'first' } });
+    let second: RetrievalHarness | undefined;
+    try {
+      const source = await place.source('many');
+      const files = Array.from({ length: 12 }, (_, i) => `doc-${String(i).padStart(2, '0')}.txt`);
+      for (const [i, f] of files.entries()) await source.put(f, `Document ${i} names the widget W-${i} and nothing else.`);
+      expect((await first.json('POST', '/collections', who.engineer, { slug: 'many', name: 'many', allowed_roles: [], watch: { uri: source.uri, interval_seconds: 1 } })).status).toBe(201);
+      const names = async () => (await first.json('GET', '/collections/many/documents', who.admin)).body.documents.map((d: { filename: string }) => d.filename).sort();
+      await expect.poll(async () => (await names()).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0);
+      await first.close(); // stops after the file it is on, and hands the lease back
+      const done = await names();
+      expect(done.length).toBeLessThan(files.length);
+
+      second = await retrievalHarness(db.db, { env, embedder: slow, watch: { owner: 'second' } });
+      await expect.poll(names, { timeout: 60_000, interval: 100 }).toEqual(files);
+      const metrics = await (await second.app.request('/metrics')).text();
+      const ingested = Number(/retrieval_watch_files_total\{[^}]*outcome="ingested"[^}]*\} (\d+)/.exec(metrics)?.[1] ?? 0);
+      expect(ingested).toBe(files.length - done.length);
+    } finally {
+      await second?.close();
+      await first.close();
+      await db.cleanup();
+      await place.cleanup();
+    }
+  }, 120_000);
 });
