@@ -83,7 +83,9 @@ async function main() {
   const fresh = await freshDatabase('bench');
   const db = openPostgres(fresh.cfg);
   const queries = Array.from({ length: QUERIES }, (_, i) => randomUnit(1000 + i));
-  const questions = Array.from({ length: QUERIES }, (_, i) => question(i));
+  // each question its own text (a letters-only tag no chunk holds), so each maps to its own vector
+  const tag = (i: number) => 'qx' + [...i.toString(26)].map((d) => String.fromCharCode(97 + parseInt(d, 26))).join('');
+  const questions = Array.from({ length: QUERIES }, (_, i) => `${question(i)} ${tag(i)}`);
   const vectorOf = new Map(questions.map((q, i) => [q, queries[i]!]));
   const embedder: Embedder = { model: 'bench', dim: DIM, offline: true, embed: async ([q]) => [vectorOf.get(q!)!] };
   const caller = { user: 'bench', roles: ['svc-admin'], groups: [] };
