@@ -140,6 +140,16 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
         expect(dense.every((c) => c.keyword_rank === null)).toBe(true);
         expect(keyword.every((c) => c.dense_rank === null && c.score > 0)).toBe(true);
       }
+      // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS pgvector offers the dense candidates: the same fusion
+      const direct = await retrievalHarness(h.db, { env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
+      try {
+        const q = { question: 'error code for the replication slot', top_k: 5 };
+        const viaMemory = await ask(h, 'noisy', q);
+        const viaPgvector = await ask(direct, 'noisy', q);
+        expect(viaPgvector.map((c) => [c.chunk_id, c.dense_rank, c.keyword_rank])).toEqual(viaMemory.map((c) => [c.chunk_id, c.dense_rank, c.keyword_rank]));
+      } finally {
+        await direct.close();
+      }
       // the audit keeps the fused scores the caller was given
       const audit = await h.json('GET', '/audit/queries?limit=1', who.admin);
       expect(audit.body.queries[0].chunks.every((c: { score: number }) => c.score > 0 && c.score < 2 / 61 + 1e-12)).toBe(true);

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/platform/db/index.ts';
 import { createOfflineEmbedder, type Embedder } from '../../src/platform/gateway/index.ts';
+import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { retrievalWatchContract } from '../support/retrieval-watch-contract.ts';
 import { folderPlace } from '../support/watched-places.ts';
@@ -14,6 +15,20 @@ const pglite = async () => {
 };
 
 retrievalWatchContract('folder, PGlite', pglite, folderPlace);
+
+describe('SVC_WATCH_ROOTS', () => {
+  it.each(['relative/folder', 's3://Bad_Bucket/x', 'ftp://host/x'])('stops start-up on %j, naming the setting', (entry) => {
+    expect(() => loadRetrievalConfig({ SVC_WATCH_ROOTS: entry })).toThrow(/SVC_WATCH_ROOTS/);
+  });
+
+  it('takes folders, file:// URIs and S3 prefixes', () => {
+    expect(loadRetrievalConfig({ SVC_WATCH_ROOTS: '/srv/a, file:///srv/b,s3://bucket/in/here' }).watch.roots).toEqual([
+      { kind: 'folder', path: '/srv/a' },
+      { kind: 'folder', path: '/srv/b' },
+      { kind: 's3', bucket: 'bucket', prefix: 'in/here/' },
+    ]);
+  });
+});
 
 describe('watched folders and symbolic links', () => {
   let place: Awaited<ReturnType<typeof folderPlace>>;
