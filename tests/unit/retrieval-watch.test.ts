@@ -58,6 +58,18 @@ describe('watched folders and symbolic links', () => {
     expect(twin.status).toBe(400);
   });
 
+  it('lets the old source go when a watch moves to another folder', async () => {
+    const [a, b] = [await place.source('move-a'), await place.source('move-b')];
+    await a.put('from-a.txt', 'Only in folder A: the kappa relay.');
+    await b.put('from-b.txt', 'Only in folder B: the lambda relay.');
+    expect((await h.json('POST', '/collections', who.engineer, { slug: 'moving', name: 'moving', allowed_roles: [], watch: { uri: a.uri, interval_seconds: 1 } })).status).toBe(201);
+    const names = async () => (await h.json('GET', '/collections/moving/documents', who.user)).body.documents.map((d: { filename: string }) => d.filename);
+    await expect.poll(names, { timeout: 30_000 }).toEqual(['from-a.txt']);
+    expect((await h.json('PATCH', '/collections/moving', who.engineer, { watch: { uri: b.uri, interval_seconds: 1 } })).status).toBe(200);
+    await expect.poll(names, { timeout: 30_000 }).toEqual(['from-b.txt']);
+    expect((await h.json('GET', '/collections/moving/watch', who.user)).body).toMatchObject({ uri: b.uri, failures: [] });
+  });
+
   it('skips a symbolic link inside the watched folder, and reports it', async () => {
     const source = await place.source('links');
     await source.put('real.txt', 'A real file about the omega pump.');

@@ -92,14 +92,17 @@ export async function renewLease(sql: Sql, slug: string, owner: string, leaseSec
   return rows.length === 1;
 }
 
-/** Records a finished scan (or its failure) and frees the lease; the next scan is due one interval on. */
-export async function finishScan(sql: Sql, slug: string, owner: string, counts: ScanCounts, error: string | null): Promise<void> {
+/**
+ * Records a finished scan of `uri` (or its failure) and frees the lease; the next scan is due one interval on,
+ * unless the watch was moved to another URI meanwhile, which stays due at once.
+ */
+export async function finishScan(sql: Sql, slug: string, owner: string, uri: string, counts: ScanCounts, error: string | null): Promise<void> {
   await sql.query(
     `UPDATE retrieval_watches SET lease_owner = NULL, lease_until = NULL, last_scan_at = now(),
-       next_scan_at = now() + interval_seconds * interval '1 second', last_error = $3,
-       seen = $4, ingested = $5, updated = $6, deleted = $7, failed = $8
+       next_scan_at = CASE WHEN uri = $9 THEN now() + interval_seconds * interval '1 second' ELSE next_scan_at END,
+       last_error = $3, seen = $4, ingested = $5, updated = $6, deleted = $7, failed = $8
      WHERE collection_slug = $1 AND lease_owner = $2`,
-    [slug, owner, error, counts.seen, counts.ingested, counts.updated, counts.deleted, counts.failed],
+    [slug, owner, error, counts.seen, counts.ingested, counts.updated, counts.deleted, counts.failed, uri],
   );
 }
 

@@ -48,7 +48,7 @@ export function startWatcher(deps: RetrievalDeps, settings: WatchSettings, opts:
     }, (settings.leaseSeconds * 1000) / 3);
     try {
       const counts = await scanWatch(deps, watch, { owner, settings, shouldStop: () => stopping || lost });
-      await watches.finishScan(deps.db, slug, owner, counts, null);
+      await watches.finishScan(deps.db, slug, owner, watch.uri, counts, null);
       deps.metrics.watchScans.inc({ outcome: 'ok' });
       deps.metrics.watchScanDuration.observe((performance.now() - started) / 1000);
       deps.logger.info({ event: 'retrieval.watch_scanned', collection: slug, uri: watch.uri, ...counts }, 'watched source scanned');
@@ -62,7 +62,7 @@ export function startWatcher(deps: RetrievalDeps, settings: WatchSettings, opts:
       deps.metrics.watchScans.inc({ outcome: 'error' });
       deps.logger.warn({ err, event: 'retrieval.watch_scan_failed', collection: slug, uri: watch.uri }, 'scan of a watched source failed');
       await watches
-        .finishScan(deps.db, slug, owner, { seen: 0, ingested: 0, updated: 0, deleted: 0, failed: 0 }, reason ?? 'internal error; the service log has the details.')
+        .finishScan(deps.db, slug, owner, watch.uri, { seen: 0, ingested: 0, updated: 0, deleted: 0, failed: 0 }, reason ?? 'internal error; the service log has the details.')
         .catch(() => {});
     } finally {
       clearInterval(renewal);
