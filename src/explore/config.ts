@@ -27,6 +27,7 @@ export const exploreShape = {
   TRINO_SERVICE_TOKEN: optionalStr(),
   DASHBOARD_HMAC_KEY: optionalStr(),
   DASHBOARD_HMAC_KEY_OLD: optionalStr(),
+  DASHBOARDS_STORE: optionalStr(),
   DASHBOARDS_DIR: optionalStr(),
   DASHBOARDS_URL: str('http://localhost:8090'),
 };

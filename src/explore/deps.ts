@@ -1,6 +1,7 @@
 import type { Database } from '../platform/db/index.ts';
 import type { ChatModel } from '../platform/gateway/index.ts';
 import type { Logger } from '../platform/log.ts';
+import type { ObjectStore } from '../platform/objects/index.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { AnswerCache } from './cache.ts';
 import type { CatalogEntry, CatalogTags } from './catalog.ts';
@@ -22,7 +23,8 @@ export type ExploreDeps = {
   catalog: () => Promise<CatalogEntry[]>;
   tags: CatalogTags;
   hmacKey: string;
-  dashboardsDir: string;
+  /** Dashboard pages (SVC_DASHBOARDS_STORE): explore writes them, the runtime reads them. */
+  pages: ObjectStore;
   metrics: ExploreMetrics;
   logger: Logger;
 };

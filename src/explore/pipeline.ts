@@ -202,7 +202,7 @@ function redactResult(run: Run, statement: ParsedStatement, result: EngineResult
 async function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
   if (!run.request.persist) return undefined;
   const dashboard = await publishDashboard(
-    { db: run.deps.db, dir: run.deps.dashboardsDir, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
+    { db: run.deps.db, pages: run.deps.pages, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
     { owner: run.caller.user, question: run.request.question, sql, columns: result.columns, rows: redacted.rows, maskedColumns: redacted.maskedColumns },
   );
   emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
@@ -238,7 +238,7 @@ const spans = tracer('explore');
 const step = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => inSpan(spans, `explore.${name}`, async () => fn());
 
 const keyOf = (run: Run) =>
-  cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model });
+  cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model, policy: run.deps.policy.revision });
 
 const decideTable = (run: Run, table: string) =>
   run.deps.policy.decide('tables', { user: run.caller.user, roles: run.caller.roles, table });

@@ -1,5 +1,6 @@
-import { join } from 'node:path';
 import type { Hono } from 'hono';
+import type { Env } from '../platform/config.ts';
+import { openDashboardPages } from '../platform/dashboard-pages.ts';
 import { dashboardKeys } from '../platform/dashboard-signature.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOpenAiChat } from '../platform/gateway/index.ts';
@@ -25,7 +26,7 @@ import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES });
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, policy: deps.policy });
   for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*']) app.use(path, requireCaller);
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));
@@ -42,6 +43,8 @@ export async function exploreDeps(input: {
   engine: QueryEngine;
   logger: Logger;
   dataDir: string;
+  /** Where the page store's S3 settings come from (SVC_S3_ENDPOINT_URL, credentials); none for a folder. */
+  env?: Env;
 }): Promise<ExploreDeps> {
   const { config, logger } = input;
   const chat = config.LLM_URL
@@ -67,7 +70,7 @@ export async function exploreDeps(input: {
     },
     tags,
     hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
-    dashboardsDir: config.DASHBOARDS_DIR ?? join(input.dataDir, 'dashboards'),
+    pages: openDashboardPages(config, input.dataDir, input.env ?? {}),
     metrics: createExploreMetrics(createMetrics('explore')),
     logger,
   };
@@ -104,8 +107,9 @@ export const exploreService: ServiceDefinition = {
       engine,
       logger,
       dataDir: shared.platform.DATA_DIR,
+      env,
     });
-    const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
+    const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
     cleanup.unref();
     return {
       app: createExploreApp(deps),

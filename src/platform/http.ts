@@ -12,6 +12,8 @@ import { ProblemError } from './errors.ts';
 import { callerFrom, type Caller } from './identity.ts';
 import type { Logger } from './log.ts';
 import type { ServiceMetrics } from './metrics.ts';
+import { inRequest } from './policy/request-scope.ts';
+import type { PolicyEngine } from './policy/types.ts';
 
 export type AppEnv = { Variables: { requestId: string; log: Logger; caller: Caller } };
 export type ErrorMapper = (err: unknown, c: Context<AppEnv>) => Response;
@@ -28,6 +30,8 @@ export type AppOptions = {
   maxBodyBytes?: number;
   /** Routes that stream their body to a store under limits of their own (uploads); the body limit skips them. */
   streamsBody?: (c: Context) => boolean;
+  /** The policy engine: /ready needs it ready and reports its bundle revision, /metrics adds its counters. */
+  policy?: Pick<PolicyEngine, 'revision' | 'metrics' | 'ready'>;
 };
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -46,7 +50,8 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     c.set('log', logger.child({ requestId }));
     c.header('X-Request-Id', requestId);
     const started = performance.now();
-    await next();
+    // Decisions taken while this request runs carry its id into the decision log.
+    await inRequest(requestId, next);
     const seconds = (performance.now() - started) / 1000;
     const route = c.finalized ? routeOf(c) : 'unmatched';
     metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -75,12 +80,14 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
 
   app.get('/health', (c) => c.json({ status: 'ok', service: opts.service }));
   app.get('/ready', async (c) => {
-    const ok = opts.ready ? await opts.ready().catch(() => false) : true;
-    return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service }, ok ? 200 : 503);
+    const ok = (opts.ready ? await opts.ready().catch(() => false) : true) && (opts.policy ? await opts.policy.ready().catch(() => false) : true);
+    const policy = opts.policy ? { policy: { revision: opts.policy.revision ?? null } } : {};
+    return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service, ...policy }, ok ? 200 : 503);
   });
-  app.get('/metrics', async (c) =>
-    c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
-  );
+  app.get('/metrics', async (c) => {
+    const text = [await metrics.registry.metrics(), (await opts.policy?.metrics?.()) ?? ''].join('');
+    return c.text(text, 200, { 'Content-Type': metrics.registry.contentType });
+  });
 
   const mapError = opts.mapError ?? problemResponse;
   app.onError((err, c) => mapError(err, c));
@@ -121,7 +128,7 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   };
   return new Response(JSON.stringify(body), {
     status: problem.status,
-    headers: { 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
+    headers: { ...problem.headers, 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
   });
 }
 

@@ -27,6 +27,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     logger: deps.logger,
     metrics: deps.metrics,
     ready: () => deps.db.ping(),
+    policy: deps.policy,
     maxBodyBytes: deps.config.MAX_JSON_BYTES,
     // an upload streams to a temporary file under SVC_MAX_UPLOAD_BYTES, never into memory
     streamsBody: (c) => c.req.method === 'POST' && /^\/collections\/[^/]+\/documents$/.test(c.req.path),

@@ -61,6 +61,22 @@ export function objectStoreContract(name: string, makeStore: () => Promise<Objec
       expect(store.describe()).toMatch(/^(folder:|s3:\/\/)/);
     });
 
+    it('heads an object: its size, and an entity tag that changes when the object is replaced', async () => {
+      const store = await makeStore();
+      expect(await store.head('bundle.tar.gz')).toBeNull();
+      await store.put('bundle.tar.gz', Buffer.from('first'));
+      const first = await store.head('bundle.tar.gz');
+      expect(first).toEqual({ size: 5, etag: expect.stringMatching(/.+/) });
+      expect(await store.head('bundle.tar.gz')).toEqual(first);
+      await new Promise((r) => setTimeout(r, 5));
+      await store.put('bundle.tar.gz', Buffer.from('second'));
+      const second = await store.head('bundle.tar.gz');
+      expect(second?.size).toBe(6);
+      expect(second?.etag).not.toBe(first?.etag);
+      await store.put('dir/file.txt', Buffer.from('x'));
+      expect(await store.head('dir')).toBeNull();
+    });
+
     it('answers null for a missing object, and for a folder name', async () => {
       const store = await makeStore();
       expect(await store.get('missing.bin')).toBeNull();

@@ -9,10 +9,13 @@ import * as store from '../store.ts';
 export type DashboardAction = 'view' | 'share' | 'delete';
 export type Scope = 'mine' | 'shared' | 'public' | 'all';
 
-/** A dashboard as the API shows it: the row without its file path, the time as ISO text. */
-export type DashboardView = Omit<store.DashboardRow, 'file' | 'created_at'> & { created_at: string };
+/** A dashboard as the API shows it: the row without where its page is kept, the time as ISO text. */
+export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at'> & { created_at: string };
 
-const view = ({ file: _file, created_at, ...rest }: store.DashboardRow): DashboardView => ({ ...rest, created_at: created_at.toISOString() });
+const view = ({ file: _file, object_key: _key, digest: _digest, created_at, ...rest }: store.DashboardRow): DashboardView => ({
+  ...rest,
+  created_at: created_at.toISOString(),
+});
 
 export function decideDashboard(policy: PolicyEngine, caller: Caller, action: DashboardAction, d: store.DashboardRow): Promise<PolicyDecision> {
   return policy.decide('dashboards', {
@@ -40,6 +43,21 @@ export async function accessOf(deps: ExploreDeps, caller: Caller, id: string): P
   const d = await store.findDashboard(deps.db, id);
   if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   return decideDashboard(deps.policy, caller, 'view', d);
+}
+
+/**
+ * GET /dashboards/{id}/launch, the runtime's one question before it opens a page for a viewer: the policy's
+ * decision, and only when it allows, where the page is, its sha256 and its owner (the page's signature names them).
+ */
+export type Launch = { allow: false; reason: string } | { allow: true; reason: string; object_key: string; digest: string; owner: string };
+
+export async function launchOf(deps: ExploreDeps, caller: Caller, id: string): Promise<Launch> {
+  const d = await store.findDashboard(deps.db, id);
+  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
+  const decision = await decideDashboard(deps.policy, caller, 'view', d);
+  if (!decision.allow) return { allow: false, reason: decision.reason };
+  if (!d.object_key || !d.digest) throw notFound(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\` after upgrading.`);
+  return { allow: true, reason: decision.reason, object_key: d.object_key, digest: d.digest, owner: d.owner };
 }
 
 export async function shareDashboard(

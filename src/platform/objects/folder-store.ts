@@ -88,6 +88,15 @@ export function createFolderStore(root: string): ObjectStore {
       return { body: createReadStream(path), size: info.size };
     },
 
+    async head(key) {
+      const info = await lstat(pathOf(key)).catch((err) => {
+        if (code(err) === 'ENOENT' || code(err) === 'ENOTDIR') return null;
+        throw asStoreError(err, `head ${JSON.stringify(key)} in ${where}`);
+      });
+      // A put renames a new file into place, so the inode and time change with every version.
+      return info?.isFile() ? { size: info.size, etag: `"${info.ino}-${info.size}-${info.mtimeMs}"` } : null;
+    },
+
     async list(prefix) {
       const dirPrefix = checkPrefix(prefix);
       const dir = join(base, dirPrefix);

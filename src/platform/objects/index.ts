@@ -5,3 +5,5 @@ export { checkKey, checkPrefix } from './keys.ts';
 export { createFolderStore } from './folder-store.ts';
 export { createS3Store, type S3StoreOptions } from './s3-store.ts';
 export { parseArtifactRoot, openArtifactRoot, type ArtifactRoot } from './artifact-root.ts';
+export { readObject } from './streams.ts';
+export { openObjectStore } from './settings.ts';

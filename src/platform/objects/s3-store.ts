@@ -2,6 +2,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -98,6 +99,20 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
         return { body: res.Body as Readable, size: res.ContentLength ?? 0 };
       } catch (err) {
         const mapped = mapS3Error(err, { what: `get ${JSON.stringify(key)}`, where, endpoint, bucket });
+        if (mapped.code === 'NOT_FOUND') return null;
+        throw mapped;
+      }
+    },
+
+    async head(key) {
+      const Key = base + checkKey(key);
+      try {
+        const res = await client.send(new HeadObjectCommand({ Bucket: bucket, Key }));
+        return { size: res.ContentLength ?? 0, etag: res.ETag ?? '' };
+      } catch (err) {
+        // A HEAD answer has no body, so a missing key is a bare 404 named NotFound rather than NoSuchKey.
+        if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404 && (err as Error).name !== 'NoSuchBucket') return null;
+        const mapped = mapS3Error(err, { what: `head ${JSON.stringify(key)}`, where, endpoint, bucket });
         if (mapped.code === 'NOT_FOUND') return null;
         throw mapped;
       }

@@ -24,6 +24,8 @@ export interface ObjectStore {
   put(key: string, body: PutBody, opts?: PutOptions): Promise<{ size: number }>;
   /** The object's bytes as a stream, or null when there is no object at the key. */
   get(key: string): Promise<{ body: Readable; size: number } | null>;
+  /** The object's size and entity tag without its bytes (a poller's "has it changed?"), or null when there is none. */
+  head(key: string): Promise<{ size: number; etag: string } | null>;
   list(prefix: string): Promise<ListEntry[]>;
   /** Every object under a folder ('' for the root) at any depth, sorted by key; folders themselves are not listed. */
   listTree(prefix: string): Promise<TreeEntry[]>;

@@ -14,6 +14,10 @@ export interface PolicyEngine {
   /** The decisions the engine holds, sorted: its entrypoint annotations. Rejects when the engine cannot tell. */
   decisions(): Promise<string[]>;
   ready(): Promise<boolean>;
+  /** The bundle revision deciding now (for /ready and the decision log); undefined while none is loaded. */
+  readonly revision: string | undefined;
+  /** The port's own counters in Prometheus text (bundle loads and refusals, decision-log drops), for /metrics. */
+  metrics?(): Promise<string>;
   close?(): Promise<void>;
 }
 
