@@ -1,7 +1,8 @@
 // Retrieval benchmark on real Postgres with pgvector (scripts/start-postgres.sh), in one run:
 //   query latency (p50, p99, embedding excluded) at 10 000 and 100 000 chunks of 768 dimensions for svc's query
-//   path, pgvector's exact scan and pgvector HNSW, with recall@10 against exact; and ingestion throughput
-//   (pages per second) of svc's upload against unpdf's bare text extraction of the same PDFs.
+//   path, pgvector's exact scan and pgvector HNSW, with recall@10 against exact; svc's keyword (BM25) and hybrid
+//   (dense + keyword fused by reciprocal rank) modes against its dense mode, the peer they must stay within 2x of;
+//   and ingestion throughput (pages per second) of svc's upload against unpdf's bare text extraction of the same PDFs.
 // Run: npx tsx bench/retrieval/index.ts [--sizes 10000,100000] [--queries 200]
 import { execFileSync } from 'node:child_process';
 import { extractText, getDocumentProxy } from 'unpdf';
@@ -40,6 +41,19 @@ async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - t, r];
 }
 
+// Chunk text: 60 words drawn with a Zipf-like skew from 5000 made-up words, and an error code, so keyword ranking
+// meets long posting lists (the common words) and rare exact tokens, as in real documents.
+const VOCABULARY = Array.from({ length: 5000 }, (_, i) => {
+  const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'pe', 'da', 'gu', 'ho', 'ze', 'fi', 'bo', 'ly'];
+  let w = '';
+  for (let x = i + 16; x > 0; x = Math.floor(x / 16)) w += syllables[x % 16];
+  return w;
+});
+const question = (i: number) =>
+  i % 4 === 0
+    ? `ERR-${(i * 37) % 10_000}`
+    : [1, 2, 3].map((j) => VOCABULARY[Math.floor(VOCABULARY.length * ((((i * 7 + j * 13) % 97) / 97) ** 3))]).join(' ');
+
 async function populate(db: Database, slug: string, n: number) {
   await db.query(`INSERT INTO retrieval_collections (slug, name, created_by) VALUES ($1, $1, 'bench')`, [slug]);
   await db.query(
@@ -51,10 +65,12 @@ async function populate(db: Database, slug: string, n: number) {
   for (let from = 0; from < n; from += 10_000) {
     await db.query(
       `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding)
-       SELECT gen_random_uuid(), d.id, $1, g, 1, 'chunk ' || g,
+       SELECT gen_random_uuid(), d.id, $1, g, 1,
+              'ERR-' || (g % 10000) || ' ' ||
+                (SELECT string_agg($4::jsonb ->> floor(5000 * random() ^ 3)::int, ' ') FROM generate_series(1, 60) WHERE g IS NOT NULL),
               l2_normalize((SELECT array_agg(random() - 0.5) FROM generate_series(1, ${DIM}) WHERE g IS NOT NULL)::vector)
        FROM retrieval_documents d, generate_series($2::int, $3::int) g WHERE d.collection_slug = $1`,
-      [slug, from, Math.min(from + 10_000, n) - 1],
+      [slug, from, Math.min(from + 10_000, n) - 1, JSON.stringify(VOCABULARY)],
     );
   }
   await db.query(`UPDATE retrieval_collections SET version = version + 1 WHERE slug = $1`, [slug]);
@@ -67,20 +83,28 @@ async function main() {
   const fresh = await freshDatabase('bench');
   const db = openPostgres(fresh.cfg);
   const queries = Array.from({ length: QUERIES }, (_, i) => randomUnit(1000 + i));
-  const embedder: Embedder = { model: 'bench', dim: DIM, offline: true, embed: async ([q]) => [queries[Number(q)]!] };
+  // each question its own text (a letters-only tag no chunk holds), so each maps to its own vector
+  const tag = (i: number) => 'qx' + [...i.toString(26)].map((d) => String.fromCharCode(97 + parseInt(d, 26))).join('');
+  const questions = Array.from({ length: QUERIES }, (_, i) => `${question(i)} ${tag(i)}`);
+  const vectorOf = new Map(questions.map((q, i) => [q, queries[i]!]));
+  const embedder: Embedder = { model: 'bench', dim: DIM, offline: true, embed: async ([q]) => [vectorOf.get(q!)!] };
+  const caller = { user: 'bench', roles: ['svc-admin'], groups: [] };
   const h = await retrievalHarness(db, { embedder, env: { SVC_MAX_TOP_K: '50' } });
   const rows: string[] = [];
   try {
     for (const n of SIZES) {
       const slug = `bench-${n}`;
       const [fill] = await time(() => populate(db, slug, n));
-      const [cold] = await time(() => queryCollection(h.deps, { user: 'bench', roles: ['svc-admin'], groups: [] }, slug, { question: '0', top_k: K }));
+      const [cold] = await time(() => queryCollection(h.deps, caller, slug, { question: questions[0]!, top_k: K, mode: 'dense' }));
+      const [coldKeyword] = await time(() => queryCollection(h.deps, caller, slug, { question: questions[0]!, top_k: K, mode: 'keyword' }));
       const [hnswBuild] = await time(() => db.exec(`SET maintenance_work_mem = '1GB'; CREATE INDEX ON bench_${n} USING hnsw (embedding vector_cosine_ops)`));
 
       const exactIds: string[][] = [];
       const exact: number[] = [];
       const hnsw: number[] = [];
       const svc: number[] = [];
+      const keyword: number[] = [];
+      const hybrid: number[] = [];
       let hnswHits = 0;
       let svcHits = 0;
       for (let i = 0; i < QUERIES; i++) {
@@ -93,12 +117,16 @@ async function main() {
           }),
         );
         const [th, rh] = await time(() => db.query<{ seq: number }>(`SELECT seq FROM bench_${n} ORDER BY embedding <=> $1::vector LIMIT ${K}`, [q]));
-        const [ts, rs] = await time(() => queryCollection(h.deps, { user: 'bench', roles: ['svc-admin'], groups: [] }, slug, { question: String(i), top_k: K }));
+        const [ts, rs] = await time(() => queryCollection(h.deps, caller, slug, { question: questions[i]!, top_k: K, mode: 'dense' }));
+        const [tk] = await time(() => queryCollection(h.deps, caller, slug, { question: questions[i]!, top_k: K, mode: 'keyword' }));
+        const [tf] = await time(() => queryCollection(h.deps, caller, slug, { question: questions[i]!, top_k: K, mode: 'hybrid' }));
         const want = new Set(re.map((r) => String(r.seq)));
         exactIds.push([...want]);
         exact.push(te);
         hnsw.push(th);
-        svc.push(ts - rs.latency_ms + rs.latency_ms); // whole call: version check, rank, rows, audit write
+        svc.push(ts); // whole call: version check, rank, rows, audit write
+        keyword.push(tk);
+        hybrid.push(tf);
         hnswHits += rh.filter((r) => want.has(String(r.seq))).length;
         const seqs = await db.query<{ seq: number }>(
           `SELECT seq FROM retrieval_chunks WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))::uuid[])`,
@@ -108,7 +136,9 @@ async function main() {
       }
       const recall = (hits: number) => (hits / (QUERIES * K)).toFixed(3);
       rows.push(
-        `${String(n).padStart(7)} | svc (in-memory exact)    | ${fmt(pct(svc, 50))} | ${fmt(pct(svc, 99))} | ${recall(svcHits).padStart(6)} | first query ${cold.toFixed(0)} ms (index load)`,
+        `${String(n).padStart(7)} | svc dense (in-memory)    | ${fmt(pct(svc, 50))} | ${fmt(pct(svc, 99))} | ${recall(svcHits).padStart(6)} | first query ${cold.toFixed(0)} ms (index load)`,
+        `${String(n).padStart(7)} | svc keyword (BM25)       | ${fmt(pct(keyword, 50))} | ${fmt(pct(keyword, 99))} | ${'-'.padStart(6)} | first query ${coldKeyword.toFixed(0)} ms (index build)`,
+        `${String(n).padStart(7)} | svc hybrid (RRF)         | ${fmt(pct(hybrid, 50))} | ${fmt(pct(hybrid, 99))} | ${'-'.padStart(6)} | hybrid/dense p50 ${(pct(hybrid, 50) / pct(svc, 50)).toFixed(2)}x (target <= 2x)`,
         `${String(n).padStart(7)} | pgvector exact scan      | ${fmt(pct(exact, 50))} | ${fmt(pct(exact, 99))} | ${'1.000'.padStart(6)} |`,
         `${String(n).padStart(7)} | pgvector HNSW            | ${fmt(pct(hnsw, 50))} | ${fmt(pct(hnsw, 99))} | ${recall(hnswHits).padStart(6)} | build ${(hnswBuild / 1000).toFixed(1)} s`,
         `${String(n).padStart(7)} | ratio exact/svc p50 ${(pct(exact, 50) / pct(svc, 50)).toFixed(1)}x, hnsw/svc p50 ${(pct(hnsw, 50) / pct(svc, 50)).toFixed(2)}x (data load ${(fill / 1000).toFixed(1)} s)`,

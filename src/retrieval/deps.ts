@@ -5,6 +5,7 @@ import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { RetrievalConfig } from './config.ts';
 import type { CollectionIndexes } from './indexes.ts';
 import type { OcrEngine } from './ingest/index.ts';
+import type { KeywordIndexes } from './keyword-index/index.ts';
 import type { RetrievalMetrics } from './metrics.ts';
 
 /** Everything the retrieval domain functions need, built once by the app factory. */
@@ -15,6 +16,7 @@ export type RetrievalDeps = {
   embedder: Embedder;
   ocr: OcrEngine;
   indexes: CollectionIndexes;
+  keywords: KeywordIndexes;
   metrics: RetrievalMetrics;
   logger: Logger;
 };

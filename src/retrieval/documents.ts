@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ProblemError, unprocessable } from '../platform/errors.ts';
+import type { Sql } from '../platform/db/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
@@ -7,7 +8,7 @@ import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
 import { retrievalProblem } from './errors.ts';
 import * as store from './store.ts';
-import { spoolUpload } from './upload-stream.ts';
+import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
 
 export type DocumentView = {
   document_id: string;
@@ -68,6 +69,21 @@ export async function uploadDocument(
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
+  return ingestSpooled(deps, slug, upload, caller.user);
+}
+
+/**
+ * Ingests a file already on disk (an upload, or a watched file) into the collection, and removes the file.
+ * `onStored` runs inside the transaction that stores a new document, so what the caller records with it (the
+ * watch's file state, the document it replaces) commits or rolls back with the document.
+ */
+export async function ingestSpooled(
+  deps: RetrievalDeps,
+  slug: string,
+  upload: SpooledUpload,
+  uploadedBy: string,
+  onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
+): Promise<UploadResult> {
   let format = 'unknown';
   try {
     if (upload.size === 0) throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
@@ -111,11 +127,12 @@ export async function uploadDocument(
         ocr_pages: extracted.ocrPages,
         status: 'INDEXED',
         chunk_count: rows.length,
-        uploaded_by: caller.user,
+        uploaded_by: uploadedBy,
       });
       // another upload of the same bytes committed first: write nothing, answer with its document
       if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };
       for (let i = 0; i < rows.length; i += 500) await store.insertChunks(tx, slug, documentId, rows.slice(i, i + 500));
+      if (onStored) await onStored(tx, document);
       await store.bumpCollectionVersion(tx, slug);
       return { document };
     });

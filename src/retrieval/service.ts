@@ -14,11 +14,13 @@ import type { RetrievalDeps } from './deps.ts';
 import { retrievalProblem } from './errors.ts';
 import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
+import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { queryRoutes } from './routes/query.ts';
+import { startWatcher } from './watch/watcher.ts';
 
 export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   const app = createApp({
@@ -83,9 +85,19 @@ export const retrievalService: ServiceDefinition = {
       embedder: createEmbedder(config, logger),
       ocr,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
+      keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
       metrics: createRetrievalMetrics(createMetrics('retrieval')),
       logger,
     };
-    return { app: createRetrievalApp(deps), close: () => ocr.close() };
+    // watched sources are scanned by every replica that may read them, one replica per source at a time
+    const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
+    if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
+    return {
+      app: createRetrievalApp(deps),
+      close: async () => {
+        await watcher?.stop();
+        await ocr.close();
+      },
+    };
   },
 };

@@ -203,7 +203,7 @@ describe('artifact store failures', () => {
     const fail = async (): Promise<never> => {
       throw new ObjectStoreError(code, message);
     };
-    return { put: fail, get: fail, head: fail, list: fail, delete: fail, describe: () => 's3://bucket/prefix/' };
+    return { put: fail, get: fail, head: fail, list: fail, listTree: fail, delete: fail, describe: () => 's3://bucket/prefix/' };
   };
 
   it.each([

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ObjectStoreError } from './errors.ts';
 import { checkKey, checkPrefix } from './keys.ts';
-import type { ListEntry, ObjectStore } from './store.ts';
+import type { ListEntry, ObjectStore, TreeEntry } from './store.ts';
 import { isBytes, toReadable } from './streams.ts';
 
 // Uploads land here first and are renamed into place, so a reader never sees half a file. Same filesystem as the
@@ -114,6 +114,28 @@ export function createFolderStore(root: string): ObjectStore {
           if (info) out.push({ key, size: info.size });
         }
       }
+      return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    },
+
+    async listTree(prefix) {
+      const out: TreeEntry[] = [];
+      const walk = async (dirPrefix: string): Promise<void> => {
+        const entries = await readdir(join(base, dirPrefix), { withFileTypes: true }).catch((err) => {
+          if (code(err) === 'ENOENT' || code(err) === 'ENOTDIR') return [];
+          throw asStoreError(err, `list ${JSON.stringify(prefix)} in ${where}`);
+        });
+        for (const e of entries) {
+          if (dirPrefix === '' && e.name === TMP) continue;
+          const key = dirPrefix + e.name;
+          if (e.isSymbolicLink()) out.push({ key, size: 0, version: '', link: true });
+          else if (e.isDirectory()) await walk(`${key}/`);
+          else if (e.isFile()) {
+            const info = await lstat(join(base, key), { bigint: true }).catch(() => null);
+            if (info?.isFile()) out.push({ key, size: Number(info.size), version: `${info.ino}:${info.size}:${info.mtimeNs}` });
+          }
+        }
+      };
+      await walk(checkPrefix(prefix));
       return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
 

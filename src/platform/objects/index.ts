@@ -1,5 +1,5 @@
 // The object store port: a folder (embedded default) or any S3-compatible server.
-export type { ObjectStore, ListEntry, PutBody, PutOptions } from './store.ts';
+export type { ObjectStore, ListEntry, PutBody, PutOptions, TreeEntry } from './store.ts';
 export { ObjectStoreError, type ObjectStoreErrorCode } from './errors.ts';
 export { checkKey, checkPrefix } from './keys.ts';
 export { createFolderStore } from './folder-store.ts';
