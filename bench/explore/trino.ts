@@ -7,6 +7,7 @@
 import { Trino } from 'trino-client';
 import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { as, exploreHarness } from '../../tests/support/explore.ts';
+import { STATEMENTS } from './statements.ts';
 import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
 import { ensureTrino, trinoToken, TRINO_URL } from '../../tests/support/trino.ts';
 
@@ -18,11 +19,6 @@ const N = Number(arg('iterations', '40'));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
 
-const STATEMENTS = [
-  'SELECT count(*) AS orders FROM tpch.tiny.orders',
-  'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name',
-  'SELECT o_orderpriority, sum(o_totalprice) AS total FROM tpch.tiny.orders GROUP BY o_orderpriority ORDER BY total DESC',
-];
 
 async function direct(sql: string, user: string, token: string, ca: string): Promise<number> {
   const client = Trino.create({ server: TRINO_URL, ssl: { ca }, extraHeaders: { Authorization: `Bearer ${token}`, 'X-Trino-User': user } });
