@@ -6,6 +6,7 @@ import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { AnswerCache } from './cache.ts';
 import type { CatalogEntry, CatalogTags } from './catalog.ts';
 import type { ExploreConfig } from './config.ts';
+import type { CostEstimator } from './cost.ts';
 import type { QueryEngine } from './engines/types.ts';
 import type { ExploreMetrics } from './metrics.ts';
 import type { ModelCatalog } from './models.ts';
@@ -17,6 +18,8 @@ export type ExploreDeps = {
   db: Database;
   policy: PolicyEngine;
   engine: QueryEngine;
+  /** Step 6's estimate: a bound from table statistics, else the engine's EXPLAIN (cost.ts). */
+  cost: CostEstimator;
   chat: ChatModel | undefined;
   models: ModelCatalog;
   cache: AnswerCache<QueryResponse>;

@@ -17,7 +17,8 @@ import type { QueryRequest, QueryResponse } from './answer.ts';
 // POST /query: the specification's ten steps, in their fixed order, each a named function below.
 type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string };
 
-const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
+/** Where an unqualified table name points. */
+export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
 export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger }): Promise<QueryResponse> {
@@ -32,7 +33,7 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
   const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
   const generated = await step('generate', () => generateStatement(run, allowed)); //              4
   const validated = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
-  const cost = await step('cost', () => gateCost(run, validated.sql)); //                           6
+  const cost = await step('cost', () => gateCost(run, validated)); //                               6
   const reasoning = {
     intent: generated.intent,
     candidate_tables: candidates.map((t) => t.fqn),
@@ -117,17 +118,17 @@ async function validateGenerated(run: Run, generated: Generated, allowed: Catalo
   return { sql: ensureLimit(statement.sql, statement, run.deps.config.SQL_AUTO_LIMIT), tables, statement };
 }
 
-/** 6. The engine's estimate of bytes read, against the limit, unless confirmed or the gate is off. */
-async function gateCost(run: Run, sql: string): Promise<number | undefined> {
+/** 6. The bytes the statement reads (proved from table statistics, or the engine's EXPLAIN) against the limit. */
+async function gateCost(run: Run, validated: Validated): Promise<number | undefined> {
   const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
-  const estimate = await run.deps.engine.estimateBytes(sql);
+  const { bytes: estimate, source } = await run.deps.cost.estimate(validated.statement, validated.sql, run.caller.user);
   const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
-  emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
+  emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, source, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
   if (COST_GATE && over && !run.request.confirm_cost) {
     const size = estimate === undefined ? 'an unknown number of bytes' : `about ${estimate} bytes`;
     throw payloadTooLarge(`The query would read ${size}, above the limit of ${COST_BYTES_LIMIT} (SVC_COST_BYTES_LIMIT); send it again with confirm_cost=true to run it anyway.`, {
       cost_bytes: estimate ?? null,
-      sql,
+      sql: validated.sql,
     });
   }
   return estimate;

@@ -9,6 +9,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { createAnswerCache } from './cache.ts';
+import { createCostEstimator } from './cost.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
@@ -22,6 +23,7 @@ import type { QueryEngine } from './engines/types.ts';
 import { createExploreMetrics } from './metrics.ts';
 import { createModelCatalog } from './models.ts';
 import type { QueryResponse } from './answer.ts';
+import { DEFAULTS } from './pipeline.ts';
 import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
@@ -61,6 +63,13 @@ export async function exploreDeps(input: {
     db: input.db,
     policy: input.policy,
     engine: input.engine,
+    cost: createCostEstimator(input.engine, {
+      limit: config.COST_BYTES_LIMIT,
+      statsTtlSeconds: config.COST_STATS_TTL,
+      explainTtlSeconds: config.QUERY_CACHE_TTL,
+      explainCacheSize: config.QUERY_CACHE_SIZE,
+      defaults: DEFAULTS,
+    }),
     chat,
     models: createModelCatalog(chat, config.LLM_MODEL),
     cache: createAnswerCache<QueryResponse>({ size: config.QUERY_CACHE_SIZE, ttlSeconds: config.QUERY_CACHE_TTL, maxBytes: config.QUERY_CACHE_BYTES }),

@@ -266,10 +266,37 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
 
     it('treats a quoted name as Trino does: a CTE named "Customer" hides the table for the engine as for the policy', async () => {
       answer = '```sql\nWITH "Customer" AS (SELECT 1 AS c_phone) SELECT c_phone FROM customer\n```';
-      // Trino estimates nothing for a statement that reads no table, which the gate counts as over the limit
-      const res = await h.ask(as.user, { question: 'how many orders', force: true, confirm_cost: true });
+      // it reads no table, so it reads 0 bytes: no confirmation needed
+      const res = await h.ask(as.user, { question: 'how many orders', force: true });
       expect(res.status).toBe(200);
       expect(res.body.preview_rows).toEqual([[1]]);
+      expect(res.body.cost_bytes).toBe(0);
+    });
+
+    it('passes a statement that reads no table at 0 bytes under any limit, and stops one that reads a table', async () => {
+      const strict = await make({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_COST_BYTES_LIMIT: '0' });
+      for (const sql of ['SELECT 1 AS one', "SELECT x FROM UNNEST(ARRAY[1, 2]) AS t(x)", 'VALUES (1, 2)']) {
+        answer = `\`\`\`sql\n${sql}\n\`\`\``;
+        const res = await strict.ask(as.user, { question: 'constants', force: true });
+        expect(res.status, sql).toBe(200);
+        expect(res.body.cost_bytes).toBe(0);
+      }
+      answer = '```sql\nSELECT r_name FROM tpch.tiny.region\n```';
+      expect((await strict.ask(as.user, { question: 'regions', force: true })).status).toBe(413);
+      await strict.close();
+    });
+
+    it("reports a cost proved from table statistics that is never below the engine's own estimate", async () => {
+      for (const sql of [
+        'SELECT n.n_name, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name',
+        'WITH big AS (SELECT o_custkey, o_totalprice FROM tpch.tiny.orders) SELECT count(*) FROM big a JOIN big b ON a.o_custkey = b.o_custkey',
+        "SELECT count(*) FROM tpch.tiny.orders WHERE o_orderstatus = 'F'",
+      ]) {
+        answer = `\`\`\`sql\n${sql}\n\`\`\``;
+        const res = await h.ask(as.admin, { question: 'cost', force: true });
+        expect(res.status, sql).toBe(200);
+        expect(res.body.cost_bytes, sql).toBeGreaterThanOrEqual((await h.deps.engine.estimateBytes(res.body.sql))!);
+      }
     });
 
     it('refuses a result heavier than SVC_MAX_RESULT_BYTES with 413, and publishes nothing', async () => {

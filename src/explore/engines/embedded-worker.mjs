@@ -50,6 +50,15 @@ const handlers = {
     );
     return Number(sizes.rows[0]?.bytes ?? 0);
   },
+  // The size `estimate` counts for a table, whatever the statement reads of it: the bound of one scan.
+  async tableBytes({ table }) {
+    const r = await db.query(
+      `SELECT pg_relation_size(c.oid)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind = 'r'`,
+      [SCHEMA, table],
+    );
+    return r.rows[0] ? Number(r.rows[0].bytes) : null;
+  },
   async execute({ sql, maxBytes }) {
     return db.transaction(async (tx) => {
       await tx.exec(`SET TRANSACTION READ ONLY; SET LOCAL search_path = ${SCHEMA}; SET LOCAL ROLE svc_sample`);

@@ -117,6 +117,11 @@ export async function createEmbeddedEngine(opts: { afterSample?: string } = {}):
     async estimateBytes(sql) {
       return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) }, METADATA_TIMEOUT_MS)) ?? undefined;
     },
+    async scanBound(table) {
+      const [catalog, schema, name] = table.split('.');
+      if (catalog !== CATALOG || schema !== SCHEMA || !name) return undefined;
+      return (await call<number | null>('tableBytes', { table: name }, METADATA_TIMEOUT_MS)) ?? undefined;
+    },
     async execute(sql, _caller, opts) {
       try {
         const args = { sql: toEmbeddedNames(sql), maxBytes: opts.maxBytes ?? null };
