@@ -2,9 +2,11 @@ import type { Hono } from 'hono';
 import type { Env } from '../platform/config.ts';
 import { openDashboardPages } from '../platform/dashboard-pages.ts';
 import { dashboardKeys } from '../platform/dashboard-signature.ts';
+import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOpenAiChat } from '../platform/gateway/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
@@ -27,10 +29,11 @@ import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
   const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, policy: deps.policy });
-  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*']) app.use(path, requireCaller);
+  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*', '/audit/*']) app.use(path, requireCaller);
   app.route('/', queryRoutes(deps));
   app.route('/', miscRoutes(deps));
   app.route('/dashboards', dashboardRoutes(deps));
+  app.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', consoleRoutes());
   return app;
 }
@@ -53,6 +56,7 @@ export async function exploreDeps(input: {
   if (!chat) logger.warn('SVC_LLM_URL is not set: questions are answered by the offline planner, the offline fallback');
   const tags = await loadCatalogTags(config.CATALOG_TAGS_FILE ?? DEFAULT_TAGS_FILE);
   let catalog: { at: number; entries: Promise<CatalogEntry[]> } | undefined;
+  const metrics = createExploreMetrics(createMetrics('explore'));
   return {
     config,
     db: input.db,
@@ -71,7 +75,8 @@ export async function exploreDeps(input: {
     tags,
     hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
     pages: openDashboardPages(config, input.dataDir, input.env ?? {}),
-    metrics: createExploreMetrics(createMetrics('explore')),
+    metrics,
+    limiter: createLimiter({ db: input.db, policy: input.policy, limits: loadLimitSettings(input.env ?? {}), registry: metrics.registry }),
     logger,
   };
 }

@@ -99,6 +99,7 @@ export async function uploadDocument(
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
+    await deps.limiter.charge(caller, 'retrieval.embedding', chunks.length);
     const vectors = await embedChunks(deps, chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));

@@ -1,9 +1,11 @@
 import type { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
+import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
 import { callerFrom } from '../platform/identity.ts';
+import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { decideConsole } from '../platform/policy/index.ts';
@@ -37,6 +39,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   app.route('/collections', documentRoutes(deps));
   app.route('/collections', queryRoutes(deps));
   app.route('/audit', auditRoutes(deps));
+  app.route('/audit', auditHeadRoutes(deps.db));
   app.use('/', async (c, next) => {
     // Outside an ingress the page asks for an identity to send; behind one, the console decision says who gets it.
     if (c.req.header('x-user-id') || c.req.header('x-query-user')) {
@@ -74,6 +77,7 @@ export const retrievalService: ServiceDefinition = {
   async start({ env, shared, logger }) {
     const config = loadRetrievalConfig(env);
     const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+    const metrics = createRetrievalMetrics(createMetrics('retrieval'));
     const deps: RetrievalDeps = {
       config,
       db: shared.db,
@@ -81,7 +85,8 @@ export const retrievalService: ServiceDefinition = {
       embedder: createEmbedder(config, logger),
       ocr,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
-      metrics: createRetrievalMetrics(createMetrics('retrieval')),
+      metrics,
+      limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,
     };
     return { app: createRetrievalApp(deps), close: () => ocr.close() };
