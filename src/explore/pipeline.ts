@@ -65,6 +65,7 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
     tables_used: validated.tables,
   };
   if (!request.execute) return dryRun(run, validated.sql, cost, reasoning);
+  await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
   const result = await step('execute', () => executeStatement(run, validated.sql)); //             7
   const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9

@@ -59,6 +59,34 @@ describe('the question limit in explore', () => {
   });
 });
 
+describe('the bytes-scanned limit in explore', () => {
+  let gw: ScriptedGateway;
+  const harnesses: ExploreHarness[] = [];
+  beforeAll(async () => {
+    gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => '```sql\nSELECT count(*) AS n FROM tpch.tiny.lineitem\n```' });
+  });
+  afterAll(async () => {
+    await Promise.all(harnesses.map((h) => h.close()));
+    await gw.close();
+  });
+
+  it("charges the engine's estimate before the statement runs: 429 once the hour's bytes are spent", async () => {
+    const env = { SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat' };
+    const probe = await exploreHarness(env);
+    harnesses.push(probe);
+    const estimate = (await probe.ask(as.user, { question: 'count line items', execute: false })).body.cost_bytes as number;
+    expect(estimate).toBeGreaterThan(0);
+    const h = await exploreHarness({ ...env, SVC_LIMIT_EXPLORE_TRINO_BYTES: `${Math.floor(estimate * 1.5)}/h` });
+    harnesses.push(h);
+    expect((await h.ask(as.user, { question: 'count line items', persist: false })).status).toBe(200);
+    // a dry run reads nothing and is not charged
+    expect((await h.ask(as.user, { question: 'count line items please', execute: false })).status).toBe(200);
+    const refused = await h.ask(as.user, { question: 'count line items again', persist: false, force: true });
+    expect(refused).toMatchObject({ status: 429, body: { action: 'explore.trino_bytes' } });
+    expect(refused.body.detail).toContain('bytes scanned');
+  });
+});
+
 describe('the embeddings limit per upload in retrieval', () => {
   let db: Database;
   let h: RetrievalHarness;
