@@ -1,8 +1,12 @@
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/platform/audit/index.ts';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { openSharedParts } from '../../src/platform/launcher.ts';
+import type { BundleEngine } from '../../src/platform/policy/index.ts';
 import { as, exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
+import { bundleServer, committedBundle, keyPair, sign } from '../support/policy-bundles.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
 type Row = { seq: number; service: string; action: string; actor: string; detail: Record<string, unknown> };
@@ -84,5 +88,31 @@ describe('explore records questions, shares and deletions in the audit chain', (
     expect(chain[3]!.detail).toMatchObject({ dashboard_id: id, before: { visibility: 'private' }, after: { visibility: 'users', allowed_users: ['uma'] } });
     expect((await h.call('GET', '/audit/head', as.viewer)).body).toMatchObject({ seq: 5 });
     expect((await verifyChain(h.db)).ok).toBe(true);
+  });
+});
+
+describe('policy bundles taken into force are recorded in the audit chain', () => {
+  it('one record per activation, by the replica that took it, with the revision it replaced', async () => {
+    const key = keyPair('ec');
+    const server = await bundleServer();
+    server.publish(await sign(await committedBundle('rev-1'), key));
+    const shared = await openSharedParts(
+      { SVC_LOG_LEVEL: 'silent', SVC_POLICY_BUNDLE_URL: server.url, SVC_POLICY_BUNDLE_PUBLIC_KEY: key.publicKeyPem, SVC_POLICY_POLL_SECONDS: '3600' },
+      { embedded: false, inMemory: true },
+    );
+    try {
+      server.publish(await sign(await committedBundle('rev-2'), key));
+      expect(await (shared.policy as BundleEngine).poll()).toMatchObject({ outcome: 'activated', revision: 'rev-2' });
+      const chain = await records(shared.db);
+      expect(chain.map((r) => [r.service, r.action, r.actor, r.detail.revision, r.detail.previous])).toEqual([
+        ['policy', 'bundle_activated', `${hostname()}/${process.pid}`, 'rev-1', null],
+        ['policy', 'bundle_activated', `${hostname()}/${process.pid}`, 'rev-2', 'rev-1'],
+      ]);
+      expect((await verifyChain(shared.db)).ok).toBe(true);
+    } finally {
+      await shared.policy.close?.();
+      await shared.db.close();
+      await server.close();
+    }
   });
 });
