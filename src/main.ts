@@ -7,6 +7,7 @@ import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
 import { launch, migrateAll, openSharedParts, StartupError, type Launched } from './platform/launcher.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
+import { auditCommand, AUDIT_USAGE } from './audit-command.ts';
 import { policiesCommand, POLICIES_USAGE, UsageError } from './policies-command.ts';
 
 // Each service's code is loaded only when a command needs it: `svc serve tracker` does not carry explore's SQL
@@ -26,7 +27,7 @@ const USAGE = `usage: svc <command>
   db migrate                   apply every service's schema migrations to the configured database
   tracker db upgrade           bring the tracker's schema up to this version (a server on an older one is read-only)
   dashboards resign            sign every dashboard page with the current key (after a rotation)
-${POLICIES_USAGE}`;
+${POLICIES_USAGE}${AUDIT_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
@@ -72,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
       });
     case 'policies':
       return policiesCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
+    case 'audit':
+      return auditCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
     case undefined:
     case 'help':
     case '--help':

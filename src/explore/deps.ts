@@ -1,5 +1,6 @@
 import type { Database } from '../platform/db/index.ts';
 import type { ChatModel } from '../platform/gateway/index.ts';
+import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ObjectStore } from '../platform/objects/index.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
@@ -29,5 +30,7 @@ export type ExploreDeps = {
   /** Dashboard pages (SVC_DASHBOARDS_STORE): explore writes them, the runtime reads them. */
   pages: ObjectStore;
   metrics: ExploreMetrics;
+  /** Per-user limits: questions that reach the model. */
+  limiter: Limiter;
   logger: Logger;
 };

@@ -6,7 +6,7 @@ import { piiColumns, searchCatalog, type CatalogEntry } from './catalog.ts';
 import { publishDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
 import type { EngineResult } from './engines/types.ts';
-import { emit, type EventContext } from './events.ts';
+import { emit, type EventContext, type Trail } from './events.ts';
 import { generateSql, type Generated } from './generate.ts';
 import { bypassesRedaction, redactRows } from './redact.ts';
 import { ensureLimit, outputLineage, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
@@ -21,8 +21,8 @@ type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: E
 export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
-export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger }): Promise<QueryResponse> {
-  const events: EventContext = { log: ctx.log, requestId: ctx.requestId, user: caller.user, role: caller.roles.join(',') };
+export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger; trail?: Trail }): Promise<QueryResponse> {
+  const events: EventContext = { log: ctx.log, requestId: ctx.requestId, user: caller.user, role: caller.roles.join(','), trail: ctx.trail };
   emit(events, 'explore_query_received', { question: request.question, session_id: request.session_id });
   const run: Run = { deps, caller, request, events, model: await deps.models.resolve(request.model) };
 
@@ -31,6 +31,7 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
   const entries = await deps.catalog();
   const candidates = await step('catalog', () => findCandidateTables(run, entries)); //              2
   const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
+  await deps.limiter.charge(caller, 'explore.question'); // a question over the caller's limit never reaches the model
   const generated = await step('generate', () => generateStatement(run, allowed)); //              4
   const validated = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
   const cost = await step('cost', () => gateCost(run, validated)); //                               6
@@ -41,6 +42,7 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
     tables_used: validated.tables,
   };
   if (!request.execute) return dryRun(run, validated.sql, cost, reasoning);
+  await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
   const result = await step('execute', () => executeStatement(run, validated.sql)); //             7
   const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9

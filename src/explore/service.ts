@@ -2,9 +2,11 @@ import { Hono } from 'hono';
 import type { Env } from '../platform/config.ts';
 import { openDashboardPages } from '../platform/dashboard-pages.ts';
 import { dashboardKeys } from '../platform/dashboard-signature.ts';
+import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOpenAiChat } from '../platform/gateway/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
@@ -36,6 +38,7 @@ export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
   api.route('/', queryRoutes(deps));
   api.route('/', miscRoutes(deps));
   api.route('/dashboards', dashboardRoutes(deps));
+  api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', api);
   return app;
 }
@@ -58,6 +61,7 @@ export async function exploreDeps(input: {
   if (!chat) logger.warn('SVC_LLM_URL is not set: questions are answered by the offline planner, the offline fallback');
   const tags = await loadCatalogTags(config.CATALOG_TAGS_FILE ?? DEFAULT_TAGS_FILE);
   let catalog: { at: number; entries: Promise<CatalogEntry[]> } | undefined;
+  const metrics = createExploreMetrics(createMetrics('explore'));
   return {
     config,
     db: input.db,
@@ -83,7 +87,8 @@ export async function exploreDeps(input: {
     tags,
     hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
     pages: openDashboardPages(config, input.dataDir, input.env ?? {}),
-    metrics: createExploreMetrics(createMetrics('explore')),
+    metrics,
+    limiter: createLimiter({ db: input.db, policy: input.policy, limits: loadLimitSettings(input.env ?? {}), registry: metrics.registry }),
     logger,
   };
 }

@@ -1,8 +1,10 @@
+import { hostname } from 'node:os';
 import { loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
-import { createPolicyEngine } from './policy/index.ts';
+import { appendAudit } from './audit/index.ts';
+import { createPolicyEngine, type BundleActivation } from './policy/index.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
 import { initTracing } from './tracing.ts';
 
@@ -44,7 +46,12 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
       : await openDatabase(selected, { inMemory: opts.inMemory ?? false }).catch((err: unknown) => {
           throw describeDatabaseError(err, at);
         });
-  const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded });
+  // Which policy decided when is part of the record: each replica chains every bundle it takes into force.
+  const replica = `${hostname()}/${process.pid}`;
+  const onBundleActivated = opts.database === false
+    ? undefined
+    : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
+  const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
   return { platform: selected, db, policy, embedded: opts.embedded };
 }
 

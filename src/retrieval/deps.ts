@@ -1,5 +1,6 @@
 import type { Database } from '../platform/db/index.ts';
 import type { Embedder } from '../platform/gateway/index.ts';
+import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { RetrievalConfig } from './config.ts';
@@ -18,5 +19,7 @@ export type RetrievalDeps = {
   indexes: CollectionIndexes;
   keywords: KeywordIndexes;
   metrics: RetrievalMetrics;
+  /** Per-user limits: embeddings per upload now, answers once /answer exists. */
+  limiter: Limiter;
   logger: Logger;
 };

@@ -69,7 +69,7 @@ export async function uploadDocument(
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
-  return ingestSpooled(deps, slug, upload, caller.user);
+  return ingestSpooled(deps, slug, upload, { user: caller.user, caller });
 }
 
 /**
@@ -81,7 +81,8 @@ export async function ingestSpooled(
   deps: RetrievalDeps,
   slug: string,
   upload: SpooledUpload,
-  uploadedBy: string,
+  // a caller's upload is charged against their embeddings limit; a watched file (no caller) is not
+  uploader: { user: string; caller?: Caller },
   onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
 ): Promise<UploadResult> {
   let format = 'unknown';
@@ -110,6 +111,7 @@ export async function ingestSpooled(
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
+    if (uploader.caller) await deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length);
     const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
@@ -127,7 +129,7 @@ export async function ingestSpooled(
         ocr_pages: extracted.ocrPages,
         status: 'INDEXED',
         chunk_count: rows.length,
-        uploaded_by: uploadedBy,
+        uploaded_by: uploader.user,
       });
       // another upload of the same bytes committed first: write nothing, answer with its document
       if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };

@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
+import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
 import { callerFrom } from '../platform/identity.ts';
+import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { decideConsole } from '../platform/policy/index.ts';
@@ -49,6 +51,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   api.route('/collections', documentRoutes(deps));
   api.route('/collections', queryRoutes(deps));
   api.route('/audit', auditRoutes(deps));
+  api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', api);
   return app;
 }
@@ -78,6 +81,7 @@ export const retrievalService: ServiceDefinition = {
   async start({ env, shared, logger }) {
     const config = loadRetrievalConfig(env);
     const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+    const metrics = createRetrievalMetrics(createMetrics('retrieval'));
     const deps: RetrievalDeps = {
       config,
       db: shared.db,
@@ -86,7 +90,8 @@ export const retrievalService: ServiceDefinition = {
       ocr,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
-      metrics: createRetrievalMetrics(createMetrics('retrieval')),
+      metrics,
+      limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,
     };
     // watched sources are scanned by every replica that may read them, one replica per source at a time

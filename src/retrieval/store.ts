@@ -1,3 +1,4 @@
+import { appendAudit, listRecords } from '../platform/audit/index.ts';
 import type { Sql } from '../platform/db/index.ts';
 
 // Every SQL statement of the retrieval service. Functions take the connection (or transaction) first, so the
@@ -213,21 +214,13 @@ export type AuditRecord = {
   latency_ms: number;
 };
 
+// A retrieval's audit record is a record of the platform's audit chain (src/platform/audit): its id is its seq.
 export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<void> {
-  await sql.query(
-    `INSERT INTO retrieval_audit (user_id, roles, collection, question, top_k, chunk_ids, scores, latency_ms)
-     VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3, $4, $5,
-             ARRAY(SELECT jsonb_array_elements_text($6::jsonb)),
-             ARRAY(SELECT (jsonb_array_elements_text($7::jsonb))::float8), $8)`,
-    [a.user_id, JSON.stringify(a.roles), a.collection, a.question, a.top_k, JSON.stringify(a.chunk_ids), JSON.stringify(a.scores), a.latency_ms],
-  );
+  const { user_id, ...detail } = a;
+  await appendAudit(sql, { service: 'retrieval', action: 'query', actor: user_id, detail });
 }
 
 export async function listAudit(sql: Sql, opts: { limit: number; user?: string }): Promise<AuditRecord[]> {
-  return opts.user === undefined
-    ? sql.query<AuditRecord>(`SELECT * FROM retrieval_audit ORDER BY id DESC LIMIT $1`, [opts.limit])
-    : sql.query<AuditRecord>(`SELECT * FROM retrieval_audit WHERE user_id = $2 ORDER BY id DESC LIMIT $1`, [
-        opts.limit,
-        opts.user,
-      ]);
+  const records = await listRecords(sql, { service: 'retrieval', action: 'query', actor: opts.user, limit: opts.limit });
+  return records.map((r) => ({ ...(r.detail as Omit<AuditRecord, 'id' | 'at' | 'user_id'>), id: r.seq, at: r.at, user_id: r.actor }));
 }

@@ -2,6 +2,7 @@ import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
+import { createLimiter, loadLimitSettings } from '../../src/platform/limits/index.ts';
 import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
 import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import type { RetrievalDeps } from '../../src/retrieval/deps.ts';
@@ -33,15 +34,18 @@ export async function retrievalHarness(
   const config = loadRetrievalConfig({ ...opts.env });
   const logger = createLogger('retrieval', 'silent');
   const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+  const policy = await createWasmPolicyEngine();
+  const metrics = createRetrievalMetrics(createMetrics('retrieval'));
   const deps: RetrievalDeps = {
     config,
     db,
-    policy: await createWasmPolicyEngine(),
+    policy,
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
-    metrics: createRetrievalMetrics(createMetrics('retrieval')),
+    metrics,
+    limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...opts.env }), registry: metrics.registry }),
     logger,
   };
   const app = createRetrievalApp(deps);

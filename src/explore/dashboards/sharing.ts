@@ -1,3 +1,4 @@
+import { appendAudit } from '../../platform/audit/index.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
 import type { PolicyDecision, PolicyEngine } from '../../platform/policy/index.ts';
@@ -69,13 +70,20 @@ export async function shareDashboard(
   const d = await store.findDashboard(deps.db, id);
   if (!d || !(await decideDashboard(deps.policy, caller, 'share', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
   const next = { visibility: share.visibility, allowed_users: [...new Set(share.allowed_users)], allowed_groups: [...new Set(share.allowed_groups)] };
-  await store.updateSharing(deps.db, id, next);
+  const before = { visibility: d.visibility, allowed_users: d.allowed_users, allowed_groups: d.allowed_groups };
+  await deps.db.transaction(async (tx) => {
+    await store.updateSharing(tx, id, next);
+    await appendAudit(tx, { service: 'explore', action: 'dashboard_share', actor: caller.user, detail: { dashboard_id: id, owner: d.owner, before, after: next } });
+  });
   return view({ ...d, ...next });
 }
 
 export async function deleteDashboard(deps: ExploreDeps, caller: Caller, id: string): Promise<{ deleted: string }> {
   const d = await store.findDashboard(deps.db, id);
   if (!d || !(await decideDashboard(deps.policy, caller, 'delete', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
-  await store.markDashboardDeleted(deps.db, id);
+  await deps.db.transaction(async (tx) => {
+    await store.markDashboardDeleted(tx, id);
+    await appendAudit(tx, { service: 'explore', action: 'dashboard_delete', actor: caller.user, detail: { dashboard_id: id, owner: d.owner, visibility: d.visibility } });
+  });
   return { deleted: id };
 }

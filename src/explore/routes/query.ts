@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { validate, type AppEnv } from '../../platform/http.ts';
 import type { ExploreDeps } from '../deps.ts';
 import { measureQuery } from '../metrics.ts';
-import { runQuery } from '../pipeline.ts';
+import { askQuestion } from '../questions.ts';
 
 const queryBody = z.object({
   question: z.string().trim().min(1, 'question must not be empty').max(4000),
@@ -17,6 +17,6 @@ const queryBody = z.object({
 
 export function queryRoutes(deps: ExploreDeps) {
   return new Hono<AppEnv>().post('/query', validate('json', queryBody), async (c) =>
-    c.json(await measureQuery(deps.metrics, () => runQuery(deps, c.var.caller, c.req.valid('json'), { requestId: c.var.requestId, log: c.var.log }))),
+    c.json(await measureQuery(deps.metrics, () => askQuestion(deps, { caller: c.var.caller, request: c.req.valid('json'), requestId: c.var.requestId, log: c.var.log }))),
   );
 }

@@ -28,6 +28,8 @@ export class BundleRefused extends Error {
   }
 }
 
+export type BundleActivation = { url: string; revision: string; previous: string | null; decisions: string[] };
+
 export type BundleEngine = PolicyEngine & {
   /** One poll now (the timer keeps its own pace): for the CLI and tests. */
   poll(): Promise<PollOutcome>;
@@ -41,6 +43,8 @@ export async function createBundlePolicyEngine(opts: {
   logger: Logger;
   metrics: PolicyMetrics;
   decisionLog?: DecisionLog | undefined;
+  /** Told of every bundle taken into force (the launcher records it in the audit chain); its failure is logged. */
+  onActivated?: ((activation: BundleActivation) => Promise<unknown>) | undefined;
 }): Promise<BundleEngine> {
   const { source, logger, metrics } = opts;
   let current: LoadedPolicy | undefined;
@@ -65,6 +69,9 @@ export async function createBundlePolicyEngine(opts: {
       etag = fetched.etag;
       metrics.bundleLoads.inc();
       logger.info({ event: 'policy_bundle_activated', url: source.url, revision: next.revision, previous, decisions: next.decisions }, 'policy bundle activated');
+      await opts.onActivated?.({ url: source.url, revision: next.revision, previous: previous ?? null, decisions: next.decisions }).catch((err: unknown) =>
+        logger.error({ event: 'policy_bundle_not_recorded', revision: next.revision, err: describeError(err) }, 'the policy bundle activation could not be recorded in the audit chain'),
+      );
       return { outcome: 'activated', revision: next.revision };
     } catch (err) {
       return refuse(err instanceof BundleRefused ? err : new BundleRefused('load', describeError(err)));

@@ -1,6 +1,6 @@
 import type { Env } from '../config.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { createBundlePolicyEngine } from './bundle-engine.ts';
+import { createBundlePolicyEngine, type BundleActivation } from './bundle-engine.ts';
 import { openBundleSource } from './bundle-source.ts';
 import { createDecisionLog } from './decision-log.ts';
 import { createPolicyMetrics } from './metrics.ts';
@@ -12,7 +12,7 @@ import { createWasmPolicyEngine } from './wasm.ts';
 export { decideConsole, type ConsoleName } from './console.ts';
 export { createSidecarPolicyEngine } from './sidecar.ts';
 export { createWasmPolicyEngine, DEFAULT_BUILD_DIR } from './wasm.ts';
-export { createBundlePolicyEngine, type BundleEngine, type PollOutcome } from './bundle-engine.ts';
+export { createBundlePolicyEngine, type BundleActivation, type BundleEngine, type PollOutcome } from './bundle-engine.ts';
 export { openBundleSource } from './bundle-source.ts';
 export { createDecisionLog, type DecisionEvent } from './decision-log.ts';
 export { createPolicyMetrics } from './metrics.ts';
@@ -30,7 +30,7 @@ export type { PolicyDecision, PolicyEngine } from './types.ts';
 export async function createPolicyEngine(
   cfg: { OPA_URL?: string | undefined; POLICY_BUNDLE?: string | undefined; LOG_LEVEL?: string },
   env: Env = {},
-  opts: { embedded?: boolean; logger?: Logger } = {},
+  opts: { embedded?: boolean; logger?: Logger; onBundleActivated?: (activation: BundleActivation) => Promise<unknown> } = {},
 ): Promise<PolicyEngine> {
   const settings = loadPolicySettings(env);
   const logger = opts.logger ?? createLogger('policy', cfg.LOG_LEVEL ?? 'info');
@@ -46,7 +46,7 @@ export async function createPolicyEngine(
   if (cfg.OPA_URL) return withMetrics(createSidecarPolicyEngine({ url: cfg.OPA_URL, decisionLog }));
   if (settings.bundle && !opts.embedded) {
     const { url, s3, ...rest } = settings.bundle;
-    return createBundlePolicyEngine({ source: openBundleSource(url, s3), ...rest, logger, metrics, decisionLog });
+    return createBundlePolicyEngine({ source: openBundleSource(url, s3), ...rest, logger, metrics, decisionLog, onActivated: opts.onBundleActivated });
   }
   return withMetrics(await createWasmPolicyEngine({ ...(cfg.POLICY_BUNDLE ? { buildDir: cfg.POLICY_BUNDLE } : {}), decisionLog }));
 }

@@ -124,7 +124,7 @@ async function scanFile(
   const replaces = held?.document_id && held.owned ? held.document_id : undefined;
   const principal = watchPrincipal(watch.uri);
   try {
-    const result = await ingestSpooled(deps, slug, upload, principal, async (tx, document) => {
+    const result = await ingestSpooled(deps, slug, upload, { user: principal }, async (tx, document) => {
       // the new document and the end of the old one commit together: a query sees one or the other
       if (replaces) await watches.releaseDocument(tx, slug, replaces, at);
       await watches.upsertFile(tx, { ...indexed, document_id: document.id, owned: true });
