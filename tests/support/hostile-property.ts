@@ -21,6 +21,8 @@ export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
   beforeAll(async () => {
     gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => `\`\`\`sql\n${statement}\n\`\`\`` });
     h = await exploreHarness({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_QUERY_TIMEOUT_MS: '20000' }, { engine: await run.engine(), ...(run.tokens ? { tokens: run.tokens } : {}) });
+    // Usage limits are tests/unit/limits.test.ts's subject; here every generated statement must reach the engine.
+    h.deps.limiter = { charge: async () => {} };
   }, 300_000);
   afterAll(async () => {
     await h?.close();

@@ -45,7 +45,7 @@ describe('the question limit in explore', () => {
     expect((await h.ask(as.engineer, { question: 'how many nations', persist: false, force: true })).status).toBe(200);
   });
 
-  it('takes a role limit from the policy data: analysts 30 an hour, administrators none', async () => {
+  it('takes a role limit from the policy data over the setting: analysts 600 an hour, administrators none', async () => {
     for (let i = 0; i < 4; i++) expect((await h.ask(as.analyst, { question: `nations ${i}`, persist: false })).status).toBe(200);
     for (let i = 0; i < 4; i++) expect((await h.ask(as.admin, { question: `nations ${i}`, persist: false })).status).toBe(200);
   });

@@ -3,6 +3,7 @@ import { ProblemError } from '../../platform/errors.ts';
 import { ObjectStoreError, type ObjectStore, type TreeEntry } from '../../platform/objects/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { ingestSpooled } from '../documents.ts';
+import { retrievalProblem } from '../errors.ts';
 import { bumpCollectionVersion } from '../store.ts';
 import { resolveWatchUri, WatchUriError, type WatchRoots } from './roots.ts';
 import { FileTooLargeError, fetchObject, openSource, type S3Settings } from './source.ts';
@@ -142,7 +143,8 @@ async function scanFile(
     }
     return held?.document_id ? 'updated' : 'ingested';
   } catch (err) {
-    if (err instanceof ProblemError) return failed(err.detail);
+    const problem = err instanceof ProblemError ? err : retrievalProblem(err);
+    if (problem) return failed(problem.detail);
     deps.logger.error({ err, event: 'retrieval.watch_file_failed', collection: slug, path: entry.key }, 'watched file failed');
     return failed('internal error while ingesting the file; the service log has the details.');
   }
