@@ -92,7 +92,7 @@ export async function launch(
   services: ServiceDefinition[],
   env: Env,
   shared: SharedParts,
-  opts: { portOverride?: number; hostname?: string } = {},
+  opts: { portOverride?: number; hostname?: string; prettyLogs?: boolean } = {},
 ): Promise<Launched[]> {
   if (shared.platform.TRACING_ENABLED) {
     await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
@@ -103,7 +103,7 @@ export async function launch(
   );
   const launched: Launched[] = [];
   for (const service of services) {
-    const logger = createLogger(service.name, shared.platform.LOG_LEVEL);
+    const logger = createLogger(service.name, shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
     const port = opts.portOverride ?? loadConfig({ [service.portSetting]: int(service.defaultPort, 0) }, env)[service.portSetting]!;
     const started = await service.start({ env, shared, logger });
     const server: RunningServer = await startServer(started.app, port as number, opts.hostname);

@@ -22,7 +22,7 @@ import { mlflowPython } from '../tracker-client/server.ts';
 // explore runs the question on Trino with that same token, so Trino's row filter follows the signed-in user; the
 // official MLflow client logs with a Keycloak token as MLFLOW_TRACKING_TOKEN.
 
-const BASE = Number(process.env.SVC_IT_CHAIN_PORT ?? 18680);
+const BASE = Number(process.env.SVC_IT_CHAIN_PORT ?? 18780);
 const entry = (offset: number, path = '/') => `http://127.0.0.1:${BASE + offset}${path}`;
 const ORDERS_SQL = 'SELECT count(*) AS orders FROM tpch.tiny.orders';
 let issuer: string;
