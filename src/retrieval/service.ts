@@ -23,7 +23,8 @@ import { documentRoutes } from './routes/documents.ts';
 import { queryRoutes } from './routes/query.ts';
 import { startWatcher } from './watch/watcher.ts';
 
-export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
+/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
     service: 'retrieval',
     logger: deps.logger,
@@ -45,7 +46,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     }
     await next();
   });
-  app.route('/', consoleRoutes());
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
   // every API route needs a caller
   const api = new Hono<AppEnv>().use(requireCaller);
   api.route('/collections', collectionRoutes(deps));
@@ -100,7 +101,7 @@ export const retrievalService: ServiceDefinition = {
     const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
     if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
     return {
-      app: createRetrievalApp(deps),
+      app: createRetrievalApp(deps, { devIdentity: shared.embedded }),
       close: async () => {
         await watcher?.stop();
         await ocr.close();
