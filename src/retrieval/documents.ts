@@ -9,6 +9,7 @@ import { detectFormat, extractDocument } from './ingest/index.ts';
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
 import * as store from './store.ts';
 import { spoolUpload } from './upload-stream.ts';
+import { CODE_HEADER, encodeRow, unitRow } from './vector-index/index.ts';
 
 export type DocumentView = {
   document_id: string;
@@ -101,7 +102,7 @@ export async function uploadDocument(
     });
     const vectors = await embedChunks(deps, chunks.map((c) => c.text));
     const documentId = randomUUID();
-    const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
+    const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
 
     const stored = await deps.db.transaction(async (tx) => {
       const document = await store.insertDocument(tx, {
@@ -138,6 +139,16 @@ export async function uploadDocument(
   } finally {
     await upload.discard();
   }
+}
+
+/**
+ * An embedding as the database keeps it: float32 values (what pgvector stores), and the row code the in-memory
+ * index loads, computed from those same values so that scores read back from either agree exactly.
+ */
+function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
+  const embedding = Float32Array.from(vector);
+  const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
+  return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };
 }
 
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {

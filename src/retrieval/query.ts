@@ -67,18 +67,9 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
 
 /** The in-memory index answers up to its size limit; past it, pgvector's exact scan does. */
 async function rank(deps: RetrievalDeps, slug: string, version: number, vector: number[], k: number): Promise<ChunkResult[]> {
-  const index = await deps.indexes.get(deps.db, slug, version);
-  if (index === 'too-large') {
-    const hits = await store.rankByPgvector(deps.db, slug, vector, k);
-    return hits.map((h) => toResult(h, h.score));
-  }
-  const best = index.search(vector, k);
-  if (best.length === 0) return [];
-  const rows = new Map((await store.chunksByIds(deps.db, best.map((b) => b.id))).map((r) => [r.id, r]));
-  return best.flatMap((b) => {
-    const row = rows.get(b.id);
-    return row ? [toResult(row, b.score)] : [];
-  });
+  const ranked = await deps.indexes.rank(deps.db, slug, version, vector, k);
+  const hits = ranked === 'too-large' ? await store.rankByPgvector(deps.db, slug, vector, k) : ranked;
+  return hits.map((h) => toResult(h, h.score));
 }
 
 const toResult = (row: store.ChunkHit, score: number): ChunkResult => ({

@@ -34,6 +34,12 @@ export async function openPglite(opts: { dataDir?: string | undefined } = {}): P
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
+    // PGlite writes COPY output to a blob, whole: one piece
+    async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {
+      const { blob } = await db.query(`COPY (${select}) TO '/dev/blob' (FORMAT binary)`);
+      if (!blob) throw new Error('COPY TO /dev/blob returned no data');
+      onChunk(new Uint8Array(await blob.arrayBuffer()));
+    },
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     async ping() {
       if (closed) return false;

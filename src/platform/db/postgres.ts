@@ -32,7 +32,7 @@ const prepared = { simple: false, prepare: true } as postgres.UnsafeQueryOptions
 
 // A real PostgreSQL with pgvector through postgres.js: a pool of `max` connections (10 by default).
 export function openPostgres(conn: PgConnection): Database {
-  const sql = postgres({
+  const options = {
     host: conn.host,
     port: conn.port,
     database: conn.database,
@@ -45,7 +45,8 @@ export function openPostgres(conn: PgConnection): Database {
     transform: { undefined: null },
     connection: { application_name: 'svc', TimeZone: 'UTC' },
     types,
-  });
+  };
+  const sql = postgres(options);
   let closed = false;
   const wrap = (c: postgres.Sql | postgres.TransactionSql): Sql => ({
     async query<T>(text: string, params: readonly unknown[] = []) {
@@ -62,6 +63,30 @@ export function openPostgres(conn: PgConnection): Database {
     kind: 'postgres',
     query: base.query,
     exec: base.exec,
+    // On a connection of its own, closed afterwards: postgres.js 3.4 can leave a connection's socket paused after
+    // a COPY whose last data and CopyDone arrive together while the stream is full (porsager/postgres#1016), and
+    // the next query on it would never return. Read in flowing mode, so the stream never asks for that pause.
+    async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {
+      const own = postgres({ ...options, max: 1 });
+      try {
+        const stream = await own.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`).readable();
+        await new Promise<void>((resolve, reject) => {
+          let failed: unknown;
+          stream.on('data', (chunk: Uint8Array) => {
+            if (failed !== undefined) return; // the rest is drained, not read
+            try {
+              onChunk(chunk);
+            } catch (error) {
+              failed = error;
+            }
+          });
+          stream.on('error', reject);
+          stream.on('end', () => (failed === undefined ? resolve() : reject(failed)));
+        });
+      } finally {
+        await own.end({ timeout: 0 });
+      }
+    },
     // The callback's promise is handed back as one value (an array result would otherwise be awaited item by item).
     async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
       const [result] = (await sql.begin(async (tx) => [await fn(wrap(tx))])) as [T];

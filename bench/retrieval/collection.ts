@@ -1,0 +1,73 @@
+// svc's side of a dataset: a collection holding the peer table's vectors as chunks (ordinal = the peer's seq), with
+// row codes as ingestion writes them, and chunk text shaped like prose (about 2 400 characters of words, so the
+// rows weigh what real chunks weigh). Kept in the benchmark database beside the peer's table and reused.
+import type { Database } from '../../src/platform/db/index.ts';
+import { copyInt8, readCopyRows } from '../../src/platform/db/index.ts';
+import * as store from '../../src/retrieval/store.ts';
+import { retrievalService } from '../../src/retrieval/service.ts';
+import { CODE_HEADER, encodeRow, unitRow } from '../../src/retrieval/vector-index/index.ts';
+import { DIM, peerTable, type Distribution } from './datasets.ts';
+
+const BATCH = 50_000;
+
+export async function ensureCollection(db: Database, dist: Distribution, n: number, log = console.log): Promise<string> {
+  await retrievalService.migrate(db);
+  const slug = `${dist}-${n}`;
+  const [have] = await db.query<{ chunks: number; codes: number }>(
+    `SELECT count(*)::int AS chunks, count(embedding_i8)::int AS codes FROM retrieval_chunks WHERE collection_slug = $1`,
+    [slug],
+  );
+  if (have!.chunks === n && have!.codes === n) return slug;
+
+  const started = performance.now();
+  log(`${slug}: filling svc's collection from ${peerTable(dist, n)}`);
+  await db.query(`DELETE FROM retrieval_collections WHERE slug = $1`, [slug]);
+  await db.query(`INSERT INTO retrieval_collections (slug, name, created_by) VALUES ($1, $1, 'bench')`, [slug]);
+  const [document] = await db.query<{ id: string }>(
+    `INSERT INTO retrieval_documents (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, status, chunk_count, uploaded_by)
+     VALUES (gen_random_uuid(), $1, 'bench.txt', 'text/plain', 'text', 0, $1, 1, 'INDEXED', $2, 'bench') RETURNING id::text AS id`,
+    [slug, n],
+  );
+  // a vocabulary of 2000 made-up words and, per chunk, 400 of them from a window of a long random text
+  await db.exec(`CREATE TEMP TABLE bench_words AS SELECT string_agg(substr(md5(g::text), 1, 3 + g % 7), ' ') AS words
+                 FROM (SELECT (random() * 2000)::int AS g FROM generate_series(1, 60000)) s`);
+  for (let from = 1; from <= n; from += BATCH) {
+    await db.query(
+      `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding)
+       SELECT gen_random_uuid(), $1::uuid, $2, p.seq, 1, substr(w.words, 1 + (p.seq * 7919) % 300000, 2400), p.embedding
+       FROM ${peerTable(dist, n)} p, bench_words w WHERE p.seq BETWEEN $3 AND $4 ORDER BY p.seq`,
+      [document!.id, slug, from, Math.min(n, from + BATCH - 1)],
+    );
+  }
+  await db.exec(`DROP TABLE bench_words`);
+  log(`${slug}: ${n} chunks in ${((performance.now() - started) / 1000).toFixed(0)} s; computing their row codes`);
+
+  // the codes ingestion would have written: read the stored vectors, encode, write back in batches
+  const scratch = new Float64Array(DIM);
+  const row32 = new Float32Array(DIM);
+  let seqs: number[] = [];
+  let codes: string[] = [];
+  const flush = async () => {
+    const [s, c] = [seqs, codes];
+    seqs = [];
+    codes = [];
+    if (s.length === 0) return;
+    await db.query(
+      `UPDATE retrieval_chunks k SET embedding_i8 = decode(u.code, 'hex') FROM unnest($1::bigint[], $2::text[]) AS u(seq, code) WHERE k.seq = u.seq`,
+      [s, c],
+    );
+  };
+  const pending: Promise<void>[] = [];
+  await readCopyRows(db, `SELECT seq, embedding FROM retrieval_chunks WHERE collection_slug = '${slug}' ORDER BY seq`, ([seq, vector]) => {
+    const code = encodeRow(unitRow(store.vectorFromBinary(vector!), DIM, scratch, row32), DIM, new Uint8Array(CODE_HEADER + DIM));
+    seqs.push(copyInt8(seq!));
+    codes.push(Buffer.from(code).toString('hex'));
+    if (seqs.length === 5000) pending.push(flush());
+  });
+  await Promise.all(pending);
+  await flush();
+  await db.exec(`VACUUM ANALYZE retrieval_chunks`);
+  await db.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
+  log(`${slug}: ready in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  return slug;
+}

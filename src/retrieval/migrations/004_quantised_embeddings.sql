@@ -1,0 +1,5 @@
+-- Each chunk's embedding also in the form the in-memory index holds (src/retrieval/vector-index/codes.ts): its unit
+-- vector rounded to int8, with the scale and the two error norms the exact bound needs. A replica then loads a
+-- collection by reading these 780 bytes a row with binary COPY, instead of the float vector (3 KiB, stored out of
+-- line) and quantising it. NULL for chunks stored before this migration: the index quantises those as it loads.
+ALTER TABLE retrieval_chunks ADD COLUMN embedding_i8 bytea;
