@@ -1,6 +1,7 @@
 // svc's side of a dataset: a collection holding the peer table's vectors as chunks (ordinal = the peer's seq), with
 // row codes as ingestion writes them, and chunk text shaped like prose (about 2 400 characters of words, so the
 // rows weigh what real chunks weigh). Kept in the benchmark database beside the peer's table and reused.
+// Run alone to prepare (after the peer table): npx tsx bench/retrieval/collection.ts random:1000000
 import type { Database } from '../../src/platform/db/index.ts';
 import { copyInt8, readCopyRows } from '../../src/platform/db/index.ts';
 import * as store from '../../src/retrieval/store.ts';
@@ -34,7 +35,7 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
   for (let from = 1; from <= n; from += BATCH) {
     await db.query(
       `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding)
-       SELECT gen_random_uuid(), $1::uuid, $2, p.seq, 1, substr(w.words, 1 + (p.seq * 7919) % 300000, 2400), p.embedding
+       SELECT gen_random_uuid(), $1::uuid, $2, p.seq, 1, substr(w.words, 1 + ((p.seq::bigint * 7919) % 300000)::int, 2400), p.embedding
        FROM ${peerTable(dist, n)} p, bench_words w WHERE p.seq BETWEEN $3 AND $4 ORDER BY p.seq`,
       [document!.id, slug, from, Math.min(n, from + BATCH - 1)],
     );
@@ -70,4 +71,19 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
   await db.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
   log(`${slug}: ready in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   return slug;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { openBenchDatabase } = await import('./datasets.ts');
+  const db = await openBenchDatabase();
+  try {
+    for (const spec of process.argv.slice(2)) {
+      const [dist, n] = spec.split(':') as [Distribution, string];
+      const filled = await db.query(`SELECT 1 FROM peer_builds WHERE name = $1 AND rows = $2`, [peerTable(dist, Number(n)), Number(n)]);
+      if (filled.length === 0) throw new Error(`${peerTable(dist, Number(n))} is not filled yet: run datasets.ts ${spec} first`);
+      await ensureCollection(db, dist, Number(n));
+    }
+  } finally {
+    await db.close();
+  }
 }

@@ -66,7 +66,8 @@ export async function uploadDocument(
   slug: string,
   request: Request,
 ): Promise<UploadResult> {
-  const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
+  // the collection's row without its counts: an upload needs only its roles
+  const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
@@ -105,24 +106,28 @@ export async function uploadDocument(
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
 
     const stored = await deps.db.transaction(async (tx) => {
-      const document = await store.insertDocument(tx, {
-        id: documentId,
-        collection_slug: slug,
-        filename: upload.filename,
-        content_type: upload.declaredType || 'application/octet-stream',
-        format: detected.format,
-        size_bytes: upload.size,
-        sha256: upload.sha256,
-        page_count: extracted.pages.length,
-        ocr_pages: extracted.ocrPages,
-        status: 'INDEXED',
-        chunk_count: rows.length,
-        uploaded_by: caller.user,
-      });
-      // another upload of the same bytes committed first: write nothing, answer with its document
+      // Sent together and answered in order (one round trip on Postgres): the chunks and the version bump write only
+      // if the document row went in, so an upload that lost the unique index to another writes nothing.
+      const [document] = await Promise.all([
+        store.insertDocument(tx, {
+          id: documentId,
+          collection_slug: slug,
+          filename: upload.filename,
+          content_type: upload.declaredType || 'application/octet-stream',
+          format: detected.format,
+          size_bytes: upload.size,
+          sha256: upload.sha256,
+          page_count: extracted.pages.length,
+          ocr_pages: extracted.ocrPages,
+          status: 'INDEXED',
+          chunk_count: rows.length,
+          uploaded_by: caller.user,
+        }),
+        ...batches(rows, CHUNK_BATCH).map((batch) => store.insertChunks(tx, slug, documentId, batch)),
+        store.bumpCollectionVersion(tx, slug, documentId),
+      ]);
+      // another upload of the same bytes committed first: nothing was written, answer with its document
       if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };
-      for (let i = 0; i < rows.length; i += 500) await store.insertChunks(tx, slug, documentId, rows.slice(i, i + 500));
-      await store.bumpCollectionVersion(tx, slug);
       return { document };
     });
     if (!stored.document) {
@@ -150,6 +155,11 @@ function storedForm(vector: readonly number[]): { embedding: Float32Array; code:
   const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
   return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };
 }
+
+/** Chunks per insert statement: a batch travels as one parameter of about 20 KiB a chunk. */
+const CHUNK_BATCH = 500;
+const batches = <T>(items: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });

@@ -89,8 +89,13 @@ export async function collectionVersion(sql: Sql, slug: string): Promise<number 
   return rows[0]?.version;
 }
 
-export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<void> {
-  await sql.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
+/** Moves the collection to a new version once its document `documentId` is stored (nothing when it is not). */
+export async function bumpCollectionVersion(sql: Sql, slug: string, documentId: string): Promise<void> {
+  await sql.query(
+    `UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')
+     WHERE slug = $1 AND EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)`,
+    [slug, documentId],
+  );
 }
 
 /**
@@ -127,18 +132,32 @@ export async function listDocuments(sql: Sql, slug: string): Promise<DocumentRow
   );
 }
 
-/** One statement per batch: the batch travels as one JSON array, row codes as hex. */
+/**
+ * One statement per batch: the batch travels as one JSON array, row codes as hex. Writes nothing unless the
+ * document row is there (it may have lost the unique index to a concurrent upload of the same bytes).
+ */
 export async function insertChunks(sql: Sql, slug: string, documentId: string, chunks: ChunkInsert[]): Promise<void> {
   await sql.query(
     `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding, embedding_i8)
      SELECT r.id, $2, $3, r.ordinal, r.page, r.text, r.embedding::vector, decode(r.code, 'hex')
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text, code text)`,
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text, code text)
+     WHERE EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)`,
     [
-      JSON.stringify(chunks.map((c) => ({ ...c, embedding: toVector(c.embedding), code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex') }))),
+      JSON.stringify(chunks.map((c) => ({ ...c, embedding: float32Text(c.embedding), code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex') }))),
       documentId,
       slug,
     ],
   );
+}
+
+/**
+ * A float32 vector's text with 9 significant digits, which reads back as the very same float32 values (FLT_DECIMAL_DIG)
+ * in half the characters of each value's float64 form: less to build, send and parse.
+ */
+function float32Text(v: Float32Array): string {
+  let text = '[';
+  for (let i = 0; i < v.length; i++) text += (i > 0 ? ',' : '') + (v[i] === 0 ? '0' : v[i]!.toPrecision(9));
+  return `${text}]`;
 }
 
 /** A chunk as the in-memory copy loads it: its code, or for a chunk stored without one its vector. */
