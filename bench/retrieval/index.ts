@@ -9,6 +9,7 @@
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query]
 import { execFileSync } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { openPostgres, toVector, type Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
@@ -215,12 +216,14 @@ async function main() {
   execFileSync('bash', ['scripts/start-postgres.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const db = await openBenchDatabase();
   const rows: string[] = [];
+  const loadBefore = loadavg()[0]!;
   try {
     if (QUERY) for (const n of SIZES) for (const dist of DISTS) rows.push(...(await benchDataset(db, dist, n)));
   } finally {
     await db.close();
   }
   const ingestion = INGEST ? await benchIngestion() : [];
+  console.log(`\nload average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`);
   if (QUERY) console.log(`\nquery latency, top ${K}, ${QUERIES} queries (exact answers known for ${EXACT_QUERIES}), embedding excluded (ms)`);
   if (QUERY) console.log(`data              | path                    |      p50 |      p99 | recall | note`);
   if (QUERY) console.log(rows.join('\n'));

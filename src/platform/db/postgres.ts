@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import postgres from 'postgres';
 import { withTimeout } from './timeout.ts';
 import type { Database, PgConnection, Sql } from './types.ts';
@@ -65,23 +66,32 @@ export function openPostgres(conn: PgConnection): Database {
     exec: base.exec,
     // On a connection of its own, closed afterwards: postgres.js 3.4 can leave a connection's socket paused after
     // a COPY whose last data and CopyDone arrive together while the stream is full (porsager/postgres#1016), and
-    // the next query on it would never return. Read in flowing mode, so the stream never asks for that pause.
+    // the next query on it would never return. The stream's listeners go on as postgres.js creates it (through the
+    // query's resolve, which its own cursors replace too): an error in the first packet is emitted on the next
+    // tick, before an awaited readable() could listen, and an 'error' without a listener would end the process.
     async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {
       const own = postgres({ ...options, max: 1 });
       try {
-        const stream = await own.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`).readable();
         await new Promise<void>((resolve, reject) => {
           let failed: unknown;
-          stream.on('data', (chunk: Uint8Array) => {
-            if (failed !== undefined) return; // the rest is drained, not read
-            try {
-              onChunk(chunk);
-            } catch (error) {
-              failed = error;
+          const query = own.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`) as unknown as { resolve(x: unknown): void; readable(): Promise<unknown> };
+          const resolveQuery = query.resolve;
+          query.resolve = (result) => {
+            if (result instanceof Readable) {
+              result.on('data', (chunk: Uint8Array) => {
+                if (failed !== undefined) return; // the rest is drained, not read
+                try {
+                  onChunk(chunk);
+                } catch (error) {
+                  failed = error;
+                }
+              });
+              result.on('error', reject);
+              result.on('end', () => (failed === undefined ? resolve() : reject(failed)));
             }
-          });
-          stream.on('error', reject);
-          stream.on('end', () => (failed === undefined ? resolve() : reject(failed)));
+            resolveQuery(result);
+          };
+          query.readable().catch(reject); // refused before any output: a bad statement, a lost connection
         });
       } finally {
         await own.end({ timeout: 0 });
