@@ -54,8 +54,9 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
     codes = [];
     if (s.length === 0) return;
     await db.query(
-      `UPDATE retrieval_chunks k SET embedding_i8 = decode(u.code, 'hex') FROM unnest($1::bigint[], $2::text[]) AS u(seq, code) WHERE k.seq = u.seq`,
-      [s, c],
+      `UPDATE retrieval_chunks k SET embedding_i8 = decode(u.code, 'hex') FROM unnest($1::bigint[], $2::text[]) AS u(seq, code)
+       WHERE k.collection_slug = $3 AND k.seq = u.seq`,
+      [s, c, slug],
     );
   };
   const pending: Promise<void>[] = [];
