@@ -19,7 +19,13 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
     [slug],
   );
   if (have!.chunks === n && have!.codes === n) return slug;
+  if (have!.chunks !== n) await fill(db, slug, dist, n, log);
+  await backfillCodes(db, slug, log);
+  return slug;
+}
 
+/** The chunks, from the peer's table, without their codes. */
+async function fill(db: Database, slug: string, dist: Distribution, n: number, log: typeof console.log) {
   const started = performance.now();
   log(`${slug}: filling svc's collection from ${peerTable(dist, n)}`);
   await db.query(`DELETE FROM retrieval_collections WHERE slug = $1`, [slug]);
@@ -41,9 +47,14 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
     );
   }
   await db.exec(`DROP TABLE bench_words`);
-  log(`${slug}: ${n} chunks in ${((performance.now() - started) / 1000).toFixed(0)} s; computing their row codes`);
+  log(`${slug}: ${n} chunks in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
 
-  // the codes ingestion would have written: read the stored vectors, encode, write back in batches
+/** The codes ingestion would have written, for every chunk still without one: read, encode, write back in batches. */
+async function backfillCodes(db: Database, slug: string, log: typeof console.log) {
+  const started = performance.now();
+  log(`${slug}: computing row codes`);
+
   const scratch = new Float64Array(DIM);
   const row32 = new Float32Array(DIM);
   let seqs: number[] = [];
@@ -60,7 +71,7 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
     );
   };
   const pending: Promise<void>[] = [];
-  await readCopyRows(db, `SELECT seq, embedding FROM retrieval_chunks WHERE collection_slug = '${slug}' ORDER BY seq`, ([seq, vector]) => {
+  await readCopyRows(db, `SELECT seq, embedding FROM retrieval_chunks WHERE collection_slug = '${slug}' AND embedding_i8 IS NULL ORDER BY seq`, ([seq, vector]) => {
     const code = encodeRow(unitRow(store.vectorFromBinary(vector!), DIM, scratch, row32), DIM, new Uint8Array(CODE_HEADER + DIM));
     seqs.push(copyInt8(seq!));
     codes.push(Buffer.from(code).toString('hex'));
@@ -70,8 +81,7 @@ export async function ensureCollection(db: Database, dist: Distribution, n: numb
   await flush();
   await db.exec(`VACUUM ANALYZE retrieval_chunks`);
   await db.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
-  log(`${slug}: ready in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  return slug;
+  log(`${slug}: codes in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -35,6 +35,12 @@ export async function openBenchDatabase(): Promise<Database> {
 
 export type Dataset = { table: string; fillSeconds: number; hnswSeconds: number; reused: boolean };
 
+/** Whether an earlier run finished the table of `n` rows of `dist` and its HNSW index. */
+export async function datasetBuilt(db: Database, dist: Distribution, n: number): Promise<boolean> {
+  const done = await db.query(`SELECT 1 FROM peer_builds WHERE name = $1 AND rows = $2 AND hnsw_seconds IS NOT NULL`, [peerTable(dist, n), n]);
+  return done.length > 0;
+}
+
 /** The table of `n` rows of `dist` with its HNSW index, made now unless an earlier run finished it. */
 export async function ensureDataset(db: Database, dist: Distribution, n: number, log = console.log): Promise<Dataset> {
   const table = peerTable(dist, n);

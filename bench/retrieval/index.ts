@@ -7,7 +7,7 @@
 // The vectors, their HNSW indexes and svc's collections live in a database kept between runs (datasets.ts), so only
 // the first run at a size pays for building them.
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
-//        [--exact-queries 50] [--no-ingest] [--no-query]
+//        [--exact-queries 50] [--no-ingest] [--no-query] [--built-only (skip datasets whose HNSW is not built yet)]
 import { execFileSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { extractText, getDocumentProxy } from 'unpdf';
@@ -18,7 +18,7 @@ import { queryCollection } from '../../src/retrieval/query.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
-import { centres, DIM, ensureDataset, NOISE, openBenchDatabase, type Distribution } from './datasets.ts';
+import { centres, datasetBuilt, DIM, ensureDataset, NOISE, openBenchDatabase, type Distribution } from './datasets.ts';
 import { ensureCollection } from './collection.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -31,6 +31,7 @@ const QUERIES = Number(arg('queries', '200'));
 const EXACT_QUERIES = Number(arg('exact-queries', '50'));
 const INGEST = !process.argv.includes('--no-ingest');
 const QUERY = !process.argv.includes('--no-query');
+const BUILT_ONLY = process.argv.includes('--built-only');
 const K = 10;
 const TARGET_RECALL = 0.95;
 const EF_LADDER = [40, 64, 100, 160, 250, 400, 640, 1000];
@@ -95,6 +96,7 @@ async function peerTop(db: Database, table: string, q: number[], mode: { exact: 
 const overlap = (got: number[], want: number[]) => got.filter((x) => want.includes(x)).length;
 
 async function benchDataset(db: Database, dist: Distribution, n: number): Promise<string[]> {
+  if (BUILT_ONLY && !(await datasetBuilt(db, dist, n))) return [`${`${dist} ${n}`.padEnd(17)} | not measured: its HNSW index is not built (npx tsx bench/retrieval/datasets.ts ${dist}:${n})`];
   const data = await ensureDataset(db, dist, n);
   const slug = await ensureCollection(db, dist, n);
   const queries = await queriesFor(db, dist);
