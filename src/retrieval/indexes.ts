@@ -30,12 +30,17 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
 
-  async function catchUp(db: Database, slug: string, version: number, held: Copy | undefined): Promise<Entry> {
-    if (held) {
+  async function catchUp(db: Database, slug: string, version: number, held: Copy | 'too-large' | undefined): Promise<Entry> {
+    const tooLarge = () => remember(slug, { version, copy: 'too-large' });
+    if (held === 'too-large') {
+      // still too large, most likely: a count is cheaper than reading past the limit again
+      if ((await store.chunkCount(db, slug)) > maxChunks) return tooLarge();
+    } else if (held) {
       const delta = await store.readCodesAfter(db, slug, held.lastSeq);
+      if (delta.total > maxChunks) return tooLarge();
       const added = delta.rows;
       const unchanged = delta.total === held.rows + added.length && delta.seqSum === held.seqSum + added.reduce((s, r) => s + r.seq, 0);
-      if (unchanged && delta.total <= maxChunks) {
+      if (unchanged) {
         held.index.reserve(delta.total);
         for (const row of added) append(held, row);
         return remember(slug, { version, copy: held });
@@ -44,8 +49,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
     // one read past the limit tells a collection too large for a copy, without counting it first
     const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0 };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
-    if (read.total > maxChunks) return remember(slug, { version, copy: 'too-large' });
-    return remember(slug, { version, copy });
+    return read.total > maxChunks ? tooLarge() : remember(slug, { version, copy });
   }
 
   const remember = (slug: string, entry: Entry) => (entries.set(slug, entry), entry);
@@ -57,8 +61,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
     const key = `${slug}@${version}`;
     let running = pending.get(key);
     if (!running) {
-      const copy = held && held.copy !== 'too-large' ? held.copy : undefined;
-      running = catchUp(db, slug, version, copy).finally(() => pending.delete(key));
+      running = catchUp(db, slug, version, held?.copy).finally(() => pending.delete(key));
       pending.set(key, running);
     }
     return running;

@@ -84,6 +84,11 @@ export async function collectionHead(
   return rows[0];
 }
 
+export async function chunkCount(sql: Sql, slug: string): Promise<number> {
+  const rows = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrieval_chunks WHERE collection_slug = $1`, [slug]);
+  return rows[0]!.n;
+}
+
 export async function collectionVersion(sql: Sql, slug: string): Promise<number | undefined> {
   const rows = await sql.query<{ version: number }>(`SELECT version FROM retrieval_collections WHERE slug = $1`, [slug]);
   return rows[0]?.version;

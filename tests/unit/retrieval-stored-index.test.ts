@@ -137,3 +137,37 @@ describe('binary COPY decoding', () => {
     await expect(collect([Buffer.from('1,2\n3,4\n5,6\n7,8\n9,10\n')])).rejects.toThrow(/not binary COPY/);
   });
 });
+
+describe('collection copies and their size limit', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openPglite({});
+  });
+  afterAll(() => db.close());
+
+  it('answers from the copy up to the limit, then leaves the collection to pgvector, and back again after a rebuild', async () => {
+    const { retrievalHarness, who } = await import('../support/retrieval.ts');
+    const h = await retrievalHarness(db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '3', SVC_CHUNK_SIZE_TOKENS: '4', SVC_CHUNK_OVERLAP_TOKENS: '0' } });
+    const text = (s: string) => new TextEncoder().encode(s);
+    const rank = async () => {
+      const [head] = await db.query<{ version: number }>(`SELECT version FROM retrieval_collections WHERE slug = 'limited'`);
+      const vector = (await h.deps.embedder.embed(['alpha bravo']))[0]!;
+      const ranked = await h.deps.indexes.rank(db, 'limited', head!.version, vector, 3);
+      return ranked === 'too-large' ? ranked : ranked.map((c) => c.text);
+    };
+    const create = () => h.json('POST', '/collections', who.engineer, { slug: 'limited', name: 'Limited', allowed_roles: [] });
+    await create();
+    await h.upload('limited', who.engineer, { name: 'a.txt', bytes: text('alpha bravo charlie delta echo foxtrot golf hotel') });
+    expect(await rank()).toEqual(['alpha bravo charlie delta', 'echo foxtrot golf hotel']);
+    await h.upload('limited', who.engineer, { name: 'b.txt', bytes: text('india juliet kilo lima mike') });
+    expect(await rank()).toBe('too-large'); // 4 chunks: caught up past the limit
+    await h.upload('limited', who.engineer, { name: 'c.txt', bytes: text('november oscar') });
+    expect(await rank()).toBe('too-large'); // counted, not read
+    expect((await h.json('DELETE', '/collections/limited', who.admin)).status).toBe(200);
+    await create();
+    await h.upload('limited', who.engineer, { name: 'd.txt', bytes: text('alpha bravo') });
+    expect(await rank()).toEqual(['alpha bravo']);
+    expect(h.deps.indexes.bytes('limited')).toBeGreaterThan(0);
+    await h.close();
+  });
+});
