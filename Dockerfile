@@ -30,7 +30,6 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.web.json ./
 COPY src src
-COPY dashboards-runtime dashboards-runtime
 RUN npm run --silent typecheck
 
 # Production dependencies only (tsx is one: it runs the services).
@@ -50,7 +49,6 @@ COPY --from=deps /app/node_modules node_modules
 COPY package.json tsconfig.json ./
 COPY bin bin
 COPY src src
-COPY dashboards-runtime dashboards-runtime
 COPY --from=policies /out/build policies/build
 COPY --from=policies /out/bundle.tar.gz policies/bundle.tar.gz
 COPY --from=opa /out/opa /usr/local/bin/opa

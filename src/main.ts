@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // The svc CLI. `svc dev` runs everything on embedded defaults; `svc serve <service>` runs one service on what
 // the configuration selects; the other commands are the operator's maintenance tasks.
+import { openDashboardPages } from './platform/dashboard-pages.ts';
 import { dashboardKeys } from './platform/dashboard-signature.ts';
 import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
 import { launch, migrateAll, openSharedParts, StartupError, type Launched } from './platform/launcher.ts';
-import { buildPolicies } from './platform/policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
+import { auditCommand, AUDIT_USAGE } from './audit-command.ts';
+import { policiesCommand, POLICIES_USAGE, UsageError } from './policies-command.ts';
 
 // Each service's code is loaded only when a command needs it: `svc serve tracker` does not carry explore's SQL
 // parsers or the runtime's Kubernetes client (hundreds of megabytes against the tracker's 512Mi limit).
@@ -14,7 +16,7 @@ const SERVICES: Record<string, () => Promise<ServiceDefinition>> = {
   retrieval: async () => (await import('./retrieval/service.ts')).retrievalService,
   explore: async () => (await import('./explore/service.ts')).exploreService,
   tracker: async () => (await import('./tracker/service.ts')).trackerService,
-  'dashboards-runtime': async () => (await import('../dashboards-runtime/service.ts')).dashboardsRuntimeService,
+  'dashboards-runtime': async () => (await import('./dashboards-runtime/service.ts')).dashboardsRuntimeService,
 };
 const allServices = () => Promise.all(Object.values(SERVICES).map((load) => load()));
 
@@ -25,21 +27,23 @@ const USAGE = `usage: svc <command>
   db migrate                   apply every service's schema migrations to the configured database
   tracker db upgrade           bring the tracker's schema up to this version (a server on an older one is read-only)
   dashboards resign            sign every dashboard page with the current key (after a rotation)
-  policies build               compile policies/ to the committed wasm bundle (needs opa)
-`;
+${POLICIES_USAGE}${AUDIT_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
-    case 'dev':
-      return runUntilSignal(await allServices(), await openSharedParts(process.env, { embedded: true }));
+    case 'dev': {
+      const shared = await openSharedParts(process.env, { embedded: true });
+      // The embedded defaults trust identity headers from anyone who can connect: only this machine, unless told
+      return runUntilSignal(await allServices(), shared, { hostname: shared.platform.HOST ?? '127.0.0.1' });
+    }
     case 'serve': {
       const load = sub !== undefined && Object.hasOwn(SERVICES, sub) ? SERVICES[sub] : undefined;
       if (!load) return usage(`unknown service '${sub ?? ''}'`);
       const service = await load();
       const port = option(rest, '--port');
-      const shared = await openSharedParts(process.env, { embedded: false });
-      return runUntilSignal([service], shared, port === undefined ? {} : { portOverride: Number(port) });
+      const shared = await openSharedParts(process.env, { embedded: false, database: service.usesDatabase !== false });
+      return runUntilSignal([service], shared, { hostname: shared.platform.HOST ?? '0.0.0.0', ...(port === undefined ? {} : { portOverride: Number(port) }) });
     }
     case 'db':
       if (sub !== 'migrate') return usage(`unknown db command '${sub ?? ''}'`);
@@ -60,15 +64,17 @@ async function main(argv: string[]): Promise<number> {
         const logger = createLogger('svc', shared.platform.LOG_LEVEL);
         const { loadExploreConfig } = await import('./explore/config.ts');
         const { resignDashboards } = await import('./explore/dashboards/maintenance.ts');
-        const keys = await dashboardKeys(loadExploreConfig(process.env), shared.platform.DATA_DIR, logger);
-        const { resigned, refused } = await resignDashboards(shared.db, keys);
+        const config = loadExploreConfig(process.env);
+        const keys = await dashboardKeys(config, shared.platform.DATA_DIR, logger);
+        const pages = openDashboardPages(config, shared.platform.DATA_DIR, process.env);
+        const { resigned, refused } = await resignDashboards(shared.db, pages, keys);
         console.log(`re-signed ${resigned} dashboards with the current key`);
         for (const r of refused) console.log(`not re-signed: ${r.id}: ${r.reason}`);
       });
     case 'policies':
-      if (sub !== 'build') return usage(`unknown policies command '${sub ?? ''}'`);
-      console.log(await buildPolicies());
-      return 0;
+      return policiesCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
+    case 'audit':
+      return auditCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
     case undefined:
     case 'help':
     case '--help':

@@ -11,7 +11,7 @@ const N = i > 0 ? Number(process.argv[i + 1]) : 40;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 const h = await exploreHarness();
-const runtime = await runtimeHarness(h, { idleSeconds: 600 });
+const runtime = await runtimeHarness(h, { limits: { idleSeconds: 600, max: N + 1, maxPerUser: 1 } });
 const q = await h.ask({ user: 'olivia', role: 'svc-analyst' }, { question: 'how many customers are there per nation' });
 await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, { user: 'olivia', role: 'svc-analyst' }, { visibility: 'public', allowed_users: [], allowed_groups: [] });
 

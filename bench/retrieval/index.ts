@@ -3,12 +3,16 @@
 //   HNSW tuned to recall@10 >= 0.95, on random and on clustered (Gaussian mixture) unit vectors of 768 dimensions,
 //   with recall against the exact answer; the first query of a replica that has no copy yet (the copy loads);
 //   memory: the replica's resident set and the copy's bytes, the HNSW index's size; and ingestion throughput
-//   (pages per second) of svc's upload against unpdf's bare text extraction of the same PDFs.
+//   (pages per second) of svc's upload against unpdf's bare text extraction of the same PDFs. On the same
+//   collections, svc's keyword (BM25) and hybrid (dense + keyword fused by reciprocal rank) modes against its dense
+//   mode, the peer they must stay within 2x of.
 // The vectors, their HNSW indexes and svc's collections live in a database kept between runs (datasets.ts), so only
 // the first run at a size pays for building them.
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
-//        [--exact-queries 50] [--no-ingest] [--no-query] [--built-only (skip datasets whose HNSW is not built yet)]
+//        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
+//        [--built-only (skip datasets whose HNSW is not built yet)]
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { openPostgres, toVector, type Database } from '../../src/platform/db/index.ts';
@@ -32,6 +36,7 @@ const EXACT_QUERIES = Number(arg('exact-queries', '50'));
 const INGEST = !process.argv.includes('--no-ingest');
 const QUERY = !process.argv.includes('--no-query');
 const BUILT_ONLY = process.argv.includes('--built-only');
+const KEYWORD = !process.argv.includes('--no-keyword');
 const K = 10;
 const TARGET_RECALL = 0.95;
 const EF_LADDER = [40, 64, 100, 160, 250, 400, 640, 1000];
@@ -70,6 +75,13 @@ async function queriesFor(db: Database, dist: Distribution): Promise<number[][]>
   });
 }
 
+// Keyword questions: three words of the collections' text (collection.ts: word g of 0..2000 is the first 3 + g % 7
+// hex digits of md5(g)), drawn with a skew towards the low numbers, each question with its own letters-only tag (no
+// chunk holds one) so that each maps to its own vector for the dense half of hybrid.
+const word = (g: number) => createHash('md5').update(String(g)).digest('hex').slice(0, 3 + (g % 7));
+const tag = (i: number) => 'qx' + [...i.toString(26)].map((d) => String.fromCharCode(97 + parseInt(d, 26))).join('');
+const question = (i: number) => [1, 2, 3].map((j) => word(Math.floor(2000 * (((i * 7 + j * 13) % 97) / 97) ** 3))).join(' ') + ` ${tag(i)}`;
+
 async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
   const t = performance.now();
   const r = await fn();
@@ -100,13 +112,15 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const data = await ensureDataset(db, dist, n);
   const slug = await ensureCollection(db, dist, n);
   const queries = await queriesFor(db, dist);
-  const embedder: Embedder = { model: 'bench', dim: DIM, offline: true, embed: async ([q]) => [queries[Number(q)]!] };
+  // a question is its number (dense) or its words (keyword, hybrid): either way the embedder answers query i's vector
+  const vectorOf = new Map(queries.flatMap((v, i) => [[String(i), v], [question(i), v]] as const));
+  const embedder: Embedder = { model: 'bench', dim: DIM, offline: true, embed: async ([q]) => [vectorOf.get(q!)!] };
 
   // a replica with no copy yet: the first query loads it
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   const h = await retrievalHarness(db, { embedder, env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)) } });
-  const [first] = await time(() => queryCollection(h.deps, admin, slug, { question: '0', top_k: K }));
+  const [first] = await time(() => queryCollection(h.deps, admin, slug, { question: '0', top_k: K, mode: 'dense' }));
   global.gc?.();
   const rssLoaded = process.memoryUsage().rss;
   const ordinals = new Map<string, number>();
@@ -122,11 +136,23 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const svc: number[] = [];
   const svcAnswers: number[][] = [];
   for (let i = 0; i < QUERIES; i++) {
-    const [t, r] = await time(() => queryCollection(h.deps, admin, slug, { question: String(i), top_k: K }));
+    const [t, r] = await time(() => queryCollection(h.deps, admin, slug, { question: String(i), top_k: K, mode: 'dense' }));
     svc.push(t); // the whole call: version check, rank, chunk rows, audit write
     svcAnswers.push(await ordinalsOf(r.chunks.map((c) => c.chunk_id)));
   }
   const rssServing = process.memoryUsage().rss;
+
+  // keyword and hybrid on the same collection; the first keyword query builds the keyword index
+  const keyword: number[] = [];
+  const hybrid: number[] = [];
+  let firstKeyword = 0;
+  if (KEYWORD) {
+    [firstKeyword] = await time(() => queryCollection(h.deps, admin, slug, { question: question(0), top_k: K, mode: 'keyword' }));
+    for (let i = 0; i < QUERIES; i++) {
+      keyword.push((await time(() => queryCollection(h.deps, admin, slug, { question: question(i), top_k: K, mode: 'keyword' })))[0]);
+      hybrid.push((await time(() => queryCollection(h.deps, admin, slug, { question: question(i), top_k: K, mode: 'hybrid' })))[0]);
+    }
+  }
 
   // ground truth: pgvector's exact scan (in parallel, 2 workers) on the first EXACT_QUERIES queries
   const exactCount = Math.min(EXACT_QUERIES, QUERIES);
@@ -168,6 +194,12 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const label = `${dist} ${n}`.padEnd(17);
   return [
     `${label} | svc (in-memory exact)   | ${ms(pct(svc, 50))} | ${ms(pct(svc, 99))} | ${recallOf(svcAnswers).toFixed(3)} | first query ${first.toFixed(0)} ms; copy ${mib(copyBytes)}; process RSS ${mib(rssBefore)} before, ${mib(rssLoaded)} loaded, ${mib(rssServing)} serving`,
+    ...(KEYWORD
+      ? [
+          `${label} | svc keyword (BM25)      | ${ms(pct(keyword, 50))} | ${ms(pct(keyword, 99))} |     - | first query ${firstKeyword.toFixed(0)} ms (index build)`,
+          `${label} | svc hybrid (RRF)        | ${ms(pct(hybrid, 50))} | ${ms(pct(hybrid, 99))} |     - | hybrid/dense p50 ${(pct(hybrid, 50) / pct(svc, 50)).toFixed(2)}x (target <= 2x)`,
+        ]
+      : []),
     `${label} | pgvector exact scan     | ${ms(pct(exact, 50))} | ${ms(pct(exact, 99))} | 1.000 | ${exactCount} queries, 2 parallel workers`,
     `${label} | pgvector HNSW           | ${ms(pct(hnsw, 50))} | ${ms(pct(hnsw, 99))} | ${recallOf(hnswAnswers).toFixed(3)} | ef_search ${ef}; index ${mib(index_bytes)} (table ${mib(table_bytes)}); build ${data.hnswSeconds.toFixed(0)} s${data.reused ? ' (earlier run)' : ''}`,
     `${label} | p50 ratio: exact/svc ${(pct(exact, 50) / pct(svc, 50)).toFixed(1)}x, hnsw/svc ${(pct(hnsw, 50) / pct(svc, 50)).toFixed(2)}x`,

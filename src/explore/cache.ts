@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 
 // Step 1's answer cache. The specification keys it on the question and the role; the key here also holds the user
 // and the model, because the engine applies row filters per user: an answer must never cross users.
-export const cacheKey = (parts: { question: string; role: string; user: string; model: string }): string =>
+// The policy revision is part of the key: an answer given under a withdrawn grant is never served again.
+export const cacheKey = (parts: { question: string; role: string; user: string; model: string; policy?: string | undefined }): string =>
   createHash('sha256')
-    .update(JSON.stringify([parts.question.trim(), parts.role, parts.user, parts.model]))
+    .update(JSON.stringify([parts.question.trim(), parts.role, parts.user, parts.model, parts.policy ?? '']))
     .digest('hex');
 
 export type AnswerCache<T> = {

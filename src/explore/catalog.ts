@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import type { Caller } from '../platform/identity.ts';
+import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { QueryEngine } from './engines/types.ts';
 
 // The catalog: tables and columns as the engine reports them, with descriptions and tags (such as `pii`) from the
@@ -46,6 +48,12 @@ function tagsOf(tags: CatalogTags, fqn: string): TableTags[] {
     .filter(({ segments }) => segments.length === 3 && segments.every((s, i) => s === '*' || s === parts[i]))
     .sort((a, b) => a.segments.filter((s) => s === '*').length - b.segments.filter((s) => s === '*').length)
     .map(({ value }) => value);
+}
+
+/** The entries the tables policy opens to the caller, one decision per table; a refusal or an error hides the table. */
+export async function openToCaller(policy: PolicyEngine, caller: Caller, entries: readonly CatalogEntry[]): Promise<CatalogEntry[]> {
+  const decisions = await Promise.all(entries.map((e) => policy.decide('tables', { user: caller.user, roles: caller.roles, table: e.fqn })));
+  return entries.filter((_, i) => decisions[i]!.allow);
 }
 
 /** Personal-data columns as `catalog.schema.table.column`. */

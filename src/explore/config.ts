@@ -6,6 +6,7 @@ export const exploreShape = {
   MAX_JSON_BYTES: int(1_048_576, 1024),
   COST_BYTES_LIMIT: int(1_073_741_824, 0),
   COST_GATE: flag(true),
+  COST_STATS_TTL: int(300, 0),
   QUERY_CACHE_TTL: int(300, 0),
   QUERY_CACHE_SIZE: int(256, 0),
   QUERY_CACHE_BYTES: int(64 * 1024 * 1024, 0),
@@ -27,6 +28,7 @@ export const exploreShape = {
   TRINO_SERVICE_TOKEN: optionalStr(),
   DASHBOARD_HMAC_KEY: optionalStr(),
   DASHBOARD_HMAC_KEY_OLD: optionalStr(),
+  DASHBOARDS_STORE: optionalStr(),
   DASHBOARDS_DIR: optionalStr(),
   DASHBOARDS_URL: str('http://localhost:8090'),
 };

@@ -1,14 +1,17 @@
 import type { Database } from '../platform/db/index.ts';
 import type { ChatModel } from '../platform/gateway/index.ts';
+import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
+import type { ObjectStore } from '../platform/objects/index.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { AnswerCache } from './cache.ts';
 import type { CatalogEntry, CatalogTags } from './catalog.ts';
 import type { ExploreConfig } from './config.ts';
+import type { CostEstimator } from './cost.ts';
 import type { QueryEngine } from './engines/types.ts';
 import type { ExploreMetrics } from './metrics.ts';
 import type { ModelCatalog } from './models.ts';
-import type { QueryResponse } from './pipeline.ts';
+import type { QueryResponse } from './answer.ts';
 
 /** Everything the explore domain functions need, built once by the app factory. */
 export type ExploreDeps = {
@@ -16,13 +19,18 @@ export type ExploreDeps = {
   db: Database;
   policy: PolicyEngine;
   engine: QueryEngine;
+  /** Step 6's estimate: a bound from table statistics, else the engine's EXPLAIN (cost.ts). */
+  cost: CostEstimator;
   chat: ChatModel | undefined;
   models: ModelCatalog;
   cache: AnswerCache<QueryResponse>;
   catalog: () => Promise<CatalogEntry[]>;
   tags: CatalogTags;
   hmacKey: string;
-  dashboardsDir: string;
+  /** Dashboard pages (SVC_DASHBOARDS_STORE): explore writes them, the runtime reads them. */
+  pages: ObjectStore;
   metrics: ExploreMetrics;
+  /** Per-user limits: questions that reach the model. */
+  limiter: Limiter;
   logger: Logger;
 };

@@ -13,8 +13,11 @@ export type ExploreEvent =
   | 'explore_dashboard_published'
   | 'explore_feedback';
 
-export type EventContext = { log: Logger; requestId: string; user: string; role: string };
+/** `trail`, when given, collects the events of one question for its audit record (questions.ts). */
+export type EventContext = { log: Logger; requestId: string; user: string; role: string; trail?: Trail | undefined };
+export type Trail = { event: ExploreEvent; fields: Record<string, unknown> }[];
 
 export function emit(ctx: EventContext, event: ExploreEvent, fields: Record<string, unknown> = {}): void {
   ctx.log.info({ event, requestId: ctx.requestId, user: ctx.user, role: ctx.role, ...fields }, event);
+  ctx.trail?.push({ event, fields });
 }

@@ -1,5 +1,6 @@
 import { Counter, Histogram } from 'prom-client';
 import type { ServiceMetrics } from '../platform/metrics.ts';
+import { exploreProblem } from './errors.ts';
 
 export type ExploreMetrics = ReturnType<typeof createExploreMetrics>;
 
@@ -15,4 +16,22 @@ export function createExploreMetrics(base: ServiceMetrics) {
     }),
     queries: new Counter({ name: 'explore_query_total', help: 'POST /query by outcome', labelNames: ['outcome'] as const, registers }),
   };
+}
+
+/** One POST /query, timed and counted by outcome: ok, cached, or the status it was refused with. */
+export async function measureQuery<T extends { cached: boolean }>(metrics: ExploreMetrics, answer: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  let outcome = 'error';
+  try {
+    const result = await answer();
+    outcome = result.cached ? 'cached' : 'ok';
+    return result;
+  } catch (err) {
+    const status = (exploreProblem(err) ?? (err as { status?: unknown })).status;
+    if (typeof status === 'number') outcome = `http_${status}`;
+    throw err;
+  } finally {
+    metrics.queries.inc({ outcome });
+    metrics.queryDuration.observe((performance.now() - started) / 1000);
+  }
 }

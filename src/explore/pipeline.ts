@@ -1,51 +1,28 @@
-import { forbidden, ProblemError, payloadTooLarge, unprocessable } from '../platform/errors.ts';
+import { forbidden, payloadTooLarge, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { cacheKey } from './cache.ts';
 import { piiColumns, searchCatalog, type CatalogEntry } from './catalog.ts';
 import { publishDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
-import { EngineError, type EngineResult } from './engines/types.ts';
-import { emit, type EventContext } from './events.ts';
+import type { EngineResult } from './engines/types.ts';
+import { emit, type EventContext, type Trail } from './events.ts';
 import { generateSql, type Generated } from './generate.ts';
 import { bypassesRedaction, redactRows } from './redact.ts';
 import { ensureLimit, outputLineage, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
 import * as store from './store.ts';
 import { inSpan, tracer } from '../platform/tracing.ts';
+import type { QueryRequest, QueryResponse } from './answer.ts';
 
 // POST /query: the specification's ten steps, in their fixed order, each a named function below.
-export type QueryRequest = {
-  question: string;
-  session_id?: string | undefined;
-  execute: boolean;
-  confirm_cost: boolean;
-  force: boolean;
-  persist: boolean;
-  model?: string | undefined;
-};
-
-export type QueryResponse = {
-  sql: string;
-  columns: { name: string; type: string }[];
-  preview_rows: unknown[][];
-  row_count: number;
-  dashboard_url: string | null;
-  dashboard_id: string | null;
-  reasoning: { intent: string; candidate_tables: string[]; allowed_tables: string[]; tables_used: string[] };
-  masked_columns: string[];
-  cost_bytes: number | null;
-  cached: boolean;
-  session_history_size: number;
-  model: string;
-};
-
 type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string };
 
-const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
+/** Where an unqualified table name points. */
+export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
-export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger }): Promise<QueryResponse> {
-  const events: EventContext = { log: ctx.log, requestId: ctx.requestId, user: caller.user, role: caller.roles.join(',') };
+export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger; trail?: Trail }): Promise<QueryResponse> {
+  const events: EventContext = { log: ctx.log, requestId: ctx.requestId, user: caller.user, role: caller.roles.join(','), trail: ctx.trail };
   emit(events, 'explore_query_received', { question: request.question, session_id: request.session_id });
   const run: Run = { deps, caller, request, events, model: await deps.models.resolve(request.model) };
 
@@ -54,9 +31,10 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
   const entries = await deps.catalog();
   const candidates = await step('catalog', () => findCandidateTables(run, entries)); //              2
   const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
+  await deps.limiter.charge(caller, 'explore.question'); // a question over the caller's limit never reaches the model
   const generated = await step('generate', () => generateStatement(run, allowed)); //              4
   const validated = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
-  const cost = await step('cost', () => gateCost(run, validated.sql)); //                           6
+  const cost = await step('cost', () => gateCost(run, validated)); //                               6
   const reasoning = {
     intent: generated.intent,
     candidate_tables: candidates.map((t) => t.fqn),
@@ -64,6 +42,7 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
     tables_used: validated.tables,
   };
   if (!request.execute) return dryRun(run, validated.sql, cost, reasoning);
+  await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
   const result = await step('execute', () => executeStatement(run, validated.sql)); //             7
   const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9
@@ -141,19 +120,17 @@ async function validateGenerated(run: Run, generated: Generated, allowed: Catalo
   return { sql: ensureLimit(statement.sql, statement, run.deps.config.SQL_AUTO_LIMIT), tables, statement };
 }
 
-/** 6. The engine's estimate of bytes read, against the limit, unless confirmed or the gate is off. */
-async function gateCost(run: Run, sql: string): Promise<number | undefined> {
+/** 6. The bytes the statement reads (proved from table statistics, or the engine's EXPLAIN) against the limit. */
+async function gateCost(run: Run, validated: Validated): Promise<number | undefined> {
   const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
-  const estimate = await run.deps.engine.estimateBytes(sql).catch((err: unknown) => {
-    throw engineProblem(err, 'The query engine could not estimate the statement');
-  });
+  const { bytes: estimate, source } = await run.deps.cost.estimate(validated.statement, validated.sql, run.caller.user);
   const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
-  emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
+  emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, source, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
   if (COST_GATE && over && !run.request.confirm_cost) {
     const size = estimate === undefined ? 'an unknown number of bytes' : `about ${estimate} bytes`;
     throw payloadTooLarge(`The query would read ${size}, above the limit of ${COST_BYTES_LIMIT} (SVC_COST_BYTES_LIMIT); send it again with confirm_cost=true to run it anyway.`, {
       cost_bytes: estimate ?? null,
-      sql,
+      sql: validated.sql,
     });
   }
   return estimate;
@@ -161,30 +138,10 @@ async function gateCost(run: Run, sql: string): Promise<number | undefined> {
 
 /** 7. The engine runs the statement as the caller, with the caller's token. */
 async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
-  try {
-    const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
-    const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES });
-    emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
-    return result;
-  } catch (err) {
-    throw engineProblem(err, 'The query engine refused the statement');
-  }
-}
-
-const ENGINE_ANSWERS = {
-  unauthenticated: [401, 'Unauthorized'],
-  forbidden: [403, 'Forbidden'],
-  invalid: [422, 'Unprocessable Content'],
-  too_large: [413, 'Content Too Large'],
-  timeout: [504, 'Gateway Timeout'],
-  unavailable: [503, 'Service Unavailable'],
-} as const;
-
-/** An engine's refusal as an answer a person can act on, with the engine's own message; other errors pass. */
-function engineProblem(err: unknown, what: string): unknown {
-  if (!(err instanceof EngineError)) return err;
-  const [status, title] = ENGINE_ANSWERS[err.kind];
-  return new ProblemError(status, title, `${what}: ${err.message}`);
+  const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
+  const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES });
+  emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
+  return result;
 }
 
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */
@@ -202,7 +159,7 @@ function redactResult(run: Run, statement: ParsedStatement, result: EngineResult
 async function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
   if (!run.request.persist) return undefined;
   const dashboard = await publishDashboard(
-    { db: run.deps.db, dir: run.deps.dashboardsDir, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
+    { db: run.deps.db, pages: run.deps.pages, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
     { owner: run.caller.user, question: run.request.question, sql, columns: result.columns, rows: redacted.rows, maskedColumns: redacted.maskedColumns },
   );
   emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
@@ -238,7 +195,7 @@ const spans = tracer('explore');
 const step = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => inSpan(spans, `explore.${name}`, async () => fn());
 
 const keyOf = (run: Run) =>
-  cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model });
+  cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model, policy: run.deps.policy.revision });
 
 const decideTable = (run: Run, table: string) =>
   run.deps.policy.decide('tables', { user: run.caller.user, roles: run.caller.roles, table });

@@ -1,36 +1,45 @@
-import { join } from 'node:path';
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
+import type { Env } from '../platform/config.ts';
+import { openDashboardPages } from '../platform/dashboard-pages.ts';
 import { dashboardKeys } from '../platform/dashboard-signature.ts';
+import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOpenAiChat } from '../platform/gateway/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
 import { createAnswerCache } from './cache.ts';
+import { createCostEstimator } from './cost.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
 import { loadExploreConfig, type ExploreConfig } from './config.ts';
 import type { ExploreDeps } from './deps.ts';
+import { exploreProblem } from './errors.ts';
 import { readFile } from 'node:fs/promises';
 import { createEmbeddedEngine } from './engines/embedded.ts';
 import { createTrinoEngine } from './engines/trino.ts';
 import type { QueryEngine } from './engines/types.ts';
 import { createExploreMetrics } from './metrics.ts';
 import { createModelCatalog } from './models.ts';
-import type { QueryResponse } from './pipeline.ts';
+import type { QueryResponse } from './answer.ts';
+import { DEFAULTS } from './pipeline.ts';
 import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES });
-  for (const path of ['/query', '/me', '/models', '/catalog', '/feedback', '/session/*', '/dashboards', '/dashboards/*']) app.use(path, requireCaller);
-  app.route('/', queryRoutes(deps));
-  app.route('/', miscRoutes(deps));
-  app.route('/dashboards', dashboardRoutes(deps));
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy });
+  // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
   app.route('/', consoleRoutes());
+  const api = new Hono<AppEnv>().use(requireCaller);
+  api.route('/', queryRoutes(deps));
+  api.route('/', miscRoutes(deps));
+  api.route('/dashboards', dashboardRoutes(deps));
+  api.route('/audit', auditHeadRoutes(deps.db));
+  app.route('/', api);
   return app;
 }
 
@@ -42,6 +51,8 @@ export async function exploreDeps(input: {
   engine: QueryEngine;
   logger: Logger;
   dataDir: string;
+  /** Where the page store's S3 settings come from (SVC_S3_ENDPOINT_URL, credentials); none for a folder. */
+  env?: Env;
 }): Promise<ExploreDeps> {
   const { config, logger } = input;
   const chat = config.LLM_URL
@@ -50,11 +61,19 @@ export async function exploreDeps(input: {
   if (!chat) logger.warn('SVC_LLM_URL is not set: questions are answered by the offline planner, the offline fallback');
   const tags = await loadCatalogTags(config.CATALOG_TAGS_FILE ?? DEFAULT_TAGS_FILE);
   let catalog: { at: number; entries: Promise<CatalogEntry[]> } | undefined;
+  const metrics = createExploreMetrics(createMetrics('explore'));
   return {
     config,
     db: input.db,
     policy: input.policy,
     engine: input.engine,
+    cost: createCostEstimator(input.engine, {
+      limit: config.COST_BYTES_LIMIT,
+      statsTtlSeconds: config.COST_STATS_TTL,
+      explainTtlSeconds: config.QUERY_CACHE_TTL,
+      explainCacheSize: config.QUERY_CACHE_SIZE,
+      defaults: DEFAULTS,
+    }),
     chat,
     models: createModelCatalog(chat, config.LLM_MODEL),
     cache: createAnswerCache<QueryResponse>({ size: config.QUERY_CACHE_SIZE, ttlSeconds: config.QUERY_CACHE_TTL, maxBytes: config.QUERY_CACHE_BYTES }),
@@ -67,8 +86,9 @@ export async function exploreDeps(input: {
     },
     tags,
     hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
-    dashboardsDir: config.DASHBOARDS_DIR ?? join(input.dataDir, 'dashboards'),
-    metrics: createExploreMetrics(createMetrics('explore')),
+    pages: openDashboardPages(config, input.dataDir, input.env ?? {}),
+    metrics,
+    limiter: createLimiter({ db: input.db, policy: input.policy, limits: loadLimitSettings(input.env ?? {}), registry: metrics.registry }),
     logger,
   };
 }
@@ -104,8 +124,9 @@ export const exploreService: ServiceDefinition = {
       engine,
       logger,
       dataDir: shared.platform.DATA_DIR,
+      env,
     });
-    const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
+    const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
     cleanup.unref();
     return {
       app: createExploreApp(deps),

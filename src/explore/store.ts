@@ -11,15 +11,26 @@ export type DashboardRow = {
   question: string;
   sql: string;
   columns: { name: string; type: string }[];
-  file: string;
+  /** The page in the object store and its sha256; null for a page written before pages moved there. */
+  object_key: string | null;
+  digest: string | null;
+  /** The page file of a dashboard published before pages moved to the object store. */
+  file: string | null;
   created_at: Date;
 };
 
-export async function insertDashboard(sql: Sql, d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups'>): Promise<void> {
+export async function insertDashboard(
+  sql: Sql,
+  d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups' | 'file'> & { object_key: string; digest: string },
+): Promise<void> {
   await sql.query(
-    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, file) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
-    [d.id, d.owner, d.title, d.question, d.sql, JSON.stringify(d.columns), d.file],
+    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`,
+    [d.id, d.owner, d.title, d.question, d.sql, JSON.stringify(d.columns), d.object_key, d.digest],
   );
+}
+
+export async function updatePage(sql: Sql, id: string, page: { object_key: string; digest: string }): Promise<void> {
+  await sql.query(`UPDATE explore_dashboards SET object_key = $2, digest = $3, file = NULL WHERE id = $1`, [id, page.object_key, page.digest]);
 }
 
 export type Turn = { question: string; sql: string; summary: string; created_at: Date };
@@ -46,11 +57,7 @@ export async function insertFeedback(sql: Sql, f: { dashboard: string; user: str
   await sql.query(`INSERT INTO explore_feedback (dashboard_id, user_id, rating, comment) VALUES ($1, $2, $3, $4)`, [f.dashboard, f.user, f.rating, f.comment]);
 }
 
-export async function dashboardExists(sql: Sql, id: string): Promise<boolean> {
-  return (await sql.query(`SELECT 1 FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [id])).length > 0;
-}
-
-const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, file, created_at`;
+const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, object_key, digest, file, created_at`;
 
 export async function listDashboards(sql: Sql): Promise<DashboardRow[]> {
   return sql.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE deleted_at IS NULL ORDER BY created_at DESC, id`);
@@ -71,7 +78,15 @@ export async function updateSharing(
   ]);
 }
 
-/** The row goes at once; its page file is removed by the periodic cleanup. */
+/** The row goes at once; its page is removed by the periodic cleanup. */
 export async function markDashboardDeleted(sql: Sql, id: string): Promise<void> {
   await sql.query(`UPDATE explore_dashboards SET deleted_at = now() WHERE id = $1`, [id]);
+}
+
+export async function listDeletedDashboards(sql: Sql): Promise<Pick<DashboardRow, 'id' | 'object_key' | 'file'>[]> {
+  return sql.query(`SELECT id, object_key, file FROM explore_dashboards WHERE deleted_at IS NOT NULL`);
+}
+
+export async function purgeDashboard(sql: Sql, id: string): Promise<void> {
+  await sql.query(`DELETE FROM explore_dashboards WHERE id = $1`, [id]);
 }

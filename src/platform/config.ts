@@ -86,6 +86,8 @@ export const platformShape = {
   PG_USER: str('svc'),
   PG_PASSWORD: optionalStr(),
   DATA_DIR: str('./data'),
+  /** The address services listen on: `svc dev` loopback unless told otherwise (it trusts identity headers), `svc serve` every address. */
+  HOST: optionalStr(),
   OPA_URL: url(),
   POLICY_BUNDLE: optionalStr(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

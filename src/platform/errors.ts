@@ -9,6 +9,8 @@ export class ProblemError extends Error {
     readonly title: string,
     readonly detail: string,
     readonly extra: { errors?: FieldError[]; [key: string]: unknown } = {},
+    /** Response headers the answer needs (Retry-After on a 429 or 503). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail);
     this.name = 'ProblemError';
@@ -26,4 +28,4 @@ export const payloadTooLarge = (detail: string, extra?: ProblemError['extra']) =
 export const unprocessable = (detail: string, extra?: ProblemError['extra']) =>
   new ProblemError(422, 'Unprocessable Content', detail, extra);
 export const badGateway = (detail: string) => new ProblemError(502, 'Bad Gateway', detail);
-export const unavailable = (detail: string) => new ProblemError(503, 'Service Unavailable', detail);
+export const unavailable = (detail: string, headers?: Record<string, string>) => new ProblemError(503, 'Service Unavailable', detail, {}, headers);

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { zValidator } from '@hono/zod-validator';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
+import { requestId } from 'hono/request-id';
 import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -12,6 +12,8 @@ import { ProblemError } from './errors.ts';
 import { callerFrom, type Caller } from './identity.ts';
 import type { Logger } from './log.ts';
 import type { ServiceMetrics } from './metrics.ts';
+import { inRequest } from './policy/request-scope.ts';
+import type { PolicyEngine } from './policy/types.ts';
 
 export type AppEnv = { Variables: { requestId: string; log: Logger; caller: Caller } };
 export type ErrorMapper = (err: unknown, c: Context<AppEnv>) => Response;
@@ -24,29 +26,35 @@ export type AppOptions = {
   ready?: () => Promise<boolean>;
   /** A service whose wire format is not problem+json (the tracker speaks MLflow's) brings its own mapper. */
   mapError?: ErrorMapper;
+  /**
+   * The service's own domain errors (an engine's refusal, a file it cannot read), each as the problem it is answered
+   * with; undefined for anything else. The one place a service turns its errors into HTTP.
+   */
+  domainProblem?: (err: unknown) => ProblemError | undefined;
   /** The largest request body read whole (SVC_MAX_JSON_BYTES); default DEFAULT_MAX_BODY_BYTES. */
   maxBodyBytes?: number;
   /** Routes that stream their body to a store under limits of their own (uploads); the body limit skips them. */
   streamsBody?: (c: Context) => boolean;
+  /** The policy engine: /ready needs it ready and reports its bundle revision, /metrics adds its counters. */
+  policy?: Pick<PolicyEngine, 'revision' | 'metrics' | 'ready'>;
 };
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const QUIET_PATHS = new Set(['/health', '/ready', '/metrics']);
 
 export function createApp(opts: AppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { logger, metrics } = opts;
 
+  // An inbound X-Request-Id is kept when it is a plain token of at most 128 characters, else replaced.
+  app.use(requestId({ limitLength: 128 }));
   app.use(async (c, next) => {
-    const inbound = c.req.header('x-request-id');
-    const requestId = inbound && REQUEST_ID.test(inbound) ? inbound : randomUUID();
-    c.set('requestId', requestId);
-    c.set('log', logger.child({ requestId }));
-    c.header('X-Request-Id', requestId);
+    const id = c.var.requestId;
+    c.set('log', logger.child({ requestId: id }));
     const started = performance.now();
-    await next();
+    // Decisions taken while this request runs carry its id into the decision log.
+    await inRequest(id, next);
     const seconds = (performance.now() - started) / 1000;
     const route = c.finalized ? routeOf(c) : 'unmatched';
     metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -75,14 +83,16 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
 
   app.get('/health', (c) => c.json({ status: 'ok', service: opts.service }));
   app.get('/ready', async (c) => {
-    const ok = opts.ready ? await opts.ready().catch(() => false) : true;
-    return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service }, ok ? 200 : 503);
+    const ok = (opts.ready ? await opts.ready().catch(() => false) : true) && (opts.policy ? await opts.policy.ready().catch(() => false) : true);
+    const policy = opts.policy ? { policy: { revision: opts.policy.revision ?? null } } : {};
+    return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service, ...policy }, ok ? 200 : 503);
   });
-  app.get('/metrics', async (c) =>
-    c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
-  );
+  app.get('/metrics', async (c) => {
+    const text = [await metrics.registry.metrics(), (await opts.policy?.metrics?.()) ?? ''].join('');
+    return c.text(text, 200, { 'Content-Type': metrics.registry.contentType });
+  });
 
-  const mapError = opts.mapError ?? problemResponse;
+  const mapError = opts.mapError ?? ((err: unknown, c: Context<AppEnv>) => problemResponse(opts.domainProblem?.(err) ?? err, c));
   app.onError((err, c) => mapError(err, c));
   app.notFound((c) =>
     mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c),
@@ -121,7 +131,7 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   };
   return new Response(JSON.stringify(body), {
     status: problem.status,
-    headers: { 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
+    headers: { ...problem.headers, 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId ?? '' },
   });
 }
 

@@ -1,8 +1,10 @@
+import { hostname } from 'node:os';
 import { loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
-import { createPolicyEngine } from './policy/index.ts';
+import { appendAudit } from './audit/index.ts';
+import { createPolicyEngine, type BundleActivation } from './policy/index.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
 import { initTracing } from './tracing.ts';
 
@@ -30,15 +32,26 @@ export function describeDatabaseError(err: unknown, at: string): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-/** Opens the parts services share. `embedded` ignores SVC_PG_HOST, SVC_OPA_URL and SVC_TRINO_URL (what `svc dev` promises). */
-export async function openSharedParts(env: Env, opts: { embedded: boolean; inMemory?: boolean }): Promise<SharedParts> {
+/**
+ * Opens the parts services share. `embedded` ignores SVC_PG_HOST, SVC_OPA_URL and SVC_TRINO_URL (what `svc dev`
+ * promises); `database: false` opens none, for a service that keeps no data (any use of it is an error).
+ */
+export async function openSharedParts(env: Env, opts: { embedded: boolean; inMemory?: boolean; database?: boolean }): Promise<SharedParts> {
   const platform = loadPlatformConfig(env);
   const selected: PlatformConfig = opts.embedded ? { ...platform, PG_HOST: undefined, OPA_URL: undefined } : platform;
   const at = selected.PG_HOST ? `${selected.PG_HOST}:${selected.PG_PORT}/${selected.PG_DATABASE}` : 'embedded PGlite';
-  const db = await openDatabase(selected, { inMemory: opts.inMemory ?? false }).catch((err: unknown) => {
-    throw describeDatabaseError(err, at);
-  });
-  const policy = await createPolicyEngine(selected);
+  const db =
+    opts.database === false
+      ? noDatabase()
+      : await openDatabase(selected, { inMemory: opts.inMemory ?? false }).catch((err: unknown) => {
+          throw describeDatabaseError(err, at);
+        });
+  // Which policy decided when is part of the record: each replica chains every bundle it takes into force.
+  const replica = `${hostname()}/${process.pid}`;
+  const onBundleActivated = opts.database === false
+    ? undefined
+    : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
+  const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
   return { platform: selected, db, policy, embedded: opts.embedded };
 }
 
@@ -79,4 +92,12 @@ export async function launch(
     });
   }
   return launched;
+}
+
+/** The database of a service that keeps none: closing it is fine, anything else is a programming error. */
+function noDatabase(): Database {
+  const refuse = () => Promise.reject(new Error('this service opens no database'));
+  return new Proxy({} as Database, {
+    get: (_, name) => (name === 'close' ? async () => {} : name === 'then' ? undefined : refuse),
+  });
 }

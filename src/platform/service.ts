@@ -28,5 +28,7 @@ export type ServiceDefinition = {
   migrate(db: Database): Promise<string[]>;
   /** False: the launcher does not apply `migrate` before start(); the service decides at start (the tracker). */
   migrateAtStart?: boolean;
+  /** False: `svc serve` opens no database for this service (the dashboards runtime keeps none). */
+  usesDatabase?: boolean;
   start(ctx: ServiceContext): Promise<StartedService>;
 };

@@ -4,7 +4,7 @@ import type { Logger } from '../platform/log.ts';
 import type { PolicyDecision, PolicyEngine } from '../platform/policy/index.ts';
 
 // Every collection decision goes through the collections policy; nothing here decides by itself.
-export type CollectionAction = 'read' | 'query' | 'upload' | 'create' | 'delete';
+export type CollectionAction = 'read' | 'query' | 'upload' | 'create' | 'update' | 'delete';
 
 export function decideCollection(
   policy: PolicyEngine,

@@ -1,4 +1,5 @@
-import { ConfigError, flag, int, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
+import { ConfigError, flag, int, list, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
+import { parseWatchRoots } from './watch/roots.ts';
 
 // Retrieval settings, with the specification's defaults.
 export const retrievalShape = {
@@ -23,7 +24,23 @@ export const retrievalShape = {
    * about 800 bytes a chunk at 768 dimensions (int8 rows and their bounds; the float rows stay in the database).
    */
   RAG_MEMORY_INDEX_MAX_CHUNKS: int(1_000_000, 0),
+  /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
+  RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
+  /** Candidates each ranking offers to hybrid's fusion (at least top_k). */
+  HYBRID_CANDIDATES: int(50, 1),
   UPLOAD_TMP_DIR: optionalStr(),
+  /** Folders and s3://bucket/prefix entries collections may watch; empty: watching is off. */
+  WATCH_ROOTS: list([]),
+  /** How often a replica looks for watches that are due. */
+  WATCH_POLL_SECONDS: int(5, 1),
+  /** How long a replica holds a watch it scans without renewing (renewed every third of it while scanning). */
+  WATCH_LEASE_SECONDS: int(120, 3),
+  WATCH_S3_ENDPOINT_URL: url(),
+  OBJSTORE_ACCESS_KEY_ID: optionalStr(),
+  OBJSTORE_SECRET_ACCESS_KEY: optionalStr(),
+  AWS_ACCESS_KEY_ID: optionalStr(),
+  AWS_SECRET_ACCESS_KEY: optionalStr(),
+  AWS_DEFAULT_REGION: optionalStr(),
 };
 
 /**
@@ -44,5 +61,23 @@ export function loadRetrievalConfig(env: Env) {
     throw new Error('SVC_CHUNK_OVERLAP_TOKENS must be smaller than SVC_CHUNK_SIZE_TOKENS');
   }
   if (cfg.DEFAULT_TOP_K > cfg.MAX_TOP_K) throw new Error('SVC_DEFAULT_TOP_K must not exceed SVC_MAX_TOP_K');
-  return { ...cfg, CHUNK_MAX_CHARS: maxChars };
+  const { WATCH_ROOTS, WATCH_S3_ENDPOINT_URL, OBJSTORE_ACCESS_KEY_ID, OBJSTORE_SECRET_ACCESS_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, ...rest } = cfg;
+  let roots;
+  try {
+    roots = parseWatchRoots(WATCH_ROOTS);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: SVC_WATCH_ROOTS: ${(err as Error).message}`);
+  }
+  // the same credential names as the tracker's store: OBJSTORE_* first, else the AWS ones
+  const [accessKeyId, secretAccessKey] = OBJSTORE_ACCESS_KEY_ID ? [OBJSTORE_ACCESS_KEY_ID, OBJSTORE_SECRET_ACCESS_KEY] : [AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY];
+  const watch = {
+    roots,
+    s3: {
+      ...(WATCH_S3_ENDPOINT_URL ? { endpoint: WATCH_S3_ENDPOINT_URL } : {}),
+      ...(AWS_DEFAULT_REGION ? { region: AWS_DEFAULT_REGION } : {}),
+      ...(accessKeyId ? { accessKeyId, secretAccessKey: secretAccessKey ?? '' } : {}),
+    },
+    leaseSeconds: rest.WATCH_LEASE_SECONDS,
+  };
+  return { ...rest, CHUNK_MAX_CHARS: maxChars, watch };
 }

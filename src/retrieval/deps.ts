@@ -1,10 +1,12 @@
 import type { Database } from '../platform/db/index.ts';
 import type { Embedder } from '../platform/gateway/index.ts';
+import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { RetrievalConfig } from './config.ts';
 import type { CollectionIndexes } from './indexes.ts';
 import type { OcrEngine } from './ingest/index.ts';
+import type { KeywordIndexes } from './keyword-index/index.ts';
 import type { RetrievalMetrics } from './metrics.ts';
 
 /** Everything the retrieval domain functions need, built once by the app factory. */
@@ -15,6 +17,9 @@ export type RetrievalDeps = {
   embedder: Embedder;
   ocr: OcrEngine;
   indexes: CollectionIndexes;
+  keywords: KeywordIndexes;
   metrics: RetrievalMetrics;
+  /** Per-user limits: embeddings per upload now, answers once /answer exists. */
+  limiter: Limiter;
   logger: Logger;
 };

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { badGateway, badRequest, payloadTooLarge, ProblemError, unprocessable } from '../platform/errors.ts';
-import { GatewayError } from '../platform/gateway/index.ts';
+import { ProblemError, unprocessable } from '../platform/errors.ts';
+import type { Sql } from '../platform/db/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
-import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
+import { retrievalProblem } from './errors.ts';
 import * as store from './store.ts';
-import { spoolUpload } from './upload-stream.ts';
+import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
 import { CODE_HEADER, encodeRow, unitRow } from './vector-index/index.ts';
 
 export type DocumentView = {
@@ -71,37 +71,50 @@ export async function uploadDocument(
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
+  return ingestSpooled(deps, slug, upload, { user: caller.user, caller });
+}
+
+/**
+ * Ingests a file already on disk (an upload, or a watched file) into the collection, and removes the file.
+ * `onStored` runs inside the transaction that stores a new document, so what the caller records with it (the
+ * watch's file state, the document it replaces) commits or rolls back with the document.
+ */
+export async function ingestSpooled(
+  deps: RetrievalDeps,
+  slug: string,
+  upload: SpooledUpload,
+  // a caller's upload is charged against their embeddings limit; a watched file (no caller) is not
+  uploader: { user: string; caller?: Caller },
+  onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
+): Promise<UploadResult> {
   let format = 'unknown';
   try {
     if (upload.size === 0) throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
-    const detected = asClientError(() =>
-      detectFormat({
-        filename: upload.filename,
-        declaredType: upload.declaredType,
-        head: upload.head,
-        ocrEnabled: deps.config.RAG_OCR_ENABLED,
-      }),
-    );
+    const detected = detectFormat({
+      filename: upload.filename,
+      declaredType: upload.declaredType,
+      head: upload.head,
+      ocrEnabled: deps.config.RAG_OCR_ENABLED,
+    });
     format = detected.format;
     // after the name and first bytes are checked (a refused file is refused whatever the collection holds)
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
-    const extracted = await asClientErrorAsync(() =>
-      extractDocument({
-        filename: upload.filename,
-        format: detected.format,
-        path: upload.path,
-        ocr: deps.ocr,
-        ocrEnabled: deps.config.RAG_OCR_ENABLED,
-        maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
-      }),
-    );
+    const extracted = await extractDocument({
+      filename: upload.filename,
+      format: detected.format,
+      path: upload.path,
+      ocr: deps.ocr,
+      ocrEnabled: deps.config.RAG_OCR_ENABLED,
+      maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
+    });
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
-    const vectors = await embedChunks(deps, chunks.map((c) => c.text));
+    if (uploader.caller) await deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length);
+    const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
 
@@ -121,13 +134,19 @@ export async function uploadDocument(
           ocr_pages: extracted.ocrPages,
           status: 'INDEXED',
           chunk_count: rows.length,
-          uploaded_by: caller.user,
+          uploaded_by: uploader.user,
         }),
         ...batches(rows, CHUNK_BATCH).map((batch) => store.insertChunks(tx, slug, documentId, batch)),
-        store.bumpCollectionVersion(tx, slug, documentId),
+        ...(onStored ? [] : [store.bumpCollectionVersion(tx, slug, documentId)]),
       ]);
       // another upload of the same bytes committed first: nothing was written, answer with its document
       if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };
+      if (onStored) {
+        // what the caller records (a watch letting go of the document this one replaces) comes before the bump, the
+        // order of the watch's other writes (let a document go, then bump): no two take the same rows in opposite orders
+        await onStored(tx, document);
+        await store.bumpCollectionVersion(tx, slug);
+      }
       return { document };
     });
     if (!stored.document) {
@@ -139,7 +158,8 @@ export async function uploadDocument(
     deps.metrics.chunksIngested.inc(rows.length);
     return { document: { ...view(stored.document), duplicate: false }, created: true };
   } catch (err) {
-    deps.metrics.documentsIngested.inc({ outcome: err instanceof ProblemError && err.status < 500 ? 'rejected' : 'failed', format });
+    const refused = retrievalProblem(err) ?? (err instanceof ProblemError ? err : undefined);
+    deps.metrics.documentsIngested.inc({ outcome: refused && refused.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
     await upload.discard();
@@ -164,37 +184,4 @@ const batches = <T>(items: T[], size: number): T[][] =>
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });
   return { document: { ...view(held), duplicate: true }, created: false };
-}
-
-async function embedChunks(deps: RetrievalDeps, texts: string[]): Promise<number[][]> {
-  if (texts.length === 0) return [];
-  try {
-    return await deps.embedder.embed(texts);
-  } catch (err) {
-    if (err instanceof GatewayError) throw badGateway(`Embedding failed, nothing was stored: ${err.message}`);
-    throw err;
-  }
-}
-
-function toClientError(err: unknown): unknown {
-  if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
-  if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
-  if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);
-  return err;
-}
-
-function asClientError<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toClientError(err);
-  }
-}
-
-async function asClientErrorAsync<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toClientError(err);
-  }
 }

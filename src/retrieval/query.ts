@@ -1,11 +1,15 @@
-import { badGateway, badRequest, notFound } from '../platform/errors.ts';
-import { GatewayError } from '../platform/gateway/index.ts';
+import { badRequest, notFound, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
+import { fuse, single, type Fused, type Scored } from './fuse.ts';
+import { analyse } from './keyword-index/index.ts';
 import * as store from './store.ts';
 
-export type QueryInput = { question: string; top_k?: number | undefined };
+export const QUERY_MODES = ['hybrid', 'dense', 'keyword'] as const;
+export type QueryMode = (typeof QUERY_MODES)[number];
+
+export type QueryInput = { question: string; top_k?: number | undefined; mode?: QueryMode | undefined };
 
 export type ChunkResult = {
   chunk_id: string;
@@ -13,12 +17,21 @@ export type ChunkResult = {
   filename: string;
   page: number;
   text: string;
+  /** Cosine similarity (dense), BM25 (keyword) or the reciprocal-rank-fused score (hybrid). */
   score: number;
+  /** Rank in the dense and keyword candidate lists; null where that list did not hold the chunk. */
+  dense_rank: number | null;
+  keyword_rank: number | null;
 };
 
 export type QueryResponse = { question: string; collection: string; chunks: ChunkResult[]; latency_ms: number };
 
-/** Embeds the question with the collection's model, ranks exactly by cosine, records the retrieval. */
+type Head = { slug: string; version: number };
+
+/**
+ * Ranks the collection's chunks for the question, by cosine similarity of embeddings (dense), BM25 over terms
+ * (keyword), or both fused by reciprocal rank (hybrid, the default), and records the retrieval.
+ */
 export async function queryCollection(
   deps: RetrievalDeps,
   caller: Caller,
@@ -27,6 +40,7 @@ export async function queryCollection(
 ): Promise<QueryResponse> {
   const started = performance.now();
   const topK = input.top_k ?? deps.config.DEFAULT_TOP_K;
+  const mode = input.mode ?? 'hybrid';
   if (topK > deps.config.MAX_TOP_K) {
     throw badRequest(`top_k ${topK} is above the ceiling of ${deps.config.MAX_TOP_K} (SVC_MAX_TOP_K).`, {
       errors: [{ location: 'json.top_k', message: `must be at most ${deps.config.MAX_TOP_K}` }],
@@ -36,8 +50,10 @@ export async function queryCollection(
   if (!collection) throw notFound(`Collection '${slug}' does not exist.`);
   await requireQueryable(deps, caller, collection);
 
-  const [vector] = await embedQuestion(deps, input.question);
-  const chunks = await rank(deps, slug, collection.version, vector!, topK);
+  const chunks =
+    mode === 'dense' ? await denseOnly(deps, collection, input.question, topK)
+    : mode === 'keyword' ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
+    : await hybrid(deps, collection, input.question, topK);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
 
   await store.insertAudit(deps.db, {
@@ -51,8 +67,50 @@ export async function queryCollection(
     latency_ms,
   });
   deps.metrics.queries.inc({ outcome: 'ok' });
-  deps.metrics.queryDuration.observe(latency_ms / 1000);
+  deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
   return { question: input.question, collection: slug, chunks, latency_ms };
+}
+
+/** Each list offers this many candidates to the fusion, however few chunks are asked for. */
+const candidates = (deps: RetrievalDeps, topK: number) => Math.max(topK, deps.config.HYBRID_CANDIDATES);
+
+async function hybrid(deps: RetrievalDeps, collection: Head, question: string, topK: number): Promise<ChunkResult[]> {
+  const depth = candidates(deps, topK);
+  const [dense, keyword] = await Promise.all([denseList(deps, collection, question, depth), keywordList(deps, collection, question, depth)]);
+  return withText(deps, fuse(dense.hits, keyword, topK), dense.rows);
+}
+
+async function denseOnly(deps: RetrievalDeps, collection: Head, question: string, topK: number): Promise<ChunkResult[]> {
+  const dense = await denseList(deps, collection, question, topK);
+  return withText(deps, single(dense.hits, 'dense'), dense.rows);
+}
+
+/**
+ * The dense candidates: the in-memory copy up to its size limit, pgvector's exact scan past it. Both return the
+ * rows with their text, kept so they are not read twice.
+ */
+async function denseList(
+  deps: RetrievalDeps,
+  collection: Head,
+  question: string,
+  k: number,
+): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
+  const [vector] = await embedQuestion(deps, question);
+  const ranked = await deps.indexes.rank(deps.db, collection.slug, collection.version, vector!, k);
+  const found = ranked === 'too-large' ? await store.rankByPgvector(deps.db, collection.slug, vector!, k) : ranked;
+  return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
+}
+
+async function keywordList(deps: RetrievalDeps, collection: Head, question: string, k: number): Promise<Scored[]> {
+  const index = await deps.keywords.get(deps.db, collection.slug, collection.version);
+  if (index === 'too-large') {
+    deps.metrics.queries.inc({ outcome: 'too_large_for_keyword' });
+    throw unprocessable(
+      `Collection '${collection.slug}' holds more chunks than keyword ranking keeps in memory ` +
+        `(SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS=${deps.config.RAG_KEYWORD_INDEX_MAX_CHUNKS}): ask with "mode": "dense", or ask the operator to raise the setting.`,
+    );
+  }
+  return index.search(analyse(question).terms, k);
 }
 
 async function embedQuestion(deps: RetrievalDeps, question: string): Promise<number[][]> {
@@ -60,23 +118,28 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
     return await deps.embedder.embed([question]);
   } catch (err) {
     deps.metrics.queries.inc({ outcome: 'embedding_failed' });
-    if (err instanceof GatewayError) throw badGateway(`Could not embed the question: ${err.message}`);
     throw err;
   }
 }
 
-/** The in-memory index answers up to its size limit; past it, pgvector's exact scan does. */
-async function rank(deps: RetrievalDeps, slug: string, version: number, vector: number[], k: number): Promise<ChunkResult[]> {
-  const ranked = await deps.indexes.rank(deps.db, slug, version, vector, k);
-  const hits = ranked === 'too-large' ? await store.rankByPgvector(deps.db, slug, vector, k) : ranked;
-  return hits.map((h) => toResult(h, h.score));
+/** One read of the ranked chunks with their documents; a chunk deleted since it was ranked drops out. */
+async function withText(deps: RetrievalDeps, ranked: Fused[], known = new Map<string, store.ChunkHit>()): Promise<ChunkResult[]> {
+  if (ranked.length === 0) return [];
+  const missing = ranked.filter((r) => !known.has(r.id)).map((r) => r.id);
+  const rows = missing.length === 0 ? known : new Map([...known, ...(await store.chunksByIds(deps.db, missing)).map((r) => [r.id, r] as const)]);
+  return ranked.flatMap((r) => {
+    const row = rows.get(r.id);
+    return row ? [toResult(row, r)] : [];
+  });
 }
 
-const toResult = (row: store.ChunkHit, score: number): ChunkResult => ({
+const toResult = (row: store.ChunkHit, r: Fused): ChunkResult => ({
   chunk_id: row.id,
   document_id: row.document_id,
   filename: row.filename,
   page: row.page,
   text: row.text,
-  score,
+  score: r.score,
+  dense_rank: r.dense_rank,
+  keyword_rank: r.keyword_rank,
 });

@@ -1,9 +1,11 @@
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
+import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
 import { callerFrom } from '../platform/identity.ts';
+import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { decideConsole } from '../platform/policy/index.ts';
@@ -11,13 +13,16 @@ import type { ServiceDefinition } from '../platform/service.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
 import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
+import { retrievalProblem } from './errors.ts';
 import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
+import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { documentRoutes } from './routes/documents.ts';
 import { queryRoutes } from './routes/query.ts';
+import { startWatcher } from './watch/watcher.ts';
 
 export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   const app = createApp({
@@ -25,17 +30,12 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     logger: deps.logger,
     metrics: deps.metrics,
     ready: () => deps.db.ping(),
+    policy: deps.policy,
     maxBodyBytes: deps.config.MAX_JSON_BYTES,
+    domainProblem: retrievalProblem,
     // an upload streams to a temporary file under SVC_MAX_UPLOAD_BYTES, never into memory
     streamsBody: (c) => c.req.method === 'POST' && /^\/collections\/[^/]+\/documents$/.test(c.req.path),
   });
-  app.use('/collections', requireCaller);
-  app.use('/collections/*', requireCaller);
-  app.use('/audit/*', requireCaller);
-  app.route('/collections', collectionRoutes(deps));
-  app.route('/collections', documentRoutes(deps));
-  app.route('/collections', queryRoutes(deps));
-  app.route('/audit', auditRoutes(deps));
   app.use('/', async (c, next) => {
     // Outside an ingress the page asks for an identity to send; behind one, the console decision says who gets it.
     if (c.req.header('x-user-id') || c.req.header('x-query-user')) {
@@ -45,6 +45,14 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     await next();
   });
   app.route('/', consoleRoutes());
+  // every API route needs a caller
+  const api = new Hono<AppEnv>().use(requireCaller);
+  api.route('/collections', collectionRoutes(deps));
+  api.route('/collections', documentRoutes(deps));
+  api.route('/collections', queryRoutes(deps));
+  api.route('/audit', auditRoutes(deps));
+  api.route('/audit', auditHeadRoutes(deps.db));
+  app.route('/', api);
   return app;
 }
 
@@ -73,6 +81,7 @@ export const retrievalService: ServiceDefinition = {
   async start({ env, shared, logger }) {
     const config = loadRetrievalConfig(env);
     const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+    const metrics = createRetrievalMetrics(createMetrics('retrieval'));
     const deps: RetrievalDeps = {
       config,
       db: shared.db,
@@ -80,9 +89,20 @@ export const retrievalService: ServiceDefinition = {
       embedder: createEmbedder(config, logger),
       ocr,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
-      metrics: createRetrievalMetrics(createMetrics('retrieval')),
+      keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
+      metrics,
+      limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,
     };
-    return { app: createRetrievalApp(deps), close: () => ocr.close() };
+    // watched sources are scanned by every replica that may read them, one replica per source at a time
+    const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
+    if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
+    return {
+      app: createRetrievalApp(deps),
+      close: async () => {
+        await watcher?.stop();
+        await ocr.close();
+      },
+    };
   },
 };

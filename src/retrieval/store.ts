@@ -1,3 +1,4 @@
+import { appendAudit, listRecords } from '../platform/audit/index.ts';
 import { copyInt8, readCopyRows, sqlLiteral, toVector, type Database, type Sql } from '../platform/db/index.ts';
 
 // Every SQL statement of the retrieval service. Functions take the connection (or transaction) first, so the
@@ -94,12 +95,19 @@ export async function collectionVersion(sql: Sql, slug: string): Promise<number 
   return rows[0]?.version;
 }
 
-/** Moves the collection to a new version once its document `documentId` is stored (nothing when it is not). */
-export async function bumpCollectionVersion(sql: Sql, slug: string, documentId: string): Promise<void> {
+/**
+ * Moves the collection to a new version; given `ifDocument`, only when that document is stored (so the bump can be
+ * sent in the same flight as the document's insert, and writes nothing when the insert lost to another upload).
+ */
+export async function bumpCollectionVersion(sql: Sql, slug: string, ifDocument?: string): Promise<void> {
+  if (ifDocument === undefined) {
+    await sql.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
+    return;
+  }
   await sql.query(
     `UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')
      WHERE slug = $1 AND EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)`,
-    [slug, documentId],
+    [slug, ifDocument],
   );
 }
 
@@ -276,21 +284,13 @@ export type AuditRecord = {
   latency_ms: number;
 };
 
+// A retrieval's audit record is a record of the platform's audit chain (src/platform/audit): its id is its seq.
 export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<void> {
-  await sql.query(
-    `INSERT INTO retrieval_audit (user_id, roles, collection, question, top_k, chunk_ids, scores, latency_ms)
-     VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3, $4, $5,
-             ARRAY(SELECT jsonb_array_elements_text($6::jsonb)),
-             ARRAY(SELECT (jsonb_array_elements_text($7::jsonb))::float8), $8)`,
-    [a.user_id, JSON.stringify(a.roles), a.collection, a.question, a.top_k, JSON.stringify(a.chunk_ids), JSON.stringify(a.scores), a.latency_ms],
-  );
+  const { user_id, ...detail } = a;
+  await appendAudit(sql, { service: 'retrieval', action: 'query', actor: user_id, detail });
 }
 
 export async function listAudit(sql: Sql, opts: { limit: number; user?: string }): Promise<AuditRecord[]> {
-  return opts.user === undefined
-    ? sql.query<AuditRecord>(`SELECT * FROM retrieval_audit ORDER BY id DESC LIMIT $1`, [opts.limit])
-    : sql.query<AuditRecord>(`SELECT * FROM retrieval_audit WHERE user_id = $2 ORDER BY id DESC LIMIT $1`, [
-        opts.limit,
-        opts.user,
-      ]);
+  const records = await listRecords(sql, { service: 'retrieval', action: 'query', actor: opts.user, limit: opts.limit });
+  return records.map((r) => ({ ...(r.detail as Omit<AuditRecord, 'id' | 'at' | 'user_id'>), id: r.seq, at: r.at, user_id: r.actor }));
 }

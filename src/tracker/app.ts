@@ -1,33 +1,35 @@
 import { Hono } from 'hono';
 import { createApp, type AppEnv } from '../platform/http.ts';
 import type { TrackerDeps } from './deps.ts';
-import { artifactRoutes, runArtifactRoutes } from './artifacts/index.ts';
+import { artifactRoutes, runArtifactRoutes, runFileRoutes } from './artifacts/index.ts';
 import { fromDatabaseError } from './db-errors.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
-import { registryRoutes } from './registry/index.ts';
-import { datasetRoutes } from './routes/datasets.ts';
-import { experimentRoutes } from './routes/experiments.ts';
-import { loggedModelRoutes } from './routes/logged-models.ts';
-import { metricRoutes } from './routes/metrics.ts';
-import { runRoutes } from './routes/runs.ts';
-import { serverInfoRoutes } from './routes/server-info.ts';
+import { evaluationDatasetRoutes } from './evaluation-datasets/routes.ts';
+import { experimentRoutes } from './experiments/routes.ts';
+import { loggedModelRoutes } from './logged-models/routes.ts';
+import { graphqlRoutes } from './graphql/routes.ts';
+import { modelVersionFileRoutes, registryRoutes } from './registry/routes.ts';
+import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
+import { serverInfoRoutes } from './server-info.ts';
+import { traceRoutesV2, traceRoutesV3 } from './traces/routes.ts';
 import { uiRoutes } from './ui/index.ts';
 
 /** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
 export const API_PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow', '/api/2.0/tracker'] as const;
 export const ARTIFACTS_PREFIX = '/api/2.0/mlflow-artifacts';
+/** MLflow 3's prefixes: the endpoints that exist only in its 3.0 API (traces, evaluation datasets, server-info). */
+export const V3_PREFIXES = ['/api/3.0/mlflow', '/ajax-api/3.0/mlflow'] as const;
 
 /** The tracking API (everything under one prefix), as mounted at each of API_PREFIXES. */
 export function trackerApi(deps: TrackerDeps): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
   api.route('/', experimentRoutes(deps));
   api.route('/', runRoutes(deps));
-  api.route('/', metricRoutes(deps));
   api.route('/', loggedModelRoutes(deps));
-  api.route('/', datasetRoutes(deps));
   api.route('/', runArtifactRoutes(deps));
   api.route('/', registryRoutes(deps));
+  api.route('/', traceRoutesV2(deps));
   return api;
 }
 
@@ -39,8 +41,8 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     ready: () => deps.db.ping(),
     mapError: (err, c) => trackerErrorResponse(fromDatabaseError(err), c),
     maxBodyBytes: deps.config.maxJsonBytes,
-    // artifact uploads stream to the store
-    streamsBody: (c) => c.req.path.startsWith(`${ARTIFACTS_PREFIX}/`),
+    // artifact uploads stream to the store; the UI's upload-artifact keeps MLflow's own 10 MB bound and message
+    streamsBody: (c) => c.req.path.startsWith(`${ARTIFACTS_PREFIX}/`) || c.req.path.endsWith('/upload-artifact'),
   });
   const gate = schemaGateMiddleware(deps.schema);
   const api = trackerApi(deps);
@@ -48,9 +50,18 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, api);
   }
+  const v3 = new Hono<AppEnv>().route('/', traceRoutesV3(deps)).route('/', evaluationDatasetRoutes(deps));
+  for (const prefix of V3_PREFIXES) {
+    app.use(`${prefix}/*`, gate);
+    app.route(prefix, v3);
+  }
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
   app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));
   app.route('/', serverInfoRoutes());
+  // MLflow's UI reads files at the root as well as under the prefixes.
+  app.route('/', runFileRoutes(deps));
+  app.route('/', modelVersionFileRoutes(deps));
+  app.route('/', graphqlRoutes(deps));
   app.route('/', uiRoutes(deps));
   // An unknown path answers in MLflow's words (a 404 the client does not retry), not the platform's problem+json.
   app.notFound((c) =>

@@ -52,6 +52,7 @@ const READ_POSTS = [
   '/registered-models/search',
   '/experiments/search-datasets',
   '/traces/search',
+  '/datasets/search',
   '/metrics/get-history-bulk-interval',
 ];
 

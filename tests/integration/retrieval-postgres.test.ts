@@ -2,7 +2,9 @@ import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalContract } from '../support/retrieval-contract.ts';
 import { retrievalFormatsContract } from '../support/retrieval-formats-contract.ts';
 import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
+import { retrievalHybridContract } from '../support/retrieval-hybrid-contract.ts';
 
 retrievalContract('Postgres', () => openFreshPostgres('retrieval'));
 retrievalFormatsContract('Postgres', () => openFreshPostgres('formats'));
 retrievalHostileContract('Postgres', () => openFreshPostgres('hostile'));
+retrievalHybridContract('Postgres', () => openFreshPostgres('hybrid'));

@@ -1,8 +1,7 @@
-import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
-import { createDiscovery } from '../../dashboards-runtime/discovery.ts';
-import { createSandboxPool, type SandboxPool } from '../../dashboards-runtime/pool.ts';
-import { createProcessLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
-import { createSessions } from '../../dashboards-runtime/viewer.ts';
+import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
+import { createSandboxPool, type PoolLimits, type SandboxPool } from '../../src/dashboards-runtime/pool.ts';
+import { createProcessLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
+import { createSessions } from '../../src/dashboards-runtime/viewer.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
@@ -47,18 +46,19 @@ export type RuntimeHarness = {
 
 /**
  * The dashboards runtime in front of an explore harness served over HTTP (the runtime asks explore for every
- * access decision, as in a cluster), with process sandboxes. `keys` is read on each request, so a test can rotate.
+ * launch decision, as in a cluster), reading explore's page store, with process sandboxes. `keys` is read on each
+ * request, so a test can rotate.
  */
 export async function runtimeHarness(
   h: ExploreHarness,
-  opts: { keys?: () => { current: string; old?: string | undefined }; idleSeconds?: number } = {},
+  opts: { keys?: () => { current: string; old?: string | undefined }; limits?: Partial<PoolLimits> } = {},
 ): Promise<RuntimeHarness> {
   const keys = opts.keys ?? (() => ({ current: 'test-key' }));
   const explore = await startServer(h.app, 0, '127.0.0.1');
-  const pool = createSandboxPool(createProcessLauncher(), opts.idleSeconds ?? 60);
+  const pool = createSandboxPool(createProcessLauncher(), { idleSeconds: 60, max: 20, maxPerUser: 3, ...opts.limits });
   const app = createRuntimeApp({
-    discovery: createDiscovery(h.db, 30),
     pool,
+    pages: h.deps.pages,
     sessions: createSessions('test-key'),
     get keys() {
       return keys();

@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PAGE_BYTES, pageDigest } from '../../src/platform/dashboard-pages.ts';
 import { verifyDashboard } from '../../src/platform/dashboard-signature.ts';
-import { as, type ExploreHarness } from './explore.ts';
+import { readObject } from '../../src/platform/objects/index.ts';
+import { as, type ExploreHarness, type ExploreIdentity } from './explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.ts';
 
 // The explore service over HTTP, whatever engine runs the statements: the unit suite runs it on the embedded
@@ -43,15 +44,19 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       expect(res.body.dashboard_url).toMatch(/\/d\/[0-9a-f-]{36}$/);
     });
 
-    it('publishes a signed page file holding the redacted rows', async () => {
+    it('publishes a signed page holding the redacted rows, and tells the runtime where it is and its digest', async () => {
       const res = await h.ask(as.analyst, { question: 'top 3 customer by account balance', force: true });
       expect(res.status).toBe(200);
       expect(res.body.masked_columns).toEqual(expect.arrayContaining(['c_name', 'c_phone', 'c_address']));
-      const [row] = await h.db.query<{ file: string; owner: string; visibility: string }>('SELECT file, owner, visibility FROM explore_dashboards WHERE id = $1', [res.body.dashboard_id]);
-      expect(row).toMatchObject({ owner: 'ana', visibility: 'private' });
-      const file = await readFile(row!.file, 'utf8');
+      const id = res.body.dashboard_id as string;
+      const launch = await h.call('GET', `/dashboards/${id}/launch`, as.analyst);
+      expect(launch.body).toMatchObject({ allow: true, owner: 'ana', object_key: `${id}.html`, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect((await h.call('GET', `/dashboards/${id}/launch`, as.user)).body).toEqual({ allow: false, reason: expect.any(String) });
+      const bytes = (await readObject(h.deps.pages, launch.body.object_key, MAX_PAGE_BYTES))!;
+      expect(pageDigest(bytes)).toBe(launch.body.digest);
+      const file = bytes.toString('utf8');
       expect(file.split('\n')[0]).toMatch(/^# SVC_SIG: [0-9a-f]{64}$/);
-      expect(verifyDashboard(file, { current: 'test-key' }).ok).toBe(true);
+      expect(verifyDashboard(file, { current: 'test-key' }, { id, owner: 'ana' }).ok).toBe(true);
       expect(file).toContain('***');
       expect(file).not.toContain('Customer#');
     });
@@ -94,10 +99,13 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       expect((await h.call('GET', '/session/s1', as.analyst2)).body.history).toEqual([]);
     });
 
-    it('records feedback for an existing dashboard only', async () => {
+    it('records feedback for a dashboard the caller may open only; to anyone else it does not exist', async () => {
       const q = await h.ask(as.analyst, { question: 'how many regions are there' });
       expect((await h.call('POST', '/feedback', as.analyst, { dashboard_id: q.body.dashboard_id, rating: 'up', comment: 'right' })).status).toBe(201);
       expect((await h.call('POST', '/feedback', as.analyst, { dashboard_id: 'nope', rating: 'up' })).status).toBe(404);
+      // private to ana: the same 404 for uma as for an id that never existed
+      const stranger = await h.call('POST', '/feedback', as.user, { dashboard_id: q.body.dashboard_id, rating: 'down' });
+      expect(stranger).toMatchObject({ status: 404, body: { detail: `Dashboard '${q.body.dashboard_id}' does not exist.` } });
       expect((await h.call('POST', '/feedback', as.analyst, { dashboard_id: q.body.dashboard_id, rating: 'meh' })).status).toBe(400);
     });
 
@@ -107,7 +115,16 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       expect(res.body.entries[0].columns).toContainEqual({ name: 'o_totalprice', type: 'double', tags: [] });
       const none = await h.call('GET', '/catalog?q=weather', as.analyst);
       expect(none.body).toMatchObject({ fallback: true });
-      expect(none.body.entries.map((e: { fqn: string }) => e.fqn)).toEqual(expect.arrayContaining(TINY_TABLES));
+      const open = TINY_TABLES.filter((t) => t !== 'tpch.tiny.supplier');
+      expect(none.body.entries.map((e: { fqn: string }) => e.fqn)).toEqual(expect.arrayContaining(open));
+    });
+
+    it('shows each caller only the tables the policy opens to it, with their tags', async () => {
+      const fqns = async (who: ExploreIdentity) => ((await h.call('GET', '/catalog', who)).body.entries as { fqn: string }[]).map((e) => e.fqn).filter((f) => f.startsWith('tpch.tiny.'));
+      expect((await fqns(as.analyst)).sort()).toEqual(TINY_TABLES.filter((t) => t !== 'tpch.tiny.supplier'));
+      expect((await fqns(as.user)).sort()).toEqual(['lineitem', 'nation', 'orders', 'part', 'region'].map((t) => `tpch.tiny.${t}`));
+      expect(await fqns(as.viewer)).toEqual([]);
+      expect(await fqns({ user: 'mallory', role: 'made-up-role' })).toEqual([]);
     });
 
     it('lists the offline model', async () => {
@@ -204,6 +221,93 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       await h.ask(as.analyst, { question: 'how many nations now', session_id: 'hist', force: true });
       const users = (lastPrompt().messages as { role: string; content: string }[]).filter((m) => m.role === 'user').map((m) => m.content);
       expect(users).toEqual(['how many nations q two', 'how many nations q three', 'how many nations q four', 'how many nations now']);
+    });
+
+    // What a hostile model (or whoever writes its answer) can send: each must be refused, or its personal values
+    // masked, on every engine.
+    const PERSONAL = /Customer#|Supplier#|\d{2}-\d{3}-\d{3}-\d{4}/;
+
+    it.each([
+      "SELECT query_to_xml('select c_name,c_phone,c_address from tiny.customer limit 3',true,false,'') AS x",
+      "SELECT table_to_xml('tiny.customer', true, false, '') AS x",
+      "SELECT database_to_xml(true, false, '') AS x",
+      "SELECT ts_stat('select to_tsvector(c_name) from tiny.customer') AS x",
+      "SELECT pg_ls_dir('.') AS x",
+      "SELECT current_setting('data_directory') AS x",
+      'SELECT to_json(c.*) AS v FROM tpch.tiny.customer c',
+      'SELECT row_to_json(customer.*) AS v FROM tpch.tiny.customer',
+    ])('refuses %j, naming the function', async (sql) => {
+      answer = `\`\`\`sql\n${sql}\n\`\`\``;
+      const res = await h.ask(as.user, { question: 'how many orders', force: true });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toMatch(new RegExp(`The function ${/^SELECT (\w+)\(/.exec(sql)![1]} is not allowed`));
+      expect(JSON.stringify(res.body)).not.toMatch(PERSONAL);
+    });
+
+    it('runs what it validated: a comment that nests for Postgres but not for Trino reads literals over orders', async () => {
+      answer = "```sql\nSELECT 1 /* /* */ AS x, ' */ , c_name, c_phone FROM customer --' AS y, 2 AS z FROM tpch.tiny.orders LIMIT 3\n```";
+      const res = await h.ask(as.user, { question: 'how many orders', force: true });
+      expect(res.status).toBe(200);
+      expect(res.body.reasoning.tables_used).toEqual(['tpch.tiny.orders']);
+      expect(res.body.preview_rows).toEqual(Array(3).fill([1, " */ , c_name, c_phone FROM customer --", 2]));
+      expect(res.body.sql).not.toContain('/*');
+    });
+
+    it('masks whole rows passed to an allowed function, and a row named as a value', async () => {
+      for (const sql of ['SELECT array_agg(c.*) AS v FROM tpch.tiny.customer c', 'SELECT c AS v FROM tpch.tiny.customer c LIMIT 3']) {
+        answer = `\`\`\`sql\n${sql}\n\`\`\``;
+        const res = await h.ask(as.analyst, { question: 'customer rows', force: true });
+        // Trino refuses both forms itself; Postgres runs them: either way no personal value comes back
+        if (res.status === 200) expect(res.body.masked_columns).toEqual(['v']);
+        else expect(res.status).toBe(422);
+        expect(JSON.stringify(res.body)).not.toMatch(PERSONAL);
+      }
+    });
+
+    it('treats a quoted name as Trino does: a CTE named "Customer" hides the table for the engine as for the policy', async () => {
+      answer = '```sql\nWITH "Customer" AS (SELECT 1 AS c_phone) SELECT c_phone FROM customer\n```';
+      // it reads no table, so it reads 0 bytes: no confirmation needed
+      const res = await h.ask(as.user, { question: 'how many orders', force: true });
+      expect(res.status).toBe(200);
+      expect(res.body.preview_rows).toEqual([[1]]);
+      expect(res.body.cost_bytes).toBe(0);
+    });
+
+    it('passes a statement that reads no table at 0 bytes under any limit, and stops one that reads a table', async () => {
+      const strict = await make({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_COST_BYTES_LIMIT: '0' });
+      for (const sql of ['SELECT 1 AS one', "SELECT x FROM UNNEST(ARRAY[1, 2]) AS t(x)", 'VALUES (1, 2)']) {
+        answer = `\`\`\`sql\n${sql}\n\`\`\``;
+        const res = await strict.ask(as.user, { question: 'constants', force: true });
+        expect(res.status, sql).toBe(200);
+        expect(res.body.cost_bytes).toBe(0);
+      }
+      answer = '```sql\nSELECT r_name FROM tpch.tiny.region\n```';
+      expect((await strict.ask(as.user, { question: 'regions', force: true })).status).toBe(413);
+      await strict.close();
+    });
+
+    it("reports a cost proved from table statistics that is never below the engine's own estimate", async () => {
+      for (const sql of [
+        'SELECT n.n_name, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name',
+        'WITH big AS (SELECT o_custkey, o_totalprice FROM tpch.tiny.orders) SELECT count(*) FROM big a JOIN big b ON a.o_custkey = b.o_custkey',
+        "SELECT count(*) FROM tpch.tiny.orders WHERE o_orderstatus = 'F'",
+      ]) {
+        answer = `\`\`\`sql\n${sql}\n\`\`\``;
+        const res = await h.ask(as.admin, { question: 'cost', force: true });
+        expect(res.status, sql).toBe(200);
+        expect(res.body.cost_bytes, sql).toBeGreaterThanOrEqual((await h.deps.engine.estimateBytes(res.body.sql))!);
+      }
+    });
+
+    it('refuses a result heavier than SVC_MAX_RESULT_BYTES with 413, and publishes nothing', async () => {
+      const small = await make({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_MAX_RESULT_BYTES: '100000' });
+      answer = "```sql\nSELECT lpad('y', 50000, 'y') AS big FROM tpch.tiny.region\n```";
+      const before = await small.db.query<{ n: number }>('SELECT count(*)::int AS n FROM explore_dashboards');
+      const res = await small.ask(as.user, { question: 'big values', force: true });
+      expect(res.status).toBe(413);
+      expect(res.body.detail).toMatch(/SVC_MAX_RESULT_BYTES/);
+      expect(await small.db.query('SELECT count(*)::int AS n FROM explore_dashboards')).toEqual(before);
+      await small.close();
     });
 
     it('redacts personal data for an analyst and shows it to a bypass role', async () => {

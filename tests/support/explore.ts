@@ -33,6 +33,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
   const logger = opts.logger ?? createLogger('explore', 'silent');
   const deps = await exploreDeps({
     config: loadExploreConfig({ SVC_DASHBOARD_HMAC_KEY: 'test-key', ...env }),
+    env,
     db,
     policy: await createWasmPolicyEngine(),
     engine: opts.engine ?? (await embeddedEngine()),

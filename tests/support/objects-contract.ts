@@ -61,6 +61,22 @@ export function objectStoreContract(name: string, makeStore: () => Promise<Objec
       expect(store.describe()).toMatch(/^(folder:|s3:\/\/)/);
     });
 
+    it('heads an object: its size, and an entity tag that changes when the object is replaced', async () => {
+      const store = await makeStore();
+      expect(await store.head('bundle.tar.gz')).toBeNull();
+      await store.put('bundle.tar.gz', Buffer.from('first'));
+      const first = await store.head('bundle.tar.gz');
+      expect(first).toEqual({ size: 5, etag: expect.stringMatching(/.+/) });
+      expect(await store.head('bundle.tar.gz')).toEqual(first);
+      await new Promise((r) => setTimeout(r, 5));
+      await store.put('bundle.tar.gz', Buffer.from('second'));
+      const second = await store.head('bundle.tar.gz');
+      expect(second?.size).toBe(6);
+      expect(second?.etag).not.toBe(first?.etag);
+      await store.put('dir/file.txt', Buffer.from('x'));
+      expect(await store.head('dir')).toBeNull();
+    });
+
     it('answers null for a missing object, and for a folder name', async () => {
       const store = await makeStore();
       expect(await store.get('missing.bin')).toBeNull();
@@ -135,6 +151,21 @@ export function objectStoreContract(name: string, makeStore: () => Promise<Objec
       expect(await store.list('nothing-here')).toEqual([]);
       expect(await store.list('a.txt')).toEqual([]);
       expect(await store.list('di')).toEqual([]);
+    });
+
+    it('lists every object under a folder at any depth, with a version that moves when the object is replaced', async () => {
+      const store = await makeStore();
+      for (const k of ['a.txt', 'dir/b.txt', 'dir/sub/c.txt', 'dirx.txt']) await store.put(k, Buffer.from(k));
+      const all = await store.listTree('');
+      expect(all.map((e) => [e.key, e.size])).toEqual([['a.txt', 5], ['dir/b.txt', 9], ['dir/sub/c.txt', 13], ['dirx.txt', 8]]);
+      expect((await store.listTree('dir')).map((e) => e.key)).toEqual(['dir/b.txt', 'dir/sub/c.txt']);
+      expect(await store.listTree('nothing-here')).toEqual([]);
+      const before = all.find((e) => e.key === 'dir/b.txt')!.version;
+      expect(before).not.toBe('');
+      await store.put('dir/b.txt', Buffer.from('dir/b.TXT'));
+      const after = (await store.listTree('dir')).find((e) => e.key === 'dir/b.txt')!.version;
+      expect(after).not.toBe(before);
+      expect((await store.listTree('')).find((e) => e.key === 'a.txt')!.version).toBe(all[0]!.version);
     });
 
     it('deletes one key, leaving no empty folder behind', async () => {

@@ -4,7 +4,7 @@ import type { PolicyEngine } from '../../src/platform/policy/index.ts';
 
 // The case tables in policies/svc/<decision>/cases.json drive `opa test` and these suites alike, so OPA's own
 // evaluator, the wasm build and the OPA sidecar are held to one table.
-export type PolicyCase = { name: string; input: object; allow: boolean; reason_contains?: string };
+export type PolicyCase = { name: string; input: object; allow: boolean; reason_contains?: string; limits?: unknown };
 
 const decisionsDir = new URL('../../policies/svc/', import.meta.url);
 
@@ -27,7 +27,10 @@ export function policyCaseSuite(label: string, engine: () => PolicyEngine) {
   describe.each(decisionsWithCases())(`%s decision (${label})`, (name) => {
     it.each(loadCases(name).map((c) => [c.name, c] as const))('%s', async (_, c) => {
       const decision = await engine().decide(name, c.input);
-      expect(decision).toEqual({ allow: c.allow, reason: expect.stringMatching(c.allow ? /^allowed: / : /^denied: /) });
+      // A decision may say more than allow and reason (limits names role limits); a case that names it checks it.
+      const { allow, reason, ...more } = decision;
+      expect({ allow, reason }).toEqual({ allow: c.allow, reason: expect.stringMatching(c.allow ? /^allowed: / : /^denied: /) });
+      if (c.limits !== undefined) expect(more.limits).toEqual(c.limits);
       expect(decision.reason).toContain(c.reason_contains ?? '');
     });
   });

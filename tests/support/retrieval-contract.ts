@@ -135,14 +135,14 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(docs.body.documents).toEqual([expect.objectContaining({ document_id: up.body.document_id, status: 'INDEXED', chunk_count: 1 })]);
       });
 
-      it('orders chunks by descending score, exactly as pgvector ranks them', async () => {
+      it('in dense mode, orders chunks by descending score, exactly as pgvector ranks them', async () => {
         await create('ranked');
         const words = ['river', 'mountain', 'forest', 'desert', 'ocean', 'glacier', 'valley', 'island'];
         for (let d = 0; d < 4; d++) {
           const doc = Array.from({ length: 200 }, (_, i) => `${words[(i * (d + 3)) % words.length]} ${words[(i + d) % words.length]} note${i % 17}`).join(' ');
           expect((await h.upload('ranked', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
         }
-        const q = await h.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        const q = await h.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q.status).toBe(200);
         const scores = q.body.chunks.map((c: { score: number }) => c.score);
         expect(scores).toEqual([...scores].sort((a, b) => b - a));
@@ -155,7 +155,7 @@ export function retrievalContract(label: string, openDb: OpenDb) {
 
         // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS, pgvector ranks directly, with the same answer
         const direct = await retrievalHarness(h.db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
-        const q2 = await direct.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        const q2 = await direct.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
         q2.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
         await direct.close();
@@ -163,17 +163,17 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         // a second replica on the same database builds its copy from the stored vectors, and follows an upload
         // made through the first one
         const replica = await retrievalHarness(h.db);
-        const q3 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        const q3 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
         q3.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
         expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
-        const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10 });
+        const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q4.body.chunks[0].filename).toBe('late.txt');
 
         // a collection deleted and created again under the same slug is never answered from the old copy
         await create('reborn');
         await h.upload('reborn', who.engineer, { name: 'old.txt', bytes: text('alpha bravo charlie') });
-        const ask = () => replica.json('POST', '/collections/reborn/query', who.user, { question: 'alpha bravo charlie', top_k: 3 });
+        const ask = () => replica.json('POST', '/collections/reborn/query', who.user, { question: 'alpha bravo charlie', top_k: 3, mode: 'dense' });
         expect((await ask()).body.chunks.map((c: { filename: string }) => c.filename)).toEqual(['old.txt']);
         expect((await h.json('DELETE', '/collections/reborn', who.admin)).status).toBe(200);
         await create('reborn');

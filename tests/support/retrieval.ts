@@ -2,13 +2,16 @@ import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
+import { createLimiter, loadLimitSettings } from '../../src/platform/limits/index.ts';
 import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
 import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import type { RetrievalDeps } from '../../src/retrieval/deps.ts';
 import { createCollectionIndexes } from '../../src/retrieval/indexes.ts';
 import { createOcrEngine } from '../../src/retrieval/ingest/index.ts';
+import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts';
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
 import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
+import { startWatcher } from '../../src/retrieval/watch/watcher.ts';
 
 // The retrieval app as a deployment builds it, in-process: tests call it through HTTP with app.request().
 export type Identity = { user: string; roles: string };
@@ -23,22 +26,33 @@ export const who = {
 
 export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
 
-export async function retrievalHarness(db: Database, opts: { env?: Record<string, string>; embedder?: Embedder } = {}) {
+export async function retrievalHarness(
+  db: Database,
+  opts: { env?: Record<string, string>; embedder?: Embedder; watch?: { owner?: string } } = {},
+) {
   await retrievalService.migrate(db);
   const config = loadRetrievalConfig({ ...opts.env });
   const logger = createLogger('retrieval', 'silent');
   const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+  const policy = await createWasmPolicyEngine();
+  const metrics = createRetrievalMetrics(createMetrics('retrieval'));
   const deps: RetrievalDeps = {
     config,
     db,
-    policy: await createWasmPolicyEngine(),
+    policy,
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS),
-    metrics: createRetrievalMetrics(createMetrics('retrieval')),
+    keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
+    metrics,
+    limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...opts.env }), registry: metrics.registry }),
     logger,
   };
   const app = createRetrievalApp(deps);
+  // the replica's watcher, as the service starts it (polling every SVC_WATCH_POLL_SECONDS), when asked for
+  const watcher = opts.watch
+    ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS, ...(opts.watch.owner ? { owner: opts.watch.owner } : {}) })
+    : undefined;
 
   const headers = (as?: Identity): Record<string, string> =>
     as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {};
@@ -47,6 +61,7 @@ export async function retrievalHarness(db: Database, opts: { env?: Record<string
     app,
     deps,
     db,
+    watcher,
     async json(method: string, path: string, as?: Identity, body?: unknown) {
       const res = await app.request(path, {
         method,
@@ -63,6 +78,7 @@ export async function retrievalHarness(db: Database, opts: { env?: Record<string
       return { status: res.status, body: await res.json() };
     },
     async close() {
+      await watcher?.stop();
       await ocr.close();
     },
   };

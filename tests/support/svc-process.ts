@@ -6,6 +6,8 @@ export type SvcProcess = {
   output(): string;
   /** SIGTERM, then wait for the exit; at once when it has already exited. */
   stop(): Promise<void>;
+  /** Still running: neither exited nor killed by a signal (an out-of-memory crash is an exit). */
+  alive(): boolean;
 };
 
 /**
@@ -28,6 +30,7 @@ export async function startSvc(
   }
   return {
     output: () => output,
+    alive: () => child.exitCode === null && child.signalCode === null,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

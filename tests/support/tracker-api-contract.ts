@@ -234,6 +234,29 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect((await t.post('runs/log-batch', { run_id: id, metrics })).body.message).toContain('at most 1000 metrics');
       });
 
+      it.each([
+        ['101 tags', { tags: Array.from({ length: 101 }, (_, i) => ({ key: `t${i}`, value: 'x' })) }, 'at most 100 tags. Got 101 tags.'],
+        [
+          '1001 entities in total',
+          {
+            metrics: Array.from({ length: 900 }, (_, i) => ({ key: 'm', value: i, timestamp: 1, step: i })),
+            params: Array.from({ length: 100 }, (_, i) => ({ key: `p${i}`, value: 'x' })),
+            tags: [{ key: 't', value: 'x' }],
+          },
+          'A batch logging request can contain at most 1000 metrics, params, and tags. Got 1001 metrics, params, and tags. ' +
+            'Please split up metrics, params, and tags across multiple requests and try again.',
+        ],
+      ])('refuses a batch of %s before writing any of it, in MLflow words', async (_what, batch, message) => {
+        const id = (await newRun()).info.run_id;
+        const res = await t.post('runs/log-batch', { run_id: id, ...batch });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error_code: 'INVALID_PARAMETER_VALUE', message: expect.stringContaining(message) });
+        const run = (await t.get('runs/get', { run_id: id })).body.run;
+        expect(run.data.metrics).toBeUndefined();
+        expect(run.data.params).toBeUndefined();
+        expect(run.data.tags.map((x: { key: string }) => x.key)).toEqual(['mlflow.runName']);
+      });
+
       it('refuses writes to a deleted run and lets them through once restored', async () => {
         const id = (await newRun()).info.run_id;
         await t.post('runs/delete', { run_id: id });

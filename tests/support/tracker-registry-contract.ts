@@ -176,6 +176,19 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         expect((await version('clf', `${runUri}/model`, { run_id: 'run-a' })).version).toBe('2');
       });
 
+      it('takes a runs:/ source whose run is not on this server as given, as MLflow does (migrations)', async () => {
+        const v = await version('clf', 'runs:/elsewhere/model', { run_id: 'elsewhere' });
+        expect(v).toMatchObject({ version: '1', source: 'runs:/elsewhere/model', run_id: 'elsewhere' });
+        expect(await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).toEqual({ artifact_uri: 'runs:/elsewhere/model' });
+        expect((await version('clf', 'runs:/elsewhere/model')).run_id).toBe('elsewhere');
+        expect((await call('POST', '/model-versions/create', { name: 'clf', source: 'runs:/elsewhere/../x' })).status).toBe(400);
+        // The run_id sent with it must be the source's run (MLflow's words).
+        expect(await call('POST', '/model-versions/create', { name: 'clf', source: 'runs:/elsewhere/model', run_id: 'run_id_1' })).toMatchObject({
+          status: 400,
+          body: { message: "Invalid model version source: 'runs:/elsewhere/model'. The run_id request parameter must identify the resource that contains the source." },
+        });
+      });
+
       it('registers a 3.x logged model (models:/<model_id>) at its artifact location and notes the version on it', async () => {
         await addRun('run-b');
         const location = await addLoggedModel('m-123', 'run-b');
@@ -195,14 +208,14 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
       });
 
       it.each([
-        ['a run that does not contain the source', 'runs:/run-c/model', { run_id: 'run-x' }],
         ['a source outside the run', 'mlflow-artifacts:/0/run-other/artifacts/model', { run_id: 'run-c' }],
         ['a proxied source without its run', 'mlflow-artifacts:/0/run-c/artifacts/model', {}],
         ['a relative path', 'mlflow-artifacts:/0/run-c/artifacts/../../run-other/artifacts', { run_id: 'run-c' }],
         ['an encoded relative path', 'mlflow-artifacts:/0/run-c/artifacts/%2e%2e/x', { run_id: 'run-c' }],
         ['a local path', '/etc/model', {}],
         ['a file URI', 'file:///etc/model', {}],
-        ['an unknown run', 'runs:/nope/model', {}],
+        ['a local path beside a run whose artifacts are behind the proxy', '/etc/model', { run_id: 'run-c' }],
+        ['a run that does not contain the source', 'runs:/run-c/model', { run_id: 'run-x' }],
         ['an unknown logged model', 'models:/m-missing', { model_id: 'm-missing' }],
         ['a logged model other than model_id', 'models:/m-1', { model_id: 'm-2' }],
       ])('refuses %s', async (_what, source, extra) => {

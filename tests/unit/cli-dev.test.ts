@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSvc, type SvcProcess } from '../support/svc-process.ts';
@@ -26,7 +26,16 @@ describe('svc dev', () => {
   it('prints every service URL', () => {
     for (const [name, port] of Object.entries(ports)) {
       const service = name.toLowerCase().replace('_', '-');
-      expect(svc.output()).toMatch(new RegExp(`${service}\\s+http://localhost:${port}`));
+      expect(svc.output()).toMatch(new RegExp(`${service}\\s+http://127\\.0\\.0\\.1:${port}`));
+    }
+  });
+
+  it("listens on loopback only: the machine's other addresses refuse the connection", async () => {
+    const others = Object.values(networkInterfaces()).flat().filter((a) => a && a.family === 'IPv4' && !a.internal);
+    expect(others.length, 'this test needs a non-loopback address').toBeGreaterThan(0);
+    for (const a of others) {
+      const err = await fetch(`http://${a!.address}:${ports.EXPLORE}/health`, { signal: AbortSignal.timeout(5000) }).then(() => undefined, (e: Error) => e);
+      expect((err?.cause as { code?: string } | undefined)?.code).toBe('ECONNREFUSED');
     }
   });
 

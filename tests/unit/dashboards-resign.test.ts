@@ -1,35 +1,59 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createHmac } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { exploreService } from '../../src/explore/service.ts';
+import { MAX_PAGE_BYTES, pageDigest, pageKey } from '../../src/platform/dashboard-pages.ts';
 import { signDashboard, verifyDashboard } from '../../src/platform/dashboard-signature.ts';
 import { openDatabase } from '../../src/platform/db/index.ts';
+import { createFolderStore, readObject } from '../../src/platform/objects/index.ts';
 
 // Key rotation end to end through the CLI: pages signed with the old key, `svc dashboards resign` with both keys,
-// then every page verifies with the new key alone; a page that verifies with neither is reported, not re-signed.
-it('re-signs every dashboard with the current key', async () => {
+// then every page verifies with the new key alone; a page that verifies with neither is reported, not re-signed. A
+// page from before pages moved to the store (a file, signed over its bytes only) is signed with its dashboard's
+// identity and moved into the store.
+it('re-signs every dashboard with the current key, and moves earlier page files into the store', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-resign-'));
+  const pages = createFolderStore(join(dataDir, 'dashboards'));
   const cfg = { PG_PORT: 5432, PG_DATABASE: 'svc', PG_USER: 'svc', DATA_DIR: dataDir };
   const db = await openDatabase(cfg);
   await exploreService.migrate(db);
-  const files: string[] = [];
+  const insert = (id: string, page: { object_key?: string; digest?: string; file?: string }) =>
+    db.query(`INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, file) VALUES ($1, 'olivia', 't', 'q', 'SELECT 1', '[]'::jsonb, $2, $3, $4)`, [
+      id, page.object_key ?? null, page.digest ?? null, page.file ?? null,
+    ]);
   for (const [i, key] of ['old-key', 'old-key', 'new-key', 'stranger-key'].entries()) {
-    const file = join(dataDir, `d${i}.html`);
-    await writeFile(file, signDashboard(`<html>dashboard ${i}</html>\n`, key));
-    await db.query(`INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, file) VALUES ($1, 'olivia', 't', 'q', 'SELECT 1', '[]'::jsonb, $2)`, [`d${i}`, file]);
-    files.push(file);
+    const id = `d${i}`;
+    const page = Buffer.from(signDashboard(`<html>dashboard ${i}</html>\n`, key, { id, owner: 'olivia' }));
+    await pages.put(pageKey(id), page);
+    await insert(id, { object_key: pageKey(id), digest: pageDigest(page) });
   }
+  const legacyFile = join(dataDir, 'legacy.html');
+  const legacyBody = '<html>an earlier page</html>\n';
+  await writeFile(legacyFile, `# SVC_SIG: ${createHmac('sha256', 'old-key').update(legacyBody).digest('hex')}\n${legacyBody}`);
+  await insert('d4', { file: legacyFile });
   await db.close();
 
   const out = execFileSync('bin/svc', ['dashboards', 'resign'], {
     env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_DASHBOARD_HMAC_KEY: 'new-key', SVC_DASHBOARD_HMAC_KEY_OLD: 'old-key', SVC_LOG_LEVEL: 'silent', SVC_PG_HOST: '' },
     encoding: 'utf8',
   });
-  expect(out).toContain('re-signed 2 dashboards');
+  expect(out).toContain('re-signed 3 dashboards');
   expect(out).toContain('not re-signed: d3');
 
-  const verdicts = await Promise.all(files.map(async (f) => verifyDashboard(await readFile(f, 'utf8'), { current: 'new-key' }).ok));
-  expect(verdicts).toEqual([true, true, true, false]);
+  const verdicts = [];
+  for (const id of ['d0', 'd1', 'd2', 'd3', 'd4']) {
+    const page = (await readObject(pages, pageKey(id), MAX_PAGE_BYTES))!.toString('utf8');
+    verdicts.push(verifyDashboard(page, { current: 'new-key' }, { id, owner: 'olivia' }).ok);
+  }
+  expect(verdicts).toEqual([true, true, true, false, true]);
+  expect(existsSync(legacyFile)).toBe(false);
+  const again = await openDatabase(cfg);
+  const [moved] = await again.query<{ object_key: string; digest: string; file: string | null }>(`SELECT object_key, digest, file FROM explore_dashboards WHERE id = 'd4'`);
+  expect(moved).toMatchObject({ object_key: 'd4.html', file: null });
+  expect(moved!.digest).toBe(pageDigest((await readObject(pages, 'd4.html', MAX_PAGE_BYTES))!));
+  await again.close();
 }, 60_000);

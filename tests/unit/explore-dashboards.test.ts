@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupDeletedDashboards } from '../../src/explore/dashboards/maintenance.ts';
 import { SHARING_PEOPLE, VISIBILITIES, CAN_VIEW, viewMatrix } from '../support/dashboards.ts';
@@ -73,11 +72,11 @@ describe('dashboard sharing', () => {
     expect((await h.call('DELETE', `/dashboards/${id}`, people.listed)).status).toBe(200);
     expect((await h.call('GET', `/dashboards/${id}/access`, people.owner)).status).toBe(404);
     expect((await h.call('DELETE', `/dashboards/${id}`, people.owner)).status).toBe(404);
-    // the periodic cleanup then removes the page file and the row
-    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards WHERE id = $1', [id]);
-    expect(existsSync(row!.file)).toBe(true);
-    expect(await cleanupDeletedDashboards(h.db)).toBe(1);
-    expect(existsSync(row!.file)).toBe(false);
+    // the periodic cleanup then removes the page and the row
+    const [row] = await h.db.query<{ object_key: string }>('SELECT object_key FROM explore_dashboards WHERE id = $1', [id]);
+    expect(await h.deps.pages.get(row!.object_key)).not.toBeNull();
+    expect(await cleanupDeletedDashboards(h.db, h.deps.pages)).toBe(1);
+    expect(await h.deps.pages.get(row!.object_key)).toBeNull();
     expect(await h.db.query('SELECT 1 FROM explore_dashboards WHERE id = $1', [id])).toEqual([]);
   });
 

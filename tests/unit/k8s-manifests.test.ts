@@ -17,7 +17,7 @@ import {
   type V1ServiceAccount,
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_LABELS } from '../../dashboards-runtime/sandbox/kubernetes.ts';
+import { SANDBOX_LABELS } from '../../src/dashboards-runtime/sandbox/kubernetes.ts';
 
 // The rendered manifests hold the specifications' numbers: ports, the tracker's probes and resources, the secrets
 // by name, the forward-auth ingress, the network policies (the sandbox reaches exactly Trino and DNS), the pod Role.
@@ -33,7 +33,7 @@ const SERVICES = [
   { name: 'retrieval', port: 8080, source: 'src/retrieval/service.ts' },
   { name: 'explore', port: 8081, source: 'src/explore/service.ts' },
   { name: 'tracker', port: 5000, source: 'src/tracker/service.ts' },
-  { name: 'dashboards-runtime', port: 8090, source: 'dashboards-runtime/service.ts' },
+  { name: 'dashboards-runtime', port: 8090, source: 'src/dashboards-runtime/service.ts' },
 ] as const;
 const SECRETS: Record<string, string[]> = {
   'svc-postgres': ['password'],
@@ -145,7 +145,18 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       SVC_PII_BYPASS_ROLES: 'svc-admin,svc-engineer',
       SVC_PII_REDACTION: '***',
     });
-    expect(r.env('dashboards-runtime')).toMatchObject({ SVC_DISCOVERY_INTERVAL_SECONDS: '30', SVC_EXPLORE_URL: 'http://svc-explore:8081', SVC_SANDBOX_BACKEND: 'kubernetes' });
+    expect(r.env('dashboards-runtime')).toMatchObject({ SVC_EXPLORE_URL: 'http://svc-explore:8081', SVC_SANDBOX_BACKEND: 'kubernetes', SVC_SANDBOX_MAX: '20', SVC_SANDBOX_MAX_PER_USER: '3' });
+    // explore writes the pages where the runtime reads them
+    expect(r.env('dashboards-runtime').SVC_DASHBOARDS_STORE).toBe(r.env('explore').SVC_DASHBOARDS_STORE);
+  });
+
+  it('gives the dashboards runtime no database credentials and no volume but its scratch space', () => {
+    const env = r.env('dashboards-runtime');
+    expect(env.SVC_PG_PASSWORD).toBeUndefined();
+    expect(env.OBJSTORE_ACCESS_KEY_ID).toEqual({ secret: 'svc-objstore', key: 'access-key-id', optional: false });
+    const pod = r.deployment('dashboards-runtime').spec!.template.spec!;
+    expect(pod.volumes!.map((v) => [v.name, !!v.emptyDir])).toEqual([['tmp', true], ['data', true]]);
+    expect(r.all('PersistentVolumeClaim')).toEqual([]);
   });
 
   it('references secrets by name only and holds no secret value', () => {
@@ -257,7 +268,13 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       if (overlay === 'prod') {
         expect(opa?.restartPolicy).toBe('Always');
         expect(opa?.image).toBe(r.container(name).image);
-        expect(opa?.command).toEqual(expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '/app/policies/bundle.tar.gz']));
+        expect(opa?.command).toEqual(expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '--config-file=/etc/svc-opa/opa.yaml']));
+        // The signed bundle through OPA's own bundles and keys configuration, from the overlay's ConfigMap.
+        const volume = pod.volumes!.find((v) => v.name === 'opa-config');
+        const config = r.one<{ data: Record<string, string> }>('ConfigMap', volume!.configMap!.name!).data['opa.yaml']!;
+        expect(config).toMatch(/bundles:\n {2}svc:\n {4}service: policies\n {4}resource: svc\/bundle\.tar\.gz/);
+        expect(config).toMatch(/signing: \{keyid: svc\}/);
+        expect(config).toMatch(/keys:\n {2}svc:\n {4}algorithm: RS256/);
         expect(r.env(name).SVC_OPA_URL).toBe('http://127.0.0.1:8181');
       } else {
         expect(opa).toBeUndefined();

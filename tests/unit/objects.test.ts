@@ -43,6 +43,9 @@ describe('folder store', () => {
     await symlink(outside, join(root, 'link.txt'));
     expect(await store.get('link.txt')).toBeNull();
     expect((await store.list('')).map((e) => e.key)).toEqual(['seed.txt']);
+    // a tree listing names the link as a link, and does not descend into a linked folder
+    await symlink(join(root, '..'), join(root, 'up'));
+    expect((await store.listTree('')).map((e) => [e.key, Boolean(e.link)])).toEqual([['link.txt', true], ['seed.txt', false], ['up', true]]);
   });
 
   it('streams an upload to disk as it arrives instead of holding it in memory', async () => {

@@ -43,7 +43,7 @@ describe('retrieval migration 003: one document per content', () => {
     const versions = async () => Object.fromEntries((await db.query<{ slug: string; version: number }>(`SELECT slug, version FROM retrieval_collections`)).map((r) => [r.slug, r.version]));
     const before = await versions();
 
-    expect(await migrate(db, 'retrieval', all.filter((m) => m.id <= '003_unique_content'))).toEqual(['003_unique_content']);
+    expect(await migrate(db, 'retrieval', all.filter((m) => m.id < '004'))).toEqual(['003_unique_content']);
     const left = await db.query<{ id: string }>(`SELECT id::text AS id FROM retrieval_documents ORDER BY id`);
     expect(left.map((r) => r.id)).toEqual([ids.first, ids.other, ids.inB]);
     const chunks = await db.query<{ document_id: string }>(`SELECT document_id::text AS document_id FROM retrieval_chunks ORDER BY document_id`);

@@ -1,22 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSessions } from '../../dashboards-runtime/viewer.ts';
-import { createRuntimeApp } from '../../dashboards-runtime/app.ts';
-import { createSandboxPool } from '../../dashboards-runtime/pool.ts';
-import { RUNTIME_POD_LABEL, SANDBOX_LABELS } from '../../dashboards-runtime/sandbox/kubernetes.ts';
-import type { SandboxLauncher } from '../../dashboards-runtime/sandbox/launcher.ts';
-import { selectLauncher } from '../../dashboards-runtime/sandbox/select.ts';
+import { createSessions } from '../../src/dashboards-runtime/viewer.ts';
+import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
+import { createSandboxPool } from '../../src/dashboards-runtime/pool.ts';
+import { RUNTIME_POD_LABEL, SANDBOX_LABELS } from '../../src/dashboards-runtime/sandbox/kubernetes.ts';
+import type { SandboxLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
+import { selectLauncher } from '../../src/dashboards-runtime/sandbox/select.ts';
 import { freePort } from '../support/free-port.ts';
 import { signDashboard } from '../../src/platform/dashboard-signature.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
+import { createFolderStore } from '../../src/platform/objects/index.ts';
 
 // The Kubernetes sandbox back end against a recorded Kubernetes API: a local HTTP server that answers like the API
 // server for pods and records every request. A created pod is "run" by starting the exact command and environment of
@@ -113,7 +114,7 @@ function run(pod: V1Pod): ChildProcess {
 
 describe('dashboards runtime: the Kubernetes sandbox back end', () => {
   let api: FakeApiServer;
-  let page: { file: string; digest: string };
+  let page: { page: Buffer; digest: string };
   let sandboxPort: number;
 
   const kubeConfig = () => {
@@ -138,10 +139,8 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
     api = new FakeApiServer();
     await api.start();
     sandboxPort = await freePort();
-    const dir = await mkdtemp(join(tmpdir(), 'svc-k8s-'));
     const text = '# SVC_SIG: 00\n<html><body>orders by region</body></html>\n';
-    page = { file: join(dir, 'd1.html'), digest: createHash('sha256').update(text).digest('hex') };
-    await writeFile(page.file, text);
+    page = { page: Buffer.from(text), digest: createHash('sha256').update(text).digest('hex') };
   });
   afterEach(() => api.close());
 
@@ -199,21 +198,19 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
   });
 
   it('serves GET /d/{id} from a pod of the viewer, reuses it for the next request, and deletes it when the runtime closes', async () => {
-    const signed = signDashboard('<html><body>revenue by nation</body></html>\n', 'test-key');
-    await writeFile(page.file, signed);
-    const pool = createSandboxPool(await launcher(), 300);
+    const signed = signDashboard('<html><body>revenue by nation</body></html>\n', 'test-key', { id: 'd1', owner: 'ana' });
+    const pages = createFolderStore(await mkdtemp(join(tmpdir(), 'svc-k8s-')));
+    await pages.put('d1.html', Buffer.from(signed));
+    const pool = createSandboxPool(await launcher(), { idleSeconds: 300, max: 20, maxPerUser: 3 });
+    // explore's launch answer for the owner; every other request goes out for real (to the sandbox pod)
+    const launch = { allow: true, reason: 'owner', object_key: 'd1.html', digest: createHash('sha256').update(signed).digest('hex'), owner: 'ana' };
     const app = createRuntimeApp({
-      discovery: {
-        find: async (id: string) => (id === 'd1' ? { id, owner: 'ana', file: page.file } : undefined),
-        refresh: async () => {},
-        start: async () => {},
-        stop: () => {},
-      },
       pool,
+      pages,
       sessions: createSessions('test-key'),
       keys: { current: 'test-key' },
-      exploreUrl: 'http://127.0.0.1:1',
-      fetch,
+      exploreUrl: 'http://explore.test',
+      fetch: async (url, init) => (String(url) === 'http://explore.test/dashboards/d1/launch' ? Response.json(launch) : fetch(url, init)),
       logger: createLogger('runtime', 'silent'),
       metrics: createMetrics('dashboards-runtime'),
       ready: async () => true,

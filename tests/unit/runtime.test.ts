@@ -1,8 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxArgs } from '../../dashboards-runtime/sandbox/launcher.ts';
+import { sandboxArgs } from '../../src/dashboards-runtime/sandbox/launcher.ts';
+import { MAX_PAGE_BYTES, pageDigest } from '../../src/platform/dashboard-pages.ts';
 import { signDashboard } from '../../src/platform/dashboard-signature.ts';
+import { readObject } from '../../src/platform/objects/index.ts';
 import { runtimeHarness, SHARING_PEOPLE, VISIBILITIES, viewMatrix, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness, type ExploreIdentity } from '../support/explore.ts';
 
@@ -63,32 +67,52 @@ describe('dashboards runtime', () => {
     expect(a2).toBe(a);
   });
 
-  it('refuses a page changed by one byte', async () => {
+  // The page store as an attacker with write access to it would change it.
+  const pageOf = async (id: string) => (await readObject(h.deps.pages, `${id}.html`, MAX_PAGE_BYTES))!.toString('utf8');
+  const replacePage = (id: string, text: string) => h.deps.pages.put(`${id}.html`, Buffer.from(text));
+
+  it('refuses a page changed by one byte, even when the digest explore keeps is changed with it', async () => {
     const q = await h.ask(people.owner, { question: 'how many parts are there', force: true });
-    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards WHERE id = $1', [q.body.dashboard_id]);
-    const page = await readFile(row!.file, 'utf8');
-    await writeFile(row!.file, page.replace('2000', '2001'));
+    const changed = (await pageOf(q.body.dashboard_id)).replace('2000', '2001');
+    await replacePage(q.body.dashboard_id, changed);
     const res = await open(q.body.dashboard_id, people.owner);
     expect(res.status).toBe(403);
-    expect((await res.json()).detail).toMatch(/signature does not verify/);
+    expect((await res.json()).detail).toMatch(/not the one explore published/);
+    await h.db.query('UPDATE explore_dashboards SET digest = $2 WHERE id = $1', [q.body.dashboard_id, pageDigest(changed)]);
+    const again = await open(q.body.dashboard_id, people.owner);
+    expect(again.status).toBe(403);
+    expect((await again.json()).detail).toMatch(/signature does not verify/);
+  });
+
+  it("refuses an administrator's private page copied over a public dashboard's (the signature names its dashboard)", async () => {
+    const secret = await h.ask(people.admin, { question: 'top 3 customer by account balance', force: true });
+    expect((await pageOf(secret.body.dashboard_id))).toContain('Customer#');
+    const copied = await pageOf(secret.body.dashboard_id);
+    await replacePage(ids.public!, copied);
+    await h.db.query('UPDATE explore_dashboards SET digest = $2 WHERE id = $1', [ids.public, pageDigest(copied)]);
+    const res = await open(ids.public!, people.listed);
+    expect(res.status).toBe(403);
+    expect(await res.text()).not.toContain('Customer#');
   });
 
   it('accepts the previous key during a rotation, and only then', async () => {
     const q = await h.ask(people.owner, { question: 'how many regions are there', force: true });
-    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards WHERE id = $1', [q.body.dashboard_id]);
+    const id = q.body.dashboard_id as string;
     keys = { current: 'new-key', old: 'test-key' };
-    expect((await open(q.body.dashboard_id, people.owner)).status).toBe(200);
+    expect((await open(id, people.owner)).status).toBe(200);
     keys = { current: 'new-key', old: undefined };
-    expect((await open(q.body.dashboard_id, people.owner)).status).toBe(403);
-    const body = (await readFile(row!.file, 'utf8')).split('\n').slice(1).join('\n');
-    await writeFile(row!.file, signDashboard(body, 'new-key'));
-    expect((await open(q.body.dashboard_id, people.owner)).status).toBe(200);
+    expect((await open(id, people.owner)).status).toBe(403);
+    const resigned = signDashboard((await pageOf(id)).split('\n').slice(1).join('\n'), 'new-key', { id, owner: people.owner.user });
+    await replacePage(id, resigned);
+    await h.db.query('UPDATE explore_dashboards SET digest = $2 WHERE id = $1', [id, pageDigest(resigned)]);
+    expect((await open(id, people.owner)).status).toBe(200);
     keys = { current: 'test-key', old: undefined };
   });
 
   it('runs sandboxes that can neither write a file nor start a process', async () => {
-    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards LIMIT 1');
-    const attempt = (code: string) => spawnSync(process.execPath, [...sandboxArgs(row!.file), '-e', code], { encoding: 'utf8' });
+    const file = join(await mkdtemp(join(tmpdir(), 'svc-sandbox-test-')), 'page.html');
+    await writeFile(file, await pageOf(ids.public!));
+    const attempt = (code: string) => spawnSync(process.execPath, [...sandboxArgs(file), '-e', code], { encoding: 'utf8' });
     const write = attempt("require('fs').writeFileSync('/tmp/svc-sandbox-escape', 'x')");
     expect(write.status).not.toBe(0);
     expect(write.stderr).toContain('ERR_ACCESS_DENIED');
@@ -97,14 +121,15 @@ describe('dashboards runtime', () => {
     expect(spawn.stderr).toContain('ERR_ACCESS_DENIED');
     const readOther = attempt("require('fs').readFileSync('/etc/hostname')");
     expect(readOther.stderr).toContain('ERR_ACCESS_DENIED');
-    const readOwn = attempt(`process.stdout.write(String(require('fs').readFileSync(${JSON.stringify(row!.file)}).length))`);
+    const readOwn = attempt(`process.stdout.write(String(require('fs').readFileSync(${JSON.stringify(file)}).length))`);
     expect(readOwn.status).toBe(0);
   });
 
   it('refuses to serve from a sandbox the permission model does not restrict (no flags, or a runtime without it)', async () => {
-    const [row] = await h.db.query<{ file: string }>('SELECT file FROM explore_dashboards LIMIT 1');
-    const script = new URL('../../dashboards-runtime/sandbox/sandbox.mjs', import.meta.url).pathname;
-    const open = spawnSync(process.execPath, [script, row!.file, 'digest'], { encoding: 'utf8', timeout: 10_000 });
+    const file = join(await mkdtemp(join(tmpdir(), 'svc-sandbox-test-')), 'page.html');
+    await writeFile(file, await pageOf(ids.public!));
+    const script = new URL('../../src/dashboards-runtime/sandbox/sandbox.mjs', import.meta.url).pathname;
+    const open = spawnSync(process.execPath, [script, file, 'digest'], { encoding: 'utf8', timeout: 10_000 });
     expect(open.status).toBe(4);
     expect(open.stderr).toContain('permission model');
   });
@@ -114,5 +139,70 @@ describe('dashboards runtime', () => {
     const q = await h.ask(people.owner, { question: 'how many nations are there', force: true });
     await h.call('DELETE', `/dashboards/${q.body.dashboard_id}`, people.owner);
     expect((await open(q.body.dashboard_id, people.owner)).status).toBe(404);
+  });
+});
+
+// Sandboxes are bounded in all and per viewer; the longest-idle one makes room, and when every one is serving a
+// request a newcomer is told to come back (503, Retry-After) instead of another process starting.
+describe('dashboards runtime: a bounded sandbox pool', () => {
+  let h: ExploreHarness;
+  const ids: string[] = [];
+  const viewer = (n: number): ExploreIdentity => ({ user: `viewer-${n}`, role: 'svc-analyst' });
+  const openAs = (runtime: RuntimeHarness, id: string, who: ExploreIdentity) =>
+    runtime.app.request(`/d/${id}`, { headers: { 'X-User-Id': who.user, 'X-User-Role': who.role } });
+
+  beforeAll(async () => {
+    h = await exploreHarness();
+    for (const question of ['how many orders are there', 'how many parts are there', 'how many regions are there']) {
+      const q = await h.ask(people.owner, { question, force: true });
+      await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, people.owner, { visibility: 'public', allowed_users: [], allowed_groups: [] });
+      ids.push(q.body.dashboard_id);
+    }
+  }, 60_000);
+  afterAll(() => h.close());
+
+  it('never runs more than SVC_SANDBOX_MAX sandboxes, however many viewers come', async () => {
+    const runtime = await runtimeHarness(h, { limits: { max: 3, maxPerUser: 2 } });
+    try {
+      const pids = new Set<string>();
+      for (let n = 0; n < 8; n++) {
+        const res = await openAs(runtime, ids[0]!, viewer(n));
+        expect(res.status).toBe(200);
+        pids.add(res.headers.get('x-sandbox-pid')!);
+        expect(runtime.pool.size).toBeLessThanOrEqual(3);
+      }
+      expect(pids.size).toBe(8);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('keeps at most SVC_SANDBOX_MAX_PER_USER for one viewer, the longest idle making room', async () => {
+    const runtime = await runtimeHarness(h, { limits: { max: 10, maxPerUser: 2 } });
+    try {
+      const first = await openAs(runtime, ids[0]!, viewer(1));
+      for (const id of ids.slice(1)) expect((await openAs(runtime, id, viewer(1))).status).toBe(200);
+      expect(runtime.pool.size).toBe(2);
+      // the first was the longest idle: it went, so opening it again starts a new process
+      const again = await openAs(runtime, ids[0]!, viewer(1));
+      expect(again.headers.get('x-sandbox-pid')).not.toBe(first.headers.get('x-sandbox-pid'));
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('answers 503 with Retry-After when every sandbox is serving a request', async () => {
+    const runtime = await runtimeHarness(h, { limits: { max: 1, maxPerUser: 1 } });
+    try {
+      const [a, b] = await Promise.all([openAs(runtime, ids[0]!, viewer(1)), openAs(runtime, ids[0]!, viewer(2))]);
+      const statuses = [a.status, b.status].sort();
+      expect(statuses).toEqual([200, 503]);
+      const refused = a.status === 503 ? a : b;
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect((await refused.json()).detail).toMatch(/SVC_SANDBOX_MAX/);
+      expect(runtime.pool.size).toBe(1);
+    } finally {
+      await runtime.close();
+    }
   });
 });

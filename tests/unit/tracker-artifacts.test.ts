@@ -12,7 +12,7 @@ import { API_PREFIXES, ARTIFACTS_PREFIX, createTrackerApp } from '../../src/trac
 import { artifactRoutes, runArtifactRoutes } from '../../src/tracker/artifacts/index.ts';
 import { loadTrackerConfig } from '../../src/tracker/config.ts';
 import type { TrackerDeps } from '../../src/tracker/deps.ts';
-import { registryRoutes } from '../../src/tracker/registry/index.ts';
+import { registryRoutes } from '../../src/tracker/registry/routes.ts';
 import { openSchemaGate, upgradeTrackerSchema } from '../../src/tracker/schema-gate.ts';
 
 // The artifact proxy (/api/2.0/mlflow-artifacts) and run artifact listing through HTTP, on a folder store.
@@ -203,7 +203,7 @@ describe('artifact store failures', () => {
     const fail = async (): Promise<never> => {
       throw new ObjectStoreError(code, message);
     };
-    return { put: fail, get: fail, list: fail, delete: fail, describe: () => 's3://bucket/prefix/' };
+    return { put: fail, get: fail, head: fail, list: fail, listTree: fail, delete: fail, describe: () => 's3://bucket/prefix/' };
   };
 
   it.each([

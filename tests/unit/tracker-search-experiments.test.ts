@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
 import { countingSql, pageThrough } from '../support/counting-sql.ts';
-import { searchExperiments, searchLoggedModels, type LoggedModelOrder } from '../../src/tracker/search/index.ts';
+import { searchExperiments } from '../../src/tracker/experiments/search.ts';
+import { searchLoggedModels, type LoggedModelOrder } from '../../src/tracker/logged-models/search.ts';
 
 // search_experiments and search_logged_models on PGlite: filters, ordering and tie-breakers, view types, paging
 // and one statement a page.

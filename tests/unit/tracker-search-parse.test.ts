@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
-import {
-  parseFilter,
-  parseOrderBy,
-  searchExperiments,
-  searchLoggedModels,
-  searchModelVersions,
-  searchRegisteredModels,
-  searchRuns,
-} from '../../src/tracker/search/index.ts';
+import { searchExperiments } from '../../src/tracker/experiments/search.ts';
+import { searchLoggedModels } from '../../src/tracker/logged-models/search.ts';
+import { searchModelVersions, searchRegisteredModels } from '../../src/tracker/registry/search.ts';
+import { searchRuns } from '../../src/tracker/runs/search.ts';
+import { parseFilter, parseOrderBy } from '../../src/tracker/search/index.ts';
 
 // The grammar alone: what parses to what, and every refusal with its message. Refusals happen before any SQL, so
 // a recording stand-in for the database is enough; it also shows that user text only ever travels as parameters.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
 import { pageThrough } from '../support/counting-sql.ts';
-import { searchModelVersions, searchRegisteredModels } from '../../src/tracker/search/index.ts';
+import { searchModelVersions, searchRegisteredModels } from '../../src/tracker/registry/search.ts';
 
 // search_registered_models and search_model_versions on PGlite: filters, the prompt marker MLflow 3 clients add to
 // both searches, ordering with tie-breakers, deleted versions left out, paging and one statement per page.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
 import { countingSql } from '../support/counting-sql.ts';
-import { searchRuns, type SearchRunsRequest } from '../../src/tracker/search/index.ts';
+import { searchRuns, type SearchRunsRequest } from '../../src/tracker/runs/search.ts';
 
 // search_runs on an in-memory PGlite with the tracker schema: filters, ordering (ties, NaN, missing values),
 // view types, paging without loss or duplicates, and one statement per page whatever its size.

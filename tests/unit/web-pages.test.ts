@@ -83,8 +83,14 @@ describe.each(Object.keys(apps))('the %s page', (name) => {
 
   it('serves nothing under /ui/ but its modules and styles', async () => {
     const app = apps[name]!();
-    for (const path of ['/ui/types.ts', '/ui/pages.ts', '/ui/page.ts', '/ui/index.html', '/ui/../service.ts', '/ui/%2e%2e/service.ts', '/ui/nope.js']) {
+    for (const path of ['/ui/types.ts', '/ui/pages.ts', '/ui/page.ts', '/ui/index.html', '/ui/nope.js']) {
       expect((await app.request(path)).status, path).toBe(404);
+    }
+    // a path that leaves /ui/ is no longer a page asset: an API path, which needs a caller
+    for (const path of ['/ui/../service.ts', '/ui/%2e%2e/service.ts']) {
+      const escaped = await app.request(path);
+      expect([401, 404], path).toContain(escaped.status);
+      expect(await escaped.text()).not.toContain('import ');
     }
   });
 });

@@ -9,7 +9,9 @@ import data.svc.lib
 #   read, query     administrators always; an empty allowed_roles is open to every caller with a known role;
 #                   otherwise the caller needs one of allowed_roles.
 #   upload          whoever may read the collection, unless every role they hold is read-only (svc-viewer).
-#   create, delete  the roles in data.svc.config.collection_manager_roles (svc-admin, svc-engineer).
+#   create, update, delete
+#                   the roles in data.svc.config.collection_manager_roles (svc-admin, svc-engineer); update is
+#                   changing a collection's name, description, allowed roles or watched source.
 #   audit           reading every caller's retrievals: administrators.
 #   Callers without identity or without a known role, and unknown actions, are denied.
 # scope: document
@@ -23,7 +25,7 @@ decision := lib.verdict(false, reason) if {
 } else := upload_decision if {
 	action == "upload"
 } else := manage_decision if {
-	action in {"create", "delete"}
+	action in {"create", "update", "delete"}
 } else := lib.verdict(true, "allowed: administrator") if {
 	action == "audit"
 	lib.is_admin

@@ -18,6 +18,12 @@ holds(c, decision) if {
 	decision.allow == c.allow
 	startswith(decision.reason, outcome[c.allow])
 	contains(decision.reason, object.get(c, "reason_contains", ""))
+	limits_hold(c, decision)
 }
+
+# A case that names the limits a decision lists (the limits decision) must see exactly those.
+limits_hold(c, _) if not "limits" in object.keys(c)
+
+limits_hold(c, decision) if c.limits == decision.limits
 
 outcome := {true: "allowed: ", false: "denied: "}

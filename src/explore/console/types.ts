@@ -2,7 +2,7 @@
 // there is a type error in console.js (`npm run typecheck`). Types only: never served.
 import type { DashboardView } from '../dashboards/sharing.ts';
 import type { ModelList } from '../models.ts';
-import type { QueryResponse } from '../pipeline.ts';
+import type { QueryResponse } from '../answer.ts';
 
 export type { DashboardView, ModelList, QueryResponse };
 /** GET /me (written in routes/misc.ts). */

@@ -1,3 +1,4 @@
+import { appendAudit } from '../../platform/audit/index.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
 import type { PolicyDecision, PolicyEngine } from '../../platform/policy/index.ts';
@@ -9,10 +10,13 @@ import * as store from '../store.ts';
 export type DashboardAction = 'view' | 'share' | 'delete';
 export type Scope = 'mine' | 'shared' | 'public' | 'all';
 
-/** A dashboard as the API shows it: the row without its file path, the time as ISO text. */
-export type DashboardView = Omit<store.DashboardRow, 'file' | 'created_at'> & { created_at: string };
+/** A dashboard as the API shows it: the row without where its page is kept, the time as ISO text. */
+export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at'> & { created_at: string };
 
-const view = ({ file: _file, created_at, ...rest }: store.DashboardRow): DashboardView => ({ ...rest, created_at: created_at.toISOString() });
+const view = ({ file: _file, object_key: _key, digest: _digest, created_at, ...rest }: store.DashboardRow): DashboardView => ({
+  ...rest,
+  created_at: created_at.toISOString(),
+});
 
 export function decideDashboard(policy: PolicyEngine, caller: Caller, action: DashboardAction, d: store.DashboardRow): Promise<PolicyDecision> {
   return policy.decide('dashboards', {
@@ -42,6 +46,21 @@ export async function accessOf(deps: ExploreDeps, caller: Caller, id: string): P
   return decideDashboard(deps.policy, caller, 'view', d);
 }
 
+/**
+ * GET /dashboards/{id}/launch, the runtime's one question before it opens a page for a viewer: the policy's
+ * decision, and only when it allows, where the page is, its sha256 and its owner (the page's signature names them).
+ */
+export type Launch = { allow: false; reason: string } | { allow: true; reason: string; object_key: string; digest: string; owner: string };
+
+export async function launchOf(deps: ExploreDeps, caller: Caller, id: string): Promise<Launch> {
+  const d = await store.findDashboard(deps.db, id);
+  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
+  const decision = await decideDashboard(deps.policy, caller, 'view', d);
+  if (!decision.allow) return { allow: false, reason: decision.reason };
+  if (!d.object_key || !d.digest) throw notFound(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\` after upgrading.`);
+  return { allow: true, reason: decision.reason, object_key: d.object_key, digest: d.digest, owner: d.owner };
+}
+
 export async function shareDashboard(
   deps: ExploreDeps,
   caller: Caller,
@@ -51,13 +70,20 @@ export async function shareDashboard(
   const d = await store.findDashboard(deps.db, id);
   if (!d || !(await decideDashboard(deps.policy, caller, 'share', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
   const next = { visibility: share.visibility, allowed_users: [...new Set(share.allowed_users)], allowed_groups: [...new Set(share.allowed_groups)] };
-  await store.updateSharing(deps.db, id, next);
+  const before = { visibility: d.visibility, allowed_users: d.allowed_users, allowed_groups: d.allowed_groups };
+  await deps.db.transaction(async (tx) => {
+    await store.updateSharing(tx, id, next);
+    await appendAudit(tx, { service: 'explore', action: 'dashboard_share', actor: caller.user, detail: { dashboard_id: id, owner: d.owner, before, after: next } });
+  });
   return view({ ...d, ...next });
 }
 
 export async function deleteDashboard(deps: ExploreDeps, caller: Caller, id: string): Promise<{ deleted: string }> {
   const d = await store.findDashboard(deps.db, id);
   if (!d || !(await decideDashboard(deps.policy, caller, 'delete', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
-  await store.markDashboardDeleted(deps.db, id);
+  await deps.db.transaction(async (tx) => {
+    await store.markDashboardDeleted(tx, id);
+    await appendAudit(tx, { service: 'explore', action: 'dashboard_delete', actor: caller.user, detail: { dashboard_id: id, owner: d.owner, visibility: d.visibility } });
+  });
   return { deleted: id };
 }

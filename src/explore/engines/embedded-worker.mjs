@@ -2,7 +2,7 @@
 // be interrupted, so a statement past its time limit is stopped by terminating this worker. Plain JavaScript so
 // that it runs the same under Node, tsx and vitest.
 import { readFile } from 'node:fs/promises';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, types } from '@electric-sql/pglite';
 import { rowBytes } from './row-bytes.mjs';
 
@@ -11,6 +11,7 @@ const db = await PGlite.create({
   parsers: { [types.INT8]: (v) => Number(v), [types.NUMERIC]: Number, [types.DATE]: (v) => v },
 });
 await db.exec(await readFile(new URL('./tpch-tiny.sql', import.meta.url), 'utf8'));
+if (workerData?.afterSample) await db.exec(workerData.afterSample);
 // Statements run as a role that can only read the sample's tables: no files, no settings, no other schema's rows.
 // (PGlite's session user stays a superuser, so this is a wall behind validation's function allow-list, not instead.)
 await db.exec(`CREATE ROLE svc_sample NOLOGIN; GRANT USAGE ON SCHEMA ${SCHEMA} TO svc_sample;
@@ -48,6 +49,15 @@ const handlers = {
       [SCHEMA, [...relations]],
     );
     return Number(sizes.rows[0]?.bytes ?? 0);
+  },
+  // The size `estimate` counts for a table, whatever the statement reads of it: the bound of one scan.
+  async tableBytes({ table }) {
+    const r = await db.query(
+      `SELECT pg_relation_size(c.oid)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind = 'r'`,
+      [SCHEMA, table],
+    );
+    return r.rows[0] ? Number(r.rows[0].bytes) : null;
   },
   async execute({ sql, maxBytes }) {
     return db.transaction(async (tx) => {

@@ -24,14 +24,18 @@ const METADATA_TIMEOUT_MS = 30_000;
 type Job = { op: string; args: object; resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout; posted?: boolean };
 type Slot = { worker: Worker; ready: Promise<void>; running?: Job };
 
-export async function createEmbeddedEngine(): Promise<QueryEngine> {
+/**
+ * `afterSample`: statements run once the sample is loaded, before any query (tests mark personal values with it, so
+ * that anything derived from them is recognisable in an answer).
+ */
+export async function createEmbeddedEngine(opts: { afterSample?: string } = {}): Promise<QueryEngine> {
   const queue: Job[] = [];
   let slot = startWorker();
   let closed = false;
   await slot.ready;
 
   function startWorker(): Slot {
-    const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url));
+    const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), { workerData: { afterSample: opts.afterSample ?? '' } });
     const next: Slot = { worker, ready: Promise.resolve() };
     next.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (msg: { ready?: boolean; ok: boolean; value: unknown; error: string; kind?: EngineError['kind'] }) => {
@@ -112,6 +116,11 @@ export async function createEmbeddedEngine(): Promise<QueryEngine> {
     },
     async estimateBytes(sql) {
       return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) }, METADATA_TIMEOUT_MS)) ?? undefined;
+    },
+    async scanBound(table) {
+      const [catalog, schema, name] = table.split('.');
+      if (catalog !== CATALOG || schema !== SCHEMA || !name) return undefined;
+      return (await call<number | null>('tableBytes', { table: name }, METADATA_TIMEOUT_MS)) ?? undefined;
     },
     async execute(sql, _caller, opts) {
       try {

@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:https';
 import { Trino, type QueryError, type QueryResult } from 'trino-client';
+import { CONNECTORS_WITH_SCAN_STATISTICS, parseShowStats, scanBoundOf } from './trino-stats.ts';
 import { EngineError, rowBytes, tooLarge, type CatalogColumn, type EngineCaller, type EngineColumn, type EngineResult, type QueryEngine } from './types.ts';
 
 // The Trino engine. Every user statement runs with the caller's own token and name, so the row filters and column
@@ -47,6 +48,29 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
     async estimateBytes(sql) {
       const { rows } = await asService(`EXPLAIN (TYPE IO, FORMAT JSON) ${sql}`);
       return bytesRead(String(rows[0]?.[0] ?? ''));
+    },
+    async scanBound(table) {
+      const parts = table.split('.');
+      if (parts.length !== 3) return undefined;
+      const [catalog, schema, name] = parts as [string, string, string];
+      // a table Trino does not know (or will not show the service user) has no bound; the EXPLAIN says why
+      const refused = (err: unknown) => {
+        if (err instanceof EngineError && (err.kind === 'invalid' || err.kind === 'forbidden')) return undefined;
+        throw err;
+      };
+      // the catalog's connector and the table's column types in one statement, its statistics in another
+      const [columns, stats] = await Promise.all([
+        asService(
+          `SELECT k.connector_name, c.column_name, c.data_type FROM system.metadata.catalogs k ` +
+            `JOIN ${quote(catalog)}.information_schema.columns c ON c.table_schema = ${literal(schema)} AND c.table_name = ${literal(name)} ` +
+            `WHERE k.catalog_name = ${literal(catalog)}`,
+        ),
+        asService(`SHOW STATS FOR ${[catalog, schema, name].map(quote).join('.')}`),
+      ].map((p) => p.catch(refused)));
+      if (!columns || !stats) return undefined;
+      const rows = columns.rows as string[][];
+      if (rows.length === 0 || !rows.every((r) => CONNECTORS_WITH_SCAN_STATISTICS.has(String(r[0])))) return undefined;
+      return scanBoundOf(rows.map(([, column, type]) => ({ column: column!, type: type! })), parseShowStats(stats.rows));
     },
     async execute(sql, caller, opts) {
       return runStatement(settings, sql, callerIdentity(caller), opts.timeoutMs, opts.maxBytes);
@@ -168,3 +192,4 @@ function transportError(err: unknown, url: string): EngineError {
 }
 
 const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;

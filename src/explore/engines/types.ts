@@ -28,6 +28,11 @@ export interface QueryEngine {
   columns(catalogs: readonly string[]): Promise<CatalogColumn[]>;
   /** Estimated bytes the statement would read, as the service user; undefined when the engine cannot tell. */
   estimateBytes(sql: string): Promise<number | undefined>;
+  /**
+   * The most that `estimateBytes` can count for one scan of the whole table (`catalog.schema.table`), from the
+   * table's statistics, whatever columns or filter the scan has; undefined when the engine cannot prove a bound.
+   */
+  scanBound(table: string): Promise<number | undefined>;
   /** Runs a validated read-only statement as the caller; a result above `maxBytes` is refused ('too_large'). */
   execute(sql: string, caller: EngineCaller, opts: ExecuteOptions): Promise<EngineResult>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { validate, type AppEnv } from '../../platform/http.ts';
-import { accessOf, deleteDashboard, listVisible, shareDashboard } from '../dashboards/sharing.ts';
+import { accessOf, deleteDashboard, launchOf, listVisible, shareDashboard } from '../dashboards/sharing.ts';
 import type { ExploreDeps } from '../deps.ts';
 
 const idParam = z.object({ id: z.string().min(1).max(100) });
@@ -18,6 +18,7 @@ export function dashboardRoutes(deps: ExploreDeps) {
       c.json({ dashboards: await listVisible(deps, c.var.caller, c.req.valid('query').scope) }),
     )
     .get('/:id/access', validate('param', idParam), async (c) => c.json(await accessOf(deps, c.var.caller, c.req.valid('param').id)))
+    .get('/:id/launch', validate('param', idParam), async (c) => c.json(await launchOf(deps, c.var.caller, c.req.valid('param').id)))
     .patch('/:id/share', validate('param', idParam), validate('json', shareBody), async (c) =>
       c.json(await shareDashboard(deps, c.var.caller, c.req.valid('param').id, c.req.valid('json'))),
     )

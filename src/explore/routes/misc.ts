@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { notFound } from '../../platform/errors.ts';
 import { validate, type AppEnv } from '../../platform/http.ts';
 import { decideConsole } from '../../platform/policy/index.ts';
-import { searchCatalog } from '../catalog.ts';
+import { openToCaller, searchCatalog } from '../catalog.ts';
+import { recordFeedback } from '../dashboards/feedback.ts';
 import type { ExploreDeps } from '../deps.ts';
 import { emit } from '../events.ts';
 import * as store from '../store.ts';
@@ -23,7 +23,8 @@ export function miscRoutes(deps: ExploreDeps) {
     })
     .get('/models', async (c) => c.json(await deps.models.list()))
     .get('/catalog', validate('query', z.object({ q: z.string().max(500).default('') })), async (c) => {
-      const entries = await deps.catalog();
+      // only the tables the caller may read, and their tags: the catalog says nothing about the others
+      const entries = await openToCaller(deps.policy, c.var.caller, await deps.catalog());
       const q = c.req.valid('query').q;
       const found = q ? searchCatalog(entries, q).map((r) => r.entry) : entries;
       return c.json({ entries: found.length > 0 ? found : entries, fallback: found.length === 0 });
@@ -37,8 +38,7 @@ export function miscRoutes(deps: ExploreDeps) {
     })
     .post('/feedback', validate('json', feedbackBody), async (c) => {
       const body = c.req.valid('json');
-      if (!(await store.dashboardExists(deps.db, body.dashboard_id))) throw notFound(`Dashboard '${body.dashboard_id}' does not exist.`);
-      await store.insertFeedback(deps.db, { dashboard: body.dashboard_id, user: c.var.caller.user, rating: body.rating, comment: body.comment });
+      await recordFeedback(deps, c.var.caller, body);
       emit({ log: c.var.log, requestId: c.var.requestId, user: c.var.caller.user, role: c.var.caller.roles.join(',') }, 'explore_feedback', body);
       return c.json({ recorded: true, dashboard_id: body.dashboard_id, rating: body.rating }, 201);
     });

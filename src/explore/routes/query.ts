@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { validate, type AppEnv } from '../../platform/http.ts';
 import type { ExploreDeps } from '../deps.ts';
-import { runQuery } from '../pipeline.ts';
+import { measureQuery } from '../metrics.ts';
+import { askQuestion } from '../questions.ts';
 
 const queryBody = z.object({
   question: z.string().trim().min(1, 'question must not be empty').max(4000),
@@ -15,19 +16,7 @@ const queryBody = z.object({
 });
 
 export function queryRoutes(deps: ExploreDeps) {
-  return new Hono<AppEnv>().post('/query', validate('json', queryBody), async (c) => {
-    const started = performance.now();
-    let outcome = 'error';
-    try {
-      const answer = await runQuery(deps, c.var.caller, c.req.valid('json'), { requestId: c.var.requestId, log: c.var.log });
-      outcome = answer.cached ? 'cached' : 'ok';
-      return c.json(answer);
-    } catch (err) {
-      outcome = typeof (err as { status?: number }).status === 'number' ? `http_${(err as { status: number }).status}` : 'error';
-      throw err;
-    } finally {
-      deps.metrics.queries.inc({ outcome });
-      deps.metrics.queryDuration.observe((performance.now() - started) / 1000);
-    }
-  });
+  return new Hono<AppEnv>().post('/query', validate('json', queryBody), async (c) =>
+    c.json(await measureQuery(deps.metrics, () => askQuestion(deps, { caller: c.var.caller, request: c.req.valid('json'), requestId: c.var.requestId, log: c.var.log }))),
+  );
 }

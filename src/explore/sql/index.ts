@@ -3,3 +3,4 @@ export { validateStatement, type ParsedStatement, type StatementValidation } fro
 export { ensureLimit, hasOuterLimit } from './limit.ts';
 export { tablesOf, tableReferences, qualify, type Defaults, type TableReference } from './tables.ts';
 export { outputLineage, type ColumnLineage, type ColumnSource, type TableColumns } from './lineage/index.ts';
+export { scanCounts, type ScanCounts } from './scans.ts';

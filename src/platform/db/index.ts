@@ -43,7 +43,11 @@ export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boo
   return db;
 }
 
-/** The platform namespace: the vector extension every service relies on. */
+/** The platform namespaces: the vector extension every service relies on, the audit chain, the usage limits. */
 export async function migratePlatform(db: Database): Promise<string[]> {
-  return migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)));
+  return [
+    ...(await migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)))),
+    ...(await migrate(db, 'audit', await loadMigrations(new URL('../audit/migrations/', import.meta.url)))).map((id) => `audit/${id}`),
+    ...(await migrate(db, 'limits', await loadMigrations(new URL('../limits/migrations/', import.meta.url)))).map((id) => `limits/${id}`),
+  ];
 }

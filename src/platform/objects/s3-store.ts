@@ -2,6 +2,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -11,7 +12,7 @@ import { ObjectStoreError } from './errors.ts';
 import { checkKey, checkPrefix } from './keys.ts';
 import { mapS3Error } from './s3-errors.ts';
 import { uploadUnknownLength } from './s3-upload.ts';
-import type { ListEntry, ObjectStore } from './store.ts';
+import type { ListEntry, ObjectStore, TreeEntry } from './store.ts';
 import { isBytes, toReadable } from './streams.ts';
 
 export type S3StoreOptions = {
@@ -54,14 +55,16 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
   };
 
   async function listAll(prefix: string, delimiter?: string) {
-    const files: { Key: string; Size: number }[] = [];
+    const files: { Key: string; Size: number; ETag: string; LastModified: string }[] = [];
     const dirs: string[] = [];
     let token: string | undefined;
     do {
       const page = await client.send(
         new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: delimiter, ContinuationToken: token }),
       );
-      for (const o of page.Contents ?? []) if (o.Key) files.push({ Key: o.Key, Size: o.Size ?? 0 });
+      for (const o of page.Contents ?? []) {
+        if (o.Key) files.push({ Key: o.Key, Size: o.Size ?? 0, ETag: o.ETag ?? '', LastModified: o.LastModified?.toISOString() ?? '' });
+      }
       for (const p of page.CommonPrefixes ?? []) if (p.Prefix) dirs.push(p.Prefix);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -101,6 +104,20 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
       }
     },
 
+    async head(key) {
+      const Key = base + checkKey(key);
+      try {
+        const res = await client.send(new HeadObjectCommand({ Bucket: bucket, Key }));
+        return { size: res.ContentLength ?? 0, etag: res.ETag ?? '' };
+      } catch (err) {
+        // A HEAD answer has no body, so a missing key is a bare 404 named NotFound rather than NoSuchKey.
+        if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404 && (err as Error).name !== 'NoSuchBucket') return null;
+        const mapped = mapS3Error(err, { what: `head ${JSON.stringify(key)}`, where, endpoint, bucket });
+        if (mapped.code === 'NOT_FOUND') return null;
+        throw mapped;
+      }
+    },
+
     async list(prefix) {
       const dir = base + checkPrefix(prefix);
       const { files, dirs } = await listAll(dir, '/').catch(fail(`list ${JSON.stringify(prefix)}`));
@@ -110,6 +127,16 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
         ...files.filter((f) => f.Key !== dir).map((f) => ({ key: strip(f.Key), size: f.Size })),
         ...dirs.map((d) => ({ key: strip(d).slice(0, -1), size: 0, isDir: true })),
       ];
+      return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    },
+
+    async listTree(prefix) {
+      const dir = base + checkPrefix(prefix);
+      const { files } = await listAll(dir).catch(fail(`list ${JSON.stringify(prefix)}`));
+      const out: TreeEntry[] = files
+        // a key ending in '/' is a "folder marker" some tools write, not an object
+        .filter((f) => !f.Key.endsWith('/'))
+        .map((f) => ({ key: f.Key.slice(base.length), size: f.Size, version: `${f.ETag}:${f.Size}:${f.LastModified}` }));
       return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
 

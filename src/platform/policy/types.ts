@@ -4,7 +4,7 @@
 // Which decisions exist is said by the Rego alone: each is the rule `decision` of package `svc.<name>`, annotated
 // `entrypoint: true` (policies/svc/<name>/<name>.rego). The build takes its entrypoints from those annotations, and
 // each adapter lists the decisions from what its engine holds, so no list of names is kept here.
-export type PolicyDecision = { allow: boolean; reason: string };
+export type PolicyDecision = { allow: boolean; reason: string; [field: string]: unknown };
 
 export interface PolicyEngine {
   /** Which adapter answers: for start-up logs and tests. */
@@ -14,6 +14,10 @@ export interface PolicyEngine {
   /** The decisions the engine holds, sorted: its entrypoint annotations. Rejects when the engine cannot tell. */
   decisions(): Promise<string[]>;
   ready(): Promise<boolean>;
+  /** The bundle revision deciding now (for /ready and the decision log); undefined while none is loaded. */
+  readonly revision: string | undefined;
+  /** The port's own counters in Prometheus text (bundle loads and refusals, decision-log drops), for /metrics. */
+  metrics?(): Promise<string>;
   close?(): Promise<void>;
 }
 
@@ -34,12 +38,15 @@ export const engineError = (what: string): PolicyDecision => ({ allow: false, re
 /** Engines throw strings (the wasm SDK), Errors, or anything else: one line for a reason. */
 export const describeError = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-/** A result counts only when it is exactly `{allow: boolean, reason: string}`; anything else denies. */
+/**
+ * A result counts only when it holds `allow: boolean` and `reason: string`; anything else denies. Other fields of
+ * the result come along (the limits decision names the caller's role limits).
+ */
 export function asDecision(result: unknown, entrypoint: string): PolicyDecision {
   if (result === undefined) return engineError(`${entrypoint} is undefined for this input`);
   if (typeof result === 'object' && result !== null) {
     const { allow, reason } = result as Record<string, unknown>;
-    if (typeof allow === 'boolean' && typeof reason === 'string') return { allow, reason };
+    if (typeof allow === 'boolean' && typeof reason === 'string') return { ...(result as Record<string, unknown>), allow, reason };
   }
   return engineError(`${entrypoint} returned a malformed decision: ${preview(result)}`);
 }

@@ -2,58 +2,85 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
-import { asDecision, decisionOf, describeError, engineError, entrypointOf, type PolicyEngine } from './types.ts';
+import { contentRevision } from './bundle.ts';
+import type { DecisionLog } from './decision-log.ts';
+import { asDecision, decisionOf, describeError, engineError, entrypointOf, type PolicyDecision, type PolicyEngine } from './types.ts';
 
 /** The committed build, found from this file rather than the working directory, so any cwd works. */
 export const DEFAULT_BUILD_DIR = fileURLToPath(new URL('../../../policies/build', import.meta.url));
 
-type LoadedPolicy = Awaited<ReturnType<typeof loadPolicy>>;
-type Loaded = { policy: LoadedPolicy; decisions: string[] };
+/** One compiled policy with its data, ready to decide: what a reloading engine swaps whole. */
+export type LoadedPolicy = { policy: Awaited<ReturnType<typeof loadPolicy>>; decisions: string[]; revision: string };
 
 /**
  * The compiled policies evaluated in-process: loaded once, each decision a synchronous call into the same instance
  * (a few microseconds). A build that cannot be loaded gives an engine that denies everything and reports not
  * ready, so a service still starts and answers, closed. The decisions are the build's entrypoints, which
- * `opa build` took from the Rego's `entrypoint: true` annotations.
+ * `opa build` took from the Rego's `entrypoint: true` annotations. Its revision names the build's content.
  */
-export async function createWasmPolicyEngine(opts: { buildDir?: string } = {}): Promise<PolicyEngine> {
+export async function createWasmPolicyEngine(opts: { buildDir?: string; decisionLog?: DecisionLog } = {}): Promise<PolicyEngine> {
   const dir = opts.buildDir ?? DEFAULT_BUILD_DIR;
-  let loaded: Loaded | undefined;
+  let loaded: LoadedPolicy | undefined;
   let loadError = '';
   try {
-    loaded = await load(dir);
+    const [wasm, data] = await Promise.all([readFile(join(dir, 'policy.wasm')), readFile(join(dir, 'data.json'))]);
+    loaded = await loadWasmPolicy(wasm, data, contentRevision(new Map([['policy.wasm', wasm], ['data.json', data]])));
   } catch (err) {
     loadError = `cannot load the policy build in ${dir}: ${describeError(err)}`;
   }
+  return wasmEngine({ current: () => loaded, unavailable: () => loadError, decisionLog: opts.decisionLog });
+}
+
+/** A wasm engine over whatever policy `current()` holds at the moment of each decision. */
+export function wasmEngine(opts: {
+  current: () => LoadedPolicy | undefined;
+  unavailable: () => string;
+  decisionLog?: DecisionLog | undefined;
+  close?: () => Promise<void>;
+}): PolicyEngine {
   return {
     kind: 'wasm',
+    get revision() {
+      return opts.current()?.revision;
+    },
     async decide(name, input) {
-      if (!loaded) return engineError(loadError);
-      if (!loaded.decisions.includes(name)) return engineError(`unknown decision '${String(name)}'`);
-      const entrypoint = entrypointOf(name);
-      try {
-        const results: unknown = loaded.policy.evaluate(input, entrypoint);
-        if (!Array.isArray(results)) return engineError(`${entrypoint} returned no result set`);
-        // An undefined decision comes back as an empty result set.
-        return asDecision((results[0] as { result?: unknown } | undefined)?.result, entrypoint);
-      } catch (err) {
-        return engineError(`${entrypoint} failed: ${describeError(err)}`);
-      }
+      const loaded = opts.current();
+      const decision = loaded ? evaluateWasm(loaded, name, input) : engineError(opts.unavailable());
+      opts.decisionLog?.record({ path: entrypointOf(String(name)), input, result: decision, revision: loaded?.revision });
+      return decision;
     },
     async decisions() {
-      if (!loaded) throw new Error(loadError);
+      const loaded = opts.current();
+      if (!loaded) throw new Error(opts.unavailable());
       return [...loaded.decisions];
     },
-    ready: async () => loaded !== undefined,
+    ready: async () => opts.current() !== undefined,
+    close: async () => {
+      await opts.close?.();
+      await opts.decisionLog?.close();
+    },
   };
 }
 
-async function load(dir: string): Promise<Loaded> {
-  const [wasm, data] = await Promise.all([readFile(join(dir, 'policy.wasm')), readFile(join(dir, 'data.json'), 'utf8')]);
+export function evaluateWasm(loaded: LoadedPolicy, name: string, input: object): PolicyDecision {
+  if (!loaded.decisions.includes(name)) return engineError(`unknown decision '${String(name)}'`);
+  const entrypoint = entrypointOf(name);
+  try {
+    const results: unknown = loaded.policy.evaluate(input, entrypoint);
+    if (!Array.isArray(results)) return engineError(`${entrypoint} returned no result set`);
+    // An undefined decision comes back as an empty result set.
+    return asDecision((results[0] as { result?: unknown } | undefined)?.result, entrypoint);
+  } catch (err) {
+    return engineError(`${entrypoint} failed: ${describeError(err)}`);
+  }
+}
+
+/** Instantiates a compiled policy with its data; throws when either is unusable or it declares no decision. */
+export async function loadWasmPolicy(wasm: Uint8Array, data: Uint8Array, revision: string): Promise<LoadedPolicy> {
   const policy = await loadPolicy(wasm);
   const entrypoints = Object.keys(policy.entrypoints as Record<string, number>);
   const decisions = entrypoints.flatMap((e) => decisionOf(e) ?? []).sort();
   if (decisions.length === 0) throw new Error(`the build declares no decision (its entrypoints: ${entrypoints.join(', ') || 'none'})`);
-  policy.setData(JSON.parse(data) as object);
-  return { policy, decisions };
+  policy.setData(JSON.parse(new TextDecoder().decode(data)) as object);
+  return { policy, decisions, revision };
 }

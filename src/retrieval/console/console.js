@@ -170,9 +170,13 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   if (!current) return;
   try {
     const question = byId('question', HTMLTextAreaElement).value;
-    const res = /** @type {QueryResponse} */ (await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value) }));
+    const mode = byId('mode', HTMLSelectElement).value;
+    const res = /** @type {QueryResponse} */ (await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode }));
+    // where each ranking placed the chunk, so a reader sees why hybrid put it there
+    const ranks = (/** @type {QueryResponse['chunks'][number]} */ c) =>
+      [c.dense_rank === null ? '' : `meaning #${c.dense_rank}`, c.keyword_rank === null ? '' : `keywords #${c.keyword_rank}`].filter(Boolean).join(', ');
     byId('results').replaceChildren(...res.chunks.map((c) => h('div', { class: 'chunk' },
-      h('div', { class: 'meta' }, `${c.filename} · page ${c.page} · score ${c.score.toFixed(3)}`),
+      h('div', { class: 'meta' }, `${c.filename} · page ${c.page} · score ${c.score.toFixed(3)}${ranks(c) ? ` · ${ranks(c)}` : ''}`),
       h('div', { class: 'text' }, c.text))));
     if (!res.chunks.length) byId('results').textContent = 'No chunks in this collection yet.';
   } catch (err) {

@@ -11,7 +11,7 @@ export type FileInfo = { path: string; is_dir: boolean; file_size?: number };
 export async function uploadArtifact(
   store: ObjectStore,
   key: string,
-  body: ReadableStream<Uint8Array> | null,
+  body: ReadableStream<Uint8Array> | Uint8Array | null,
   opts: { contentLength?: number | undefined; contentType?: string | undefined },
 ): Promise<void> {
   if (key === '') throw invalidParameter('An artifact upload needs a file path, not the artifact root.');

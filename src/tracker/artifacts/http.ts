@@ -26,8 +26,9 @@ const TYPES: Record<string, string> = {
 
 export function contentTypeOf(path: string): string {
   const base = path.slice(path.lastIndexOf('/') + 1);
-  if (base === 'MLmodel' || base === 'MLproject') return 'text/plain';
-  const ext = base.includes('.') ? base.slice(base.lastIndexOf('.') + 1).toLowerCase() : '';
+  // A file without an extension (MLmodel, MLproject, LICENSE) is text, as MLflow serves it.
+  if (!base.includes('.')) return 'text/plain';
+  const ext = base.slice(base.lastIndexOf('.') + 1).toLowerCase();
   return TYPES[ext] ?? 'application/octet-stream';
 }
 

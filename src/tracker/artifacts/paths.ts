@@ -1,4 +1,5 @@
 import { invalidParameter } from '../errors.ts';
+import { strOrEmpty } from '../wire/fields.ts';
 
 // Artifact paths arrive percent-encoded in URLs and query strings. A path is checked after decoding it until it
 // stops changing (so '%252e%252e' is caught as '..'), and refused rather than normalised: no '..' or '.' segment,
@@ -28,7 +29,7 @@ export function checkArtifactPath(path: string): string {
 }
 
 function problem(p: string, original: string): void {
-  const bad = (why: string) => invalidParameter(`Invalid artifact path '${original.slice(0, 300)}': ${why}.`);
+  const bad = (why: string) => invalidParameter(`Invalid path '${original.slice(0, 300)}': ${why}.`);
   // Control characters (NUL included) never belong in a path and confuse logs and file systems.
   if (/[\u0000-\u001f\u007f]/.test(p)) throw bad('it contains a control character');
   if (p.includes('\\')) throw bad('it contains a backslash');
@@ -46,7 +47,7 @@ function decodeOnce(encoded: string): string {
   try {
     return decodeURIComponent(encoded);
   } catch {
-    throw invalidParameter(`Invalid artifact path '${encoded.slice(0, 300)}': it is not valid percent-encoding.`);
+    throw invalidParameter(`Invalid path '${encoded.slice(0, 300)}': it is not valid percent-encoding.`);
   }
 }
 
@@ -73,3 +74,6 @@ export const joinKey = (root: string, rel: string): string => (root && rel ? `${
 
 /** True when `key` is `root` or lies under it. */
 export const isWithin = (key: string, root: string): boolean => root === '' || key === root || key.startsWith(`${root}/`);
+
+/** A message field holding an artifact path relative to some root ('' when absent: the root itself). */
+export const artifactPathField = () => strOrEmpty().transform((p) => checkArtifactPath(p));

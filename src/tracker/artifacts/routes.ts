@@ -3,12 +3,12 @@ import { z } from 'zod';
 import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { TrackerError } from '../errors.ts';
-import { readRequest } from '../request.ts';
+import { readRequest } from '../wire/request.ts';
 import { deleteArtifacts, listArtifacts, uploadArtifact } from './files.ts';
 import { sendArtifact, wildcardTail } from './http.ts';
-import { artifactKeyFromUrl, checkArtifactPath } from './paths.ts';
+import { artifactKeyFromUrl, artifactPathField } from './paths.ts';
 
-const listMessage = z.object({ path: z.string().optional() });
+const listMessage = z.object({ path: artifactPathField() });
 
 // The client checks for exactly this start of the message to fall back to one PUT per file.
 const NO_MULTIPART = 'Multipart upload is not supported for the current artifact repository';
@@ -24,7 +24,7 @@ export function artifactRoutes(deps: TrackerDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .get('/artifacts', async (c) => {
       const m = await readRequest(c, listMessage);
-      const files = await listArtifacts(store, checkArtifactPath(m.path ?? ''));
+      const files = await listArtifacts(store, m.path);
       return c.json(files.length ? { files } : {});
     })
     .get('/artifacts/*', async (c) => sendArtifact(c, store, keyOf(c)))

@@ -1,4 +1,7 @@
 import type { Sql } from '../../platform/db/index.ts';
+import { doesNotExist, invalidParameter } from '../errors.ts';
+import { groupBy } from '../rows.ts';
+import { STAGES, type Stage } from './validate.ts';
 
 // Loads registry objects with everything MLflow puts in them (tags, aliases, latest version per stage), for any
 // number of names or versions in a fixed number of set-based queries, in the order asked for.
@@ -111,9 +114,9 @@ export async function loadRegisteredModels(db: Sql, names: readonly string[]): P
   const latestJson = assembleVersions(latest, latestTags, versionAliases, null);
 
   const byName = new Map(models.map((m) => [m.name, m]));
-  const latestOf = group(latestJson, (v) => v.name);
-  const tagsOf = group(tags, (t) => t.name);
-  const aliasesOf = group(aliases, (a) => a.name);
+  const latestOf = groupBy(latestJson, (v) => v.name);
+  const tagsOf = groupBy(tags, (t) => t.name);
+  const aliasesOf = groupBy(aliases, (a) => a.name);
   const out: RegisteredModelJson[] = [];
   for (const name of names) {
     const m = byName.get(name);
@@ -137,8 +140,8 @@ function assembleVersions(
   aliases: (VersionKey & { alias: string })[],
   order: readonly VersionKey[] | null,
 ): ModelVersionJson[] {
-  const tagsOf = group(tags, (t) => keyOf(t.name, t.version));
-  const aliasesOf = group(aliases, (a) => keyOf(a.name, a.version));
+  const tagsOf = groupBy(tags, (t) => keyOf(t.name, t.version));
+  const aliasesOf = groupBy(aliases, (a) => keyOf(a.name, a.version));
   const json = new Map(rows.map((r) => [keyOf(r.name, r.version), toVersionJson(r, tagsOf.get(keyOf(r.name, r.version)) ?? [], aliasesOf.get(keyOf(r.name, r.version)) ?? [])]));
   if (!order) return [...json.values()];
   const out: ModelVersionJson[] = [];
@@ -169,13 +172,58 @@ function toVersionJson(r: VersionRow, tags: Tag[], aliases: { alias: string }[])
   };
 }
 
-function group<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
+export const registeredModelNotFound = (name: string) => doesNotExist(`Registered Model with name=${name} not found`);
+export const versionNotFound = (name: string, version: number) => doesNotExist(`Model Version (name=${name}, version=${version}) not found`);
+
+export async function getRegisteredModel(db: Sql, name: string): Promise<RegisteredModelJson> {
+  const [model] = await loadRegisteredModels(db, [name]);
+  if (!model) throw registeredModelNotFound(name);
+  return model;
+}
+
+export async function getModelVersion(db: Sql, ref: VersionKey): Promise<ModelVersionJson> {
+  const [found] = await loadModelVersions(db, [ref]);
+  if (!found) throw versionNotFound(ref.name, ref.version);
+  return found;
+}
+
+/** The latest live version of each requested stage (every stage when none is named), lowest version first. */
+export async function getLatestVersions(db: Sql, input: { name: string; stages: Stage[] }): Promise<ModelVersionJson[]> {
+  const stages = input.stages.length ? input.stages : [...STAGES];
+  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1`, [input.name]);
+  if (exists.length === 0) throw registeredModelNotFound(input.name);
+  const keys = await db.query<VersionKey>(
+    `SELECT DISTINCT ON (current_stage) name, version FROM tracker_model_versions
+      WHERE name = $1 AND NOT deleted AND current_stage = ANY($2::text[])
+      ORDER BY current_stage, version DESC`,
+    [input.name, stages],
+  );
+  keys.sort((a, b) => a.version - b.version);
+  return loadModelVersions(db, keys);
+}
+
+/** The version an alias names; 'latest' is the highest live version. */
+export async function getVersionByAlias(db: Sql, input: { name: string; alias: string }): Promise<ModelVersionJson> {
+  const { name, alias } = input;
+  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1`, [name]);
+  if (exists.length === 0) throw registeredModelNotFound(name);
+  const latest = alias.toLowerCase() === 'latest';
+  const rows = latest
+    ? await db.query<{ version: number }>(`SELECT max(version) AS version FROM tracker_model_versions WHERE name = $1 AND NOT deleted`, [name])
+    : await db.query<{ version: number }>(`SELECT version FROM tracker_registered_model_aliases WHERE name = $1 AND alias = $2`, [name, alias]);
+  const version = rows[0]?.version;
+  if (version === undefined || version === null) {
+    throw latest ? doesNotExist(`Latest version not found for model ${name}.`) : invalidParameter(`Registered model alias ${alias} not found.`);
   }
-  return out;
+  return getModelVersion(db, { name, version });
+}
+
+/** Where the version's files are: the artifact URI the client downloads from (through the proxy for ours). */
+export async function getDownloadUri(db: Sql, ref: VersionKey): Promise<string> {
+  const rows = await db.query<{ uri: string }>(
+    `SELECT COALESCE(storage_location, source) AS uri FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted`,
+    [ref.name, ref.version],
+  );
+  if (!rows[0]) throw versionNotFound(ref.name, ref.version);
+  return rows[0].uri;
 }

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { Sql } from '../../platform/db/index.ts';
 import { checkArtifactPath, isWithin, keyOfProxiedUri } from '../artifacts/paths.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
@@ -16,14 +17,18 @@ type Input = { source: string; runId?: string | undefined; modelId?: string | un
 
 // The sources the 3.x client sends: `models:/<model_id>` (a logged model), `runs:/<run_id>/<path>`, a concrete
 // location inside the run's or logged model's artifacts (`mlflow-artifacts:/...`), or `models:/<name>/<version>`
-// (a copy of another version). As MLflow's server does, a source that names a run or a logged model must match
-// the run_id/model_id sent with it, so a version cannot point at files of another run through the proxy.
+// (a copy of another version). As MLflow's server does, a source that names a run or a logged model must match the
+// run_id/model_id sent with it, so a version cannot claim another run's files. A `runs:/` source is not looked up
+// (MLflow's rule: a migration registers versions whose runs live on another server); when the run is here, its
+// files are the run's artifacts behind the proxy. A concrete proxied location must lie inside the run's or logged
+// model's artifacts named with it.
 export async function resolveSource(db: Sql, input: Input): Promise<VersionSource> {
   const { source } = input;
   const runId = input.runId || null;
   const modelId = input.modelId || null;
-  checkNoRelativeParts(source);
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(source)?.[1]?.toLowerCase();
+  if (!scheme || scheme === 'file' || /^[a-z]$/.test(scheme)) return localSource(db, source, runId, modelId);
+  checkNoRelativeParts(source);
   const invalid = (field: 'run_id' | 'model_id') =>
     invalidParameter(`Invalid model version source: '${source}'. The ${field} request parameter must identify the resource that contains the source.`);
 
@@ -52,10 +57,10 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
     if (!m) throw invalidParameter(`Invalid model version source: '${source}'. Expected runs:/<run_id>/<artifact path>.`);
     const sourceRun = m[1]!;
     if (modelId || (runId && runId !== sourceRun)) throw invalid(modelId ? 'model_id' : 'run_id');
-    const run = await runArtifactUri(db, sourceRun);
-    if (run === null) throw invalid('run_id');
     const rel = checkArtifactPath(m[2] ?? '');
-    return { source, storageLocation: rel ? `${run.replace(/\/+$/, '')}/${rel}` : run, runId: sourceRun, modelId: null };
+    const run = await runArtifactUri(db, sourceRun);
+    const storageLocation = run === null ? source : rel ? `${run.replace(/\/+$/, '')}/${rel}` : run;
+    return { source, storageLocation, runId: sourceRun, modelId: null };
   }
 
   if (scheme === 'mlflow-artifacts') {
@@ -72,12 +77,6 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
     return { source, storageLocation: source, runId, modelId: null };
   }
 
-  // A local path would be read on the server's disk: never a valid source here (artifacts live behind the proxy).
-  if (!scheme || scheme === 'file' || /^[a-zA-Z]$/.test(scheme)) {
-    throw invalidParameter(
-      `Invalid model version source: '${source}'. A local path cannot be a model version source on this server; register runs:/<run_id>/<path> or models:/<model_id>.`,
-    );
-  }
   // Another store (s3://, gs://, ...): the client reads it directly with its own credentials.
   return { source, storageLocation: source, runId, modelId };
 }
@@ -162,4 +161,42 @@ function checkNoRelativeParts(source: string): void {
     if (next === s) return;
     s = next;
   }
+}
+
+/** The absolute local path a `file:` URI (without a host) or a bare path names; null for anything else. */
+function localPath(uri: string): string | null {
+  const m = /^file:(?:\/\/([^/]*))?(\/.*)$/i.exec(uri);
+  if (m) return m[1] ? null : posix.normalize(decodeURIComponent(m[2]!)).replace(/(.)\/+$/, '$1');
+  return uri.startsWith('/') ? posix.normalize(uri).replace(/(.)\/+$/, '$1') : null;
+}
+
+/**
+ * A local path (or `file:` URI) as a source, MLflow's rule: only inside the local artifact folder of the run named
+ * with it (a server whose runs keep their artifacts in a `file://` root). Anything else on the server's disk is
+ * refused, so a version cannot expose the server's files.
+ */
+async function localSource(db: Sql, source: string, runId: string | null, modelId: string | null): Promise<VersionSource> {
+  // With a model_id the source must lie in the logged model's folder, else in the run's (MLflow's two rules).
+  const field = modelId ? 'model_id' : 'run_id';
+  const refused = () =>
+    invalidParameter(
+      `Invalid model version source: '${source}'. To use a local path as a model version source, the ${field} request parameter ` +
+        `has to be specified and the local path has to be contained within the artifact directory of the run specified by the ${field}.`,
+    );
+  let folder: string;
+  let versionRun = runId;
+  if (modelId) {
+    const model = await loggedModel(db, modelId);
+    if (!model) throw doesNotExist(`Logged model with ID '${modelId}' not found.`);
+    folder = model.artifact_location;
+    versionRun ??= model.source_run_id;
+  } else {
+    if (!runId) throw refused();
+    const runUri = await runArtifactUri(db, runId);
+    if (runUri === null) throw doesNotExist(`Run with id=${runId} not found`);
+    folder = runUri;
+  }
+  const [path, dir] = [localPath(source), localPath(folder)];
+  if (path === null || dir === null || !(path === dir || path.startsWith(`${dir}/`))) throw refused();
+  return { source, storageLocation: source, runId: versionRun, modelId };
 }

@@ -1,7 +1,4 @@
-// MLflow's search grammar on the tracker schema: one parser (filter.ts over lexer.ts), one SQL statement per page.
-export { searchRuns, type SearchRunsRequest, type ViewType } from './runs.ts';
-export { searchExperiments, type SearchExperimentsRequest } from './experiments.ts';
-export { searchLoggedModels, type LoggedModelDataset, type LoggedModelOrder, type SearchLoggedModelsRequest } from './logged-models.ts';
-export { searchModelVersions, searchRegisteredModels, type RegistrySearchRequest } from './registry.ts';
+// MLflow's search grammar, shared by every feature's search.ts: one tokenizer and parser (filter.ts over
+// lexer.ts), the SQL of a comparison (sql.ts) and offset paging (paging.ts).
 export { parseFilter, parseOrderBy, type Comparison, type Identifier, type OrderClause, type Value } from './filter.ts';
 export { MAX_RESULTS } from './paging.ts';

@@ -70,3 +70,11 @@ export function checkDistinct(keys: string[], orderBy: readonly unknown[]): void
 
 /** Blank order_by entries (an empty query-string value) are ignored. */
 export const orderEntries = (orderBy: readonly string[] | undefined): string[] => (orderBy ?? []).filter((o) => o.trim() !== '');
+
+/** Experiment ids of a search, as the integers they must be. */
+export function experimentIdsOf(ids: string[]): number[] {
+  return ids.map((id) => {
+    if (!/^\d+$/.test(String(id).trim())) throw invalidParameter(`Invalid experiment id '${id}': experiment ids are integers.`);
+    return Number(id);
+  });
+}

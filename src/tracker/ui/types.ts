@@ -3,7 +3,8 @@
 // never served. Envelopes are written out here; the objects inside them come from the server.
 import type { FileInfo } from '../artifacts/files.ts';
 import type { ModelVersionJson, RegisteredModelJson } from '../registry/load.ts';
-import type { experimentJson, KeyValue, metricJson, runJson } from '../wire.ts';
+import type { KeyValue } from '../wire/fields.ts';
+import type { experimentJson, metricJson, runJson } from '../wire/json.ts';
 
 export type { FileInfo, KeyValue };
 export type Experiment = ReturnType<typeof experimentJson>;

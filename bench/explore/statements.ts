@@ -1,0 +1,7 @@
+// The statements bench/explore/trino.ts times; tests/integration/explore-cost-trino.test.ts proves the cost gate's
+// bound on them as well.
+export const STATEMENTS = [
+  'SELECT count(*) AS orders FROM tpch.tiny.orders',
+  'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name',
+  'SELECT o_orderpriority, sum(o_totalprice) AS total FROM tpch.tiny.orders GROUP BY o_orderpriority ORDER BY total DESC',
+];

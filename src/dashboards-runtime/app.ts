@@ -1,0 +1,92 @@
+import type { Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
+import { verifyDashboard, type DashboardKeys } from '../platform/dashboard-signature.ts';
+import { forbidden, notFound, unauthorized, unavailable } from '../platform/errors.ts';
+import { createApp, type AppEnv } from '../platform/http.ts';
+import { identityHeaders, type Caller } from '../platform/identity.ts';
+import type { Logger } from '../platform/log.ts';
+import type { ServiceMetrics } from '../platform/metrics.ts';
+import type { PolicyEngine } from '../platform/policy/index.ts';
+import { readObject, type ObjectStore } from '../platform/objects/index.ts';
+import { PoolFullError, type SandboxPool } from './pool.ts';
+import { SESSION_COOKIE, viewerOf, type Sessions } from './viewer.ts';
+
+export type RuntimeDeps = {
+  pool: SandboxPool;
+  sessions: Sessions;
+  keys: DashboardKeys;
+  /** The page store explore writes to (SVC_DASHBOARDS_STORE), read-only here. */
+  pages: ObjectStore;
+  exploreUrl: string;
+  fetch: typeof fetch;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  ready: () => Promise<boolean>;
+  /** The runtime's policy engine, for /ready and /metrics only: its access decisions are explore's. */
+  policy?: PolicyEngine;
+};
+
+type Launch = { allow: true; reason: string; object_key: string; digest: string; owner: string };
+
+/**
+ * GET /d/{id}: who is viewing; explore's launch decision for that viewer (the policy's, with where the page is and
+ * its digest); the page from the store, checked against that digest and its signature (which names the dashboard
+ * and its owner); then the viewer's own sandbox.
+ */
+export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
+  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready, ...(deps.policy ? { policy: deps.policy } : {}) });
+  app.get('/d/:id', async (c) => {
+    const found = await viewerOf(c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
+    if (!found) throw unauthorized('No viewer identity: open dashboards through the ingress, which signs you in.');
+    const { viewer } = found;
+    if (found.fromHeaders) setCookie(c, SESSION_COOKIE, await deps.sessions.issue(viewer), { httpOnly: true, sameSite: 'Lax', path: '/' });
+
+    const id = c.req.param('id');
+    const launch = await launchDecision(deps, viewer, id);
+    const page = await readObject(deps.pages, launch.object_key, MAX_PAGE_BYTES).catch((err: unknown) => {
+      throw unavailable(`The page of dashboard '${id}' could not be read from ${deps.pages.describe()}: ${(err as Error).message}`);
+    });
+    if (!page) throw notFound(`Dashboard '${id}' has no page in the store.`);
+    const refusal = pageDigest(page) !== launch.digest ? 'the page is not the one explore published' : checkSignature(deps.keys, page, id, launch.owner);
+    if (refusal) {
+      c.var.log.warn({ dashboard: id, reason: refusal }, 'dashboard refused at launch');
+      throw forbidden(`Dashboard '${id}' was refused: ${refusal}.`);
+    }
+    const res = await deps.pool
+      .withSandbox({ user: viewer.user, dashboardId: id, page, digest: launch.digest }, (sandbox) => deps.fetch(sandbox.url))
+      .catch((err: unknown) => {
+        if (err instanceof PoolFullError) throw unavailable(err.message, { 'Retry-After': String(err.retryAfterSeconds) });
+        throw err;
+      });
+    for (const [name, value] of res.headers) if (!/^(content-length|transfer-encoding|connection|keep-alive)$/i.test(name)) c.header(name, value);
+    return c.body(await res.arrayBuffer(), res.status as 200);
+  });
+  return app;
+}
+
+/** Explore decides for this viewer; anything but an explicit allow is a refusal, and an unreachable explore denies. */
+async function launchDecision(deps: RuntimeDeps, viewer: Caller, id: string): Promise<Launch> {
+  let res: Response;
+  try {
+    res = await deps.fetch(`${deps.exploreUrl.replace(/\/$/, '')}/dashboards/${encodeURIComponent(id)}/launch`, {
+      headers: identityHeaders(viewer),
+      signal: AbortSignal.timeout(5000),
+    });
+  } catch (err) {
+    throw unavailable(`The access check could not be made: ${(err as Error).message}`);
+  }
+  if (res.status === 404) throw notFound(`Dashboard '${id}' does not exist.`);
+  if (!res.ok) throw unavailable(`The access check could not be made: explore answered ${res.status}.`);
+  const decision = (await res.json().catch(() => ({}))) as Partial<Launch> & { allow?: unknown; reason?: unknown };
+  if (decision.allow !== true) throw forbidden(`You may not open dashboard '${id}': ${String(decision.reason ?? 'no reason given')}.`);
+  if (typeof decision.object_key !== 'string' || typeof decision.digest !== 'string' || typeof decision.owner !== 'string') {
+    throw unavailable(`Explore's launch answer for '${id}' is incomplete.`);
+  }
+  return decision as Launch;
+}
+
+function checkSignature(keys: DashboardKeys, page: Buffer, id: string, owner: string): string | undefined {
+  const verified = verifyDashboard(page.toString('utf8'), keys, { id, owner });
+  return verified.ok ? undefined : verified.reason;
+}

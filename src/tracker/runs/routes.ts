@@ -1,0 +1,122 @@
+import { Hono } from 'hono';
+import type { AppEnv } from '../../platform/http.ts';
+import type { TrackerDeps } from '../deps.ts';
+import { readRequest } from '../wire/request.ts';
+import { logBatch } from './data.ts';
+import { logInputs, logOutputs } from './inputs.ts';
+import { getRun, loadRuns } from './load.ts';
+import {
+  CreateRun,
+  DeleteTag,
+  LogBatch,
+  LogInputs,
+  LogMetric,
+  LogModel,
+  LogOutputs,
+  LogParameter,
+  MetricHistory,
+  MetricHistoryBulk,
+  MetricHistoryBulkInterval,
+  RunRef,
+  SearchRuns,
+  SetTag,
+  UpdateRun,
+} from './messages.ts';
+import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './metrics.ts';
+import { promptlabRoutes } from './promptlab.ts';
+import { searchRuns } from './search.ts';
+import { createRun, deleteRunTag, recordLoggedModel, setRunLifecycle, updateRun } from './store.ts';
+
+export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
+  const { db } = deps;
+  return new Hono<AppEnv>()
+    .route('/', promptlabRoutes(deps))
+    .post('/runs/create', async (c) => c.json({ run: await createRun(db, await readRequest(c, CreateRun), deps.now()) }))
+    .get('/runs/get', async (c) => c.json({ run: await getRun(db, await readRequest(c, RunRef)) }))
+    .post('/runs/update', async (c) => {
+      const req = await readRequest(c, UpdateRun);
+      const runInfo = await updateRun(db, req.run_id, { status: req.status, endTime: req.end_time, runName: req.run_name });
+      return c.json({ run_info: runInfo });
+    })
+    .post('/runs/delete', async (c) => {
+      await setRunLifecycle(db, await readRequest(c, RunRef), 'deleted', deps.now());
+      return c.json({});
+    })
+    .post('/runs/restore', async (c) => {
+      await setRunLifecycle(db, await readRequest(c, RunRef), 'active', deps.now());
+      return c.json({});
+    })
+    .post('/runs/log-parameter', async (c) => {
+      const req = await readRequest(c, LogParameter);
+      await logBatch(db, req.runId, req.batch, req);
+      return c.json({});
+    })
+    .post('/runs/log-metric', async (c) => {
+      const req = await readRequest(c, LogMetric);
+      await logBatch(db, req.runId, req.batch, req);
+      return c.json({});
+    })
+    .post('/runs/log-batch', async (c) => {
+      const req = await readRequest(c, LogBatch);
+      await logBatch(db, req.runId, req.batch, req);
+      return c.json({});
+    })
+    .post('/runs/set-tag', async (c) => {
+      const req = await readRequest(c, SetTag);
+      await logBatch(db, req.runId, req.batch, req);
+      return c.json({});
+    })
+    .post('/runs/delete-tag', async (c) => {
+      const req = await readRequest(c, DeleteTag);
+      await deleteRunTag(db, req.run_id, req.key);
+      return c.json({});
+    })
+    .post('/runs/search', async (c) => {
+      const req = await readRequest(c, SearchRuns);
+      const found = await searchRuns(db, {
+        experimentIds: req.experiment_ids,
+        maxResults: req.max_results,
+        ...(req.filter ? { filter: req.filter } : {}),
+        ...(req.run_view_type ? { runViewType: req.run_view_type } : {}),
+        ...(req.order_by.length ? { orderBy: req.order_by } : {}),
+        ...(req.page_token ? { pageToken: req.page_token } : {}),
+      });
+      const runs = await loadRuns(db, found.runIds);
+      return c.json({ ...(runs.length ? { runs } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
+    })
+    .post('/runs/log-inputs', async (c) => {
+      const req = await readRequest(c, LogInputs);
+      await logInputs(db, req.runId, req);
+      return c.json({});
+    })
+    .post('/runs/outputs', async (c) => {
+      const req = await readRequest(c, LogOutputs);
+      await logOutputs(db, req.run_id, req.models);
+      return c.json({});
+    })
+    .post('/runs/log-model', async (c) => {
+      const req = await readRequest(c, LogModel);
+      await recordLoggedModel(db, req.runId, req.model);
+      return c.json({});
+    })
+    .get('/metrics/get-history', async (c) => {
+      const req = await readRequest(c, MetricHistory);
+      const history = await metricHistory(db, { runId: req.run_id, key: req.metric_key, maxResults: req.max_results, pageToken: req.page_token });
+      return c.json(history.metrics.length || history.next_page_token ? history : {});
+    })
+    .get('/metrics/get-history-bulk', async (c) => {
+      const result = await metricHistoryBulk(db, await readRequest(c, MetricHistoryBulk));
+      return c.json(result.metrics.length ? result : {});
+    })
+    .get('/metrics/get-history-bulk-interval', async (c) => {
+      const req = await readRequest(c, MetricHistoryBulkInterval);
+      const result = await metricHistoryBulkInterval(db, {
+        runIds: req.run_ids,
+        key: req.metric_key,
+        maxResults: req.max_results,
+        startStep: req.start_step,
+        endStep: req.end_step,
+      });
+      return c.json(result.metrics.length ? result : {});
+    });
+}

@@ -1,0 +1,199 @@
+import type { Sql } from '../../platform/db/types.ts';
+import { invalidParameter } from '../errors.ts';
+import type { ViewType } from '../wire/fields.ts';
+import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
+import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
+import {
+  checkDistinct,
+  checkOp,
+  compare,
+  compareMetric,
+  experimentIdsOf,
+  LIST_OPS,
+  NUMERIC_OPS,
+  numberValue,
+  orderEntries,
+  Params,
+  STRING_OPS,
+  stringValue,
+} from '../search/sql.ts';
+
+// search_runs: the filter becomes EXISTS semi-joins on the run's latest metrics, params, tags and dataset inputs;
+// each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
+// page exists). Rows missing an order key sort last in both directions, NaN metrics just before them.
+
+
+export type SearchRunsRequest = {
+  experimentIds: string[];
+  filter?: string;
+  runViewType?: ViewType;
+  maxResults: number;
+  orderBy?: string[];
+  pageToken?: string;
+};
+
+type Entity = 'metric' | 'parameter' | 'tag' | 'attribute' | 'dataset';
+
+const ENTITIES: Record<string, Entity> = {
+  metric: 'metric', metrics: 'metric',
+  parameter: 'parameter', parameters: 'parameter', param: 'parameter', params: 'parameter',
+  tag: 'tag', tags: 'tag',
+  attribute: 'attribute', attributes: 'attribute', attr: 'attribute', run: 'attribute',
+  dataset: 'dataset', datasets: 'dataset',
+};
+
+// Attribute names (and MLflow's aliases) to their column; numeric ones compare as numbers.
+const ATTRIBUTES: Record<string, { column: string; numeric: boolean; canonical: string }> = {
+  run_id: { column: 'r.run_id', numeric: false, canonical: 'run_id' },
+  run_name: { column: 'r.name', numeric: false, canonical: 'run_name' },
+  'run name': { column: 'r.name', numeric: false, canonical: 'run_name' },
+  'Run name': { column: 'r.name', numeric: false, canonical: 'run_name' },
+  'Run Name': { column: 'r.name', numeric: false, canonical: 'run_name' },
+  status: { column: 'r.status', numeric: false, canonical: 'status' },
+  user_id: { column: 'r.user_id', numeric: false, canonical: 'user_id' },
+  artifact_uri: { column: 'r.artifact_uri', numeric: false, canonical: 'artifact_uri' },
+  lifecycle_stage: { column: 'r.lifecycle_stage', numeric: false, canonical: 'lifecycle_stage' },
+  start_time: { column: 'r.start_time', numeric: true, canonical: 'start_time' },
+  created: { column: 'r.start_time', numeric: true, canonical: 'start_time' },
+  Created: { column: 'r.start_time', numeric: true, canonical: 'start_time' },
+  end_time: { column: 'r.end_time', numeric: true, canonical: 'end_time' },
+};
+const ATTRIBUTE_KEYS = Object.keys(ATTRIBUTES);
+
+const DATASET_KEYS = ['name', 'digest', 'context'];
+const DATASET_CONTEXT_TAG = 'mlflow.data.context';
+
+function entityOf(identifier: Identifier): Entity {
+  if (identifier.entity === undefined) return 'attribute';
+  const entity = ENTITIES[identifier.entity];
+  if (!entity) {
+    throw invalidParameter(
+      `Invalid entity type '${identifier.entity}'. Valid values are ['metric', 'parameter', 'tag', 'attribute', 'dataset']`,
+    );
+  }
+  return entity;
+}
+
+function attributeOf(key: string) {
+  const attribute = ATTRIBUTES[key];
+  if (!attribute) throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${ATTRIBUTE_KEYS.join("', '")}'`);
+  return attribute;
+}
+
+/** The SQL condition of one comparison on run `r`. */
+function condition(c: Comparison, params: Params): string {
+  const { key } = c.identifier;
+  const entity = entityOf(c.identifier);
+  switch (entity) {
+    case 'metric': {
+      checkOp(c, NUMERIC_OPS, `metric '${key}'`);
+      const value = numberValue(c.value, 'metric');
+      return `EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${params.add(key)} AND ${compareMetric('m.value', 'm.is_nan', c.op, value, params)})`;
+    }
+    case 'parameter':
+    case 'tag': {
+      checkOp(c, STRING_OPS, `${entity} '${key}'`);
+      const value = stringValue(c.value, entity);
+      const table = entity === 'tag' ? 'tracker_tags' : 'tracker_params';
+      return `EXISTS (SELECT 1 FROM ${table} x WHERE x.run_id = r.run_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, value, params)})`;
+    }
+    case 'attribute': {
+      const attribute = attributeOf(key);
+      if (attribute.numeric) {
+        if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+        checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
+        return compare(attribute.column, c.op, c.value.value, params);
+      }
+      if (c.value.kind === 'list') {
+        if (attribute.canonical !== 'run_id') {
+          throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");
+        }
+        checkOp(c, LIST_OPS, `a list of run ids`);
+        return compare(attribute.column, c.op, c.value.values, params);
+      }
+      if (c.value.kind === 'number') throw invalidParameter(`Expected a quoted string value for attributes. Got value ${c.value.text}`);
+      const value = stringValue(c.value, 'attributes');
+      checkOp(c, STRING_OPS, `attribute '${key}'`);
+      return compare(attribute.column, c.op, value, params);
+    }
+    case 'dataset': {
+      if (!DATASET_KEYS.includes(key)) {
+        throw invalidParameter(`Invalid dataset key '${key}' specified. Valid keys are '${DATASET_KEYS.join("', '")}'`);
+      }
+      const value = c.value.kind === 'list' ? c.value.values : stringValue(c.value, 'dataset attributes');
+      checkOp(c, Array.isArray(value) ? LIST_OPS : STRING_OPS, `dataset '${key}'`);
+      const inputs = `FROM tracker_inputs i JOIN tracker_datasets d ON d.dataset_id = i.source_id`;
+      const onRun = `i.destination_id = r.run_id AND i.destination_type = 'RUN_INPUT' AND i.source_type = 'DATASET'`;
+      if (key === 'context') {
+        return `EXISTS (SELECT 1 ${inputs} JOIN tracker_input_tags t ON t.input_id = i.input_id AND t.name = ${params.add(DATASET_CONTEXT_TAG)} WHERE ${onRun} AND ${compare('t.value', c.op, value, params)})`;
+      }
+      return `EXISTS (SELECT 1 ${inputs} WHERE ${onRun} AND ${compare(`d.${key}`, c.op, value, params)})`;
+    }
+  }
+}
+
+/** ORDER BY terms and the LEFT JOINs they need, one join per key. */
+function ordering(orderBy: string[], params: Params): { joins: string[]; terms: string[] } {
+  const joins: string[] = [];
+  const terms: string[] = [];
+  const keys: string[] = [];
+  orderBy.forEach((clause, n) => {
+    const { identifier, ascending } = parseOrderBy(clause);
+    const direction = ascending ? 'ASC' : 'DESC';
+    const alias = `o${n + 1}`;
+    const entity = entityOf(identifier);
+    switch (entity) {
+      case 'attribute': {
+        const attribute = attributeOf(identifier.key);
+        keys.push(`attribute:${attribute.canonical}`);
+        terms.push(`(${attribute.column} IS NULL)`, `${attribute.column} ${direction}`);
+        break;
+      }
+      case 'metric':
+        keys.push(`metric:${identifier.key}`);
+        joins.push(`LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${params.add(identifier.key)}`);
+        // Present values first, then NaN, then runs without the metric, whatever the direction.
+        terms.push(`(CASE WHEN ${alias}.run_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, `${alias}.value ${direction}`);
+        break;
+      case 'parameter':
+      case 'tag': {
+        keys.push(`${entity}:${identifier.key}`);
+        const table = entity === 'tag' ? 'tracker_tags' : 'tracker_params';
+        joins.push(`LEFT JOIN ${table} ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${params.add(identifier.key)}`);
+        terms.push(`(${alias}.value IS NULL)`, `${alias}.value ${direction}`);
+        break;
+      }
+      case 'dataset':
+        throw invalidParameter(`Invalid order_by clause '${clause}': runs cannot be ordered by dataset fields.`);
+    }
+  });
+  checkDistinct(keys, orderBy);
+  if (!keys.includes('attribute:start_time')) terms.push('r.start_time DESC');
+  terms.push('r.run_id ASC');
+  return { joins, terms };
+}
+
+const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
+
+export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ runIds: string[]; nextPageToken?: string }> {
+  const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.runs);
+  const offset = startOffset(req.pageToken);
+  const experimentIds = experimentIdsOf(req.experimentIds);
+  const stages = STAGES[req.runViewType ?? 'ACTIVE_ONLY'];
+  if (!stages) throw invalidParameter(`Invalid run_view_type '${req.runViewType}'.`);
+  const params = new Params();
+  const { joins, terms } = ordering(orderEntries(req.orderBy), params);
+  const where = [
+    `r.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
+    `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
+    ...parseFilter(req.filter).map((c) => condition(c, params)),
+  ];
+  if (experimentIds.length === 0) return { runIds: [] };
+  const sql = `SELECT r.run_id FROM tracker_runs r ${joins.join(' ')}
+    WHERE ${where.join(' AND ')}
+    ORDER BY ${terms.join(', ')}
+    LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
+  const rows = await db.query<{ run_id: string }>(sql, params.values);
+  const result = page(rows, offset, maxResults);
+  return { runIds: result.rows.map((r) => r.run_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
+}

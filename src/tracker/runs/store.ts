@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Sql } from '../../platform/db/index.ts';
+import { doesNotExist } from '../errors.ts';
+import { activeExperiment } from '../experiments/load.ts';
+import { randomName } from '../names.ts';
+import { writeKeyValues } from '../rows.ts';
+import type { KeyValue, RunStatus } from '../wire/fields.ts';
+import { runJson, runInfoJson, type RunRow } from '../wire/json.ts';
+import { activeRun } from './active.ts';
+import { RUN_COLUMNS, type RunJson } from './load.ts';
+import { RUN_NAME_TAG } from './messages.ts';
+
+// Run writes: create, update, delete and restore, tag deletion, runs/log-model. Values arrive checked
+// (messages.ts); what depends on stored state (the run or experiment is active) is checked inside the write.
+
+export type CreateRunInput = {
+  experimentId: number;
+  userId: string;
+  /** Undefined: a generated `<adjective>-<noun>-<n>`. */
+  runName: string | undefined;
+  startTime: number | undefined;
+  tags: KeyValue[];
+};
+
+export async function createRun(db: Database, input: CreateRunInput, now: number): Promise<RunJson> {
+  const experiment = await activeExperiment(db, input.experimentId);
+  const runName = input.runName ?? randomName();
+  const runId = randomUUID().replaceAll('-', '');
+  const artifactUri = `${experiment.artifact_location.replace(/\/+$/, '')}/${runId}/artifacts`;
+  const { row, tags } = await db.transaction(async (tx) => {
+    const [inserted] = await tx.query<RunRow>(
+      `INSERT INTO tracker_runs (run_id, experiment_id, name, user_id, status, start_time, artifact_uri)
+       VALUES ($1, $2, $3, $4, 'RUNNING', $5, $6) RETURNING ${RUN_COLUMNS}`,
+      [runId, input.experimentId, runName, input.userId, input.startTime ?? now, artifactUri],
+    );
+    const written = await writeKeyValues(tx, 'runTags', [runId], [...input.tags, { key: RUN_NAME_TAG, value: runName }]);
+    return { row: inserted!, tags: written };
+  });
+  // A new run has only its tags: answer from what was written rather than reading it back.
+  tags.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return runJson(row, { metrics: [], params: [], tags }, {}, {});
+}
+
+export async function updateRun(
+  db: Database,
+  runId: string,
+  change: { status?: RunStatus | undefined; endTime?: number | undefined; runName?: string | undefined },
+): Promise<ReturnType<typeof runInfoJson>> {
+  const row = await db.transaction(async (tx) => {
+    await activeRun(tx, runId);
+    const [updated] = await tx.query<RunRow>(
+      `UPDATE tracker_runs SET status = coalesce($2, status), end_time = coalesce($3, end_time), name = coalesce($4, name)
+       WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`,
+      [runId, change.status ?? null, change.endTime ?? null, change.runName ?? null],
+    );
+    // The run's name and its mlflow.runName tag are one fact.
+    if (change.runName) await writeKeyValues(tx, 'runTags', [runId], [{ key: RUN_NAME_TAG, value: change.runName }]);
+    return updated!;
+  });
+  return runInfoJson(row);
+}
+
+/** Delete marks the run deleted (its data stays, as in MLflow); restore makes it active again. */
+export async function setRunLifecycle(db: Sql, runId: string, to: 'active' | 'deleted', now: number): Promise<void> {
+  const rows = await db.query(`UPDATE tracker_runs SET lifecycle_stage = $2, deleted_time = $3 WHERE run_id = $1 RETURNING run_id`, [
+    runId,
+    to,
+    to === 'deleted' ? now : null,
+  ]);
+  if (rows.length === 0) throw doesNotExist(`Run with id=${runId} not found`);
+}
+
+export async function deleteRunTag(db: Database, runId: string, key: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await activeRun(tx, runId);
+    const deleted = await tx.query(`DELETE FROM tracker_tags WHERE run_id = $1 AND key = $2 RETURNING key`, [runId, key]);
+    if (deleted.length === 0) throw doesNotExist(`No tag with name: ${key} in run with id ${runId}`);
+  });
+}
+
+/** Appends a logged model's description to the run's `mlflow.log-model.history` tag (runs/log-model). */
+export async function recordLoggedModel(db: Database, runId: string, model: unknown): Promise<void> {
+  await db.transaction(async (tx) => {
+    await activeRun(tx, runId);
+    const [row] = await tx.query<{ value: string }>(
+      `SELECT value FROM tracker_tags WHERE run_id = $1 AND key = 'mlflow.log-model.history' FOR UPDATE`,
+      [runId],
+    );
+    let history: unknown[] = [];
+    try {
+      const parsed: unknown = row ? JSON.parse(row.value) : [];
+      if (Array.isArray(parsed)) history = parsed;
+    } catch {
+      history = [];
+    }
+    await writeKeyValues(tx, 'runTags', [runId], [{ key: 'mlflow.log-model.history', value: JSON.stringify([...history, model]) }]);
+  });
+}

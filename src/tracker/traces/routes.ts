@@ -1,0 +1,71 @@
+import { Hono } from 'hono';
+import type { AppEnv } from '../../platform/http.ts';
+import type { TrackerDeps } from '../deps.ts';
+import { readDeleteRequest, readRequest } from '../wire/request.ts';
+import { getTrace, loadTraces, traceInfoV2, traceInfoV3 } from './load.ts';
+import { DeleteTraces, DeleteTraceTag, EndTraceV2, SearchTracesV2, SearchTracesV3, SetTraceTag, StartTraceV2, StartTraceV3 } from './messages.ts';
+import { searchTraces } from './search.ts';
+import { deleteTraces, deleteTraceTag, endTraceV2, setTraceTag, startTraceV2, writeTrace } from './store.ts';
+
+// Traces: MLflow 3's endpoints (/api/3.0/mlflow/traces...) and the deprecated v2 ones (/api/2.0/mlflow/traces...)
+// that older clients and the tag calls still use. Paths relative to the prefix they are mounted under.
+
+function shared(deps: TrackerDeps): Hono<AppEnv> {
+  const { db } = deps;
+  return new Hono<AppEnv>()
+    .post('/traces/delete-traces', async (c) => c.json({ traces_deleted: await deleteTraces(db, await readRequest(c, DeleteTraces)) }))
+    .patch('/traces/:trace_id/tags', async (c) => {
+      await setTraceTag(db, c.req.param('trace_id'), await readRequest(c, SetTraceTag));
+      return c.json({});
+    })
+    .delete('/traces/:trace_id/tags', async (c) => {
+      await deleteTraceTag(db, c.req.param('trace_id'), (await readDeleteRequest(c, DeleteTraceTag)).key);
+      return c.json({});
+    });
+}
+
+/** Under the 2.0 prefixes. */
+export function traceRoutesV2(deps: TrackerDeps): Hono<AppEnv> {
+  const { db } = deps;
+  const info = async (id: string) => ({ trace_info: traceInfoV2(await getTrace(db, id)) });
+  return new Hono<AppEnv>()
+    .route('/', shared(deps))
+    .post('/traces', async (c) => {
+      const m = await readRequest(c, StartTraceV2);
+      const id = await startTraceV2(db, { experimentId: m.experiment_id, requestTime: m.timestamp_ms, metadata: m.request_metadata, tags: m.tags });
+      return c.json(await info(id));
+    })
+    .get('/traces', async (c) => {
+      const m = await readRequest(c, SearchTracesV2);
+      const found = await searchTraces(db, { ...m, maxResults: m.max_results, orderBy: m.order_by, pageToken: m.page_token });
+      const traces = (await loadTraces(db, found.traceIds)).map(traceInfoV2);
+      return c.json({ ...(traces.length ? { traces } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
+    })
+    .patch('/traces/:request_id', async (c) => {
+      const m = await readRequest(c, EndTraceV2);
+      const id = c.req.param('request_id');
+      await endTraceV2(db, id, { endTime: m.timestamp_ms, state: m.status, metadata: m.request_metadata, tags: m.tags });
+      return c.json(await info(id));
+    })
+    .get('/traces/:request_id/info', async (c) => c.json(await info(c.req.param('request_id'))));
+}
+
+/** Under the 3.0 prefixes. */
+export function traceRoutesV3(deps: TrackerDeps): Hono<AppEnv> {
+  const { db } = deps;
+  const trace = async (id: string) => ({ trace: { trace_info: traceInfoV3(await getTrace(db, id)) } });
+  return new Hono<AppEnv>()
+    .route('/', shared(deps))
+    .post('/traces', async (c) => {
+      const t = await readRequest(c, StartTraceV3);
+      await writeTrace(db, t);
+      return c.json(await trace(t.traceId));
+    })
+    .post('/traces/search', async (c) => {
+      const m = await readRequest(c, SearchTracesV3);
+      const found = await searchTraces(db, { ...m, maxResults: m.max_results, orderBy: m.order_by, pageToken: m.page_token });
+      const traces = (await loadTraces(db, found.traceIds)).map(traceInfoV3);
+      return c.json({ ...(traces.length ? { traces } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
+    })
+    .get('/traces/:trace_id', async (c) => c.json(await trace(c.req.param('trace_id'))));
+}

@@ -1,0 +1,83 @@
+import type { Sql } from '../../platform/db/types.ts';
+import { invalidParameter } from '../errors.ts';
+import { parseFilter, parseOrderBy, type Comparison } from '../search/filter.ts';
+import { checkMaxResults, page, startOffset } from '../search/paging.ts';
+import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
+
+// search_traces over the experiments given: filters on tags (`tags.<key>`), request metadata
+// (`metadata.<key>`, `request_metadata.<key>`) and the attributes below; ordered by them, newest first by default.
+// One statement a page, like every search here.
+
+const MAX_TRACES_PAGE = 500;
+
+const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
+  trace_id: { column: 't.trace_id', numeric: false },
+  request_id: { column: 't.trace_id', numeric: false },
+  client_request_id: { column: 't.client_request_id', numeric: false },
+  status: { column: 't.state', numeric: false },
+  state: { column: 't.state', numeric: false },
+  timestamp_ms: { column: 't.request_time', numeric: true },
+  timestamp: { column: 't.request_time', numeric: true },
+  request_time: { column: 't.request_time', numeric: true },
+  execution_time_ms: { column: 't.execution_duration', numeric: true },
+  execution_duration: { column: 't.execution_duration', numeric: true },
+};
+const ATTRIBUTE_ENTITIES = [undefined, 'attribute', 'attributes', 'trace'];
+
+function attributeOf(key: string) {
+  const attribute = ATTRIBUTES[key];
+  if (!attribute) throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
+  return attribute;
+}
+
+function keyedTable(entity: string | undefined): string | undefined {
+  if (entity === 'tag' || entity === 'tags') return 'tracker_trace_tags';
+  if (entity === 'metadata' || entity === 'request_metadata') return 'tracker_trace_metadata';
+  if (ATTRIBUTE_ENTITIES.includes(entity)) return undefined;
+  throw invalidParameter(`Invalid entity type '${entity}'. Valid entity types are ('attribute', 'trace', 'tag', 'tags', 'metadata', 'request_metadata')`);
+}
+
+function condition(c: Comparison, params: Params): string {
+  const { entity, key } = c.identifier;
+  const table = keyedTable(entity);
+  if (table) {
+    checkOp(c, STRING_OPS, `${entity} '${key}'`);
+    return `EXISTS (SELECT 1 FROM ${table} x WHERE x.trace_id = t.trace_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, stringValue(c.value, entity!), params)})`;
+  }
+  const attribute = attributeOf(key);
+  if (attribute.numeric) {
+    if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+    checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
+    return compare(attribute.column, c.op, c.value.value, params);
+  }
+  checkOp(c, STRING_OPS, `attribute '${key}'`);
+  return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);
+}
+
+export type SearchTracesRequest = { experimentIds: number[]; filter?: string | undefined; maxResults: number; orderBy: string[]; pageToken?: string | undefined };
+
+export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{ traceIds: string[]; nextPageToken?: string }> {
+  const maxResults = checkMaxResults(req.maxResults, MAX_TRACES_PAGE);
+  const offset = startOffset(req.pageToken);
+  if (req.experimentIds.length === 0) return { traceIds: [] };
+  const params = new Params();
+  const where = [`t.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[])`, ...parseFilter(req.filter).map((c) => condition(c, params))];
+  const keys: string[] = [];
+  const terms = orderEntries(req.orderBy).flatMap((clause) => {
+    const { identifier, ascending } = parseOrderBy(clause);
+    if (keyedTable(identifier.entity)) throw invalidParameter(`Invalid order_by clause '${clause}': traces are ordered by attributes only.`);
+    const { column } = attributeOf(identifier.key);
+    keys.push(column);
+    return [`${column} ${ascending ? 'ASC' : 'DESC'} NULLS LAST`];
+  });
+  checkDistinct(keys, req.orderBy);
+  if (!keys.includes('t.request_time')) terms.push('t.request_time DESC');
+  terms.push('t.trace_id ASC');
+  const rows = await db.query<{ trace_id: string }>(
+    `SELECT t.trace_id FROM tracker_traces t WHERE ${where.join(' AND ')}
+     ORDER BY ${terms.join(', ')} LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`,
+    params.values,
+  );
+  const result = page(rows, offset, maxResults);
+  return { traceIds: result.rows.map((r) => r.trace_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Sql } from '../../platform/db/index.ts';
+import { doesNotExist } from '../errors.ts';
+import { activeExperiment } from '../experiments/load.ts';
+import { writeKeyValues } from '../rows.ts';
+import type { KeyValue } from '../wire/fields.ts';
+import { traceNotFound } from './load.ts';
+import type { TraceState, TraceWrite } from './messages.ts';
+
+// Trace writes. A trace belongs to an active experiment; writing the same trace again (a client retry, or the v3
+// call made when a trace that v2 started ends) updates it. Every trace gets MLflow's `mlflow.artifactLocation` tag.
+
+const ARTIFACT_TAG = 'mlflow.artifactLocation';
+
+export async function writeTrace(db: Database, trace: TraceWrite): Promise<void> {
+  const experiment = await activeExperiment(db, trace.experimentId);
+  const location = `${experiment.artifact_location.replace(/\/+$/, '')}/traces/${trace.traceId}/artifacts`;
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO tracker_traces (trace_id, experiment_id, client_request_id, request_time, execution_duration, state, request_preview, response_preview)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (trace_id) DO UPDATE SET client_request_id = EXCLUDED.client_request_id, request_time = EXCLUDED.request_time,
+         execution_duration = EXCLUDED.execution_duration, state = EXCLUDED.state, request_preview = EXCLUDED.request_preview,
+         response_preview = EXCLUDED.response_preview`,
+      [
+        trace.traceId,
+        trace.experimentId,
+        trace.clientRequestId ?? null,
+        trace.requestTime,
+        trace.executionDuration ?? null,
+        trace.state,
+        trace.requestPreview ?? null,
+        trace.responsePreview ?? null,
+      ],
+    );
+    await writeKeyValues(tx, 'traceMetadata', [trace.traceId], trace.metadata);
+    await writeKeyValues(tx, 'traceTags', [trace.traceId], [{ key: ARTIFACT_TAG, value: location }, ...trace.tags]);
+  });
+}
+
+/** A v2 trace begins: a new id, in progress. */
+export async function startTraceV2(
+  db: Database,
+  input: { experimentId: number; requestTime: number; metadata: KeyValue[]; tags: KeyValue[] },
+): Promise<string> {
+  const traceId = `tr-${randomUUID().replaceAll('-', '')}`;
+  await writeTrace(db, {
+    ...input,
+    traceId,
+    clientRequestId: undefined,
+    executionDuration: undefined,
+    state: 'IN_PROGRESS',
+    requestPreview: undefined,
+    responsePreview: undefined,
+  });
+  return traceId;
+}
+
+/** A v2 trace ends: its duration from the start, its state, and metadata and tags merged in. */
+export async function endTraceV2(
+  db: Database,
+  traceId: string,
+  input: { endTime: number; state: TraceState; metadata: KeyValue[]; tags: KeyValue[] },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const rows = await tx.query(
+      `UPDATE tracker_traces SET execution_duration = $2 - request_time, state = $3 WHERE trace_id = $1 RETURNING trace_id`,
+      [traceId, input.endTime, input.state],
+    );
+    if (rows.length === 0) throw traceNotFound(traceId);
+    await writeKeyValues(tx, 'traceMetadata', [traceId], input.metadata);
+    await writeKeyValues(tx, 'traceTags', [traceId], input.tags);
+  });
+}
+
+async function existing(tx: Sql, traceId: string): Promise<void> {
+  const rows = await tx.query(`SELECT 1 FROM tracker_traces WHERE trace_id = $1`, [traceId]);
+  if (rows.length === 0) throw traceNotFound(traceId);
+}
+
+export async function setTraceTag(db: Database, traceId: string, tag: KeyValue): Promise<void> {
+  await db.transaction(async (tx) => {
+    await existing(tx, traceId);
+    await writeKeyValues(tx, 'traceTags', [traceId], [tag]);
+  });
+}
+
+export async function deleteTraceTag(db: Database, traceId: string, key: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await existing(tx, traceId);
+    const deleted = await tx.query(`DELETE FROM tracker_trace_tags WHERE trace_id = $1 AND key = $2 RETURNING key`, [traceId, key]);
+    if (deleted.length === 0) throw doesNotExist(`No trace tag with key '${key}' for trace with ID '${traceId}'`);
+  });
+}
+
+/** Deletes the named traces of an experiment, or its traces older than a time (oldest first, at most maxTraces). */
+export async function deleteTraces(
+  db: Sql,
+  input: { experimentId: number; traceIds: string[]; maxTimestamp: number | undefined; maxTraces: number | undefined },
+): Promise<number> {
+  const rows =
+    input.traceIds.length > 0
+      ? await db.query(`DELETE FROM tracker_traces WHERE experiment_id = $1 AND trace_id = ANY($2::text[]) RETURNING trace_id`, [
+          input.experimentId,
+          input.traceIds,
+        ])
+      : await db.query(
+          `DELETE FROM tracker_traces WHERE trace_id IN (
+             SELECT trace_id FROM tracker_traces WHERE experiment_id = $1 AND request_time <= $2
+             ORDER BY request_time, trace_id LIMIT $3)
+           RETURNING trace_id`,
+          [input.experimentId, input.maxTimestamp, input.maxTraces ?? null],
+        );
+  return rows.length;
+}

@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { QueryEngine } from '../../src/explore/engines/types.ts';
+import { MAX_PAGE_BYTES } from '../../src/platform/dashboard-pages.ts';
+import { readObject } from '../../src/platform/objects/index.ts';
+import { as, exploreHarness, type ExploreHarness } from './explore.ts';
+import { hostileStatement } from './hostile-sql.ts';
+import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.ts';
+
+// The property behind redaction, through POST /query: whatever statement the model writes, an analyst (who may read
+// customer but sees no personal data) never receives a personal value, in the answer or in the published page. Each
+// statement is refused (403, 413, 422), or answered with every trace of a personal value masked; a 5xx is a bug.
+// `leaks(text)` says whether a text holds a personal value of the engine's data; `tokens` are the callers' tokens
+// (Trino runs every statement as its caller).
+export type PropertyRun = { runs: number; seed: number; engine: () => Promise<QueryEngine>; leaks: (text: string) => boolean; tokens?: Record<string, string> };
+
+export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
+  let gw: ScriptedGateway;
+  let h: ExploreHarness;
+  let statement = '';
+  beforeAll(async () => {
+    gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => `\`\`\`sql\n${statement}\n\`\`\`` });
+    h = await exploreHarness({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_QUERY_TIMEOUT_MS: '20000' }, { engine: await run.engine(), ...(run.tokens ? { tokens: run.tokens } : {}) });
+    // Usage limits are tests/unit/limits.test.ts's subject; here every generated statement must reach the engine.
+    h.deps.limiter = { charge: async () => {} };
+  }, 300_000);
+  afterAll(async () => {
+    await h?.close();
+    await gw?.close();
+  });
+
+  const ask = async (sql: string, who = as.analyst) => {
+    statement = sql;
+    return h.ask(who, { question: 'customer contacts per nation', force: true });
+  };
+
+  it('sees a personal value where one is shown (the check can fail): an administrator reads the raw column', async () => {
+    const res = await ask('SELECT c_name, c_phone FROM tpch.tiny.customer LIMIT 3', as.admin);
+    expect(res.status).toBe(200);
+    expect(run.leaks(JSON.stringify(res.body))).toBe(true);
+  });
+
+  it(`holds for ${run.runs} generated statements (seed ${run.seed})`, async () => {
+    const outcomes: Record<number, number> = {};
+    await fc.assert(
+      fc.asyncProperty(hostileStatement(), async (sql) => {
+        const res = await ask(sql);
+        outcomes[res.status] = (outcomes[res.status] ?? 0) + 1;
+        expect([200, 403, 413, 422], `${res.status} for ${sql}: ${JSON.stringify(res.body)}`).toContain(res.status);
+        expect(run.leaks(JSON.stringify(res.body)), `personal value in the answer to ${sql}`).toBe(false);
+        if (res.body?.dashboard_id) {
+          const page = await readObject(h.deps.pages, `${res.body.dashboard_id}.html`, MAX_PAGE_BYTES);
+          expect(run.leaks(page!.toString('utf8')), `personal value in the page of ${sql}`).toBe(false);
+        }
+      }),
+      { seed: run.seed, numRuns: run.runs, endOnFailure: true },
+    );
+    // the property is worth little if nothing ran: enough statements must have been answered
+    expect(outcomes[200] ?? 0, JSON.stringify(outcomes)).toBeGreaterThan(run.runs / 10);
+  }, 1_800_000);
+}
