@@ -31,7 +31,7 @@ import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
 export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy });
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy, ...(deps.callers ? { callers: deps.callers } : {}) });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
   app.route('/', consoleRoutes());
   const api = new Hono<AppEnv>().use(requireCaller);
@@ -126,6 +126,7 @@ export const exploreService: ServiceDefinition = {
       dataDir: shared.platform.DATA_DIR,
       env,
     });
+    deps.callers = shared.callers;
     const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
     cleanup.unref();
     return {

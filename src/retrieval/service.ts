@@ -4,7 +4,6 @@ import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../p
 import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
-import { callerFrom } from '../platform/identity.ts';
 import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
@@ -33,13 +32,15 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     policy: deps.policy,
     maxBodyBytes: deps.config.MAX_JSON_BYTES,
     domainProblem: retrievalProblem,
+    ...(deps.callers ? { callers: deps.callers } : {}),
     // an upload streams to a temporary file under SVC_MAX_UPLOAD_BYTES, never into memory
     streamsBody: (c) => c.req.method === 'POST' && /^\/collections\/[^/]+\/documents$/.test(c.req.path),
   });
   app.use('/', async (c, next) => {
     // Outside an ingress the page asks for an identity to send; behind one, the console decision says who gets it.
-    if (c.req.header('x-user-id') || c.req.header('x-query-user')) {
-      const decision = await decideConsole(deps.policy, callerFrom(c.req.raw.headers), 'retrieval');
+    const caller = await c.var.callers.optionalCallerFrom(c.req.raw.headers);
+    if (caller) {
+      const decision = await decideConsole(deps.policy, caller, 'retrieval');
       if (!decision.allow) throw forbidden(`Not allowed to use the retrieval console: ${decision.reason}`);
     }
     await next();
@@ -93,6 +94,7 @@ export const retrievalService: ServiceDefinition = {
       metrics,
       limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,
+      callers: shared.callers,
     };
     // watched sources are scanned by every replica that may read them, one replica per source at a time
     const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;

@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
 import { createSandboxPool, type PoolLimits, type SandboxPool } from '../../src/dashboards-runtime/pool.ts';
 import { createProcessLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
@@ -51,7 +52,7 @@ export type RuntimeHarness = {
  */
 export async function runtimeHarness(
   h: ExploreHarness,
-  opts: { keys?: () => { current: string; old?: string | undefined }; limits?: Partial<PoolLimits> } = {},
+  opts: { keys?: () => { current: string; old?: string | undefined }; limits?: Partial<PoolLimits>; callers?: CallerResolver } = {},
 ): Promise<RuntimeHarness> {
   const keys = opts.keys ?? (() => ({ current: 'test-key' }));
   const explore = await startServer(h.app, 0, '127.0.0.1');
@@ -68,6 +69,7 @@ export async function runtimeHarness(
     logger: createLogger('runtime', 'silent'),
     metrics: createMetrics('dashboards-runtime'),
     ready: async () => true,
+    ...(opts.callers ? { callers: opts.callers } : {}),
   });
   return {
     app,

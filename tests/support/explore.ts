@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ export const as = {
   viewer: { user: 'vic', role: 'svc-viewer' },
 } satisfies Record<string, ExploreIdentity>;
 
-export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string> };
+export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string>; callers?: CallerResolver };
 
 export async function exploreHarness(env: Record<string, string> = {}, opts: HarnessOptions = {}) {
   const db: Database = await openPglite({});
@@ -40,6 +41,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
     logger,
     dataDir,
   });
+  if (opts.callers) deps.callers = opts.callers;
   const app = createExploreApp(deps);
   const headers = (who?: ExploreIdentity): Record<string, string> =>
     who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-User-Token': opts.tokens?.[who.user] ?? `token-of-${who.user}`, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {};

@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
@@ -28,7 +29,7 @@ export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
 
 export async function retrievalHarness(
   db: Database,
-  opts: { env?: Record<string, string>; embedder?: Embedder; watch?: { owner?: string } } = {},
+  opts: { env?: Record<string, string>; embedder?: Embedder; watch?: { owner?: string }; callers?: CallerResolver } = {},
 ) {
   await retrievalService.migrate(db);
   const config = loadRetrievalConfig({ ...opts.env });
@@ -47,6 +48,7 @@ export async function retrievalHarness(
     metrics,
     limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...opts.env }), registry: metrics.registry }),
     logger,
+    ...(opts.callers ? { callers: opts.callers } : {}),
   };
   const app = createRetrievalApp(deps);
   // the replica's watcher, as the service starts it (polling every SVC_WATCH_POLL_SECONDS), when asked for
