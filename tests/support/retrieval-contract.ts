@@ -182,6 +182,25 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         await replica.close();
       });
 
+      it('answers the same for chunks stored before row codes were kept (their copies are built from the vectors)', async () => {
+        await create('legacy');
+        const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord'];
+        for (let d = 0; d < 3; d++) {
+          const doc = Array.from({ length: 150 }, (_, i) => `${words[(i * (d + 2)) % words.length]} ${words[(i + d) % words.length]} mark${i % 13}`).join(' ');
+          expect((await h.upload('legacy', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
+        }
+        const ask = (harness: RetrievalHarness) =>
+          harness.json('POST', '/collections/legacy/query', who.user, { question: 'cobalt fjord mark5', top_k: 8 });
+        const withCodes = (await ask(h)).body.chunks;
+        expect(withCodes).toHaveLength(8);
+        const [coded] = await h.db.query<{ n: number }>(`SELECT count(embedding_i8)::int AS n FROM retrieval_chunks WHERE collection_slug = 'legacy'`);
+        expect(coded!.n).toBe((await counts('legacy')).chunks);
+        await h.db.exec(`UPDATE retrieval_chunks SET embedding_i8 = NULL WHERE collection_slug = 'legacy' AND seq % 2 = 0`);
+        const replica = await retrievalHarness(h.db);
+        expect((await ask(replica)).body.chunks).toEqual(withCodes.map((c: object) => ({ ...c })));
+        await replica.close();
+      });
+
       it('uses SVC_DEFAULT_TOP_K when top_k is absent and refuses a top_k above the ceiling naming it', async () => {
         await create('many');
         const doc = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' ');
