@@ -7,16 +7,17 @@ import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import type { ExploreHarness, ExploreIdentity } from './explore.ts';
+import { groupCaller, PEOPLE } from './identities.ts';
 
 // The people of the sharing tests and who of them may open a dashboard of each visibility (shared with the user
 // luke and the group finance). The same table drives explore's /access tests and the runtime's.
 export const SHARING_PEOPLE = {
-  owner: { user: 'olivia', role: 'svc-analyst' },
-  listed: { user: 'luke', role: 'svc-user' },
-  member: { user: 'gina', role: 'svc-user', groups: 'finance,ops' },
-  other: { user: 'oscar', role: 'svc-analyst', groups: 'marketing' },
-  viewer: { user: 'vera', role: 'svc-viewer' },
-  admin: { user: 'adam', role: 'svc-admin' },
+  owner: groupCaller(PEOPLE.olivia),
+  listed: groupCaller(PEOPLE.luke),
+  member: groupCaller(PEOPLE.gina),
+  other: groupCaller(PEOPLE.oscar),
+  viewer: groupCaller(PEOPLE.vera),
+  admin: groupCaller(PEOPLE.adam),
 } satisfies Record<string, ExploreIdentity>;
 export type SharingPerson = keyof typeof SHARING_PEOPLE;
 

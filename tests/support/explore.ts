@@ -9,6 +9,7 @@ import { loadExploreConfig } from '../../src/explore/config.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { createExploreApp, exploreDeps, exploreService } from '../../src/explore/service.ts';
+import { PEOPLE, roleCaller } from './identities.ts';
 
 // The explore app as a deployment builds it, in-process, on the embedded engine (shared across harnesses: it
 // takes seconds to load) and a fresh in-memory database.
@@ -16,13 +17,14 @@ let sharedEngine: Promise<QueryEngine> | undefined;
 export const embeddedEngine = () => (sharedEngine ??= createEmbeddedEngine());
 
 export type ExploreIdentity = { user: string; role: string; groups?: string };
+// without their groups: these tests give groups only where sharing with a group is what they test
 export const as = {
-  admin: { user: 'ada', role: 'svc-admin' },
-  engineer: { user: 'eve', role: 'svc-engineer' },
-  analyst: { user: 'ana', role: 'svc-analyst' },
-  analyst2: { user: 'abe', role: 'svc-analyst' },
-  user: { user: 'uma', role: 'svc-user' },
-  viewer: { user: 'vic', role: 'svc-viewer' },
+  admin: roleCaller(PEOPLE.ada),
+  engineer: roleCaller(PEOPLE.eve),
+  analyst: roleCaller(PEOPLE.ana),
+  analyst2: roleCaller(PEOPLE.abe),
+  user: roleCaller(PEOPLE.uma),
+  viewer: roleCaller(PEOPLE.vic),
 } satisfies Record<string, ExploreIdentity>;
 
 export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string>; callers?: CallerResolver };

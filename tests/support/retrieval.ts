@@ -13,16 +13,18 @@ import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
 import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
 import { startWatcher } from '../../src/retrieval/watch/watcher.ts';
+import { PEOPLE, type Person } from './identities.ts';
 
 // The retrieval app as a deployment builds it, in-process: tests call it through HTTP with app.request().
 export type Identity = { user: string; roles: string };
+const caller = (p: Person): Identity => ({ user: p.user, roles: p.role });
 export const who = {
-  admin: { user: 'ada', roles: 'svc-admin' },
-  engineer: { user: 'eve', roles: 'svc-engineer' },
-  analyst: { user: 'ana', roles: 'svc-analyst' },
-  user: { user: 'uma', roles: 'svc-user' },
-  viewer: { user: 'vic', roles: 'svc-viewer' },
-  stranger: { user: 'sam', roles: 'made-up-role' },
+  admin: caller(PEOPLE.ada),
+  engineer: caller(PEOPLE.eve),
+  analyst: caller(PEOPLE.ana),
+  user: caller(PEOPLE.uma),
+  viewer: caller(PEOPLE.vic),
+  stranger: caller(PEOPLE.sam),
 } satisfies Record<string, Identity>;
 
 export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
