@@ -157,7 +157,9 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         const direct = await retrievalHarness(h.db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
         const q2 = await direct.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
-        q2.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
+        q2.body.chunks.forEach((c: { score: number }, i: number) => {
+          expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
+        });
         await direct.close();
 
         // a second replica on the same database builds its copy from the stored vectors, and follows an upload
@@ -165,7 +167,9 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         const replica = await retrievalHarness(h.db);
         const q3 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
-        q3.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
+        q3.body.chunks.forEach((c: { score: number }, i: number) => {
+          expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
+        });
         expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
         const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q4.body.chunks[0].filename).toBe('late.txt');

@@ -55,7 +55,9 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
       if (newIds.length !== vectors.length) {
         throw new RangeError(`got ${newIds.length} ids for ${vectors.length} vectors`);
       }
-      vectors.forEach((v, n) => checkVector(v, dim, `vector ${n} (id ${newIds[n]})`));
+      vectors.forEach((v, n) => {
+        checkVector(v, dim, `vector ${n} (id ${newIds[n]})`);
+      });
       const first = ids.length;
       rows.reserve(first + vectors.length);
       floats.reserve(first + vectors.length);
