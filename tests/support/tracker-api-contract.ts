@@ -303,6 +303,53 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         const summaries = await t.post('experiments/search-datasets', { experiment_ids: [exp] });
         expect(summaries.body.dataset_summaries).toEqual([{ experiment_id: exp, name: 'iris', digest: 'abc123', context: 'training' }]);
       });
+
+      it('pages a search ordered by a metric in MLflow order across the NaN runs and the runs without it', async () => {
+        // 10 runs with a value (ties, infinities), 8 with NaN, 12 without the metric; start times tie in fours. The
+        // expected order is computed here from MLflow's rule, not read from the server: values in the asked
+        // direction, then NaN, then missing, in both directions; ties by the next key, start_time DESC, run_id.
+        const exp = (await t.post('experiments/create', { name: 'ordered-pages' })).body.experiment_id;
+        const values = [3, 1, 'Infinity', 3, 0, '-Infinity', 1, 3, 2, 0];
+        const runs: { id: string; start: number; value: number | 'NaN' | undefined; p: string }[] = [];
+        for (let i = 0; i < 30; i++) {
+          const value = i < 10 ? values[i] : i < 18 ? 'NaN' : undefined;
+          const run = { id: (await newRun(exp, { start_time: 1000 + (i % 4) })).info.run_id, start: 1000 + (i % 4), p: 'xyz'[i % 3]!, value };
+          const metrics = value === undefined ? [] : [{ key: 'score', value, timestamp: 1, step: 0 }];
+          expect((await t.post('runs/log-batch', { run_id: run.id, metrics, params: [{ key: 'p', value: run.p }] })).status).toBe(200);
+          runs.push({ ...run, value: typeof value === 'string' && value !== 'NaN' ? Number(value) : (value as number | 'NaN' | undefined) });
+        }
+        const rank = (v: (typeof runs)[number]['value']) => (v === undefined ? 2 : v === 'NaN' ? 1 : 0);
+        const expected = (descending: boolean, byParam: boolean) =>
+          [...runs]
+            .sort(
+              (a, b) =>
+                rank(a.value) - rank(b.value) ||
+                (rank(a.value) === 0 ? ((a.value as number) - (b.value as number)) * (descending ? -1 : 1) || 0 : 0) ||
+                (byParam ? a.p.localeCompare(b.p) : 0) ||
+                b.start - a.start ||
+                (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+            )
+            .map((r) => r.id);
+        for (const [orderBy, want] of [
+          [['metrics.score DESC'], expected(true, false)],
+          [['metrics.score ASC'], expected(false, false)],
+          [['metrics.score DESC', 'params.p ASC'], expected(true, true)],
+        ] as const) {
+          // Page sizes whose boundaries fall among the NaN runs (positions 10 to 17) and among the missing ones.
+          for (const size of [4, 7, 13, 30]) {
+            const pages: string[][] = [];
+            let token: string | undefined;
+            do {
+              const res = await t.post('runs/search', { experiment_ids: [exp], order_by: orderBy, max_results: size, ...(token ? { page_token: token } : {}) });
+              expect(res.status, res.text).toBe(200);
+              pages.push((res.body.runs ?? []).map((r: { info: { run_id: string } }) => r.info.run_id));
+              token = res.body.next_page_token;
+            } while (token);
+            expect(pages.flat(), `${orderBy} in pages of ${size}`).toEqual(want);
+            expect(pages.length).toBe(Math.ceil(30 / size));
+          }
+        }
+      });
     });
 
     describe('logged models', () => {

