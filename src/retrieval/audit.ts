@@ -12,6 +12,8 @@ export type AuditView = {
   top_k: number;
   chunks: { chunk_id: string; score: number }[];
   latency_ms: number;
+  /** What an answer gave, for a retrieval made to answer (`POST /collections/{slug}/answer`). */
+  answer?: store.AnswerRecord;
 };
 
 /** Newest first. The collections policy says who reads everyone's retrievals; everyone else reads their own. */
@@ -33,5 +35,6 @@ export async function listRetrievals(deps: RetrievalDeps, caller: Caller, limit:
     top_k: r.top_k,
     chunks: r.chunk_ids.map((chunk_id, i) => ({ chunk_id, score: r.scores[i]! })),
     latency_ms: r.latency_ms,
+    ...(r.answer ? { answer: r.answer } : {}),
   }));
 }

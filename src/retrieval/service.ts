@@ -18,6 +18,7 @@ import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
 import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
+import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { documentRoutes } from './routes/documents.ts';
@@ -50,6 +51,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   api.route('/collections', collectionRoutes(deps));
   api.route('/collections', documentRoutes(deps));
   api.route('/collections', queryRoutes(deps));
+  api.route('/collections', answerRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', api);

@@ -212,6 +212,20 @@ export type AuditRecord = {
   chunk_ids: string[];
   scores: number[];
   latency_ms: number;
+  /** Present when the retrieval was for an answer (POST /collections/{slug}/answer). */
+  answer?: AnswerRecord;
+};
+
+/** What an answer gave (or why it gave none): `outcome` answered, no_context, model_failed or cancelled. */
+export type AnswerRecord = {
+  outcome: 'answered' | 'no_context' | 'model_failed' | 'cancelled';
+  model: string;
+  text: string | null;
+  citations: { marker: number; chunk_id: string }[];
+  session_id: string | null;
+  standalone_question?: string;
+  error?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
 };
 
 // A retrieval's audit record is a record of the platform's audit chain (src/platform/audit): its id is its seq.

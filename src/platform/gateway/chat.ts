@@ -3,7 +3,14 @@ import { createClient } from './client.ts';
 import { withRetries } from './retry.ts';
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
-export type ChatRequest = { model: string; messages: ChatMessage[]; temperature?: number; maxTokens?: number };
+export type ChatRequest = {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  maxTokens?: number;
+  /** Cancels the call (and any further attempt): a caller that went away. */
+  signal?: AbortSignal;
+};
 export type ChatUsage = { promptTokens: number; completionTokens: number; totalTokens: number };
 export type ChatResult = { content: string; model: string; usage?: ChatUsage };
 export type GatewayModel = { id: string; owned_by?: string; [k: string]: unknown };
@@ -30,7 +37,7 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
           ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
           ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
           stream: false,
-        }),
+        }, req.signal ? { signal: req.signal } : undefined),
       );
       const content = res?.choices?.[0]?.message?.content;
       if (typeof content !== 'string') {

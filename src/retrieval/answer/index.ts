@@ -1,0 +1,139 @@
+import { createOpenAiChat, GatewayError, type ChatMessage, type ChatModel, type ChatUsage } from '../../platform/gateway/index.ts';
+import type { Caller } from '../../platform/identity.ts';
+import type { RetrievalDeps } from '../deps.ts';
+import { recordRetrieval, retrieveChunks, type ChunkResult, type Retrieved } from '../query.ts';
+import type { AnswerRecord } from '../store.ts';
+import { citationsOf, type Citation } from './citations.ts';
+import { AnswerModelError } from './errors.ts';
+import { MarkerFilter } from './markers.ts';
+import { extractiveAnswer, OFFLINE_ANSWER_MODEL } from './offline.ts';
+import { answerMessages } from './prompt.ts';
+
+// An answer to a question over a collection: the retrieval /query makes (same policy, ranking and audit record),
+// the chunks that are context numbered [1]..[k] for the chat model (or the offline extractive answer), the markers
+// checked against what was given, and one audit record holding the answer, the model and its citations.
+
+export type AnswerInput = { question: string; top_k?: number | undefined; session_id?: string | undefined };
+
+export type AnswerResponse = {
+  answer: string;
+  citations: Citation[];
+  /** The chunks given as context: marker n is chunks[n - 1]. */
+  chunks: ChunkResult[];
+  grounded: boolean;
+  /** The model that answered; null when none was asked (no context). */
+  model: string | null;
+  session_id: string | null;
+  latency_ms: number;
+  usage: { prompt_tokens: number; completion_tokens: number } | null;
+};
+
+/** Told as the answer is made, for a stream: the context, then the text as it comes (markers already checked). */
+export type AnswerEvents = { retrieval?(chunks: ChunkResult[]): void; delta?(text: string): void };
+
+export const NO_CONTEXT_ANSWER = 'The collection holds nothing on this question: no passage is close enough to answer from.';
+
+export type Answers = ReturnType<typeof createAnswers>;
+
+export function createAnswers(deps: RetrievalDeps) {
+  const { config } = deps;
+  const chat = config.CHAT_URL
+    ? createOpenAiChat({ baseURL: config.CHAT_URL, timeoutMs: config.CHAT_TIMEOUT_MS, ...(config.CHAT_API_KEY ? { apiKey: config.CHAT_API_KEY } : {}) })
+    : undefined;
+  if (!chat) deps.logger.warn('SVC_CHAT_URL is not set: answers are extractive (the sentences closest to the question), the offline fallback');
+  return {
+    answer: (caller: Caller, slug: string, input: AnswerInput, opts: { events?: AnswerEvents; signal?: AbortSignal } = {}) =>
+      answerQuestion({ deps, chat }, caller, slug, input, opts),
+  };
+}
+
+type Ctx = { deps: RetrievalDeps; chat: ChatModel | undefined };
+
+async function answerQuestion(
+  ctx: Ctx,
+  caller: Caller,
+  slug: string,
+  input: AnswerInput,
+  opts: { events?: AnswerEvents; signal?: AbortSignal },
+): Promise<AnswerResponse> {
+  const { deps } = ctx;
+  const started = performance.now();
+  const session_id = input.session_id ?? null;
+  const retrieved = await retrieveChunks(deps, caller, slug, { question: input.question, top_k: input.top_k });
+  const context = retrieved.chunks.filter((c) => isContext(c, retrieved, deps.config.ANSWER_MIN_SCORE));
+  opts.events?.retrieval?.(context);
+  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  const record = (answer: AnswerRecord) =>
+    recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: retrieved.topK, chunks: retrieved.chunks, latency_ms: elapsed(), answer });
+
+  if (context.length === 0) {
+    // nothing to answer from: the model is not asked, and nothing is charged
+    deps.metrics.answerRefusals.inc({ reason: 'no_context' });
+    opts.events?.delta?.(NO_CONTEXT_ANSWER);
+    await record({ outcome: 'no_context', model: '', text: NO_CONTEXT_ANSWER, citations: [], session_id });
+    deps.metrics.answerDuration.observe({ outcome: 'no_context' }, elapsed() / 1000);
+    return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, latency_ms: elapsed(), usage: null };
+  }
+
+  await deps.limiter.charge(caller, 'retrieval.answer');
+  const filter = new MarkerFilter(context.length);
+  let text = '';
+  const emit = (piece: string) => {
+    if (!piece) return;
+    text += piece;
+    opts.events?.delta?.(piece);
+  };
+  let generated: { model: string; usage?: ChatUsage };
+  try {
+    generated = await generate(ctx, input.question, context, (raw) => emit(filter.push(raw)), opts.signal);
+    emit(filter.end());
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    deps.metrics.answerDuration.observe({ outcome: 'model_failed' }, elapsed() / 1000);
+    await record({ outcome: 'model_failed', model: deps.config.CHAT_MODEL, text: null, citations: [], session_id, error: err.message });
+    throw new AnswerModelError(err);
+  }
+  if (filter.invented > 0) deps.metrics.inventedCitations.inc(filter.invented);
+  const usage = generated.usage ? { prompt_tokens: generated.usage.promptTokens, completion_tokens: generated.usage.completionTokens } : null;
+  if (usage) {
+    deps.metrics.answerTokens.inc({ kind: 'prompt' }, usage.prompt_tokens);
+    deps.metrics.answerTokens.inc({ kind: 'completion' }, usage.completion_tokens);
+  }
+  const citations = citationsOf(text, filter.used, context, input.question);
+  await record({
+    outcome: 'answered',
+    model: generated.model,
+    text,
+    citations: citations.map((c) => ({ marker: c.marker, chunk_id: c.chunk_id })),
+    session_id,
+    ...(usage ? { usage } : {}),
+  });
+  deps.metrics.answerDuration.observe({ outcome: 'answered' }, elapsed() / 1000);
+  return { answer: text, citations, chunks: context, grounded: true, model: generated.model, session_id, latency_ms: elapsed(), usage };
+}
+
+/**
+ * A chunk is context when its cosine similarity reaches SVC_ANSWER_MIN_SCORE or it holds a term of the question
+ * (the keyword ranking found it): a fused score says how chunks rank, not whether any of them is on the question.
+ */
+function isContext(chunk: ChunkResult, retrieved: Retrieved, minScore: number): boolean {
+  return chunk.keyword_rank !== null || (retrieved.similarity.get(chunk.chunk_id) ?? -Infinity) >= minScore;
+}
+
+/** The answer's raw text, told piece by piece to `onText`: from the chat model, or extractive when there is none. */
+async function generate(
+  ctx: Ctx,
+  question: string,
+  context: readonly ChunkResult[],
+  onText: (raw: string) => void,
+  signal?: AbortSignal,
+): Promise<{ model: string; usage?: ChatUsage }> {
+  if (!ctx.chat) {
+    onText(extractiveAnswer(question, context));
+    return { model: OFFLINE_ANSWER_MODEL };
+  }
+  const messages: ChatMessage[] = answerMessages(question, context);
+  const res = await ctx.chat.complete({ model: ctx.deps.config.CHAT_MODEL, messages, temperature: 0, ...(signal ? { signal } : {}) });
+  onText(res.content);
+  return { model: res.model, ...(res.usage ? { usage: res.usage } : {}) };
+}
