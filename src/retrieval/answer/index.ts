@@ -34,6 +34,7 @@ export type AnswerEvents = { retrieval?(chunks: ChunkResult[]): void; delta?(tex
 export const NO_CONTEXT_ANSWER = 'The collection holds nothing on this question: no passage is close enough to answer from.';
 
 export type Answers = ReturnType<typeof createAnswers>;
+type Ctx = { deps: RetrievalDeps; chat: ChatModel | undefined };
 
 export function createAnswers(deps: RetrievalDeps) {
   const { config } = deps;
@@ -41,33 +42,45 @@ export function createAnswers(deps: RetrievalDeps) {
     ? createOpenAiChat({ baseURL: config.CHAT_URL, timeoutMs: config.CHAT_TIMEOUT_MS, ...(config.CHAT_API_KEY ? { apiKey: config.CHAT_API_KEY } : {}) })
     : undefined;
   if (!chat) deps.logger.warn('SVC_CHAT_URL is not set: answers are extractive (the sentences closest to the question), the offline fallback');
+  const ctx: Ctx = { deps, chat };
   return {
-    answer: (caller: Caller, slug: string, input: AnswerInput, opts: { events?: AnswerEvents; signal?: AbortSignal } = {}) =>
-      answerQuestion({ deps, chat }, caller, slug, input, opts),
+    /** Everything that can refuse the request (validation, policy, limits): done before an answer starts. */
+    prepare: (caller: Caller, slug: string, input: AnswerInput) => prepareAnswer(ctx, caller, slug, input),
+    /** The answer itself; `events` follow it as it is made, `signal` cancels the model call. */
+    finish: (prepared: Prepared, opts: { events?: AnswerEvents; signal?: AbortSignal } = {}) => finishAnswer(ctx, prepared, opts),
   };
 }
 
-type Ctx = { deps: RetrievalDeps; chat: ChatModel | undefined };
+export type Prepared = {
+  caller: Caller;
+  slug: string;
+  input: AnswerInput;
+  started: number;
+  retrieved: Retrieved;
+  /** The chunks given as context, numbered from 1. */
+  context: ChunkResult[];
+};
 
-async function answerQuestion(
-  ctx: Ctx,
-  caller: Caller,
-  slug: string,
-  input: AnswerInput,
-  opts: { events?: AnswerEvents; signal?: AbortSignal },
-): Promise<AnswerResponse> {
+async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: AnswerInput): Promise<Prepared> {
   const { deps } = ctx;
   const started = performance.now();
-  const session_id = input.session_id ?? null;
   const retrieved = await retrieveChunks(deps, caller, slug, { question: input.question, top_k: input.top_k });
   const context = retrieved.chunks.filter((c) => isContext(c, retrieved, deps.config.ANSWER_MIN_SCORE));
-  opts.events?.retrieval?.(context);
-  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  // an answer is charged before anything is generated; a refusal for lack of context asks no model and is not
+  if (context.length > 0) await deps.limiter.charge(caller, 'retrieval.answer');
+  return { caller, slug, input, started, retrieved, context };
+}
+
+async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents; signal?: AbortSignal }): Promise<AnswerResponse> {
+  const { deps } = ctx;
+  const { input, context } = p;
+  const session_id = input.session_id ?? null;
+  const elapsed = () => Math.round((performance.now() - p.started) * 100) / 100;
   const record = (answer: AnswerRecord) =>
-    recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: retrieved.topK, chunks: retrieved.chunks, latency_ms: elapsed(), answer });
+    recordRetrieval(deps, p.caller, { collection: p.slug, question: input.question, top_k: p.retrieved.topK, chunks: p.retrieved.chunks, latency_ms: elapsed(), answer });
+  opts.events?.retrieval?.(context);
 
   if (context.length === 0) {
-    // nothing to answer from: the model is not asked, and nothing is charged
     deps.metrics.answerRefusals.inc({ reason: 'no_context' });
     opts.events?.delta?.(NO_CONTEXT_ANSWER);
     await record({ outcome: 'no_context', model: '', text: NO_CONTEXT_ANSWER, citations: [], session_id });
@@ -75,7 +88,6 @@ async function answerQuestion(
     return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, latency_ms: elapsed(), usage: null };
   }
 
-  await deps.limiter.charge(caller, 'retrieval.answer');
   const filter = new MarkerFilter(context.length);
   let text = '';
   const emit = (piece: string) => {
@@ -85,12 +97,14 @@ async function answerQuestion(
   };
   let generated: { model: string; usage?: ChatUsage };
   try {
-    generated = await generate(ctx, input.question, context, (raw) => emit(filter.push(raw)), opts.signal);
+    generated = await generate(ctx, input.question, context, (raw) => emit(filter.push(raw)), { streamed: !!opts.events?.delta, signal: opts.signal });
     emit(filter.end());
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
-    deps.metrics.answerDuration.observe({ outcome: 'model_failed' }, elapsed() / 1000);
-    await record({ outcome: 'model_failed', model: deps.config.CHAT_MODEL, text: null, citations: [], session_id, error: err.message });
+    // a caller who left cancelled the call: recorded as such, and nothing more is said to anyone
+    const outcome = opts.signal?.aborted ? 'cancelled' : 'model_failed';
+    deps.metrics.answerDuration.observe({ outcome }, elapsed() / 1000);
+    await record({ outcome, model: deps.config.CHAT_MODEL, text: null, citations: [], session_id, error: err.message });
     throw new AnswerModelError(err);
   }
   if (filter.invented > 0) deps.metrics.inventedCitations.inc(filter.invented);
@@ -126,14 +140,15 @@ async function generate(
   question: string,
   context: readonly ChunkResult[],
   onText: (raw: string) => void,
-  signal?: AbortSignal,
+  how: { streamed: boolean; signal?: AbortSignal | undefined },
 ): Promise<{ model: string; usage?: ChatUsage }> {
   if (!ctx.chat) {
     onText(extractiveAnswer(question, context));
     return { model: OFFLINE_ANSWER_MODEL };
   }
   const messages: ChatMessage[] = answerMessages(question, context);
-  const res = await ctx.chat.complete({ model: ctx.deps.config.CHAT_MODEL, messages, temperature: 0, ...(signal ? { signal } : {}) });
-  onText(res.content);
+  const req = { model: ctx.deps.config.CHAT_MODEL, messages, temperature: 0, ...(how.signal ? { signal: how.signal } : {}) };
+  const res = how.streamed ? await ctx.chat.stream(req, onText) : await ctx.chat.complete(req);
+  if (!how.streamed) onText(res.content);
   return { model: res.model, ...(res.usage ? { usage: res.usage } : {}) };
 }
