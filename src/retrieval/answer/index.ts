@@ -1,13 +1,18 @@
 import { createOpenAiChat, GatewayError, type ChatMessage, type ChatModel, type ChatUsage } from '../../platform/gateway/index.ts';
+import { notFound } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
+import type { SessionKey } from '../../platform/sessions/index.ts';
+import { requireQueryable } from '../access.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { recordRetrieval, retrieveChunks, type ChunkResult, type Retrieved } from '../query.ts';
+import * as store from '../store.ts';
 import type { AnswerRecord } from '../store.ts';
 import { citationsOf, type Citation } from './citations.ts';
 import { AnswerModelError } from './errors.ts';
 import { MarkerFilter } from './markers.ts';
 import { extractiveAnswer, OFFLINE_ANSWER_MODEL } from './offline.ts';
 import { answerMessages } from './prompt.ts';
+import { rememberTurn, sessionKey, standaloneQuestion, turnsOf } from './session.ts';
 
 // An answer to a question over a collection: the retrieval /query makes (same policy, ranking and audit record),
 // the chunks that are context numbered [1]..[k] for the chat model (or the offline extractive answer), the markers
@@ -24,6 +29,8 @@ export type AnswerResponse = {
   /** The model that answered; null when none was asked (no context). */
   model: string | null;
   session_id: string | null;
+  /** The follow-up rewritten from the session's turns, as it was retrieved for; null when the question stood alone. */
+  standalone_question: string | null;
   latency_ms: number;
   usage: { prompt_tokens: number; completion_tokens: number } | null;
 };
@@ -55,6 +62,9 @@ export type Prepared = {
   caller: Caller;
   slug: string;
   input: AnswerInput;
+  /** The question retrieved for and answered: the caller's, or the standalone rewrite of a follow-up. */
+  question: string;
+  session: SessionKey | undefined;
   started: number;
   retrieved: Retrieved;
   /** The chunks given as context, numbered from 1. */
@@ -64,28 +74,64 @@ export type Prepared = {
 async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: AnswerInput): Promise<Prepared> {
   const { deps } = ctx;
   const started = performance.now();
-  const retrieved = await retrieveChunks(deps, caller, slug, { question: input.question, top_k: input.top_k });
+  // an answer is charged once, before any model call; a refusal for lack of context asks no model and is not
+  let charged = false;
+  const charge = async () => {
+    if (!charged) await deps.limiter.charge(caller, 'retrieval.answer');
+    charged = true;
+  };
+  const session = input.session_id ? sessionKey(caller.user, input.session_id) : undefined;
+  const turns = session ? await turnsOf(deps, session) : [];
+  let question = input.question;
+  if (turns.length > 0) {
+    // the follow-up is read with the session before retrieval; the caller's access is checked before it costs anything
+    const head = await store.collectionHead(deps.db, slug);
+    if (!head) throw notFound(`Collection '${slug}' does not exist.`);
+    await requireQueryable(deps, caller, head);
+    if (ctx.chat) await charge();
+    try {
+      question = await standaloneQuestion(ctx.chat, deps.config.CHAT_MODEL, turns, input.question);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      const latency_ms = Math.round((performance.now() - started) * 100) / 100;
+      const answer: AnswerRecord = { outcome: 'model_failed', model: deps.config.CHAT_MODEL, text: null, citations: [], session_id: input.session_id ?? null, error: err.message };
+      await recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: input.top_k ?? deps.config.DEFAULT_TOP_K, chunks: [], latency_ms, answer });
+      deps.metrics.answerDuration.observe({ outcome: 'model_failed' }, latency_ms / 1000);
+      throw new AnswerModelError(err);
+    }
+  }
+  const retrieved = await retrieveChunks(deps, caller, slug, { question, top_k: input.top_k });
   const context = retrieved.chunks.filter((c) => isContext(c, retrieved, deps.config.ANSWER_MIN_SCORE));
-  // an answer is charged before anything is generated; a refusal for lack of context asks no model and is not
-  if (context.length > 0) await deps.limiter.charge(caller, 'retrieval.answer');
-  return { caller, slug, input, started, retrieved, context };
+  if (context.length > 0) await charge();
+  return { caller, slug, input, question, session, started, retrieved, context };
 }
 
 async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents; signal?: AbortSignal }): Promise<AnswerResponse> {
   const { deps } = ctx;
   const { input, context } = p;
   const session_id = input.session_id ?? null;
+  const standalone_question = p.question === input.question ? null : p.question;
   const elapsed = () => Math.round((performance.now() - p.started) * 100) / 100;
   const record = (answer: AnswerRecord) =>
-    recordRetrieval(deps, p.caller, { collection: p.slug, question: input.question, top_k: p.retrieved.topK, chunks: p.retrieved.chunks, latency_ms: elapsed(), answer });
+    recordRetrieval(deps, p.caller, {
+      collection: p.slug,
+      question: input.question,
+      top_k: p.retrieved.topK,
+      chunks: p.retrieved.chunks,
+      latency_ms: elapsed(),
+      answer: { ...answer, ...(standalone_question ? { standalone_question } : {}) },
+    });
+  // the session remembers answers given, never a failed or cancelled one
+  const remember = (answer: string) => (p.session ? rememberTurn(deps, p.session, { question: input.question, standalone: p.question, answer }) : undefined);
   opts.events?.retrieval?.(context);
 
   if (context.length === 0) {
     deps.metrics.answerRefusals.inc({ reason: 'no_context' });
     opts.events?.delta?.(NO_CONTEXT_ANSWER);
     await record({ outcome: 'no_context', model: '', text: NO_CONTEXT_ANSWER, citations: [], session_id });
+    await remember(NO_CONTEXT_ANSWER);
     deps.metrics.answerDuration.observe({ outcome: 'no_context' }, elapsed() / 1000);
-    return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, latency_ms: elapsed(), usage: null };
+    return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, standalone_question, latency_ms: elapsed(), usage: null };
   }
 
   const filter = new MarkerFilter(context.length);
@@ -97,7 +143,7 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
   };
   let generated: { model: string; usage?: ChatUsage };
   try {
-    generated = await generate(ctx, input.question, context, (raw) => emit(filter.push(raw)), { streamed: !!opts.events?.delta, signal: opts.signal });
+    generated = await generate(ctx, p.question, context, (raw) => emit(filter.push(raw)), { streamed: !!opts.events?.delta, signal: opts.signal });
     emit(filter.end());
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
@@ -113,7 +159,7 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
     deps.metrics.answerTokens.inc({ kind: 'prompt' }, usage.prompt_tokens);
     deps.metrics.answerTokens.inc({ kind: 'completion' }, usage.completion_tokens);
   }
-  const citations = citationsOf(text, filter.used, context, input.question);
+  const citations = citationsOf(text, filter.used, context, p.question);
   await record({
     outcome: 'answered',
     model: generated.model,
@@ -122,8 +168,9 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
     session_id,
     ...(usage ? { usage } : {}),
   });
+  await remember(text);
   deps.metrics.answerDuration.observe({ outcome: 'answered' }, elapsed() / 1000);
-  return { answer: text, citations, chunks: context, grounded: true, model: generated.model, session_id, latency_ms: elapsed(), usage };
+  return { answer: text, citations, chunks: context, grounded: true, model: generated.model, session_id, standalone_question, latency_ms: elapsed(), usage };
 }
 
 /**

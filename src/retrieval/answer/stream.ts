@@ -23,7 +23,8 @@ export function streamAnswer(c: Context<AppEnv>, answers: Answers, prepared: Pre
         events: { retrieval: (chunks) => send('retrieval', { chunks }), delta: (text) => send('delta', { text }) },
       });
       send('citations', { citations: answer.citations });
-      send('done', { grounded: answer.grounded, model: answer.model, session_id: answer.session_id, latency_ms: answer.latency_ms, usage: answer.usage });
+      const { grounded, model, session_id, standalone_question, latency_ms, usage } = answer;
+      send('done', { grounded, model, session_id, standalone_question, latency_ms, usage });
     } catch (err) {
       if (cancel.signal.aborted) return;
       const problem = problemResponse(retrievalProblem(err) ?? err, c);
