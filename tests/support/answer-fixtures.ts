@@ -34,8 +34,9 @@ export function sourcesOf(body: any): { n: number; filename: string; page: numbe
   });
 }
 
-/** The value of a counter in a metrics exposition (0 when absent). */
-export function metric(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+/** The value of a series in a metrics exposition, the one holding every label given (0 when absent). */
+export function metric(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const line = text.split('\n').find((l) => (l.startsWith(`${name} `) || l.startsWith(`${name}{`)) && wanted.every((w) => l.includes(w)));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }

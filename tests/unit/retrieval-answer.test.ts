@@ -76,6 +76,17 @@ describe('answers with a chat model', () => {
     expect(after - before).toBe(4);
   });
 
+  it('measures answers: time by outcome and the tokens the gateway reported', async () => {
+    gw.script.chat = () => 'The horn sounds every thirty seconds [1].';
+    const before = await metricsText();
+    expect((await ask('How often does the fog horn sound?')).body.usage).toEqual({ prompt_tokens: 1, completion_tokens: 1 });
+    const after = await metricsText();
+    const delta = (name: string, labels: Record<string, string>) => metric(after, name, labels) - metric(before, name, labels);
+    expect(delta('svc_answer_seconds_count', { outcome: 'answered' })).toBe(1);
+    expect(delta('svc_answer_tokens_total', { kind: 'prompt' })).toBe(1);
+    expect(delta('svc_answer_tokens_total', { kind: 'completion' })).toBe(1);
+  });
+
   it('answers 502 after three failed model calls, with no answer and the audit saying so', async () => {
     gw.failNext('/v1/chat/completions', 503, 3);
     const res = await ask('How often does the fog horn sound?');
@@ -158,6 +169,34 @@ describe('answers with a chat model', () => {
     expect(res.body.citations.length).toBeGreaterThan(0);
     for (const c of res.body.citations) expect(given.has(c.chunk_id)).toBe(true);
     expect(res.body.citations.map((c: any) => c.filename)).toEqual(['keepers.md']);
+  });
+});
+
+describe('the answers usage limit', () => {
+  let db: Database;
+  let gw: ScriptedGateway;
+  let h: RetrievalHarness;
+  beforeAll(async () => {
+    db = await openPglite({});
+    gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => 'It sounds every thirty seconds [1].' });
+    h = await retrievalHarness(db, { env: { ...ANSWER_ENV, SVC_CHAT_URL: gw.url, SVC_LIMIT_RETRIEVAL_ANSWERS: '1/h' } });
+    await h.json('POST', '/collections', who.engineer, { slug: 'coast', name: 'Coast', allowed_roles: [] });
+    await h.upload('coast', who.engineer, { name: 'coast.pdf', bytes: coastPdf(), type: 'application/pdf' });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await gw?.close();
+    await db?.close();
+  });
+
+  it('charges an answer before the model is called; a refusal for lack of context costs nothing', async () => {
+    const ask = (question: string) => h.json('POST', '/collections/coast/answer', who.engineer, { question });
+    expect((await ask('Which currency does Mongolia use?')).body.grounded).toBe(false);
+    expect((await ask('How often does the fog horn sound?')).status).toBe(200);
+    const over = await ask('How often does the fog horn sound at Point Reyes?');
+    expect(over.status).toBe(429);
+    expect(over.body.detail).toMatch(/retrieval\.answer/);
+    expect(gw.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(1);
   });
 });
 
