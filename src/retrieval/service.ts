@@ -22,6 +22,7 @@ import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { documentRoutes } from './routes/documents.ts';
+import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
 import { startWatcher } from './watch/watcher.ts';
 
@@ -52,6 +53,7 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
   api.route('/collections', documentRoutes(deps));
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));
+  api.route('/collections', pageRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', api);

@@ -64,6 +64,21 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       });
     });
 
+    it('opens the page a citation names, holding its quote; refuses pages that are not there', async () => {
+      gw.script.chat = (body) => `It sounds every thirty seconds [${sourcesOf(body).find((s) => s.text.includes('thirty seconds'))!.n}].`;
+      const { citations } = (await ask('How often does the fog horn at Point Reyes sound?')).body;
+      const c = citations[0];
+      const page = await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/${c.page}`, who.engineer);
+      expect(page.status).toBe(200);
+      expect(page.body).toMatchObject({ document_id: c.document_id, filename: 'coast.pdf', page: 3, pages: 3 });
+      expect(page.body.chunks.map((k: any) => k.chunk_id)).toContain(c.chunk_id);
+      expect(page.body.chunks.find((k: any) => k.chunk_id === c.chunk_id).text).toContain(c.quote);
+      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/4`, who.engineer)).body.detail).toMatch(/has 3 pages; there is no page 4/);
+      expect((await h.json('GET', `/collections/coast/documents/not-an-id/pages/1`, who.engineer)).status).toBe(400);
+      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/0`, who.engineer)).status).toBe(400);
+      expect((await h.json('GET', `/collections/vault/documents/${c.document_id}/pages/1`, who.engineer)).status).toBe(404);
+    });
+
     it('removes and counts markers that name no chunk it was given', async () => {
       let given = 0;
       gw.script.chat = (body) => {
