@@ -76,13 +76,13 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
   return { chunks, topK, mode, similarity };
 }
 
-/** The retrieval's audit record; an answer adds what it answered (`answer`). */
+/** The retrieval's audit record (its id returned); an answer adds what it answered (`answer`). */
 export async function recordRetrieval(
   deps: RetrievalDeps,
   caller: Caller,
   r: { collection: string; question: string; top_k: number; chunks: ChunkResult[]; latency_ms: number; answer?: store.AnswerRecord },
-): Promise<void> {
-  await store.insertAudit(deps.db, {
+): Promise<number> {
+  return store.insertAudit(deps.db, {
     user_id: caller.user,
     roles: caller.roles,
     collection: r.collection,

@@ -229,9 +229,10 @@ export type AnswerRecord = {
 };
 
 // A retrieval's audit record is a record of the platform's audit chain (src/platform/audit): its id is its seq.
-export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<void> {
+/** Returns the record's id (its seq in the chain). */
+export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<number> {
   const { user_id, ...detail } = a;
-  await appendAudit(sql, { service: 'retrieval', action: 'query', actor: user_id, detail });
+  return (await appendAudit(sql, { service: 'retrieval', action: 'query', actor: user_id, detail })).seq;
 }
 
 export async function listAudit(sql: Sql, opts: { limit: number; user?: string }): Promise<AuditRecord[]> {

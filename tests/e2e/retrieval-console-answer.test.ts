@@ -78,6 +78,12 @@ it('streams an answer in, and opens the cited page with the quote marked when it
   await page.waitForSelector('#page-view:not([hidden])');
   expect(await page.textContent('#pv-title')).toBe('coast.pdf · page 3 of 3');
   expect(await page.textContent('#pv-text .chunk.cited mark')).toBe(FOG_SENTENCE);
+
+  // thumbs down is stored with the answer's audit record
+  await page.click('#fb-down');
+  await expect.poll(() => page.textContent('#fb-said')).toContain('recorded as not useful');
+  const audit = await h.json('GET', '/audit/queries?limit=1', who.engineer);
+  expect(audit.body.queries[0]).toMatchObject({ answer: { outcome: 'answered' }, feedback: { rating: 'down' } });
 });
 
 it('says so when the collection holds nothing on the question', async () => {

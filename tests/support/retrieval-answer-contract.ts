@@ -79,6 +79,26 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       expect((await h.json('GET', `/collections/vault/documents/${c.document_id}/pages/1`, who.engineer)).status).toBe(404);
     });
 
+    it('stores thumbs up or down from the asker with the answer\'s audit record', async () => {
+      gw.script.chat = () => 'It sounds every thirty seconds [1].';
+      const answer = (await ask('How often does the fog horn sound?')).body;
+      const rate = (body: unknown, as = who.engineer, id = answer.audit_id) => h.json('POST', `/audit/queries/${id}/feedback`, as, body);
+      expect((await rate({ rating: 'up', comment: 'clear' })).status).toBe(201);
+      expect((await rate({ rating: 'down', comment: 'on second thought, too short' })).status).toBe(201);
+      const audit = await h.json('GET', '/audit/queries?limit=5', who.engineer);
+      const rec = audit.body.queries.find((q: any) => q.id === answer.audit_id);
+      expect(rec.feedback).toMatchObject({ rating: 'down', comment: 'on second thought, too short' });
+      // only its asker rates an answer, and only an answer
+      expect((await rate({ rating: 'up' }, who.analyst)).status).toBe(404);
+      const plain = await h.json('POST', '/collections/coast/query', who.engineer, { question: 'fog' });
+      expect(plain.status).toBe(200);
+      const plainId = (await h.json('GET', '/audit/queries?limit=1', who.engineer)).body.queries[0].id;
+      expect((await rate({ rating: 'up' }, who.engineer, plainId)).status).toBe(404);
+      const bad = await rate({ rating: 'meh' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors.map((e: any) => e.location)).toContain('json.rating');
+    });
+
     it('removes and counts markers that name no chunk it was given', async () => {
       let given = 0;
       gw.script.chat = (body) => {

@@ -29,6 +29,8 @@ export type AnswerResponse = {
   /** The model that answered; null when none was asked (no context). */
   model: string | null;
   session_id: string | null;
+  /** The answer's audit record (GET /audit/queries), which its feedback names. */
+  audit_id: number;
   /** The follow-up rewritten from the session's turns, as it was retrieved for; null when the question stood alone. */
   standalone_question: string | null;
   latency_ms: number;
@@ -128,10 +130,10 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
   if (context.length === 0) {
     deps.metrics.answerRefusals.inc({ reason: 'no_context' });
     opts.events?.delta?.(NO_CONTEXT_ANSWER);
-    await record({ outcome: 'no_context', model: '', text: NO_CONTEXT_ANSWER, citations: [], session_id });
+    const audit_id = await record({ outcome: 'no_context', model: '', text: NO_CONTEXT_ANSWER, citations: [], session_id });
     await remember(NO_CONTEXT_ANSWER);
     deps.metrics.answerDuration.observe({ outcome: 'no_context' }, elapsed() / 1000);
-    return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, standalone_question, latency_ms: elapsed(), usage: null };
+    return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, audit_id, standalone_question, latency_ms: elapsed(), usage: null };
   }
 
   const filter = new MarkerFilter(context.length);
@@ -160,7 +162,7 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
     deps.metrics.answerTokens.inc({ kind: 'completion' }, usage.completion_tokens);
   }
   const citations = citationsOf(text, filter.used, context, p.question);
-  await record({
+  const audit_id = await record({
     outcome: 'answered',
     model: generated.model,
     text,
@@ -170,7 +172,7 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
   });
   await remember(text);
   deps.metrics.answerDuration.observe({ outcome: 'answered' }, elapsed() / 1000);
-  return { answer: text, citations, chunks: context, grounded: true, model: generated.model, session_id, standalone_question, latency_ms: elapsed(), usage };
+  return { answer: text, citations, chunks: context, grounded: true, model: generated.model, session_id, audit_id, standalone_question, latency_ms: elapsed(), usage };
 }
 
 /**

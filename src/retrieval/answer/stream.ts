@@ -23,8 +23,8 @@ export function streamAnswer(c: Context<AppEnv>, answers: Answers, prepared: Pre
         events: { retrieval: (chunks) => send('retrieval', { chunks }), delta: (text) => send('delta', { text }) },
       });
       send('citations', { citations: answer.citations });
-      const { grounded, model, session_id, standalone_question, latency_ms, usage } = answer;
-      send('done', { grounded, model, session_id, standalone_question, latency_ms, usage });
+      const { grounded, model, session_id, audit_id, standalone_question, latency_ms, usage } = answer;
+      send('done', { grounded, model, session_id, audit_id, standalone_question, latency_ms, usage });
     } catch (err) {
       if (cancel.signal.aborted) return;
       const problem = problemResponse(retrievalProblem(err) ?? err, c);

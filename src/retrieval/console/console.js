@@ -193,6 +193,20 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   }
 });
 
+/** The audit id of the answer shown, which thumbs up or down rate. @type {number | null} */
+let answered = null;
+for (const [id, rating] of /** @type {const} */ ([['fb-up', 'up'], ['fb-down', 'down']])) {
+  byId(id).addEventListener('click', async () => {
+    if (answered === null) return;
+    try {
+      await api('POST', `/audit/queries/${answered}/feedback`, { rating });
+      byId('fb-said').textContent = `Thanks: recorded as ${rating === 'up' ? 'useful' : 'not useful'}.`;
+    } catch (err) {
+      byId('fb-said').textContent = message(err);
+    }
+  });
+}
+
 // An answer streams in as Server-Sent Events (fetch, since EventSource cannot POST); once its citations are known
 // each [n] becomes a button that opens the cited page with the quote marked.
 byId('answer-btn').addEventListener('click', async () => {
@@ -209,6 +223,8 @@ byId('answer-btn').addEventListener('click', async () => {
   text.replaceChildren();
   byId('answer-meta').textContent = 'Answering…';
   byId('answer-sources').replaceChildren();
+  byId('answer-feedback').hidden = true;
+  answered = null;
   try {
     const res = await fetch(`/collections/${slug}/answer`, {
       method: 'POST',
@@ -237,6 +253,9 @@ byId('answer-btn').addEventListener('click', async () => {
           `${Math.round(done.latency_ms)} ms`,
         ].filter(Boolean).join(' · ');
         byId('answer-sources').replaceChildren(...citations.map((c) => h('li', { value: c.marker }, `${c.filename} · page ${c.page}: “${c.quote}”`)));
+        answered = done.audit_id;
+        byId('fb-said').textContent = '';
+        byId('answer-feedback').hidden = false;
       }
     }
   } catch (err) {
