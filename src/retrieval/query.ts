@@ -100,12 +100,14 @@ const candidates = (deps: RetrievalDeps, topK: number) => Math.max(topK, deps.co
 
 async function hybrid(deps: RetrievalDeps, collection: Head, question: string, topK: number, similarity: Map<string, number>): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
-  const [dense, keyword] = await Promise.all([denseList(deps, collection, question, depth, similarity), keywordList(deps, collection, question, depth)]);
+  const [dense, keyword] = await Promise.all([denseList(deps, collection, question, depth), keywordList(deps, collection, question, depth)]);
+  for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, fuse(dense.hits, keyword, topK), dense.rows);
 }
 
 async function denseOnly(deps: RetrievalDeps, collection: Head, question: string, topK: number, similarity: Map<string, number>): Promise<ChunkResult[]> {
-  const dense = await denseList(deps, collection, question, topK, similarity);
+  const dense = await denseList(deps, collection, question, topK);
+  for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, single(dense.hits, 'dense'), dense.rows);
 }
 
@@ -118,19 +120,14 @@ async function denseList(
   collection: Head,
   question: string,
   k: number,
-  similarity: Map<string, number>,
 ): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
   const [vector] = await embedQuestion(deps, question);
   const index = await deps.indexes.get(deps.db, collection.slug, collection.version);
-  let dense: { hits: Scored[]; rows: Map<string, store.ChunkHit> };
   if (index === 'too-large') {
     const found = await store.rankByPgvector(deps.db, collection.slug, vector!, k);
-    dense = { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
-  } else {
-    dense = { hits: index.search(vector!, k), rows: new Map() };
+    return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
   }
-  for (const hit of dense.hits) similarity.set(hit.id, hit.score);
-  return dense;
+  return { hits: index.search(vector!, k), rows: new Map() };
 }
 
 async function keywordList(deps: RetrievalDeps, collection: Head, question: string, k: number): Promise<Scored[]> {
