@@ -4,7 +4,7 @@
 # JavaScript under plain Node is not an option); the build type-checks first, so a type error fails the image.
 #   docker build -t registry.example.com/svc:0.1.0 .
 #   docker run --rm -p 8080-8081:8080-8081 -p 5000:5000 -p 8090:8090 registry.example.com/svc:0.1.0   # svc dev
-ARG NODE_IMAGE=node:22-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 ARG GO_IMAGE=golang:1.26-bookworm
 
 # opa, pinned as in scripts/env.sh, built with `go install` like scripts/install-opa.sh (Go 1.26, as CI here).

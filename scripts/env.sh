@@ -8,6 +8,8 @@ PGVECTOR_VERSION="0.8.0"
 PG_MAJOR=15
 KEYCLOAK_VERSION="26.7.3"
 OAUTH2_PROXY_VERSION="v7.15.4"
+# The Node releases the unit suite also runs on (the npm registry's `node` package): scripts/install-node.sh.
+NODE_VERSIONS="22.23.3 24.21.0"
 export GOMODCACHE="$SVC_CACHE/go/mod" GOCACHE="$SVC_CACHE/go/build" GOFLAGS="-modcacherw"
 mkdir -p "$SVC_BIN" "$SVC_RUN"
 export PATH="$SVC_BIN:$PATH"

@@ -45,7 +45,9 @@ mkdir -p "$dir"
 exec 9>"$dir/lock"
 flock -w 300 9
 
-fingerprint="$( { echo "$KEYCLOAK_VERSION $java_home"; sha256sum <"$realm"; } | sha256sum | cut -d' ' -f1)"
+# The realm signs with the machine's identity key (scripts/identity-key.sh), the key Trino trusts.
+identity="$(bash "$here/identity-key.sh")"
+fingerprint="$( { echo "$KEYCLOAK_VERSION $java_home"; sha256sum <"$realm"; sha256sum <"$identity/signing-key.pem"; sha256sum <"$here/keycloak/with-signing-key.mjs"; } | sha256sum | cut -d' ' -f1)"
 if ours; then
   if [ "$(cat "$dir/fingerprint" 2>/dev/null)" = "$fingerprint" ]; then
     [ "${SVC_KEYCLOAK_WAIT:-1}" = 0 ] && exit 0
@@ -69,7 +71,9 @@ if [ "$(cat "$dir/fingerprint" 2>/dev/null)" != "$fingerprint" ]; then
   rm -rf "$dir/dist/data"
 fi
 mkdir -p "$dir/dist/data/import"
-cp "$realm" "$dir/dist/data/import/svc-realm.json"
+# The imported realm is the file in the repository with the identity key as its RS256 signing key (priority above
+# the keys Keycloak would generate), and the generated HMAC and AES keys Keycloak needs for itself.
+node "$here/keycloak/with-signing-key.mjs" "$realm" "$identity/signing-key.pem" >"$dir/dist/data/import/svc-realm.json"
 
 # 9>&-: the server must not inherit the lock. The bootstrap admin exists only for a person poking at the console.
 KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD=admin JAVA_HOME="$java_home" \

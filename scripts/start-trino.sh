@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts a single-node Trino 476 on 127.0.0.1 configured as production would be: HTTPS with a certificate made here,
-# JWT authentication with a key the tests hold (the user comes from the token), an internal shared secret, and
+# JWT authentication with the identity provider's key (the user is the token's preferred_username), an internal shared secret, and
 # file-based access control whose rules give the test analyst a row filter, a column mask and a denied table.
 # Idempotent: a Trino already answering on the port is reused. Prints where the test keys are.
 set -euo pipefail
@@ -19,12 +19,23 @@ mkdir -p "$etc/catalog" "$data" "$keys"
 rules_changed=0
 cmp -s "$here/trino/rules.json" "$etc/rules.json" 2>/dev/null || { cp "$here/trino/rules.json" "$etc/rules.json"; rules_changed=1; }
 
+# Tokens are verified with the identity provider's key (scripts/identity-key.sh: the test realm signs with it), and
+# the user is the token's preferred_username, as Keycloak names it. A server started with another key restarts.
+identity="$(bash "$here/identity-key.sh")"
+identity_changed=0
+cmp -s "$identity/signing-key.pem" "$keys/jwt-private.pem" 2>/dev/null || {
+  cp "$identity/signing-key.pem" "$keys/jwt-private.pem"
+  cp "$identity/signing-key.pub.pem" "$keys/jwt-public.pem"
+  identity_changed=1
+}
+grep -q "principal-field=preferred_username" "$etc/config.properties" 2>/dev/null || identity_changed=1
+
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
-# A token the test key signs, as the tests' own (the user is the subject).
+# A token the identity key signs, as the tests' own (the user is its preferred_username, and its subject).
 token() {
   local header payload
   header="$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)"
-  payload="$(printf '{"sub":"%s","exp":%d}' "$1" "$(($(date +%s) + 300))" | b64url)"
+  payload="$(printf '{"sub":"%s","preferred_username":"%s","exp":%d}' "$1" "$1" "$(($(date +%s) + 300))" | b64url)"
   printf '%s.%s.%s' "$header" "$payload" "$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -sign "$keys/jwt-private.pem" -binary | b64url)"
 }
 answers_info() { curl -fsS --cacert "$keys/ca.pem" "https://localhost:$port/v1/info" 2>/dev/null | grep -q '"starting":false'; }
@@ -55,21 +66,19 @@ wait_ready() {
 }
 
 if answers_info; then
-  if grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
+  if [ "$identity_changed" = 0 ] && grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
     [ "$rules_changed" = 1 ] && sleep 6
     wait_ready
     exit $?
   fi
-  log "trino on port $port reads its rules from elsewhere: restarting it"
+  log "trino on port $port reads its rules or its identity key from elsewhere: restarting it"
   bash "$here/stop-trino.sh" "$port"
 fi
 
-if [ ! -f "$keys/jwt-private.pem" ]; then
+if [ ! -f "$keys/server.pem" ]; then
   openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
     -keyout "$keys/server-key.pem" -out "$keys/ca.pem" 2>/dev/null
   cat "$keys/server-key.pem" "$keys/ca.pem" > "$keys/server.pem"
-  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$keys/jwt-private.pem" 2>/dev/null
-  openssl pkey -in "$keys/jwt-private.pem" -pubout -out "$keys/jwt-public.pem"
 fi
 
 cat > "$etc/node.properties" <<CONF
@@ -93,6 +102,7 @@ http-server.https.port=$port
 http-server.https.keystore.path=$keys/server.pem
 http-server.authentication.type=JWT
 http-server.authentication.jwt.key-file=$keys/jwt-public.pem
+http-server.authentication.jwt.principal-field=preferred_username
 internal-communication.shared-secret=svc-test-shared-secret
 discovery.uri=http://127.0.0.1:$((port + 1))
 query.max-memory=512MB

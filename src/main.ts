@@ -35,7 +35,8 @@ async function main(argv: string[]): Promise<number> {
     case 'dev': {
       const shared = await openSharedParts(process.env, { embedded: true });
       // The embedded defaults trust identity headers from anyone who can connect: only this machine, unless told
-      return runUntilSignal(await allServices(), shared, { hostname: shared.platform.HOST ?? '127.0.0.1' });
+      // and on a terminal its logs are for a person (pino-pretty); piped, they stay JSON lines
+      return runUntilSignal(await allServices(), shared, { hostname: shared.platform.HOST ?? '127.0.0.1', prettyLogs: process.stdout.isTTY === true });
     }
     case 'serve': {
       const load = sub !== undefined && Object.hasOwn(SERVICES, sub) ? SERVICES[sub] : undefined;
@@ -85,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runUntilSignal(services: ServiceDefinition[], shared: SharedParts, opts = {}): Promise<number> {
+async function runUntilSignal(services: ServiceDefinition[], shared: SharedParts, opts: Parameters<typeof launch>[3] = {}): Promise<number> {
   let launched: Launched[] = [];
   try {
     launched = await launch(services, process.env, shared, opts);

@@ -3,7 +3,8 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
 import { verifyDashboard, type DashboardKeys } from '../platform/dashboard-signature.ts';
 import { forbidden, notFound, unauthorized, unavailable } from '../platform/errors.ts';
-import { createApp, type AppEnv } from '../platform/http.ts';
+import type { CallerResolver } from '../platform/auth/index.ts';
+import { createApp, HEADER_CALLERS, type AppEnv } from '../platform/http.ts';
 import { identityHeaders, type Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
@@ -25,6 +26,8 @@ export type RuntimeDeps = {
   ready: () => Promise<boolean>;
   /** The runtime's policy engine, for /ready and /metrics only: its access decisions are explore's. */
   policy?: PolicyEngine;
+  /** Who views (SVC_AUTH_MODE); the ingress's headers when absent. */
+  callers?: CallerResolver;
 };
 
 type Launch = { allow: true; reason: string; object_key: string; digest: string; owner: string };
@@ -35,9 +38,10 @@ type Launch = { allow: true; reason: string; object_key: string; digest: string;
  * and its owner); then the viewer's own sandbox.
  */
 export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready, ...(deps.policy ? { policy: deps.policy } : {}) });
+  const callers = deps.callers ?? HEADER_CALLERS;
+  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready, callers, ...(deps.policy ? { policy: deps.policy } : {}) });
   app.get('/d/:id', async (c) => {
-    const found = await viewerOf(c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
+    const found = await viewerOf(callers, c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
     if (!found) throw unauthorized('No viewer identity: open dashboards through the ingress, which signs you in.');
     const { viewer } = found;
     if (found.fromHeaders) setCookie(c, SESSION_COOKIE, await deps.sessions.issue(viewer), { httpOnly: true, sameSite: 'Lax', path: '/' });

@@ -37,6 +37,7 @@ export const dashboardsRuntimeService: ServiceDefinition = {
       // ready when explore, which decides every launch, answers
       ready: async () => (await fetch(exploreHealth, { signal: AbortSignal.timeout(2000) })).ok,
       policy: shared.policy,
+      callers: shared.callers,
     });
     return { app, close: () => pool.close() };
   },

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import { callerFrom, type Caller } from '../platform/identity.ts';
+import type { CallerResolver } from '../platform/auth/index.ts';
+import type { Caller } from '../platform/identity.ts';
 
 // The viewer comes from the forward-auth headers; the runtime then issues a session cookie so that a browser's
-// later requests (without the ingress in front, or from the sandboxed page) keep the same identity.
+// later requests (without the ingress in front, or from the sandboxed page) keep the same identity. In jwt mode
+// every request carries the viewer's token (the ingress adds it) and there is no cookie session: the token is what
+// explore's launch decision verifies, and a cookie could not carry it.
 export const SESSION_COOKIE = 'svc_dashboard_session';
 
 export function createSessions(secret: string) {
@@ -30,10 +33,19 @@ export function createSessions(secret: string) {
 }
 export type Sessions = ReturnType<typeof createSessions>;
 
-/** Headers first (the ingress is the authority), else a valid session cookie, else nobody. */
-export async function viewerOf(headers: Headers, cookie: string | undefined, sessions: Sessions): Promise<{ viewer: Caller; fromHeaders: boolean } | undefined> {
+/**
+ * Headers first (the ingress is the authority), else a valid session cookie, else nobody. In jwt mode only a
+ * verified token: none, or a bad one, is the 401 with its challenge.
+ */
+export async function viewerOf(
+  callers: CallerResolver,
+  headers: Headers,
+  cookie: string | undefined,
+  sessions: Sessions,
+): Promise<{ viewer: Caller; fromHeaders: boolean } | undefined> {
+  if (callers.mode === 'jwt') return { viewer: await callers.callerFrom(headers), fromHeaders: false };
   try {
-    return { viewer: callerFrom(headers), fromHeaders: true };
+    return { viewer: await callers.callerFrom(headers), fromHeaders: true };
   } catch {
     const viewer = cookie ? await sessions.read(cookie) : undefined;
     return viewer ? { viewer, fromHeaders: false } : undefined;

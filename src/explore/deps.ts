@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../platform/auth/index.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { ChatModel } from '../platform/gateway/index.ts';
 import type { Limiter } from '../platform/limits/index.ts';
@@ -33,4 +34,6 @@ export type ExploreDeps = {
   /** Per-user limits: questions that reach the model. */
   limiter: Limiter;
   logger: Logger;
+  /** Who calls (SVC_AUTH_MODE); the ingress's headers when absent. */
+  callers?: CallerResolver;
 };

@@ -30,10 +30,11 @@ import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
-export function createExploreApp(deps: ExploreDeps): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy });
+/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
+  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy, ...(deps.callers ? { callers: deps.callers } : {}) });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
-  app.route('/', consoleRoutes());
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
   const api = new Hono<AppEnv>().use(requireCaller);
   api.route('/', queryRoutes(deps));
   api.route('/', miscRoutes(deps));
@@ -126,10 +127,11 @@ export const exploreService: ServiceDefinition = {
       dataDir: shared.platform.DATA_DIR,
       env,
     });
+    deps.callers = shared.callers;
     const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
     cleanup.unref();
     return {
-      app: createExploreApp(deps),
+      app: createExploreApp(deps, { devIdentity: shared.embedded }),
       close: async () => {
         clearInterval(cleanup);
         await engine.close();

@@ -8,14 +8,15 @@ import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import { AuthError, authProblemResponse, createCallerResolver, type CallerResolver } from './auth/index.ts';
 import { ProblemError } from './errors.ts';
-import { callerFrom, type Caller } from './identity.ts';
+import type { Caller } from './identity.ts';
 import type { Logger } from './log.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import { inRequest } from './policy/request-scope.ts';
 import type { PolicyEngine } from './policy/types.ts';
 
-export type AppEnv = { Variables: { requestId: string; log: Logger; caller: Caller } };
+export type AppEnv = { Variables: { requestId: string; log: Logger; caller: Caller; callers: CallerResolver } };
 export type ErrorMapper = (err: unknown, c: Context<AppEnv>) => Response;
 
 export type AppOptions = {
@@ -37,7 +38,12 @@ export type AppOptions = {
   streamsBody?: (c: Context) => boolean;
   /** The policy engine: /ready needs it ready and reports its bundle revision, /metrics adds its counters. */
   policy?: Pick<PolicyEngine, 'revision' | 'metrics' | 'ready'>;
+  /** Who the caller is (SVC_AUTH_MODE): requireCaller asks it. Default: the ingress's headers. */
+  callers?: CallerResolver;
 };
+
+/** Today's behaviour and `svc dev`'s: the caller as the ingress's X-User-* headers name it. */
+export const HEADER_CALLERS: CallerResolver = createCallerResolver({ mode: 'headers', tokenHeader: 'X-Auth-Request-Access-Token' }, { knownRoles: [] });
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -49,8 +55,10 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
 
   // An inbound X-Request-Id is kept when it is a plain token of at most 128 characters, else replaced.
   app.use(requestId({ limitLength: 128 }));
+  const callers = opts.callers ?? HEADER_CALLERS;
   app.use(async (c, next) => {
     const id = c.var.requestId;
+    c.set('callers', callers);
     c.set('log', logger.child({ requestId: id }));
     const started = performance.now();
     // Decisions taken while this request runs carry its id into the decision log.
@@ -113,6 +121,7 @@ const TITLES: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 4
 /** problem+json (RFC 9457). A 5xx says only "internal error" and the request id; the stack goes to the log. */
 export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get('requestId');
+  if (err instanceof AuthError) return authProblemResponse(err, requestId);
   let problem: ProblemError;
   if (err instanceof ProblemError) problem = err;
   else if (err instanceof HTTPException && err.status < 500) {
@@ -135,9 +144,12 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   });
 }
 
-/** Sets `c.var.caller` from the ingress headers; no identity is a 401. */
+/**
+ * Sets `c.var.caller`: from a verified token (SVC_AUTH_MODE=jwt) or the ingress's headers. No identity, or a token
+ * that does not verify, is a 401 with its challenge; an issuer that cannot be reached is a 503.
+ */
 export const requireCaller: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
-  c.set('caller', callerFrom(c.req.raw.headers));
+  c.set('caller', await c.var.callers.callerFrom(c.req.raw.headers));
   await next();
 });
 

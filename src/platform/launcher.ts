@@ -1,10 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { authSettings, authShape, createCallerResolver, type CallerResolver } from './auth/index.ts';
 import { loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
 import { appendAudit } from './audit/index.ts';
 import { createPolicyEngine, type BundleActivation } from './policy/index.ts';
+import { POLICIES_DIR } from './policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
 import { initTracing } from './tracing.ts';
 
@@ -52,7 +56,29 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
     ? undefined
     : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
   const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
-  return { platform: selected, db, policy, embedded: opts.embedded };
+  return { platform: selected, db, policy, embedded: opts.embedded, callers: openCallerResolver(env) };
+}
+
+/**
+ * SVC_AUTH_MODE's resolver. In jwt mode the issuer's keys are fetched now; an issuer that cannot be reached is
+ * logged and the service starts (each request that needs keys then answers 503 until it can).
+ */
+export function openCallerResolver(env: Env): CallerResolver {
+  const settings = authSettings(loadConfig(authShape, env));
+  const callers = createCallerResolver(settings, { knownRoles: knownRoles() });
+  if (settings.mode === 'jwt') {
+    void callers.warm().then((ok) => {
+      if (!ok) createLogger('auth', 'warn').warn({ issuer: settings.issuer }, 'the identity provider could not be reached at start-up: requests that need its keys answer 503 until it can');
+    });
+  }
+  return callers;
+}
+
+/** The platform's roles (policies/data.json `known_roles`); a token's other roles are dropped before any policy. */
+function knownRoles(): string[] {
+  const data = JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')) as { svc?: { config?: { known_roles?: unknown } } };
+  const roles = data.svc?.config?.known_roles;
+  return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }
 
 export async function migrateAll(db: Database, services: ServiceDefinition[]): Promise<string[]> {
@@ -66,7 +92,7 @@ export async function launch(
   services: ServiceDefinition[],
   env: Env,
   shared: SharedParts,
-  opts: { portOverride?: number; hostname?: string } = {},
+  opts: { portOverride?: number; hostname?: string; prettyLogs?: boolean } = {},
 ): Promise<Launched[]> {
   if (shared.platform.TRACING_ENABLED) {
     await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
@@ -77,7 +103,7 @@ export async function launch(
   );
   const launched: Launched[] = [];
   for (const service of services) {
-    const logger = createLogger(service.name, shared.platform.LOG_LEVEL);
+    const logger = createLogger(service.name, shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
     const port = opts.portOverride ?? loadConfig({ [service.portSetting]: int(service.defaultPort, 0) }, env)[service.portSetting]!;
     const started = await service.start({ env, shared, logger });
     const server: RunningServer = await startServer(started.app, port as number, opts.hostname);

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { CallerResolver } from './auth/index.ts';
 import type { Env, PlatformConfig } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppEnv } from './http.ts';
@@ -13,6 +14,8 @@ export type SharedParts = {
   embedded: boolean;
   db: Database;
   policy: PolicyEngine;
+  /** Who calls (SVC_AUTH_MODE): the ingress's headers, or a token verified against SVC_OIDC_ISSUER's keys. */
+  callers: CallerResolver;
 };
 
 export type ServiceContext = { env: Env; shared: SharedParts; logger: Logger };

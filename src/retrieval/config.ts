@@ -28,8 +28,11 @@ export const retrievalShape = {
   RAG_OCR_ENABLED: flag(false),
   /** Bytes an Office package may inflate to before it is refused as a zip bomb. */
   RAG_MAX_EXTRACTED_BYTES: int(268_435_456, 1),
-  /** Above this many chunks a collection is ranked by pgvector directly instead of the in-memory index. */
-  RAG_MEMORY_INDEX_MAX_CHUNKS: int(200_000, 0),
+  /**
+   * Above this many chunks a collection is ranked by pgvector directly instead of the in-memory copy, which holds
+   * about 800 bytes a chunk at 768 dimensions (int8 rows and their bounds; the float rows stay in the database).
+   */
+  RAG_MEMORY_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
   RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */

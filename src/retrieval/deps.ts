@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../platform/auth/index.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { Embedder } from '../platform/gateway/index.ts';
 import type { Limiter } from '../platform/limits/index.ts';
@@ -22,4 +23,6 @@ export type RetrievalDeps = {
   /** Per-user limits: embeddings per upload now, answers once /answer exists. */
   limiter: Limiter;
   logger: Logger;
+  /** Who calls (SVC_AUTH_MODE); the ingress's headers when absent. */
+  callers?: CallerResolver;
 };

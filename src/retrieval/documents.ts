@@ -9,6 +9,7 @@ import { detectFormat, extractDocument } from './ingest/index.ts';
 import { retrievalProblem } from './errors.ts';
 import * as store from './store.ts';
 import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
+import { CODE_HEADER, encodeRow, unitRow } from './vector-index/index.ts';
 
 export type DocumentView = {
   document_id: string;
@@ -65,7 +66,8 @@ export async function uploadDocument(
   slug: string,
   request: Request,
 ): Promise<UploadResult> {
-  const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
+  // the collection's row without its counts: an upload needs only its roles
+  const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
   const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
@@ -114,28 +116,37 @@ export async function ingestSpooled(
     if (uploader.caller) await deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length);
     const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
     const documentId = randomUUID();
-    const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, embedding: vectors[i]! }));
+    const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
 
     const stored = await deps.db.transaction(async (tx) => {
-      const document = await store.insertDocument(tx, {
-        id: documentId,
-        collection_slug: slug,
-        filename: upload.filename,
-        content_type: upload.declaredType || 'application/octet-stream',
-        format: detected.format,
-        size_bytes: upload.size,
-        sha256: upload.sha256,
-        page_count: extracted.pages.length,
-        ocr_pages: extracted.ocrPages,
-        status: 'INDEXED',
-        chunk_count: rows.length,
-        uploaded_by: uploader.user,
-      });
-      // another upload of the same bytes committed first: write nothing, answer with its document
+      // Sent together and answered in order (one round trip on Postgres): the chunks and the version bump write only
+      // if the document row went in, so an upload that lost the unique index to another writes nothing.
+      const [document] = await Promise.all([
+        store.insertDocument(tx, {
+          id: documentId,
+          collection_slug: slug,
+          filename: upload.filename,
+          content_type: upload.declaredType || 'application/octet-stream',
+          format: detected.format,
+          size_bytes: upload.size,
+          sha256: upload.sha256,
+          page_count: extracted.pages.length,
+          ocr_pages: extracted.ocrPages,
+          status: 'INDEXED',
+          chunk_count: rows.length,
+          uploaded_by: uploader.user,
+        }),
+        ...batches(rows, CHUNK_BATCH).map((batch) => store.insertChunks(tx, slug, documentId, batch)),
+        ...(onStored ? [] : [store.bumpCollectionVersion(tx, slug, documentId)]),
+      ]);
+      // another upload of the same bytes committed first: nothing was written, answer with its document
       if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };
-      for (let i = 0; i < rows.length; i += 500) await store.insertChunks(tx, slug, documentId, rows.slice(i, i + 500));
-      if (onStored) await onStored(tx, document);
-      await store.bumpCollectionVersion(tx, slug);
+      if (onStored) {
+        // what the caller records (a watch letting go of the document this one replaces) comes before the bump, the
+        // order of the watch's other writes (let a document go, then bump): no two take the same rows in opposite orders
+        await onStored(tx, document);
+        await store.bumpCollectionVersion(tx, slug);
+      }
       return { document };
     });
     if (!stored.document) {
@@ -154,6 +165,21 @@ export async function ingestSpooled(
     await upload.discard();
   }
 }
+
+/**
+ * An embedding as the database keeps it: float32 values (what pgvector stores), and the row code the in-memory
+ * index loads, computed from those same values so that scores read back from either agree exactly.
+ */
+function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
+  const embedding = Float32Array.from(vector);
+  const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
+  return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };
+}
+
+/** Chunks per insert statement: a batch travels as one parameter of about 20 KiB a chunk. */
+const CHUNK_BATCH = 500;
+const batches = <T>(items: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });

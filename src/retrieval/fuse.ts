@@ -11,7 +11,9 @@ export type Fused = { id: string; score: number; dense_rank: number | null; keyw
 /** Competition ranks of a list sorted best first: equal scores share the better rank. */
 export function ranks(list: readonly Scored[]): number[] {
   const out: number[] = [];
-  list.forEach((hit, i) => out.push(i > 0 && hit.score === list[i - 1]!.score ? out[i - 1]! : i + 1));
+  list.forEach((hit, i) => {
+    out.push(i > 0 && hit.score === list[i - 1]!.score ? out[i - 1]! : i + 1);
+  });
   return out;
 }
 

@@ -1,6 +1,6 @@
-import type { Sql } from '../platform/db/index.ts';
+import type { Database } from '../platform/db/index.ts';
 import * as store from './store.ts';
-import { createVectorIndex, type VectorIndex } from './vector-index/index.ts';
+import { createStoredIndex, type StoredIndex } from './vector-index/index.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
 // every use first reads the collection's version (one indexed row), and a copy whose version differs catches up.
@@ -8,79 +8,89 @@ import { createVectorIndex, type VectorIndex } from './vector-index/index.ts';
 // sum of its chunk sequence numbers show that nothing else changed (no deletion, no insert committed out of
 // sequence order); otherwise the copy is rebuilt. So an upload through any replica costs the others the new rows
 // only, and a replica never answers from vectors another replica has removed.
-type Copy = { index: VectorIndex; rows: number; lastSeq: number; seqSum: number };
+// A copy holds the int8 row codes that ingestion stores beside each chunk, read with binary COPY; the float rows
+// for the exact re-rank are read from the database per query, a few at a time (vector-index/stored.ts).
+type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number };
 type Entry = { version: number; copy: Copy | 'too-large' };
+
+export type RankedChunk = store.ChunkHit & { score: number };
 
 export type CollectionIndexes = {
   /**
-   * The index for the collection at `version` (read by the caller in the same request), or 'too-large' when the
-   * collection has more chunks than an in-memory copy may hold.
+   * The exact top `k` chunks of the collection at `version` (read by the caller in the same request) by cosine
+   * similarity to `vector`, best first; 'too-large' when the collection has more chunks than a copy may hold.
    */
-  get(sql: Sql, slug: string, version: number): Promise<VectorIndex | 'too-large'>;
+  rank(db: Database, slug: string, version: number, vector: readonly number[], k: number): Promise<RankedChunk[] | 'too-large'>;
   drop(slug: string): void;
+  /** Bytes the collection's copy holds (0 when there is none). */
+  bytes(slug: string): number;
 };
 
 export function createCollectionIndexes(dim: number, maxChunks: number): CollectionIndexes {
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
 
-  async function catchUp(sql: Sql, slug: string, version: number, held: Copy | undefined): Promise<Entry> {
-    if (held) {
-      const delta = await store.embeddingsAfter(sql, slug, held.lastSeq);
+  async function catchUp(db: Database, slug: string, version: number, held: Copy | 'too-large' | undefined): Promise<Entry> {
+    const tooLarge = () => remember(slug, { version, copy: 'too-large' });
+    if (held === 'too-large') {
+      // still too large, most likely: a count is cheaper than reading past the limit again
+      if ((await store.chunkCount(db, slug)) > maxChunks) return tooLarge();
+    } else if (held) {
+      const delta = await store.readCodesAfter(db, slug, held.lastSeq);
+      if (delta.total > maxChunks) return tooLarge();
       const added = delta.rows;
       const unchanged = delta.total === held.rows + added.length && delta.seqSum === held.seqSum + added.reduce((s, r) => s + r.seq, 0);
-      if (unchanged && delta.total <= maxChunks) {
-        append(held, added);
+      if (unchanged) {
+        held.index.reserve(delta.total);
+        for (const row of added) append(held, row);
         return remember(slug, { version, copy: held });
       }
     }
-    if ((await store.chunkCount(sql, slug)) > maxChunks) return remember(slug, { version, copy: 'too-large' });
-    const all = await store.embeddingsAfter(sql, slug, 0);
-    const copy: Copy = { index: await createVectorIndex(dim), rows: 0, lastSeq: 0, seqSum: 0 };
-    append(copy, all.rows);
-    return remember(slug, { version, copy });
+    // one read past the limit tells a collection too large for a copy, without counting it first
+    const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0 };
+    const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
+    return read.total > maxChunks ? tooLarge() : remember(slug, { version, copy });
   }
 
   const remember = (slug: string, entry: Entry) => (entries.set(slug, entry), entry);
 
+  async function copyAt(db: Database, slug: string, version: number): Promise<Entry> {
+    const held = entries.get(slug);
+    if (held?.version === version) return held;
+    // One catch-up at a time per collection; callers asking for the same version share it.
+    const key = `${slug}@${version}`;
+    let running = pending.get(key);
+    if (!running) {
+      running = catchUp(db, slug, version, held?.copy).finally(() => pending.delete(key));
+      pending.set(key, running);
+    }
+    return running;
+  }
+
   return {
-    async get(sql, slug, version) {
-      const held = entries.get(slug);
-      if (held?.version === version) return index(held);
-      // One catch-up at a time per collection; callers asking for the same version share it.
-      const key = `${slug}@${version}`;
-      let running = pending.get(key);
-      if (!running) {
-        const copy = held && held.copy !== 'too-large' ? held.copy : undefined;
-        running = catchUp(sql, slug, version, copy).finally(() => pending.delete(key));
-        pending.set(key, running);
-      }
-      return index(await running);
+    async rank(db, slug, version, vector, k) {
+      const { copy } = await copyAt(db, slug, version);
+      if (copy === 'too-large') return 'too-large';
+      const hits = await copy.index.search(vector, k, async (seqs) =>
+        (await store.chunksBySeq(db, slug, seqs)).map(({ seq, vector: stored, ...chunk }) => ({ seq, vector: stored, item: chunk })),
+      );
+      return hits.map((h) => ({ ...h.item, score: h.score }));
     },
     drop(slug) {
       entries.delete(slug);
     },
+    bytes(slug) {
+      const copy = entries.get(slug)?.copy;
+      return copy && copy !== 'too-large' ? copy.index.bytes : 0;
+    },
   };
 }
 
-const index = (entry: Entry) => (entry.copy === 'too-large' ? 'too-large' : entry.copy.index);
-
-function append(copy: Copy, rows: { seq: number; id: string; embedding: Uint8Array }[]): void {
-  if (rows.length === 0) return;
-  copy.index.add(
-    rows.map((r) => r.id),
-    rows.map((r) => parseVector(r.embedding)),
-  );
-  copy.rows += rows.length;
-  copy.lastSeq = rows[rows.length - 1]!.seq;
-  for (const r of rows) copy.seqSum += r.seq;
-}
-
-/** pgvector's binary form: int16 dimension, int16 unused, then the values as big-endian float4. */
-function parseVector(bytes: Uint8Array): Float32Array {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const dim = view.getInt16(0);
-  const v = new Float32Array(dim);
-  for (let i = 0; i < dim; i++) v[i] = view.getFloat32(4 + 4 * i);
-  return v;
+function append(copy: Copy, row: store.StoredRow): void {
+  if (row.code) copy.index.addCode(row.seq, row.code);
+  else if (row.vector) copy.index.addVector(row.seq, row.vector);
+  else throw new Error(`chunk ${row.seq} has neither a code nor a vector`);
+  copy.rows += 1;
+  copy.lastSeq = row.seq;
+  copy.seqSum += row.seq;
 }

@@ -112,8 +112,8 @@ async function denseOnly(deps: RetrievalDeps, collection: Head, question: string
 }
 
 /**
- * The dense candidates: the in-memory vector index up to its size limit, pgvector's exact scan past it (whose rows
- * come with their text, kept so they are not read twice).
+ * The dense candidates: the in-memory copy up to its size limit, pgvector's exact scan past it. Both return the
+ * rows with their text, kept so they are not read twice.
  */
 async function denseList(
   deps: RetrievalDeps,
@@ -122,12 +122,9 @@ async function denseList(
   k: number,
 ): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
   const [vector] = await embedQuestion(deps, question);
-  const index = await deps.indexes.get(deps.db, collection.slug, collection.version);
-  if (index === 'too-large') {
-    const found = await store.rankByPgvector(deps.db, collection.slug, vector!, k);
-    return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
-  }
-  return { hits: index.search(vector!, k), rows: new Map() };
+  const ranked = await deps.indexes.rank(deps.db, collection.slug, collection.version, vector!, k);
+  const found = ranked === 'too-large' ? await store.rankByPgvector(deps.db, collection.slug, vector!, k) : ranked;
+  return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
 }
 
 async function keywordList(deps: RetrievalDeps, collection: Head, question: string, k: number): Promise<Scored[]> {

@@ -4,7 +4,6 @@ import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../p
 import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
-import { callerFrom } from '../platform/identity.ts';
 import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
@@ -26,7 +25,8 @@ import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
 import { startWatcher } from './watch/watcher.ts';
 
-export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
+/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
     service: 'retrieval',
     logger: deps.logger,
@@ -35,18 +35,20 @@ export function createRetrievalApp(deps: RetrievalDeps): Hono<AppEnv> {
     policy: deps.policy,
     maxBodyBytes: deps.config.MAX_JSON_BYTES,
     domainProblem: retrievalProblem,
+    ...(deps.callers ? { callers: deps.callers } : {}),
     // an upload streams to a temporary file under SVC_MAX_UPLOAD_BYTES, never into memory
     streamsBody: (c) => c.req.method === 'POST' && /^\/collections\/[^/]+\/documents$/.test(c.req.path),
   });
   app.use('/', async (c, next) => {
     // Outside an ingress the page asks for an identity to send; behind one, the console decision says who gets it.
-    if (c.req.header('x-user-id') || c.req.header('x-query-user')) {
-      const decision = await decideConsole(deps.policy, callerFrom(c.req.raw.headers), 'retrieval');
+    const caller = await c.var.callers.optionalCallerFrom(c.req.raw.headers);
+    if (caller) {
+      const decision = await decideConsole(deps.policy, caller, 'retrieval');
       if (!decision.allow) throw forbidden(`Not allowed to use the retrieval console: ${decision.reason}`);
     }
     await next();
   });
-  app.route('/', consoleRoutes());
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
   // every API route needs a caller
   const api = new Hono<AppEnv>().use(requireCaller);
   api.route('/collections', collectionRoutes(deps));
@@ -97,12 +99,13 @@ export const retrievalService: ServiceDefinition = {
       metrics,
       limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,
+      callers: shared.callers,
     };
     // watched sources are scanned by every replica that may read them, one replica per source at a time
     const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
     if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
     return {
-      app: createRetrievalApp(deps),
+      app: createRetrievalApp(deps, { devIdentity: shared.embedded }),
       close: async () => {
         await watcher?.stop();
         await ocr.close();

@@ -12,6 +12,7 @@ import { modelVersionFileRoutes, registryRoutes } from './registry/routes.ts';
 import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
 import { serverInfoRoutes } from './server-info.ts';
+import { signIn } from './signed-in.ts';
 import { traceRoutesV2, traceRoutesV3 } from './traces/routes.ts';
 import { uiRoutes } from './ui/index.ts';
 
@@ -43,7 +44,12 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     maxBodyBytes: deps.config.maxJsonBytes,
     // artifact uploads stream to the store; the UI's upload-artifact keeps MLflow's own 10 MB bound and message
     streamsBody: (c) => c.req.path.startsWith(`${ARTIFACTS_PREFIX}/`) || c.req.path.endsWith('/upload-artifact'),
+    ...(deps.callers ? { callers: deps.callers } : {}),
   });
+  // every path but /health, /ready and /metrics: a token sent anywhere is checked
+  for (const path of [...API_PREFIXES, ...V3_PREFIXES, ARTIFACTS_PREFIX].map((p) => `${p}/*`)) app.use(path, signIn);
+  app.use('/graphql', signIn);
+  app.use('/ajax-api/graphql', signIn);
   const gate = schemaGateMiddleware(deps.schema);
   const api = trackerApi(deps);
   for (const prefix of API_PREFIXES) {

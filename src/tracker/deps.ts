@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../platform/auth/index.ts';
 import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
@@ -19,4 +20,6 @@ export type TrackerDeps = {
   metrics: ServiceMetrics;
   /** Whether the database schema is current; when it is not, writes are refused (see schema-gate.ts). */
   schema: SchemaGate;
+  /** Who calls (SVC_AUTH_MODE); the ingress's headers when absent. */
+  callers?: CallerResolver;
 };

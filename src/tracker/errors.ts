@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { AuthError, authProblem } from '../platform/auth/index.ts';
 import type { AppEnv } from '../platform/http.ts';
 
 // The tracker speaks MLflow's error wire: {"error_code": "...", "message": "..."} with MLflow's status for each
@@ -43,7 +44,12 @@ export const permissionDenied = (message: string) => new TrackerError('PERMISSIO
 /** The tracker's one error mapper (given to createApp). Anything not a TrackerError is a 500 without details. */
 export function trackerErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   let error: TrackerError;
-  if (err instanceof TrackerError) error = err;
+  let headers: Record<string, string> = {};
+  if (err instanceof AuthError) {
+    const problem = authProblem(err);
+    error = new TrackerError(problem.mlflowCode, problem.detail);
+    headers = problem.headers;
+  } else if (err instanceof TrackerError) error = err;
   else if (err instanceof HTTPException && err.status < 500) error = new TrackerError('BAD_REQUEST', err.message || 'Bad request');
   else {
     c.get('log')?.error({ err }, 'unhandled error');
@@ -51,6 +57,6 @@ export function trackerErrorResponse(err: unknown, c: Context<AppEnv>): Response
   }
   return new Response(JSON.stringify({ error_code: error.code, message: error.message }), {
     status: error.status,
-    headers: { 'Content-Type': 'application/json' },
+    headers: { ...headers, 'Content-Type': 'application/json' },
   });
 }

@@ -72,6 +72,6 @@ export const trackerService: ServiceDefinition = {
       logger,
       schema: createSchemaGate(shared.db, shipped, pending),
     });
-    return { app: createTrackerApp(deps), close: async () => {} };
+    return { app: createTrackerApp({ ...deps, callers: shared.callers }), close: async () => {} };
   },
 };

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { launchBrowser, pageFailures } from '../support/browser.ts';
-import { retrievalHarness, type RetrievalHarness } from '../support/retrieval.ts';
+import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 
 // The console as a person uses it, in headless Chromium against a running retrieval service.
 let db: Database;
@@ -86,7 +86,7 @@ it('creates a collection, uploads a file, asks a question, sees the chunk, and d
   page.once('dialog', (dialog) => dialog.accept());
   await page.click('#delete');
   await page.waitForSelector('#collections li[data-slug="field-notes-2026"]', { state: 'detached' });
-  expect((await h.json('GET', '/collections/field-notes-2026', { user: 'ada', roles: 'svc-admin' })).status).toBe(404);
+  expect((await h.json('GET', '/collections/field-notes-2026', who.admin)).status).toBe(404);
 });
 
 it('shows the reason when the caller may not create a collection', async () => {

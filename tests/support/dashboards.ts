@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
 import { createSandboxPool, type PoolLimits, type SandboxPool } from '../../src/dashboards-runtime/pool.ts';
 import { createProcessLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
@@ -6,16 +7,17 @@ import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import type { ExploreHarness, ExploreIdentity } from './explore.ts';
+import { groupCaller, PEOPLE } from './identities.ts';
 
 // The people of the sharing tests and who of them may open a dashboard of each visibility (shared with the user
 // luke and the group finance). The same table drives explore's /access tests and the runtime's.
 export const SHARING_PEOPLE = {
-  owner: { user: 'olivia', role: 'svc-analyst' },
-  listed: { user: 'luke', role: 'svc-user' },
-  member: { user: 'gina', role: 'svc-user', groups: 'finance,ops' },
-  other: { user: 'oscar', role: 'svc-analyst', groups: 'marketing' },
-  viewer: { user: 'vera', role: 'svc-viewer' },
-  admin: { user: 'adam', role: 'svc-admin' },
+  owner: groupCaller(PEOPLE.olivia),
+  listed: groupCaller(PEOPLE.luke),
+  member: groupCaller(PEOPLE.gina),
+  other: groupCaller(PEOPLE.oscar),
+  viewer: groupCaller(PEOPLE.vera),
+  admin: groupCaller(PEOPLE.adam),
 } satisfies Record<string, ExploreIdentity>;
 export type SharingPerson = keyof typeof SHARING_PEOPLE;
 
@@ -51,7 +53,7 @@ export type RuntimeHarness = {
  */
 export async function runtimeHarness(
   h: ExploreHarness,
-  opts: { keys?: () => { current: string; old?: string | undefined }; limits?: Partial<PoolLimits> } = {},
+  opts: { keys?: () => { current: string; old?: string | undefined }; limits?: Partial<PoolLimits>; callers?: CallerResolver } = {},
 ): Promise<RuntimeHarness> {
   const keys = opts.keys ?? (() => ({ current: 'test-key' }));
   const explore = await startServer(h.app, 0, '127.0.0.1');
@@ -68,6 +70,7 @@ export async function runtimeHarness(
     logger: createLogger('runtime', 'silent'),
     metrics: createMetrics('dashboards-runtime'),
     ready: async () => true,
+    ...(opts.callers ? { callers: opts.callers } : {}),
   });
   return {
     app,

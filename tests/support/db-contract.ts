@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUniqueViolation, migrate, migratePlatform, sqlState, toVector, type Database } from '../../src/platform/db/index.ts';
+import { copyInt8, isUniqueViolation, migrate, migratePlatform, readCopyRows, sqlLiteral, sqlState, toVector, type Database } from '../../src/platform/db/index.ts';
 
 type Opened = { db: Database; cleanup(): Promise<void> };
 
@@ -242,6 +242,26 @@ export function dbContract(label: string, open: () => Promise<Opened>) {
         });
         expect(plan).toMatch(/Index Scan using vecs_hnsw/);
         expect(viaIndex.map((r) => r.id)).toEqual([2, 3, 4]);
+      });
+    });
+
+    describe('binary COPY out', () => {
+      it('reads rows of every size in binary form, and the database answers queries after each', async () => {
+        // 1 to 1500 rows of 780 bytes: below, across and above a stream's 16 KiB and a socket read's 64 KiB
+        for (const n of [0, 1, 20, 40, 60, 90, 200, 1500]) {
+          const seen: number[] = [];
+          const rows = await readCopyRows(db, `SELECT g::int8, decode(repeat('ab', 780), 'hex') FROM generate_series(1, ${n}) g`, ([g, bytes]) => {
+            expect(bytes!.length).toBe(780);
+            seen.push(copyInt8(g!));
+          });
+          expect(rows).toBe(n);
+          expect(seen).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+          expect(await Promise.all([db.query('SELECT 1 AS one'), db.query('SELECT 2 AS two')])).toEqual([[{ one: 1 }], [{ two: 2 }]]);
+        }
+        await expect(readCopyRows(db, `SELECT 1 / (g - 3) FROM generate_series(1, 5) g`, () => {})).rejects.toThrow(/division by zero/);
+        await expect(readCopyRows(db, `SELECT nothing FROM nowhere`, () => {})).rejects.toThrow(/nowhere/);
+        await expect(readCopyRows(db, `SELECT ${sqlLiteral("it's")}::text`, () => {})).resolves.toBe(1);
+        expect(await db.query('SELECT 3 AS three')).toEqual([{ three: 3 }]);
       });
     });
 

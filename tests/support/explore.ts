@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { loadExploreConfig } from '../../src/explore/config.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { createExploreApp, exploreDeps, exploreService } from '../../src/explore/service.ts';
+import { PEOPLE, roleCaller } from './identities.ts';
 
 // The explore app as a deployment builds it, in-process, on the embedded engine (shared across harnesses: it
 // takes seconds to load) and a fresh in-memory database.
@@ -15,16 +17,17 @@ let sharedEngine: Promise<QueryEngine> | undefined;
 export const embeddedEngine = () => (sharedEngine ??= createEmbeddedEngine());
 
 export type ExploreIdentity = { user: string; role: string; groups?: string };
+// without their groups: these tests give groups only where sharing with a group is what they test
 export const as = {
-  admin: { user: 'ada', role: 'svc-admin' },
-  engineer: { user: 'eve', role: 'svc-engineer' },
-  analyst: { user: 'ana', role: 'svc-analyst' },
-  analyst2: { user: 'abe', role: 'svc-analyst' },
-  user: { user: 'uma', role: 'svc-user' },
-  viewer: { user: 'vic', role: 'svc-viewer' },
+  admin: roleCaller(PEOPLE.ada),
+  engineer: roleCaller(PEOPLE.eve),
+  analyst: roleCaller(PEOPLE.ana),
+  analyst2: roleCaller(PEOPLE.abe),
+  user: roleCaller(PEOPLE.uma),
+  viewer: roleCaller(PEOPLE.vic),
 } satisfies Record<string, ExploreIdentity>;
 
-export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string> };
+export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string>; callers?: CallerResolver };
 
 export async function exploreHarness(env: Record<string, string> = {}, opts: HarnessOptions = {}) {
   const db: Database = await openPglite({});
@@ -40,6 +43,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
     logger,
     dataDir,
   });
+  if (opts.callers) deps.callers = opts.callers;
   const app = createExploreApp(deps);
   const headers = (who?: ExploreIdentity): Record<string, string> =>
     who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-User-Token': opts.tokens?.[who.user] ?? `token-of-${who.user}`, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {};

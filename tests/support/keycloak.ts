@@ -1,20 +1,25 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
+import { PEOPLE, type RealmUser } from './identities.ts';
 
 // The identity chain's real servers for tests: Keycloak with the realm of scripts/keycloak/svc-realm.json, and
 // oauth2-proxy behind nginx (scripts/start-auth-proxy.sh). docs/auth.md lists the same users.
 
-/** One user of every platform role; ana and abe are both analysts (Trino's rules filter ana's orders, not abe's). */
+/** The realm's users (tests/support/identities.ts): one of every platform role, with their passwords and groups. */
+const realmUser = (name: RealmUser) => {
+  const { password, role, groups } = PEOPLE[name];
+  return { password, role, groups };
+};
 export const REALM_USERS = {
-  ada: { password: 'ada-password', role: 'svc-admin', groups: ['platform'] },
-  eve: { password: 'eve-password', role: 'svc-engineer', groups: ['data'] },
-  ana: { password: 'ana-password', role: 'svc-analyst', groups: ['finance'] },
-  abe: { password: 'abe-password', role: 'svc-analyst', groups: ['data'] },
-  uma: { password: 'uma-password', role: 'svc-user', groups: ['finance', 'ops'] },
-  vic: { password: 'vic-password', role: 'svc-viewer', groups: ['ops'] },
-} as const;
-export type RealmUser = keyof typeof REALM_USERS;
+  ada: realmUser('ada'),
+  eve: realmUser('eve'),
+  ana: realmUser('ana'),
+  abe: realmUser('abe'),
+  uma: realmUser('uma'),
+  vic: realmUser('vic'),
+} satisfies Record<RealmUser, { password: string; role: string; groups: readonly string[] }>;
+export type { RealmUser };
 
 const script = (name: string) => fileURLToPath(new URL(`../../scripts/${name}`, import.meta.url));
 const run = (name: string, args: string[], env: Record<string, string> = {}) =>

@@ -4,7 +4,7 @@ import { deflateSync } from 'node:zlib';
 // parses, with text pages or image-only ("scanned") pages.
 export type PdfPage = { lines: string[] } | { image: { width: number; height: number; gray: Uint8Array } };
 
-const escape = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`);
+const escapePdfText = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`);
 
 export function writePdf(pages: PdfPage[]): Uint8Array {
   const objects: (string | Buffer)[] = [];
@@ -17,7 +17,7 @@ export function writePdf(pages: PdfPage[]): Uint8Array {
     let content: string;
     let resources = '/Font << /F1 3 0 R >>';
     if ('lines' in page) {
-      content = `BT /F1 11 Tf 14 TL 72 740 Td ${page.lines.map((l) => `(${escape(l)}) Tj T*`).join(' ')} ET`;
+      content = `BT /F1 11 Tf 14 TL 72 740 Td ${page.lines.map((l) => `(${escapePdfText(l)}) Tj T*`).join(' ')} ET`;
     } else {
       const { width, height, gray } = page.image;
       const data = deflateSync(gray);

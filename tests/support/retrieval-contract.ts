@@ -157,7 +157,9 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         const direct = await retrievalHarness(h.db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
         const q2 = await direct.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
-        q2.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
+        q2.body.chunks.forEach((c: { score: number }, i: number) => {
+          expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
+        });
         await direct.close();
 
         // a second replica on the same database builds its copy from the stored vectors, and follows an upload
@@ -165,7 +167,9 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         const replica = await retrievalHarness(h.db);
         const q3 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
-        q3.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5));
+        q3.body.chunks.forEach((c: { score: number }, i: number) => {
+          expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
+        });
         expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
         const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
         expect(q4.body.chunks[0].filename).toBe('late.txt');
@@ -179,6 +183,25 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         await create('reborn');
         await h.upload('reborn', who.engineer, { name: 'new.txt', bytes: text('alpha bravo delta') });
         expect((await ask()).body.chunks.map((c: { filename: string }) => c.filename)).toEqual(['new.txt']);
+        await replica.close();
+      });
+
+      it('answers the same for chunks stored before row codes were kept (their copies are built from the vectors)', async () => {
+        await create('legacy');
+        const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord'];
+        for (let d = 0; d < 3; d++) {
+          const doc = Array.from({ length: 150 }, (_, i) => `${words[(i * (d + 2)) % words.length]} ${words[(i + d) % words.length]} mark${i % 13}`).join(' ');
+          expect((await h.upload('legacy', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
+        }
+        const ask = (harness: RetrievalHarness) =>
+          harness.json('POST', '/collections/legacy/query', who.user, { question: 'cobalt fjord mark5', top_k: 8 });
+        const withCodes = (await ask(h)).body.chunks;
+        expect(withCodes).toHaveLength(8);
+        const [coded] = await h.db.query<{ n: number }>(`SELECT count(embedding_i8)::int AS n FROM retrieval_chunks WHERE collection_slug = 'legacy'`);
+        expect(coded!.n).toBe((await counts('legacy')).chunks);
+        await h.db.exec(`UPDATE retrieval_chunks SET embedding_i8 = NULL WHERE collection_slug = 'legacy' AND seq % 2 = 0`);
+        const replica = await retrievalHarness(h.db);
+        expect((await ask(replica)).body.chunks).toEqual(withCodes.map((c: object) => ({ ...c })));
         await replica.close();
       });
 

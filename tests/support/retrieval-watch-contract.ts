@@ -131,6 +131,12 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       await expect.poll(async () => (await find('docs', 'ERR-5000'))[0]?.filename, poll).toBe('alpha.txt');
       expect((await find('docs', 'ERR-4471')).some((c) => c.text.includes('ERR-4471'))).toBe(false);
       await expect.poll(async () => (await status('docs')).failures, poll).toEqual([]);
+      // a watched file is stored as an upload is: each chunk beside the row code the in-memory copy loads
+      const [coded] = await db.db.query<{ chunks: number; codes: number }>(
+        `SELECT count(*)::int AS chunks, count(embedding_i8)::int AS codes FROM retrieval_chunks WHERE collection_slug = 'docs'`,
+      );
+      expect(coded!.chunks).toBeGreaterThan(2);
+      expect(coded!.codes).toBe(coded!.chunks);
       const outcomes = await fileOutcomes(h);
       expect(outcomes.ingested).toBe(3); // alpha, beta, then the fixed file
       expect(outcomes.updated).toBe(1);

@@ -1,3 +1,4 @@
+import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
@@ -12,23 +13,25 @@ import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
 import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
 import { startWatcher } from '../../src/retrieval/watch/watcher.ts';
+import { PEOPLE, type Person } from './identities.ts';
 
 // The retrieval app as a deployment builds it, in-process: tests call it through HTTP with app.request().
 export type Identity = { user: string; roles: string };
+const caller = (p: Person): Identity => ({ user: p.user, roles: p.role });
 export const who = {
-  admin: { user: 'ada', roles: 'svc-admin' },
-  engineer: { user: 'eve', roles: 'svc-engineer' },
-  analyst: { user: 'ana', roles: 'svc-analyst' },
-  user: { user: 'uma', roles: 'svc-user' },
-  viewer: { user: 'vic', roles: 'svc-viewer' },
-  stranger: { user: 'sam', roles: 'made-up-role' },
+  admin: caller(PEOPLE.ada),
+  engineer: caller(PEOPLE.eve),
+  analyst: caller(PEOPLE.ana),
+  user: caller(PEOPLE.uma),
+  viewer: caller(PEOPLE.vic),
+  stranger: caller(PEOPLE.sam),
 } satisfies Record<string, Identity>;
 
 export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
 
 export async function retrievalHarness(
   db: Database,
-  opts: { env?: Record<string, string>; embedder?: Embedder; watch?: { owner?: string } } = {},
+  opts: { env?: Record<string, string>; embedder?: Embedder; watch?: { owner?: string }; callers?: CallerResolver } = {},
 ) {
   await retrievalService.migrate(db);
   const config = loadRetrievalConfig({ ...opts.env });
@@ -47,6 +50,7 @@ export async function retrievalHarness(
     metrics,
     limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...opts.env }), registry: metrics.registry }),
     logger,
+    ...(opts.callers ? { callers: opts.callers } : {}),
   };
   const app = createRetrievalApp(deps);
   // the replica's watcher, as the service starts it (polling every SVC_WATCH_POLL_SECONDS), when asked for

@@ -166,7 +166,9 @@ const errorBody = (message: string) => ({ error: { message, type: 'scripted_erro
 
 function toBase64(v: number[]): string {
   const buf = Buffer.alloc(v.length * 4);
-  v.forEach((x, i) => buf.writeFloatLE(x, i * 4));
+  v.forEach((x, i) => {
+    buf.writeFloatLE(x, i * 4);
+  });
   return buf.toString('base64');
 }
 

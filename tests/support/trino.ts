@@ -17,7 +17,8 @@ export function ensureTrino(): { ca: string } {
 
 export async function trinoToken(user: string, expiresIn = '1h'): Promise<string> {
   const key = await importPKCS8(readFileSync(join(keys, 'jwt-private.pem'), 'utf8'), 'RS256');
-  return new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject(user).setIssuedAt().setExpirationTime(expiresIn).sign(key);
+  // Trino names the user by preferred_username, as in a token Keycloak issues (scripts/start-trino.sh)
+  return new SignJWT({ preferred_username: user }).setProtectedHeader({ alg: 'RS256' }).setSubject(user).setIssuedAt().setExpirationTime(expiresIn).sign(key);
 }
 
 /** Trino's own client protocol over HTTPS: POST the statement, follow nextUri; the first error page ends it. */

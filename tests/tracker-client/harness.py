@@ -65,6 +65,24 @@ class Suite:
             print(f"PASS {name}")
         sys.stdout.flush()
 
+    def fixture(self, make):
+        """Decorator: data that several checks read, made on first use by whichever check asks first, and only once.
+        When making it fails, each check that asks fails with that reason; the checks that do not ask still run."""
+        made = {}
+
+        def get():
+            if "value" not in made and "reason" not in made:
+                try:
+                    made["value"] = make()
+                except Exception as e:  # noqa: BLE001 - reported by every check that needs it
+                    made["reason"] = f"{type(e).__name__}: {e}".strip()
+            if "reason" in made:
+                raise AssertionError(f"blocked: the fixture {make.__name__} could not be made ({made['reason']})")
+            return made["value"]
+
+        get.__name__ = make.__name__
+        return get
+
     def needs(self, *keys):
         """State an earlier check left behind; a clear reason when that check failed."""
         missing = [k for k in keys if k not in self.state]

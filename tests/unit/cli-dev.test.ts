@@ -64,3 +64,37 @@ describe('svc dev', () => {
     expect(svc.output()).toContain('offline');
   });
 });
+
+describe('svc dev logs', () => {
+  const env = (dataDir: string, base: number): NodeJS.ProcessEnv => ({
+    ...process.env,
+    SVC_DATA_DIR: dataDir,
+    SVC_LOG_LEVEL: 'info',
+    SVC_LLM_URL: '',
+    SVC_EMBED_URL: '',
+    SVC_RETRIEVAL_PORT: String(base),
+    SVC_EXPLORE_PORT: String(base + 1),
+    SVC_TRACKER_PORT: String(base + 2),
+    SVC_DASHBOARDS_RUNTIME_PORT: String(base + 3),
+  });
+
+  it('are lines for a person on a terminal, and JSON lines when piped', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'svc-dev-logs-'));
+    // `script` gives the child a pseudo-terminal as its stdout
+    const tty = await startSvc(['-qfec', `${join(process.cwd(), 'bin/svc')} dev`, '/dev/null'], env(dataDir, 18690), { until: 'dashboards-runtime listening', timeoutMs: 60_000, command: 'script' });
+    const piped = await startSvc(['dev'], env(join(dataDir, 'piped'), 18694), { until: 'dashboards-runtime listening', timeoutMs: 60_000 });
+    try {
+      const readable = tty.output().split('\n').filter((l) => l.includes('retrieval listening'));
+      expect(readable.length, tty.output()).toBeGreaterThan(0);
+      expect(readable[0]).toMatch(/INFO/);
+      expect(readable[0]!.trim().startsWith('{')).toBe(false);
+      const json = piped.output().split('\n').filter((l) => l.includes('retrieval listening'));
+      expect(json.length, piped.output()).toBeGreaterThan(0);
+      expect(JSON.parse(json[0]!)).toMatchObject({ level: 'info', service: 'retrieval', msg: 'retrieval listening' });
+    } finally {
+      await tty.stop();
+      await piped.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -35,6 +35,7 @@ describe.each<[string, [string, Expected[]][]]>([
       ['SELECT c_name who FROM customer', [['who', ['customer.c_name']]]],
       ['SELECT customer.c_phone FROM customer', [['c_phone', ['customer.c_phone']]]],
       ['SELECT tiny.customer.c_phone FROM tpch.tiny.customer', [['c_phone', ['customer.c_phone']]]],
+      ['SELECT "C_PHONE" FROM customer', [['c_phone', ['customer.c_phone']]]],
       ['SELECT "C_PHONE" FROM "CUSTOMER"', [['c_phone', ['customer.c_phone']]]],
       ['SELECT C_Phone AS "Phone" FROM Customer', [['phone', ['customer.c_phone']]]],
       ['SELECT c_phone AS n_name FROM customer', [['n_name', ['customer.c_phone']]]],
@@ -48,6 +49,7 @@ describe.each<[string, [string, Expected[]][]]>([
     [
       ['SELECT upper(c.c_name) AS who FROM tpch.tiny.customer c', [['who', ['customer.c_name']]]],
       ["SELECT concat(c_name, 'x') FROM customer", [['_col0', ['customer.c_name']]]],
+      ["SELECT concat(c_name, ' / ', c_phone) FROM customer", [['_col0', ['customer.c_name', 'customer.c_phone']]]],
       ["SELECT concat(c_name, ' / ', c_phone) AS both FROM customer", [['both', ['customer.c_name', 'customer.c_phone']]]],
       ["SELECT c_name || '-' || c_address FROM customer", [['_col0', ['customer.c_address', 'customer.c_name']]]],
       ["SELECT CASE WHEN c_acctbal > 0 THEN c_phone ELSE 'none' END AS p FROM customer", [['p', ['customer.c_acctbal', 'customer.c_phone']]]],
@@ -66,6 +68,7 @@ describe.each<[string, [string, Expected[]][]]>([
       ['SELECT transform(ARRAY[c_phone], x -> upper(x)) FROM customer', [['_col0', ['customer.c_phone']]]],
       ['SELECT transform(ARRAY[1], c_phone -> c_phone + 1) FROM customer', [['_col0', []]]],
       ["SELECT json_extract_scalar(c_comment, '$.a') FROM customer", [['_col0', ['customer.c_comment']]]],
+      ['SELECT 1 AS one', [['one', []]]],
       ['SELECT 1 AS one, current_date, NULL', [['one', []], ['_col1', []], ['_col2', []]]],
       ['SELECT extract(year FROM o_orderdate) FROM orders', [['_col0', ['orders.o_orderdate']]]],
       ["SELECT date_trunc('month', o_orderdate) AS m FROM orders", [['m', ['orders.o_orderdate']]]],
@@ -75,6 +78,7 @@ describe.each<[string, [string, Expected[]][]]>([
     '* and t.*',
     [
       ['SELECT * FROM customer', columnsOf('tpch.tiny.customer')],
+      ['SELECT * FROM nation', columnsOf('tpch.tiny.nation')],
       ['SELECT * FROM tpch.tiny.nation', columnsOf('tpch.tiny.nation')],
       ['SELECT n.* FROM nation n', columnsOf('tpch.tiny.nation')],
       ['SELECT nation.* FROM nation', columnsOf('tpch.tiny.nation')],
@@ -92,6 +96,7 @@ describe.each<[string, [string, Expected[]][]]>([
     [
       ['SELECT x FROM (SELECT c_phone AS x FROM customer) AS s', [['x', ['customer.c_phone']]]],
       ['SELECT s.x FROM (SELECT c_phone AS x FROM customer) s', [['x', ['customer.c_phone']]]],
+      ['SELECT t.a FROM (SELECT c_address AS a FROM customer) AS t', [['a', ['customer.c_address']]]],
       ['SELECT v.x FROM (SELECT c_phone FROM customer) AS v (x)', [['x', ['customer.c_phone']]]],
       ['SELECT * FROM (SELECT upper(c_name), c_acctbal FROM customer) AS t (a, b)', [['a', ['customer.c_name']], ['b', ['customer.c_acctbal']]]],
       ['SELECT * FROM (SELECT c_phone AS n_name FROM customer) nation', [['n_name', ['customer.c_phone']]]],
@@ -155,6 +160,8 @@ describe.each<[string, [string, Expected[]][]]>([
       ['SELECT s_phone FROM customer FULL OUTER JOIN supplier ON c_nationkey = s_nationkey', [['s_phone', ['supplier.s_phone']]]],
       ['SELECT c_name, n_name, r_name FROM customer JOIN nation ON c_nationkey = n_nationkey JOIN region ON n_regionkey = r_regionkey', [['c_name', ['customer.c_name']], ['n_name', ['nation.n_name']], ['r_name', ['region.r_name']]]],
       ['SELECT s_address FROM supplier, nation WHERE s_nationkey = n_nationkey', [['s_address', ['supplier.s_address']]]],
+      ['SELECT c_nationkey FROM customer JOIN supplier ON c_nationkey = s_nationkey', [['c_nationkey', ['customer.c_nationkey']]]],
+      ['SELECT n_comment FROM nation, customer', [['n_comment', ['nation.n_comment']]]],
       ['SELECT n_comment FROM nation CROSS JOIN customer', [['n_comment', ['nation.n_comment']]]],
       // an unqualified name two tables share counts as both (Trino would call it ambiguous)
       ['SELECT c_name FROM customer, sf1.customer', [['c_name', ['tpch.sf1.customer.c_name', 'customer.c_name']]]],
@@ -187,6 +194,7 @@ describe.each<[string, [string, Expected[]][]]>([
       ['SELECT count(*) AS n FROM customer', [['n', []]]],
       ['SELECT count(1) FROM customer', [['_col0', []]]],
       ['SELECT count(c_phone) FROM customer', [['_col0', ['customer.c_phone']]]],
+      ['SELECT max(c_phone) m, count(c_name) k FROM customer', [['m', ['customer.c_phone']], ['k', ['customer.c_name']]]],
       ['SELECT max(c_phone) m, count(c_name) k, min(c_acctbal) FROM customer', [['m', ['customer.c_phone']], ['k', ['customer.c_name']], ['_col2', ['customer.c_acctbal']]]],
       ['SELECT count(DISTINCT c_address) FROM customer', [['_col0', ['customer.c_address']]]],
       ['SELECT array_agg(c_name) FROM customer', [['_col0', ['customer.c_name']]]],
@@ -277,6 +285,7 @@ describe('lineage fails closed', () => {
   });
 
   it('follows the columns of a table the schema does not list by their names', () => {
+    expect(lineage('SELECT x.col1 FROM hive.db.unknown_table x')).toEqual([['col1', ['hive.db.unknown_table.col1']]]);
     expect(lineage('SELECT x.col1, col2 FROM hive.db.unknown_table x')).toEqual([
       ['col1', ['hive.db.unknown_table.col1']],
       ['col2', ['hive.db.unknown_table.col2']],
@@ -293,6 +302,15 @@ describe('lineage fails closed', () => {
   it('binds a name an unlisted inner table may lack to the outer query as well', () => {
     expect(lineage('SELECT (SELECT c_phone FROM hive.db.unknown_table LIMIT 1) FROM customer')).toEqual([
       ['_col0', ['hive.db.unknown_table.c_phone', 'customer.c_phone']],
+    ]);
+  });
+
+  it('counts a name two joined tables share (USING) as coming from both', () => {
+    const v = validateStatement('SELECT secret FROM a JOIN b USING (id)');
+    if (!v.ok) throw new Error(v.reason);
+    const shared = { 'tpch.tiny.a': ['id', 'secret'], 'tpch.tiny.b': ['id', 'secret'] };
+    expect(outputLineage(v.statement, shared, defaults)).toEqual([
+      { name: 'secret', sources: [{ table: 'tpch.tiny.a', column: 'secret' }, { table: 'tpch.tiny.b', column: 'secret' }], unknown: false },
     ]);
   });
 

@@ -76,6 +76,7 @@ describe('validateStatement refuses', () => {
       /^Exactly one statement is allowed, and this SQL holds [2-9]/,
       [
         'SELECT 1; DROP TABLE x',
+        'SELECT 1; DROP TABLE t',
         'SELECT 1; SELECT 2',
         'SELECT 1;\nDELETE FROM t;',
         'SELECT 1 SELECT 2',
@@ -132,7 +133,7 @@ describe('validateStatement refuses', () => {
         'SELECT execute FROM t',
       ],
     ],
-    ['empty input', /^The statement is empty/, ['', '   ', ';', '  ;  ', '-- nothing\n', '/* nothing */']],
+    ['empty input', /^The statement is empty/, ['', '   ', ';', '  ;  ', '   ;  ', '-- nothing\n', '/* nothing */']],
     [
       'statements nested deeper than parsing can afford (parse time grows steeply with depth)',
       /^The SQL nests parentheses or CASE 4\d deep; the limit is 40/,
@@ -214,6 +215,7 @@ describe('validateStatement accepts', () => {
     'SELECT 1 ; ',
     "SELECT updated_at, \"delete\", \"drop\" FROM t WHERE note = 'drop table'",
     "SELECT updated_at, \"delete\", \"drop\" FROM t WHERE note = 'drop table users; delete from x'",
+    'SELECT comment, start, "insert" FROM t',
     'SELECT comment, start, "insert", "update" FROM t',
     'SELECT comment, set, reset, call, use, analyze, refresh, grant, revoke, merge, truncate, rename, commit, rollback, transaction FROM t',
     'SELECT c.comment AS "create", c.set AS "execute" FROM t c',
@@ -227,6 +229,7 @@ describe('validateStatement accepts', () => {
     'WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n + 1 FROM t WHERE n < 4) SELECT sum(n) FROM t',
     'SELECT 1 UNION ALL SELECT 2',
     'SELECT a FROM t EXCEPT SELECT a FROM u',
+    'SELECT a FROM t INTERSECT SELECT a FROM u',
     'SELECT a FROM t INTERSECT DISTINCT SELECT a FROM u',
     '(SELECT 1)',
     '((SELECT 1) UNION (SELECT 2)) ORDER BY 1',

@@ -41,6 +41,7 @@ const SECRETS: Record<string, string[]> = {
   'svc-objstore': ['access-key-id', 'secret-access-key'],
   'svc-gateway': ['embed-api-key', 'llm-api-key'],
   'svc-trino': ['service-token'],
+  'svc-oauth2-proxy': ['client-secret', 'cookie-secret'],
 };
 const INGRESS_NS = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
 
@@ -203,6 +204,24 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     expect(ing.spec!.ingressClassName).toBe('nginx');
     const backends = ing.spec!.rules!.map((rule) => rule.http!.paths[0]!.backend.service!);
     expect(backends.map((b) => [b.name, b.port!.number])).toEqual(SERVICES.map((s) => [`svc-${s.name}`, s.port]));
+  });
+
+  it(`runs every service in ${overlay === 'prod' ? 'jwt mode behind the namespace\'s oauth2-proxy' : 'headers mode'}`, () => {
+    const auth = r.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('svc-auth'));
+    const usesAuth = (name: string) => (r.container(name).envFrom ?? []).some((e) => e.configMapRef?.name === auth?.metadata.name);
+    if (overlay !== 'prod') {
+      expect(auth).toBeUndefined();
+      return;
+    }
+    expect(auth.data).toMatchObject({ SVC_AUTH_MODE: 'jwt', SVC_OIDC_AUDIENCE: 'svc', SVC_OIDC_ISSUER: expect.stringMatching(/^https:\/\//) });
+    for (const s of SERVICES) expect(usesAuth(s.name), s.name).toBe(true);
+    const proxy = r.one<V1Deployment>('Deployment', 'oauth2-proxy').spec!.template.spec!.containers[0]!;
+    expect(proxy.image).toBe('quay.io/oauth2-proxy/oauth2-proxy:v7.15.4');
+    expect(proxy.args).toEqual(expect.arrayContaining(['--provider=oidc', '--set-xauthrequest', '--pass-access-token']));
+    const a = r.one<V1Ingress>('Ingress', 'svc').metadata!.annotations!;
+    expect(a['nginx.ingress.kubernetes.io/auth-url']).toBe('http://oauth2-proxy.svc.svc.cluster.local:4180/oauth2/auth');
+    expect(a['nginx.ingress.kubernetes.io/auth-response-headers']!.split(',')).toContain('X-Auth-Request-Access-Token');
+    expect(JSON.parse(JSON.stringify(r.one<V1NetworkPolicy>('NetworkPolicy', 'oauth2-proxy-ingress').spec!.ingress))).toEqual([{ _from: [INGRESS_NS], ports: [{ protocol: 'TCP', port: 4180 }] }]); // the client model's name for from
   });
 
   it('denies ingress by default and admits each service only from the ingress controller and the callers the specification allows', () => {

@@ -59,11 +59,15 @@ describe('BM25 index', () => {
 
   it.each(['ERR-4471', 'replication error', 'error', 'salt and yeast', 'nothing matches this'])('scores %j as BM25 does (k1 1.2, b 0.75)', (q) => {
     const index = createKeywordIndex();
-    docs.forEach((d, i) => index.add(`d${i}`, analyse(d)));
+    docs.forEach((d, i) => {
+      index.add(`d${i}`, analyse(d));
+    });
     const got = index.search(analyse(q).terms, 10);
     const want = reference(q);
     expect(got.map((h) => h.id)).toEqual(want.map((h) => h.id));
-    got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 10));
+    got.forEach((h, i) => {
+      expect(h.score).toBeCloseTo(want[i]!.score, 10);
+    });
   });
 
   it('answers the k best, equal scores in insertion order, and follows appends', () => {

@@ -239,7 +239,9 @@ describe('vector index: batches, inputs and lifecycle', () => {
     const batches = await createVectorIndex(DIM);
     for (let i = 0; i < 700; i += 37) batches.add(vectors.slice(i, i + 37).map((_, j) => `id${i + j}`), vectors.slice(i, i + 37));
     const single = await createVectorIndex(DIM);
-    vectors.forEach((v, i) => single.add([`id${i}`], [v]));
+    vectors.forEach((v, i) => {
+      single.add([`id${i}`], [v]);
+    });
     for (const q of queriesFor(vectors, 12, 4)) {
       for (const k of KS) {
         const want = one.search(q, k);
@@ -272,7 +274,9 @@ describe('vector index: batches, inputs and lifecycle', () => {
   it('keeps many indexes in one process apart, each with its own memory', async () => {
     const vectors = randomUnits(40, 77);
     const indexes = await Promise.all(Array.from({ length: 200 }, () => createVectorIndex(DIM)));
-    indexes.forEach((index, i) => index.add([`only${i}`], [vectors[i % 40]!]));
+    indexes.forEach((index, i) => {
+      index.add([`only${i}`], [vectors[i % 40]!]);
+    });
     indexes[0]!.add(vectors.map((_, i) => `more${i}`), vectors);
     expect(indexes[7]!.search(vectors[3]!, 5)).toEqual([{ id: 'only7', score: expect.closeTo(cosine(vectors[7]!, vectors[3]!), 6) }]);
     expect(indexes[0]!.search(vectors[3]!, 1).map((h) => h.id)).toEqual(['more3']);

@@ -20,6 +20,7 @@ function counting(db: Database): Database & { statements: number } {
     kind: db.kind,
     ...wrap(db),
     transaction: <T>(fn: (tx: Sql) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
+    copyOut: (select: string, onChunk: (chunk: Uint8Array) => void) => db.copyOut(select, onChunk),
     ping: () => db.ping(),
     close: () => db.close(),
   };

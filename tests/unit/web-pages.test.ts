@@ -1,6 +1,8 @@
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createExploreApp } from '../../src/explore/service.ts';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { createRetrievalApp } from '../../src/retrieval/service.ts';
 import type { AppEnv } from '../../src/platform/http.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { retrievalHarness, type RetrievalHarness } from '../support/retrieval.ts';
@@ -92,5 +94,19 @@ describe.each(Object.keys(apps))('the %s page', (name) => {
       expect([401, 404], path).toContain(escaped.status);
       expect(await escaped.text()).not.toContain('import ');
     }
+  });
+});
+
+describe('the development identity picker', () => {
+  it.each([
+    ['retrieval', () => createRetrievalApp(retrieval.deps, { devIdentity: false })],
+    ['explore', () => createExploreApp(explore.deps, { devIdentity: false })],
+  ] as const)('is on the %s console under svc dev, and nowhere under svc serve', async (name, served) => {
+    const dev = await (await apps[name]!().request('/')).text();
+    expect(dev).toContain('id="who"');
+    const page = await (await served().request('/')).text();
+    expect(page).not.toContain('id="who"');
+    expect(page).not.toContain('dev-identity');
+    expect(page).toContain('<main>');
   });
 });

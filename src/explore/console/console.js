@@ -1,7 +1,7 @@
 // @ts-check
 // The explore console: a question, its SQL, reasoning, rows and dashboard, feedback and sharing. It calls the same
 // HTTP API as every other client; pages are built with h() from dom.js, so values only ever go in as text.
-import { byId, h } from './dom.js';
+import { byId, devIdentity, h } from './dom.js';
 import { callJson, ProblemError } from './problem.js';
 
 /** @typedef {import('./types.ts').DashboardView} DashboardView */
@@ -15,22 +15,8 @@ const modelPicker = byId('model', HTMLSelectElement);
 /** @type {string | null} */
 let dashboardId = null;
 
-// The identity the ingress sets in production; typed in here when the page is opened without one.
-for (const [id, key] of /** @type {const} */ ([['who', 'svc.user'], ['role', 'svc.role']])) {
-  input(id).value = localStorage.getItem(key) ?? '';
-  input(id).addEventListener('change', () => {
-    localStorage.setItem(key, input(id).value);
-    void loadModels();
-  });
-}
-
-function headers() {
-  /** @type {Record<string, string>} */
-  const out = {};
-  if (input('who').value) out['X-User-Id'] = input('who').value;
-  if (input('role').value) out['X-User-Role'] = input('role').value;
-  return out;
-}
+// The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
+const headers = devIdentity([['who', 'X-User-Id', 'svc.user'], ['role', 'X-User-Role', 'svc.role']], () => void loadModels());
 
 /**
  * @param {string} method

@@ -5,7 +5,8 @@ import type { Database } from './types.ts';
 
 export { loadMigrations, migrate, type Migration } from './migrate.ts';
 export { openPostgres } from './postgres.ts';
-export { toVector, type Database, type PgConnection, type Sql } from './types.ts';
+export { copyFloat8, copyInt4, copyInt8, createCopyDecoder, readCopyRows } from './copy.ts';
+export { sqlLiteral, toVector, type Database, type PgConnection, type Sql } from './types.ts';
 export { isUniqueViolation, sqlState } from './values.ts';
 
 /**

@@ -34,6 +34,19 @@ export async function openPglite(opts: { dataDir?: string | undefined } = {}): P
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
+    // PGlite writes COPY output to a blob, whole: one piece. A COPY that fails leaves what it wrote in the device,
+    // ahead of the next COPY's output: an empty COPY takes it out.
+    async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {
+      let result;
+      try {
+        result = await db.query(`COPY (${select}) TO '/dev/blob' (FORMAT binary)`);
+      } catch (error) {
+        await db.query(`COPY (SELECT 1 WHERE false) TO '/dev/blob'`).catch(() => {});
+        throw error;
+      }
+      if (!result.blob) throw new Error('COPY TO /dev/blob returned no data');
+      onChunk(new Uint8Array(await result.blob.arrayBuffer()));
+    },
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     async ping() {
       if (closed) return false;

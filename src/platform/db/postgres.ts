@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import postgres from 'postgres';
 import { withTimeout } from './timeout.ts';
 import type { Database, PgConnection, Sql } from './types.ts';
@@ -32,7 +33,7 @@ const prepared = { simple: false, prepare: true } as postgres.UnsafeQueryOptions
 
 // A real PostgreSQL with pgvector through postgres.js: a pool of `max` connections (10 by default).
 export function openPostgres(conn: PgConnection): Database {
-  const sql = postgres({
+  const options = {
     host: conn.host,
     port: conn.port,
     database: conn.database,
@@ -45,7 +46,8 @@ export function openPostgres(conn: PgConnection): Database {
     transform: { undefined: null },
     connection: { application_name: 'svc', TimeZone: 'UTC' },
     types,
-  });
+  };
+  const sql = postgres(options);
   let closed = false;
   const wrap = (c: postgres.Sql | postgres.TransactionSql): Sql => ({
     async query<T>(text: string, params: readonly unknown[] = []) {
@@ -62,6 +64,39 @@ export function openPostgres(conn: PgConnection): Database {
     kind: 'postgres',
     query: base.query,
     exec: base.exec,
+    // On a connection of its own, closed afterwards: postgres.js 3.4 can leave a connection's socket paused after
+    // a COPY whose last data and CopyDone arrive together while the stream is full (porsager/postgres#1016), and
+    // the next query on it would never return. The stream's listeners go on as postgres.js creates it (through the
+    // query's resolve, which its own cursors replace too): an error in the first packet is emitted on the next
+    // tick, before an awaited readable() could listen, and an 'error' without a listener would end the process.
+    async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {
+      const own = postgres({ ...options, max: 1 });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          let failed: unknown;
+          const query = own.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`) as unknown as { resolve(x: unknown): void; readable(): Promise<unknown> };
+          const resolveQuery = query.resolve;
+          query.resolve = (result) => {
+            if (result instanceof Readable) {
+              result.on('data', (chunk: Uint8Array) => {
+                if (failed !== undefined) return; // the rest is drained, not read
+                try {
+                  onChunk(chunk);
+                } catch (error) {
+                  failed = error;
+                }
+              });
+              result.on('error', reject);
+              result.on('end', () => (failed === undefined ? resolve() : reject(failed)));
+            }
+            resolveQuery(result);
+          };
+          query.readable().catch(reject); // refused before any output: a bad statement, a lost connection
+        });
+      } finally {
+        await own.end({ timeout: 0 });
+      }
+    },
     // The callback's promise is handed back as one value (an array result would otherwise be awaited item by item).
     async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
       const [result] = (await sql.begin(async (tx) => [await fn(wrap(tx))])) as [T];

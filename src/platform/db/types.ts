@@ -28,6 +28,13 @@ export interface Database extends Sql {
    * awaiting the outer database inside `fn` waits for the transaction itself and never returns.
    */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Runs `COPY (select) TO STDOUT (FORMAT binary)` and hands the output to `onChunk` as it arrives (readCopyRows
+   * decodes it). For bulk reads: no text conversion on either side, and on Postgres nothing held whole in memory.
+   * One statement, so one snapshot. COPY takes no parameters: quote literals with sqlLiteral(). When `onChunk`
+   * throws, the rest of the output is drained and the promise rejects with that error.
+   */
+  copyOut(select: string, onChunk: (chunk: Uint8Array) => void): Promise<void>;
   /** True when the database answers within a few seconds; false after close(); never throws (for /ready). */
   ping(): Promise<boolean>;
   /** Idempotent. */
@@ -42,6 +49,12 @@ export type PgConnection = {
   password?: string | undefined;
   /** Pool size; 10 when unset. */
   max?: number | undefined;
+};
+
+/** `value` as a quoted SQL string literal (standard_conforming_strings, on by default on both adapters). */
+export const sqlLiteral = (value: string): string => {
+  if (value.includes('\0')) throw new RangeError('a SQL literal cannot hold a NUL character');
+  return `'${value.replaceAll("'", "''")}'`;
 };
 
 /** The text literal of a vector, for a `$n::vector` parameter. */

@@ -40,12 +40,17 @@ function readAssets(dirs: URL[]): Map<string, { body: string; type: string }> {
   return assets;
 }
 
+// The development identity picker of a page sits between these two comments; only `svc dev` serves it.
+const DEV_IDENTITY = /[ \t]*<!-- dev-identity\b[\s\S]*?<!-- \/dev-identity -->\n?/g;
+
 /**
  * GET / (the page) and GET /ui/<path> for every module and stylesheet in `dirs` plus the shared helpers, all with
- * the strict CSP. Paths are looked up in a fixed map, so nothing outside those files can be asked for.
+ * the strict CSP. Paths are looked up in a fixed map, so nothing outside those files can be asked for. Without
+ * `devIdentity` the page has no identity picker: behind an ingress, the ingress says who calls.
  */
-export function pageRoutes(opts: { page: URL; dirs: URL[] }): Hono<AppEnv> {
-  const page = readFileSync(opts.page, 'utf8');
+export function pageRoutes(opts: { page: URL; dirs: URL[]; devIdentity: boolean }): Hono<AppEnv> {
+  const source = readFileSync(opts.page, 'utf8');
+  const page = opts.devIdentity ? source : source.replace(DEV_IDENTITY, '');
   const assets = readAssets([...opts.dirs, SHARED_UI_DIR]);
   return new Hono<AppEnv>()
     .get('/', () => send(page, TYPES['.html']!))

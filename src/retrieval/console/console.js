@@ -2,7 +2,7 @@
 // The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer whose
 // citations open the cited page), deletion. It calls the same HTTP API
 // as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
-import { byId, h } from './dom.js';
+import { byId, devIdentity, h } from './dom.js';
 import { callJson } from './problem.js';
 
 /** @typedef {import('./types.ts').Collection} Collection */
@@ -19,22 +19,8 @@ const input = (/** @type {string} */ id) => byId(id, HTMLInputElement);
 let current = null;
 let slugEdited = false;
 
-// The identity the ingress sets in production; typed in here when the page is opened without one.
-for (const [id, key] of /** @type {const} */ ([['who', 'svc.user'], ['roles', 'svc.roles']])) {
-  input(id).value = localStorage.getItem(key) ?? '';
-  input(id).addEventListener('change', () => {
-    localStorage.setItem(key, input(id).value);
-    void refresh();
-  });
-}
-
-function headers() {
-  /** @type {Record<string, string>} */
-  const out = {};
-  if (input('who').value) out['X-User-Id'] = input('who').value;
-  if (input('roles').value) out['X-User-Role'] = input('roles').value;
-  return out;
-}
+// The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
+const headers = devIdentity([['who', 'X-User-Id', 'svc.user'], ['roles', 'X-User-Role', 'svc.roles']], () => void refresh());
 
 /**
  * @param {string} method

@@ -4,4 +4,5 @@ import { pageRoutes } from '../../platform/web/pages.ts';
 // it calls the same HTTP API as every other client.
 
 /** GET / (the console) and its module and style under /ui/, with the strict Content-Security-Policy. */
-export const consoleRoutes = () => pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)] });
+export const consoleRoutes = (opts: { devIdentity: boolean }) =>
+  pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)], ...opts });

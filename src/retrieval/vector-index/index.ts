@@ -1,9 +1,13 @@
 import { kernelModule } from './kernel.ts';
-import { checkVector, normaliseInto, quantise } from './quantise.ts';
+import { checkVector, normaliseInto, quantise, unitRow } from './quantise.ts';
 import { bestExact, candidates } from './rank.ts';
 import { createRowStore, type RowStore } from './rows.ts';
 
-// Exact top-k by cosine similarity, fast. An integer SIMD pass scores every row approximately with a proven error
+export { createStoredIndex, type StoredHit, type StoredIndex } from './stored.ts';
+export { CODE_HEADER, encodeRow, unitRow } from './quantise.ts';
+
+// Exact top-k by cosine similarity, fast, with every row held in memory (a collection's copy keeps only the int8
+// rows in memory and reads the float rows from the database: stored.ts). An integer SIMD pass scores every row approximately with a proven error
 // bound; only rows that could still be in the top k are scored exactly (rank.ts has the argument). The answer is
 // the one an exact scan gives: score = Σ row[i]·query[i] in float64, in order, where the row is v/‖v‖ rounded to
 // float32 and the query is q/‖q‖ in float64; equal scores keep insertion order.
@@ -30,6 +34,7 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
   const module = await kernelModule();
   let rows: RowStore = createRowStore(module, dim);
+  let floats = createFloatRows(dim);
   let ids: string[] = [];
   const unit = new Float64Array(dim);
   const queryInts = new Int16Array(Math.ceil(dim / 16) * 16);
@@ -41,7 +46,7 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
       return ids.length;
     },
     get bytes() {
-      return rows.bytes;
+      return rows.bytes + floats.bytes;
     },
     get stats() {
       return { ...stats };
@@ -50,12 +55,16 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
       if (newIds.length !== vectors.length) {
         throw new RangeError(`got ${newIds.length} ids for ${vectors.length} vectors`);
       }
-      vectors.forEach((v, n) => checkVector(v, dim, `vector ${n} (id ${newIds[n]})`));
+      vectors.forEach((v, n) => {
+        checkVector(v, dim, `vector ${n} (id ${newIds[n]})`);
+      });
       const first = ids.length;
       rows.reserve(first + vectors.length);
+      floats.reserve(first + vectors.length);
       for (let n = 0; n < vectors.length; n++) {
-        normaliseInto(vectors[n]!, dim, unit);
-        rows.write(first + n, unit);
+        const row = floats.row(first + n);
+        unitRow(vectors[n]!, dim, unit, row);
+        rows.write(first + n, row);
       }
       for (const id of newIds) ids.push(id);
     },
@@ -73,12 +82,50 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
       const dots = rows.dots(queryInts, size);
       const found = candidates(dots, rows, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
       stats.searches += 1;
-      stats.reranked += found.length;
-      return bestExact(found, (row) => rows.exact(row, unit), want).map(({ row, score }) => ({ id: ids[row]!, score }));
+      stats.reranked += found.rows.length;
+      return bestExact(found.rows, (row) => floats.exact(row, unit), want).map(({ row, score }) => ({ id: ids[row]!, score }));
     },
     clear() {
       rows = createRowStore(module, dim);
+      floats = createFloatRows(dim);
       ids = [];
+    },
+  };
+}
+
+const BLOCK_ROWS = 4096; // float rows per block: growing never copies more than one block
+const BLOCK_SHIFT = 12;
+
+/** The float32 unit rows, in blocks; the last block doubles up to BLOCK_ROWS, so the slack stays below one block. */
+function createFloatRows(dim: number) {
+  const blocks: Float32Array[] = [];
+  return {
+    get bytes() {
+      return blocks.reduce((n, b) => n + b.byteLength, 0);
+    },
+    reserve(rows: number) {
+      for (let b = 0; b * BLOCK_ROWS < rows; b++) {
+        const need = Math.min(BLOCK_ROWS, rows - b * BLOCK_ROWS);
+        const block = blocks[b];
+        const have = block ? block.length / dim : 0;
+        if (have < need) {
+          const fresh = new Float32Array(Math.min(BLOCK_ROWS, Math.max(need, have * 2)) * dim);
+          if (block) fresh.set(block);
+          blocks[b] = fresh;
+        }
+      }
+    },
+    row(row: number): Float32Array {
+      const base = (row & (BLOCK_ROWS - 1)) * dim;
+      return blocks[row >> BLOCK_SHIFT]!.subarray(base, base + dim);
+    },
+    /** The exact score: float64 sum, in order, of the stored float32 row times the unit query. */
+    exact(row: number, unit: Float64Array): number {
+      const block = blocks[row >> BLOCK_SHIFT]!;
+      const base = (row & (BLOCK_ROWS - 1)) * dim;
+      let sum = 0;
+      for (let i = 0; i < dim; i++) sum += block[base + i]! * unit[i]!;
+      return sum;
     },
   };
 }

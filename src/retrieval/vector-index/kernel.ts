@@ -2,12 +2,14 @@ import { readFile } from 'node:fs/promises';
 
 // The SIMD kernel is kept as readable WAT and assembled by wabt once per process, so the repository holds no binary.
 // Measured on the 2-core machine: 50-90 ms once, nearly all of it loading and starting wabt (the engine compiles the
-// 449-byte module in 0.1 ms); each index then instantiates it in about 20 µs, with its own memory.
+// module of about 500 bytes in 0.1 ms); each index then instantiates it in about 20 µs, with its own memory.
 
 export type Kernel = {
   readonly memory: WebAssembly.Memory;
   /** Exact i32 dot products of the i16 query at `query` with `groups`*4 interleaved i8 rows at `rows`, into `out`. */
   dots(query: number, rows: number, groups: number, stride: number, out: number): void;
+  /** Copies the `stride` bytes at `from` into a group: byte block j (16 bytes) to `to` + 64·j. */
+  place(from: number, to: number, stride: number): void;
 };
 
 let compiled: Promise<WebAssembly.Module> | undefined;

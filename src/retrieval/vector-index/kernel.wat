@@ -8,6 +8,7 @@
 ;;           (measured: one stream per group is 1.4x faster than four separate row streams once the matrix
 ;;           no longer fits in cache, and four rows share each query load)
 ;;   $out    one i32 per row, rows 0 .. 4*$groups-1
+;;   a row being stored is staged as $stride plain bytes and moved into its group by "place"
 ;;
 ;; Exactness: rows hold values in [-127, 127] and the query values in [-Q, Q] with $stride*127*Q < 2^31 (chosen by
 ;; the caller), so every product, pair sum and running total fits in i32: the result is the exact integer dot product.
@@ -60,6 +61,18 @@
         (local.set $out (i32.add (local.get $out) (i32.const 16)))
         (local.set $g (i32.add (local.get $g) (i32.const 1)))
         (br $each_group))))
+
+  ;; Moves one staged row ($stride bytes at $from) into its place in a group: 16-byte block j to $to + 64*j.
+  (func (export "place") (param $from i32) (param $to i32) (param $stride i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $from) (local.get $stride)))
+    (block $done
+      (loop $each_block
+        (br_if $done (i32.ge_u (local.get $from) (local.get $end)))
+        (v128.store (local.get $to) (v128.load (local.get $from)))
+        (local.set $from (i32.add (local.get $from) (i32.const 16)))
+        (local.set $to (i32.add (local.get $to) (i32.const 64)))
+        (br $each_block))))
 
   (func $store_sum (param $at i32) (param $acc v128)
     (i32.store (local.get $at)

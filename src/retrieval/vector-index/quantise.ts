@@ -71,6 +71,33 @@ export function quantise(x: ArrayLike<number>, dim: number, levels: number, targ
   return { scale, residual: Math.sqrt(residual), norm: Math.sqrt(norm) };
 }
 
+/** Row values are integers in [-127, 127]: -128 is never used, so every product and pair sum stays in range. */
+export const ROW_LEVELS = 127;
+
+/** Bytes before a row code's int8 values: the scale, ‖x − x̂‖ and ‖x̂‖, float32 little-endian, the norms rounded up. */
+export const CODE_HEADER = 12;
+
+/**
+ * A row's code: what the index holds of the float32 unit vector `unit` (quantised as stored, so the bound holds
+ * for the values exact scores read), in the form kept beside each chunk in the database. `out` holds
+ * CODE_HEADER + dim bytes.
+ */
+export function encodeRow(unit: Float32Array, dim: number, out: Uint8Array): Uint8Array {
+  const q = quantise(unit, dim, ROW_LEVELS, new Int8Array(out.buffer, out.byteOffset + CODE_HEADER, dim));
+  const view = new DataView(out.buffer, out.byteOffset, CODE_HEADER);
+  view.setFloat32(0, q.scale, true);
+  view.setFloat32(4, roundUp32(q.residual), true);
+  view.setFloat32(8, roundUp32(q.norm), true);
+  return out;
+}
+
+/** The float32 unit vector v/‖v‖ of `v` (see normaliseInto): the values an exact score multiplies. */
+export function unitRow(v: Float32Array | readonly number[], dim: number, scratch: Float64Array, out: Float32Array): Float32Array {
+  normaliseInto(v, dim, scratch);
+  for (let i = 0; i < dim; i++) out[i] = scratch[i]!;
+  return out;
+}
+
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 

@@ -16,8 +16,17 @@ export type RowBounds = {
   readonly norm: Float32Array;
 };
 
-/** Rows whose exact score may be among the best `k` of the first `rows` (k ≤ rows), in row order. */
-export function candidates(dots: Int32Array, bounds: RowBounds, query: QueryBounds, rows: number, k: number): number[] {
+/**
+ * Rows whose exact score may be among the best `k` of the first `rows` (k ≤ rows), in row order, with the upper
+ * bound of each one's score.
+ */
+export function candidates(
+  dots: Int32Array,
+  bounds: RowBounds,
+  query: QueryBounds,
+  rows: number,
+  k: number,
+): { rows: number[]; upper: number[] } {
   const { scale, residual, norm } = bounds;
   const qScale = query.scale;
   const qResidual = query.residual;
@@ -44,7 +53,13 @@ export function candidates(dots: Int32Array, bounds: RowBounds, query: QueryBoun
       keptUpper.push(approx + error);
     }
   }
-  return kept.filter((_, i) => keptUpper[i]! >= floor);
+  const out: { rows: number[]; upper: number[] } = { rows: [], upper: [] };
+  for (let i = 0; i < kept.length; i++) {
+    if (keptUpper[i]! < floor) continue;
+    out.rows.push(kept[i]!);
+    out.upper.push(keptUpper[i]!);
+  }
+  return out;
 }
 
 /** The best `k` rows by exact score, highest first, equal scores in row (insertion) order. */

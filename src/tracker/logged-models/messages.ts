@@ -11,7 +11,9 @@ import { checkKey, experimentId, LIMITS, truncate } from '../wire/rules.ts';
 const BAD_NAME_CHARS = ['/', ':', '.', '%', '"', "'"];
 
 const checkedKeys = (kind: 'params' | 'tags') => (items: KeyValue[]) => {
-  items.forEach((p, i) => checkKey(p.key, `${kind}[${i}].key`));
+  items.forEach((p, i) => {
+    checkKey(p.key, `${kind}[${i}].key`);
+  });
   return items;
 };
 

@@ -27,6 +27,8 @@ export async function createModelVersion(
     runLink: string;
     description: string;
     tags: KeyValue[];
+    /** The signed-in user who registers it (SVC_AUTH_MODE=jwt); empty for a call without identity, as MLflow. */
+    userId?: string | undefined;
   },
 ): Promise<ModelVersionJson> {
   const resolved = await resolveSource(deps.db, { source: input.source, runId: input.runId, modelId: input.modelId });
@@ -35,10 +37,10 @@ export async function createModelVersion(
     const now = deps.now();
     const [row] = await tx.query<{ version: number }>(
       `INSERT INTO tracker_model_versions
-         (name, version, creation_time, last_updated_time, description, source, run_id, run_link, storage_location, model_id)
-       SELECT $1, COALESCE(max(version), 0) + 1, $2, $2, $3, $4, $5, $6, $7, $8 FROM tracker_model_versions WHERE name = $1
+         (name, version, creation_time, last_updated_time, description, source, run_id, run_link, storage_location, model_id, user_id)
+       SELECT $1, COALESCE(max(version), 0) + 1, $2, $2, $3, $4, $5, $6, $7, $8, $9 FROM tracker_model_versions WHERE name = $1
        RETURNING version`,
-      [input.name, now, input.description, resolved.source, resolved.runId, input.runLink, resolved.storageLocation, resolved.modelId],
+      [input.name, now, input.description, resolved.source, resolved.runId, input.runLink, resolved.storageLocation, resolved.modelId, input.userId ?? ''],
     );
     const version = row!.version;
     await tx.query(`UPDATE tracker_registered_models SET last_updated_time = $2 WHERE name = $1`, [input.name, now]);

@@ -52,6 +52,7 @@ import {
   updateRegisteredModel,
 } from './registered-models.ts';
 import { searchModelVersions, searchRegisteredModels } from './search.ts';
+import { signedInUser } from '../signed-in.ts';
 
 // The protos' default page sizes.
 const MODELS_PAGE = 100;
@@ -117,6 +118,7 @@ export function registryRoutes(deps: TrackerDeps): Hono<AppEnv> {
         runLink: m.run_link,
         description: m.description,
         tags: m.tags,
+        userId: signedInUser(c),
       });
       return c.json({ model_version: created });
     })

@@ -73,8 +73,12 @@ export function checkedBatch(batch: Batch, opts: { single?: boolean } = {}): Bat
       );
     }
   });
-  batch.params.forEach((p, i) => checkKey(p.key, `${at('params', i)}key`));
-  batch.tags.forEach((t, i) => checkKey(t.key, `${at('tags', i)}key`));
+  batch.params.forEach((p, i) => {
+    checkKey(p.key, `${at('params', i)}key`);
+  });
+  batch.tags.forEach((t, i) => {
+    checkKey(t.key, `${at('tags', i)}key`);
+  });
   checkBatchLimits(batch.metrics.length, batch.params.length, batch.tags.length);
   const seen = new Set<string>();
   const dupes = batch.params.filter((p) => (seen.has(p.key) ? true : (seen.add(p.key), false))).map((p) => p.key);

@@ -25,13 +25,14 @@ import {
 import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './metrics.ts';
 import { promptlabRoutes } from './promptlab.ts';
 import { searchRuns } from './search.ts';
-import { createRun, deleteRunTag, recordLoggedModel, setRunLifecycle, updateRun } from './store.ts';
+import { signedInUser } from '../signed-in.ts';
+import { createRun, ownedBy, deleteRunTag, recordLoggedModel, setRunLifecycle, updateRun } from './store.ts';
 
 export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
   return new Hono<AppEnv>()
     .route('/', promptlabRoutes(deps))
-    .post('/runs/create', async (c) => c.json({ run: await createRun(db, await readRequest(c, CreateRun), deps.now()) }))
+    .post('/runs/create', async (c) => c.json({ run: await createRun(db, ownedBy(await readRequest(c, CreateRun), signedInUser(c)), deps.now()) }))
     .get('/runs/get', async (c) => c.json({ run: await getRun(db, await readRequest(c, RunRef)) }))
     .post('/runs/update', async (c) => {
       const req = await readRequest(c, UpdateRun);

@@ -8,7 +8,7 @@ import type { KeyValue, RunStatus } from '../wire/fields.ts';
 import { runJson, runInfoJson, type RunRow } from '../wire/json.ts';
 import { activeRun } from './active.ts';
 import { RUN_COLUMNS, type RunJson } from './load.ts';
-import { RUN_NAME_TAG } from './messages.ts';
+import { RUN_NAME_TAG, USER_TAG } from './messages.ts';
 
 // Run writes: create, update, delete and restore, tag deletion, runs/log-model. Values arrive checked
 // (messages.ts); what depends on stored state (the run or experiment is active) is checked inside the write.
@@ -21,6 +21,12 @@ export type CreateRunInput = {
   startTime: number | undefined;
   tags: KeyValue[];
 };
+
+/** A run created by a signed-in user is theirs, whatever the client put in user_id and the mlflow.user tag. */
+export function ownedBy(input: CreateRunInput, user: string | undefined): CreateRunInput {
+  if (user === undefined) return input;
+  return { ...input, userId: user, tags: [...input.tags.filter((t) => t.key !== USER_TAG), { key: USER_TAG, value: user }] };
+}
 
 export async function createRun(db: Database, input: CreateRunInput, now: number): Promise<RunJson> {
   const experiment = await activeExperiment(db, input.experimentId);

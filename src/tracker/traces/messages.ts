@@ -49,7 +49,12 @@ const stringMap = () =>
     .optional()
     .transform((m) => Object.entries(m ?? {}).map(([key, value]) => ({ key, value })));
 
-const tagKeys = (tags: KeyValue[]) => (tags.forEach((t, i) => checkKey(t.key, `tags[${i}].key`)), tags);
+const tagKeys = (tags: KeyValue[]) => {
+  tags.forEach((t, i) => {
+    checkKey(t.key, `tags[${i}].key`);
+  });
+  return tags;
+};
 
 const location = z.object({
   type: str().optional(),

@@ -8,5 +8,5 @@ import type { TrackerDeps } from '../deps.ts';
 
 /** GET / (the page) and its modules and style under /ui/; every view is a hash route inside the page. */
 export function uiRoutes(_deps: TrackerDeps): Hono<AppEnv> {
-  return pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)] });
+  return pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)], devIdentity: false });
 }
