@@ -39,7 +39,8 @@ async function main() {
   const result = await real.execute(sql, { user: 'bench' }, { timeoutMs: 10_000 });
   const instant: QueryEngine = { ...real, kind: 'embedded', estimateBytes: async () => 1000, scanBound: async () => 1000, execute: async () => result };
   const h = await exploreHarness({ SVC_QUERY_CACHE_SIZE: '100000' }, { engine: instant });
-  h.deps.chat = { complete: async () => ({ content: `Customers per nation.\n\`\`\`sql\n${sql}\n\`\`\``, model: 'stub' }), listModels: async () => [{ id: 'svc-chat' }] };
+  const answer = { content: `Customers per nation.\n\`\`\`sql\n${sql}\n\`\`\``, model: 'stub' };
+  h.deps.chat = { complete: async () => answer, stream: async () => answer, listModels: async () => [{ id: 'svc-chat' }] };
   const caller = { user: 'ana', roles: ['svc-analyst'], groups: [] };
   const ctx = { requestId: 'bench', log: createLogger('bench', 'silent') };
   const ask = (question: string, force: boolean) =>

@@ -52,6 +52,19 @@ export const int = (fallback: number, min = 0) =>
       }
       return n;
     });
+export const num = (fallback: number, min = -Infinity, max = Infinity) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return fallback;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `expected a number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
 export const flag = (fallback: boolean) =>
   z
     .string()

@@ -1,4 +1,4 @@
-import { ConfigError, flag, int, list, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
+import { ConfigError, flag, int, list, loadConfig, num, optionalStr, str, url, type Env } from '../platform/config.ts';
 import { parseWatchRoots } from './watch/roots.ts';
 
 // Retrieval settings, with the specification's defaults.
@@ -16,6 +16,15 @@ export const retrievalShape = {
   EMBED_MODEL: str('svc-embed'),
   EMBED_DIM: int(768, 1),
   EMBED_BATCH_SIZE: int(64, 1),
+  /** The chat model that answers (`POST /collections/{slug}/answer`); unset: the offline extractive answer. */
+  CHAT_URL: url(),
+  CHAT_API_KEY: optionalStr(),
+  CHAT_MODEL: str('svc-chat'),
+  CHAT_TIMEOUT_MS: int(60_000, 1),
+  /** A chunk is context for an answer when its cosine similarity reaches this, or it shares a term with the question. */
+  ANSWER_MIN_SCORE: num(0.5, -1, 1),
+  /** How long an answer session's turns are remembered. */
+  ANSWER_SESSION_TTL: int(3600, 1),
   RAG_OCR_ENABLED: flag(false),
   /** Bytes an Office package may inflate to before it is refused as a zip bomb. */
   RAG_MAX_EXTRACTED_BYTES: int(268_435_456, 1),

@@ -1,14 +1,16 @@
 import { badGateway, badRequest, payloadTooLarge, unprocessable, type ProblemError } from '../platform/errors.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
+import { AnswerModelError } from './answer/errors.ts';
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
 
 // Retrieval's domain errors as the answers they become, in one place (the app's error mapper): a file the service
 // does not take (400), beyond a bound (413) or without text (422), and a gateway that failed after its retries (502:
-// whatever was being written was not).
+// whatever was being written was not; a chat model's failure leaves no answer).
 export function retrievalProblem(err: unknown): ProblemError | undefined {
   if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
   if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
   if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);
+  if (err instanceof AnswerModelError) return badGateway(`The chat model failed, no answer was given: ${err.message}`);
   if (err instanceof GatewayError) return badGateway(`The embedding gateway failed, nothing was stored: ${err.message}`);
   return undefined;
 }

@@ -45,5 +45,30 @@ export function createRetrievalMetrics(base: ServiceMetrics) {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
+    // answers (POST /collections/{slug}/answer)
+    answerDuration: new Histogram({
+      name: 'svc_answer_seconds',
+      help: 'Time to a whole answer by outcome (answered, no_context, model_failed, cancelled), retrieval included',
+      labelNames: ['outcome'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    answerTokens: new Counter({
+      name: 'svc_answer_tokens_total',
+      help: 'Tokens the chat model reported for answers, by kind (prompt, completion)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    answerRefusals: new Counter({
+      name: 'svc_answer_refusals_total',
+      help: 'Answers not generated for lack of context (no chunk reached SVC_ANSWER_MIN_SCORE or shared a term)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    inventedCitations: new Counter({
+      name: 'svc_answer_invented_citations_total',
+      help: 'Citation markers the model wrote that name no chunk it was given, removed from the answer',
+      registers,
+    }),
   };
 }

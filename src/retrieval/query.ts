@@ -39,6 +39,24 @@ export async function queryCollection(
   input: QueryInput,
 ): Promise<QueryResponse> {
   const started = performance.now();
+  const { chunks, topK, mode } = await retrieveChunks(deps, caller, slug, input);
+  const latency_ms = Math.round((performance.now() - started) * 100) / 100;
+  await recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: topK, chunks, latency_ms });
+  deps.metrics.queries.inc({ outcome: 'ok' });
+  deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
+  return { question: input.question, collection: slug, chunks, latency_ms };
+}
+
+export type Retrieved = {
+  chunks: ChunkResult[];
+  topK: number;
+  mode: QueryMode;
+  /** Cosine similarity to the question of the chunks the dense ranking held (not those only keyword ranking found). */
+  similarity: ReadonlyMap<string, number>;
+};
+
+/** The retrieval itself, unrecorded: the ceiling, the collection, the policy, the ranking (the caller records it). */
+export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<Retrieved> {
   const topK = input.top_k ?? deps.config.DEFAULT_TOP_K;
   const mode = input.mode ?? 'hybrid';
   if (topK > deps.config.MAX_TOP_K) {
@@ -50,38 +68,46 @@ export async function queryCollection(
   if (!collection) throw notFound(`Collection '${slug}' does not exist.`);
   await requireQueryable(deps, caller, collection);
 
+  const similarity = new Map<string, number>();
   const chunks =
-    mode === 'dense' ? await denseOnly(deps, collection, input.question, topK)
+    mode === 'dense' ? await denseOnly(deps, collection, input.question, topK, similarity)
     : mode === 'keyword' ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
-    : await hybrid(deps, collection, input.question, topK);
-  const latency_ms = Math.round((performance.now() - started) * 100) / 100;
+    : await hybrid(deps, collection, input.question, topK, similarity);
+  return { chunks, topK, mode, similarity };
+}
 
-  await store.insertAudit(deps.db, {
+/** The retrieval's audit record (its id returned); an answer adds what it answered (`answer`). */
+export async function recordRetrieval(
+  deps: RetrievalDeps,
+  caller: Caller,
+  r: { collection: string; question: string; top_k: number; chunks: ChunkResult[]; latency_ms: number; answer?: store.AnswerRecord },
+): Promise<number> {
+  return store.insertAudit(deps.db, {
     user_id: caller.user,
     roles: caller.roles,
-    collection: slug,
-    question: input.question,
-    top_k: topK,
-    chunk_ids: chunks.map((c) => c.chunk_id),
-    scores: chunks.map((c) => c.score),
-    latency_ms,
+    collection: r.collection,
+    question: r.question,
+    top_k: r.top_k,
+    chunk_ids: r.chunks.map((c) => c.chunk_id),
+    scores: r.chunks.map((c) => c.score),
+    latency_ms: r.latency_ms,
+    ...(r.answer ? { answer: r.answer } : {}),
   });
-  deps.metrics.queries.inc({ outcome: 'ok' });
-  deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
-  return { question: input.question, collection: slug, chunks, latency_ms };
 }
 
 /** Each list offers this many candidates to the fusion, however few chunks are asked for. */
 const candidates = (deps: RetrievalDeps, topK: number) => Math.max(topK, deps.config.HYBRID_CANDIDATES);
 
-async function hybrid(deps: RetrievalDeps, collection: Head, question: string, topK: number): Promise<ChunkResult[]> {
+async function hybrid(deps: RetrievalDeps, collection: Head, question: string, topK: number, similarity: Map<string, number>): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
   const [dense, keyword] = await Promise.all([denseList(deps, collection, question, depth), keywordList(deps, collection, question, depth)]);
+  for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, fuse(dense.hits, keyword, topK), dense.rows);
 }
 
-async function denseOnly(deps: RetrievalDeps, collection: Head, question: string, topK: number): Promise<ChunkResult[]> {
+async function denseOnly(deps: RetrievalDeps, collection: Head, question: string, topK: number, similarity: Map<string, number>): Promise<ChunkResult[]> {
   const dense = await denseList(deps, collection, question, topK);
+  for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, single(dense.hits, 'dense'), dense.rows);
 }
 

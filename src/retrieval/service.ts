@@ -17,9 +17,11 @@ import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine } from './ingest/index.ts';
 import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
+import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { documentRoutes } from './routes/documents.ts';
+import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
 import { startWatcher } from './watch/watcher.ts';
 
@@ -52,6 +54,8 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   api.route('/collections', collectionRoutes(deps));
   api.route('/collections', documentRoutes(deps));
   api.route('/collections', queryRoutes(deps));
+  api.route('/collections', answerRoutes(deps));
+  api.route('/collections', pageRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', api);

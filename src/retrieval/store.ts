@@ -282,12 +282,27 @@ export type AuditRecord = {
   chunk_ids: string[];
   scores: number[];
   latency_ms: number;
+  /** Present when the retrieval was for an answer (POST /collections/{slug}/answer). */
+  answer?: AnswerRecord;
+};
+
+/** What an answer gave (or why it gave none): `outcome` answered, no_context, model_failed or cancelled. */
+export type AnswerRecord = {
+  outcome: 'answered' | 'no_context' | 'model_failed' | 'cancelled';
+  model: string;
+  text: string | null;
+  citations: { marker: number; chunk_id: string }[];
+  session_id: string | null;
+  standalone_question?: string;
+  error?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
 };
 
 // A retrieval's audit record is a record of the platform's audit chain (src/platform/audit): its id is its seq.
-export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<void> {
+/** Returns the record's id (its seq in the chain). */
+export async function insertAudit(sql: Sql, a: Omit<AuditRecord, 'id' | 'at'>): Promise<number> {
   const { user_id, ...detail } = a;
-  await appendAudit(sql, { service: 'retrieval', action: 'query', actor: user_id, detail });
+  return (await appendAudit(sql, { service: 'retrieval', action: 'query', actor: user_id, detail })).seq;
 }
 
 export async function listAudit(sql: Sql, opts: { limit: number; user?: string }): Promise<AuditRecord[]> {

@@ -8,8 +8,12 @@
  *   gw.requests                              // every request received: { method, path, body }
  *   await gw.close();
  *
- * Endpoints (non-streaming shapes only):
- *   POST /v1/chat/completions  content from script.chat(body): a string, or { status, body } to answer raw.
+ * Endpoints:
+ *   POST /v1/chat/completions  content from script.chat(body): a string, or { status, body } to answer raw. With
+ *                              `"stream": true` the string goes out as Server-Sent Events, a word a chunk,
+ *                              `script.streamDelayMs` apart (usage last when `stream_options.include_usage`);
+ *                              `script.breakStreamAfter` drops the socket after that many chunks. A stream the
+ *                              client abandons before its end is listed in `gw.abandoned`.
  *   POST /v1/embeddings        vectors from script.embed(body) if set, else the offline embedder's (dimension
  *                              `dim`, default 768, or the request's `dimensions`); base64 when asked, as OpenAI does.
  *   GET  /v1/models            script.models in OpenAI's list shape.
@@ -25,11 +29,15 @@ export type Script = {
   chat: (body: any) => string | RawAnswer;
   embed?: (body: any) => number[][] | RawAnswer;
   models: string[];
+  streamDelayMs?: number;
+  breakStreamAfter?: number;
 };
 export type ScriptedGatewayOptions = Partial<Script> & { dim?: number };
 export type ScriptedGateway = {
   url: string;
   requests: GatewayRequest[];
+  /** Streamed chat requests whose client went away before the stream's end. */
+  abandoned: GatewayRequest[];
   script: Script;
   /** The next `times` requests to `path` ('/v1/embeddings' or 'embeddings') answer `status`; 0 drops the socket. */
   failNext(path: string, status: number, times?: number): void;
@@ -43,6 +51,7 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
   const dim = opts.dim ?? 768;
   const script: Script = { chat: opts.chat ?? (() => 'ok'), embed: opts.embed, models: opts.models ?? ['svc-llm', 'svc-embed'] };
   const requests: GatewayRequest[] = [];
+  const abandoned: GatewayRequest[] = [];
   const failures = new Map<string, { status: number; times: number }[]>();
 
   function takeFailure(path: string): number | undefined {
@@ -62,7 +71,8 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
     } catch {
       return send(res, 400, errorBody('request body is not JSON'));
     }
-    requests.push({ method: req.method ?? 'GET', path, body });
+    const request = { method: req.method ?? 'GET', path, body };
+    requests.push(request);
 
     const failure = takeFailure(path);
     if (failure === 0) return void req.socket.destroy();
@@ -74,6 +84,7 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const out = script.chat(body);
       if (isRaw(out)) return send(res, out.status, out.body);
+      if (body?.stream === true) return streamChat(res, body, out, script, () => abandoned.push(request));
       return send(res, 200, chatCompletion(body?.model ?? 'unknown', out));
     }
     if (req.method === 'POST' && path === '/v1/embeddings') {
@@ -96,6 +107,7 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    abandoned,
     script,
     failNext(path, status, times = 1) {
       const key = normalise(path);
@@ -118,6 +130,36 @@ function chatCompletion(model: string, content: string) {
     choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
+}
+
+async function streamChat(res: ServerResponse, body: any, content: string, script: Script, onAbandoned: () => void): Promise<void> {
+  const model = body?.model ?? 'unknown';
+  const id = `chatcmpl-scripted-${Date.now()}`;
+  const chunk = (delta: object, extra: object = {}) => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }], ...extra });
+  let finished = false;
+  res.on('close', () => {
+    if (!finished) onAbandoned();
+  });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const write = (data: unknown) => res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  const pieces = content.match(/\s*\S+/g) ?? [];
+  write(chunk({ role: 'assistant', content: '' }));
+  for (const [i, piece] of pieces.entries()) {
+    if (res.destroyed) return;
+    if (script.breakStreamAfter !== undefined && i >= script.breakStreamAfter) {
+      finished = true;
+      return void res.socket?.destroy();
+    }
+    if (script.streamDelayMs) await new Promise((r) => setTimeout(r, script.streamDelayMs));
+    if (res.destroyed) return;
+    write(chunk({ content: piece }));
+  }
+  if (body?.stream_options?.include_usage) {
+    write({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: { prompt_tokens: 1, completion_tokens: pieces.length, total_tokens: 1 + pieces.length } });
+  }
+  write('[DONE]');
+  finished = true;
+  res.end();
 }
 
 const errorBody = (message: string) => ({ error: { message, type: 'scripted_error', code: null } });

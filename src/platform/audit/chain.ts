@@ -73,3 +73,14 @@ export async function listRecords(sql: Sql, opts: { service: string; action: str
         [opts.service, opts.action, opts.limit, opts.actor],
       );
 }
+
+/** Records of one service's action whose detail names one of `ids` under `key` (feedback on given records), in seq order. */
+export async function listRecordsAbout(sql: Sql, opts: { service: string; action: string; key: string; ids: number[] }): Promise<ChainedRecord[]> {
+  if (opts.ids.length === 0) return [];
+  return sql.query<ChainedRecord>(
+    `SELECT seq, at, service, action, actor, detail, prev_hash, hash FROM audit_records
+     WHERE service = $1 AND action = $2 AND (detail ->> $3)::bigint = ANY(ARRAY(SELECT jsonb_array_elements_text($4::jsonb))::bigint[])
+     ORDER BY seq`,
+    [opts.service, opts.action, opts.key, JSON.stringify(opts.ids)],
+  );
+}

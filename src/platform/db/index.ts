@@ -43,11 +43,12 @@ export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boo
   return db;
 }
 
-/** The platform namespaces: the vector extension every service relies on, the audit chain, the usage limits. */
+/** The platform namespaces: the vector extension every service relies on, the audit chain, the usage limits, sessions. */
 export async function migratePlatform(db: Database): Promise<string[]> {
   return [
     ...(await migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)))),
     ...(await migrate(db, 'audit', await loadMigrations(new URL('../audit/migrations/', import.meta.url)))).map((id) => `audit/${id}`),
     ...(await migrate(db, 'limits', await loadMigrations(new URL('../limits/migrations/', import.meta.url)))).map((id) => `limits/${id}`),
+    ...(await migrate(db, 'sessions', await loadMigrations(new URL('../sessions/migrations/', import.meta.url)))).map((id) => `sessions/${id}`),
   ];
 }

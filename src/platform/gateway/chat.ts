@@ -1,22 +1,34 @@
 import { GatewayError } from './errors.ts';
 import { createClient } from './client.ts';
-import { withRetries } from './retry.ts';
+import { describeFailure, withRetries } from './retry.ts';
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
-export type ChatRequest = { model: string; messages: ChatMessage[]; temperature?: number; maxTokens?: number };
+export type ChatRequest = {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  maxTokens?: number;
+  /** Cancels the call (and any further attempt): a caller that went away. */
+  signal?: AbortSignal;
+};
 export type ChatUsage = { promptTokens: number; completionTokens: number; totalTokens: number };
 export type ChatResult = { content: string; model: string; usage?: ChatUsage };
 export type GatewayModel = { id: string; owned_by?: string; [k: string]: unknown };
 
 export interface ChatModel {
   complete(req: ChatRequest): Promise<ChatResult>;
+  /**
+   * The same completion streamed: `onDelta` gets the text as it comes, the result holds all of it. Attempts are
+   * retried only until the gateway starts answering; a stream that breaks off after that fails (no half answer twice).
+   */
+  stream(req: ChatRequest, onDelta: (text: string) => void): Promise<ChatResult>;
   /** The gateway's declared models (`GET /models`), as the gateway lists them. */
   listModels(): Promise<GatewayModel[]>;
 }
 
 export type OpenAiChatOptions = { baseURL: string; apiKey?: string; attempts?: number; backoffMs?: number; timeoutMs?: number };
 
-// Chat completions and the model list from any OpenAI-compatible gateway, non-streaming.
+// Chat completions (whole or streamed) and the model list from any OpenAI-compatible gateway.
 export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
   const { client, url } = createClient(opts);
   const policy = { attempts: opts.attempts ?? 3, backoffMs: opts.backoffMs ?? 500 };
@@ -30,7 +42,7 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
           ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
           ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
           stream: false,
-        }),
+        }, req.signal ? { signal: req.signal } : undefined),
       );
       const content = res?.choices?.[0]?.message?.content;
       if (typeof content !== 'string') {
@@ -45,6 +57,40 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
         model: res.model || req.model,
         ...(u ? { usage: { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens } } : {}),
       };
+    },
+
+    async stream(req, onDelta) {
+      const what = { action: 'chat completion', model: req.model, url };
+      const stream = await withRetries(policy, what, () =>
+        client.chat.completions.create({
+          model: req.model,
+          messages: req.messages,
+          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+          ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
+          stream: true,
+          stream_options: { include_usage: true },
+        }, req.signal ? { signal: req.signal } : undefined),
+      );
+      let content = '';
+      let model = req.model;
+      let usage: ChatUsage | undefined;
+      try {
+        for await (const chunk of stream) {
+          if (chunk.model) model = chunk.model;
+          const text = chunk.choices?.[0]?.delta?.content;
+          if (text) {
+            content += text;
+            onDelta(text);
+          }
+          const u = chunk.usage;
+          if (u) usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens };
+        }
+      } catch (err) {
+        throw new GatewayError(`chat completion with model '${req.model}' at ${url} broke off while streaming: ${describeFailure(err)}`, what, { cause: err });
+      }
+      // the SDK ends an aborted stream quietly: a cancelled answer must not pass for a whole one
+      if (req.signal?.aborted) throw new GatewayError(`chat completion with model '${req.model}' at ${url} was cancelled by its caller`, what);
+      return { content, model, ...(usage ? { usage } : {}) };
     },
 
     async listModels() {

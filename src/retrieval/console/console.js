@@ -1,5 +1,6 @@
 // @ts-check
-// The retrieval console: collections, upload by drop or browse, a question box, deletion. It calls the same HTTP API
+// The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer whose
+// citations open the cited page), deletion. It calls the same HTTP API
 // as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
 import { byId, devIdentity, h } from './dom.js';
 import { callJson } from './problem.js';
@@ -8,6 +9,10 @@ import { callJson } from './problem.js';
 /** @typedef {import('./types.ts').CollectionList} CollectionList */
 /** @typedef {import('./types.ts').DocumentList} DocumentList */
 /** @typedef {import('./types.ts').QueryResponse} QueryResponse */
+/** @typedef {import('./types.ts').AnswerResponse} AnswerResponse */
+/** @typedef {import('./types.ts').AnswerDone} AnswerDone */
+/** @typedef {import('./types.ts').Citation} Citation */
+/** @typedef {import('./types.ts').PageView} PageView */
 
 const input = (/** @type {string} */ id) => byId(id, HTMLInputElement);
 /** @type {Collection | null} */
@@ -85,6 +90,8 @@ async function open(slug) {
   byId('d-title').textContent = `${collection.name} (${collection.slug})`;
   byId('d-meta').textContent = `${collection.description || 'No description'} · roles: ${collection.allowed_roles.join(', ') || 'open'}`;
   byId('results').replaceChildren();
+  byId('answer').hidden = true;
+  byId('page-view').hidden = true;
   const docs = /** @type {DocumentList} */ (await api('GET', `/collections/${slug}/documents`)).documents;
   byId('documents').replaceChildren(...docs.map((d) => h('tr', {}, h('td', {}, d.filename), h('td', {}, d.status), h('td', {}, d.chunk_count))));
 }
@@ -157,6 +164,8 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   try {
     const question = byId('question', HTMLTextAreaElement).value;
     const mode = byId('mode', HTMLSelectElement).value;
+    byId('answer').hidden = true;
+    byId('page-view').hidden = true;
     const res = /** @type {QueryResponse} */ (await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode }));
     // where each ranking placed the chunk, so a reader sees why hybrid put it there
     const ranks = (/** @type {QueryResponse['chunks'][number]} */ c) =>
@@ -169,6 +178,145 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
     byId('ask-error').textContent = message(err);
   }
 });
+
+/** The audit id of the answer shown, which thumbs up or down rate. @type {number | null} */
+let answered = null;
+for (const [id, rating] of /** @type {const} */ ([['fb-up', 'up'], ['fb-down', 'down']])) {
+  byId(id).addEventListener('click', async () => {
+    if (answered === null) return;
+    try {
+      await api('POST', `/audit/queries/${answered}/feedback`, { rating });
+      byId('fb-said').textContent = `Thanks: recorded as ${rating === 'up' ? 'useful' : 'not useful'}.`;
+    } catch (err) {
+      byId('fb-said').textContent = message(err);
+    }
+  });
+}
+
+// An answer streams in as Server-Sent Events (fetch, since EventSource cannot POST); once its citations are known
+// each [n] becomes a button that opens the cited page with the quote marked.
+byId('answer-btn').addEventListener('click', async () => {
+  byId('ask-error').textContent = '';
+  if (!current) return;
+  const question = byId('question', HTMLTextAreaElement).value.trim();
+  if (!question) return;
+  const slug = current.slug;
+  const session = input('session').value.trim();
+  const text = byId('answer-text');
+  byId('answer').hidden = false;
+  byId('page-view').hidden = true;
+  byId('results').replaceChildren();
+  text.replaceChildren();
+  byId('answer-meta').textContent = 'Answering…';
+  byId('answer-sources').replaceChildren();
+  byId('answer-feedback').hidden = true;
+  answered = null;
+  try {
+    const res = await fetch(`/collections/${slug}/answer`, {
+      method: 'POST',
+      headers: { ...headers(), 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ question, top_k: Number(input('topk').value), stream: true, ...(session ? { session_id: session } : {}) }),
+    });
+    if (!res.ok || !res.body) {
+      const problem = await res.json().catch(() => ({}));
+      throw new Error(problem.detail || `${res.status} ${res.statusText}`);
+    }
+    let answer = '';
+    /** @type {Citation[]} */
+    let citations = [];
+    for await (const { event, data } of events(res.body)) {
+      if (event === 'delta') {
+        answer += data.text;
+        text.append(data.text);
+      } else if (event === 'citations') citations = data.citations;
+      else if (event === 'error') throw new Error(data.detail || 'the answer failed');
+      else if (event === 'done') {
+        const done = /** @type {AnswerDone} */ (data);
+        text.replaceChildren(...withMarkers(answer, citations, slug));
+        byId('answer-meta').textContent = [
+          done.grounded ? `answered by ${done.model}` : 'nothing in this collection on the question',
+          done.standalone_question ? `read as: ${done.standalone_question}` : '',
+          `${Math.round(done.latency_ms)} ms`,
+        ].filter(Boolean).join(' · ');
+        byId('answer-sources').replaceChildren(...citations.map((c) => h('li', { value: c.marker }, `${c.filename} · page ${c.page}: “${c.quote}”`)));
+        answered = done.audit_id;
+        byId('fb-said').textContent = '';
+        byId('answer-feedback').hidden = false;
+      }
+    }
+  } catch (err) {
+    byId('answer-meta').textContent = '';
+    byId('ask-error').textContent = message(err);
+  }
+});
+
+/**
+ * The events of a text/event-stream body, each with its JSON data.
+ * @param {ReadableStream<any>} body the response body (bytes)
+ * @returns {AsyncGenerator<{ event: string, data: any }>}
+ */
+async function* events(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      yield { event, data: JSON.parse(data) };
+    }
+  }
+}
+
+/**
+ * The answer's text with each cited [n] as a button opening its page.
+ * @param {string} answer
+ * @param {Citation[]} citations
+ * @param {string} slug
+ */
+function withMarkers(answer, citations, slug) {
+  const byMarker = new Map(citations.map((c) => [c.marker, c]));
+  return answer.split(/(\[\d+\])/).map((part) => {
+    const citation = byMarker.get(Number(/^\[(\d+)\]$/.exec(part)?.[1]));
+    if (!citation) return part;
+    return h('button', {
+      type: 'button',
+      class: 'marker',
+      title: `${citation.filename}, page ${citation.page}`,
+      dataset: { marker: citation.marker },
+      onclick: () => openPage(slug, citation),
+    }, part);
+  });
+}
+
+/**
+ * Opens the cited page with the quote marked in the cited chunk.
+ * @param {string} slug
+ * @param {Citation} citation
+ */
+async function openPage(slug, citation) {
+  try {
+    const page = /** @type {PageView} */ (await api('GET', `/collections/${slug}/documents/${citation.document_id}/pages/${citation.page}`));
+    byId('pv-title').textContent = `${page.filename} · page ${page.page} of ${page.pages}`;
+    byId('pv-text').replaceChildren(...page.chunks.map((chunk) => {
+      const cited = chunk.chunk_id === citation.chunk_id;
+      const at = cited && citation.quote ? chunk.text.indexOf(citation.quote) : -1;
+      const body = at < 0
+        ? [chunk.text]
+        : [chunk.text.slice(0, at), h('mark', {}, citation.quote), chunk.text.slice(at + citation.quote.length)];
+      return h('div', { class: cited ? 'chunk cited' : 'chunk' }, ...body);
+    }));
+    byId('page-view').hidden = false;
+    byId('page-view').scrollIntoView({ block: 'nearest' });
+  } catch (err) {
+    byId('ask-error').textContent = message(err);
+  }
+}
 
 byId('delete').addEventListener('click', async () => {
   if (!current || !confirm(`Delete collection "${current.name}" with all its documents and chunks?`)) return;

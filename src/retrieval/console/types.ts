@@ -3,8 +3,13 @@
 import type { CollectionView } from '../collections.ts';
 import type { DocumentView } from '../documents.ts';
 import type { QueryResponse } from '../query.ts';
+import type { AnswerResponse } from '../answer/index.ts';
+import type { Citation } from '../answer/citations.ts';
+import type { PageView } from '../pages.ts';
 
 export type Collection = CollectionView;
 export type CollectionList = { collections: CollectionView[] };
 export type DocumentList = { documents: DocumentView[] };
-export type { QueryResponse };
+export type { QueryResponse, AnswerResponse, Citation, PageView };
+/** The `done` event of a streamed answer. */
+export type AnswerDone = Pick<AnswerResponse, 'grounded' | 'model' | 'session_id' | 'audit_id' | 'standalone_question' | 'latency_ms' | 'usage'>;
