@@ -35,9 +35,16 @@ trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [collect
 
 async function main() {
   const real = await embeddedEngine();
-  const sql = 'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
+  const sql =
+    'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
   const result = await real.execute(sql, { user: 'bench' }, { timeoutMs: 10_000 });
-  const instant: QueryEngine = { ...real, kind: 'embedded', estimateBytes: async () => 1000, scanBound: async () => 1000, execute: async () => result };
+  const instant: QueryEngine = {
+    ...real,
+    kind: 'embedded',
+    estimateBytes: async () => 1000,
+    scanBound: async () => 1000,
+    execute: async () => result,
+  };
   const h = await exploreHarness({ SVC_QUERY_CACHE_SIZE: '100000' }, { engine: instant });
   const answer = { content: `Customers per nation.\n\`\`\`sql\n${sql}\n\`\`\``, model: 'stub' };
   h.deps.chat = { complete: async () => answer, stream: async () => answer, listModels: async () => [{ id: 'svc-chat' }] };

@@ -32,7 +32,8 @@ const VOCABULARY = Array.from({ length: 5000 }, (_, i) => {
   for (let x = i + 16; x > 0; x = Math.floor(x / 16)) w += syllables[x % 16];
   return w;
 });
-const question = (i: number) => [1, 2, 3].map((j) => VOCABULARY[Math.floor(VOCABULARY.length * ((((i * 7 + j * 13) % 97) / 97) ** 3))]).join(' ');
+const question = (i: number) =>
+  [1, 2, 3].map((j) => VOCABULARY[Math.floor(VOCABULARY.length * (((i * 7 + j * 13) % 97) / 97) ** 3)]).join(' ');
 
 async function populate(db: Database, slug: string, n: number) {
   await db.query(`INSERT INTO retrieval_collections (slug, name, created_by) VALUES ($1, $1, 'bench')`, [slug]);
@@ -87,7 +88,10 @@ async function gatewayFirstToken(client: OpenAI, body: any): Promise<number> {
 async function main() {
   const fresh = await freshDatabase('bench_answer');
   const db = openPostgres(fresh.cfg);
-  const gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => 'The passage says so [1], and another agrees [2]. Nothing else is known.' });
+  const gw = await startScriptedGateway({
+    models: ['svc-chat'],
+    chat: () => 'The passage says so [1], and another agrees [2]. Nothing else is known.',
+  });
   const h = await retrievalHarness(db, { env: { SVC_CHAT_URL: gw.url, SVC_LIMIT_RETRIEVAL_ANSWERS: '100000000/h' } });
   const server = await startServer(h.app, 0, '127.0.0.1');
   const client = new OpenAI({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
@@ -112,8 +116,12 @@ async function main() {
     console.log(` path                                    |       p50 |       p99`);
     console.log(` svc /answer stream (HTTP, first delta)  | ${fmt(pct(svc, 50))} | ${fmt(pct(svc, 99))}`);
     console.log(` scripted gateway via openai SDK         | ${fmt(pct(direct, 50))} | ${fmt(pct(direct, 99))}`);
-    console.log(` svc adds (per question: svc - gateway)  | ${fmt(pct(added, 50))} | ${fmt(pct(added, 99))}   target p50 < 20 ms: ${pct(added, 50) < 20 ? 'met' : 'NOT met'}`);
-    console.log(` ratio svc / gateway p50 ${(pct(svc, 50) / pct(direct, 50)).toFixed(1)}x; first answer ${cold.toFixed(0)} ms (index builds); data load ${(fill / 1000).toFixed(1)} s`);
+    console.log(
+      ` svc adds (per question: svc - gateway)  | ${fmt(pct(added, 50))} | ${fmt(pct(added, 99))}   target p50 < 20 ms: ${pct(added, 50) < 20 ? 'met' : 'NOT met'}`,
+    );
+    console.log(
+      ` ratio svc / gateway p50 ${(pct(svc, 50) / pct(direct, 50)).toFixed(1)}x; first answer ${cold.toFixed(0)} ms (index builds); data load ${(fill / 1000).toFixed(1)} s`,
+    );
   } finally {
     await server.close();
     await h.close();

@@ -28,7 +28,10 @@ export async function listRetrievals(deps: RetrievalDeps, caller: Caller, limit:
     collection: { slug: '', allowed_roles: [] },
   });
   const rows = await store.listAudit(deps.db, everyone.allow ? { limit } : { limit, user: caller.user });
-  const feedback = await feedbackOn(deps, rows.filter((r) => r.answer).map((r) => r.id));
+  const feedback = await feedbackOn(
+    deps,
+    rows.filter((r) => r.answer).map((r) => r.id),
+  );
   return rows.map((r) => ({
     id: r.id,
     at: r.at.toISOString(),

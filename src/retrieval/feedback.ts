@@ -19,12 +19,25 @@ export async function rateAnswer(
   const [record] = await readRecords(deps.db, queryId, 1, queryId);
   const answer = (record?.detail as { answer?: AnswerRecord } | undefined)?.answer;
   // someone else's record, a plain query or a failed answer: there is nothing of theirs to rate
-  if (!record || record.service !== 'retrieval' || record.action !== 'query' || record.actor !== caller.user || !answer || !['answered', 'no_context'].includes(answer.outcome)) {
+  if (
+    !record ||
+    record.service !== 'retrieval' ||
+    record.action !== 'query' ||
+    record.actor !== caller.user ||
+    !answer ||
+    !['answered', 'no_context'].includes(answer.outcome)
+  ) {
     throw notFound(`You have no answer with the audit id ${queryId}: rate an answer you were given, by the audit_id it came with.`);
   }
   const at = new Date();
   const comment = input.comment ?? '';
-  await appendAudit(deps.db, { service: 'retrieval', action: 'answer_feedback', actor: caller.user, at, detail: { query_id: queryId, rating: input.rating, comment } });
+  await appendAudit(deps.db, {
+    service: 'retrieval',
+    action: 'answer_feedback',
+    actor: caller.user,
+    at,
+    detail: { query_id: queryId, rating: input.rating, comment },
+  });
   return { query_id: queryId, rating: input.rating, comment, at: at.toISOString() };
 }
 

@@ -22,7 +22,8 @@ export async function readPage(deps: RetrievalDeps, caller: Caller, slug: string
   await requireQueryable(deps, caller, collection);
   const doc = await documentOf(deps.db, slug, documentId);
   if (!doc) throw notFound(`Document '${documentId}' is not in collection '${slug}'.`);
-  if (page > doc.page_count) throw notFound(`Document '${doc.filename}' has ${doc.page_count} page${doc.page_count === 1 ? '' : 's'}; there is no page ${page}.`);
+  if (page > doc.page_count)
+    throw notFound(`Document '${doc.filename}' has ${doc.page_count} page${doc.page_count === 1 ? '' : 's'}; there is no page ${page}.`);
   const chunks = await pageChunks(deps.db, documentId, page);
   return { document_id: documentId, filename: doc.filename, page, pages: doc.page_count, chunks };
 }
@@ -37,5 +38,8 @@ async function documentOf(sql: Sql, slug: string, id: string): Promise<{ filenam
 }
 
 function pageChunks(sql: Sql, documentId: string, page: number): Promise<{ chunk_id: string; text: string }[]> {
-  return sql.query(`SELECT id::text AS chunk_id, text FROM retrieval_chunks WHERE document_id = $1::uuid AND page = $2 ORDER BY ordinal`, [documentId, page]);
+  return sql.query(`SELECT id::text AS chunk_id, text FROM retrieval_chunks WHERE document_id = $1::uuid AND page = $2 ORDER BY ordinal`, [
+    documentId,
+    page,
+  ]);
 }

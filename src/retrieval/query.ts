@@ -32,12 +32,7 @@ type Head = { slug: string; version: number };
  * Ranks the collection's chunks for the question, by cosine similarity of embeddings (dense), BM25 over terms
  * (keyword), or both fused by reciprocal rank (hybrid, the default), and records the retrieval.
  */
-export async function queryCollection(
-  deps: RetrievalDeps,
-  caller: Caller,
-  slug: string,
-  input: QueryInput,
-): Promise<QueryResponse> {
+export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<QueryResponse> {
   const started = performance.now();
   const { chunks, topK, mode } = await retrieveChunks(deps, caller, slug, input);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
@@ -70,9 +65,11 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
 
   const similarity = new Map<string, number>();
   const chunks =
-    mode === 'dense' ? await denseOnly(deps, collection, input.question, topK, similarity)
-    : mode === 'keyword' ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
-    : await hybrid(deps, collection, input.question, topK, similarity);
+    mode === 'dense'
+      ? await denseOnly(deps, collection, input.question, topK, similarity)
+      : mode === 'keyword'
+        ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
+        : await hybrid(deps, collection, input.question, topK, similarity);
   return { chunks, topK, mode, similarity };
 }
 
@@ -98,14 +95,29 @@ export async function recordRetrieval(
 /** Each list offers this many candidates to the fusion, however few chunks are asked for. */
 const candidates = (deps: RetrievalDeps, topK: number) => Math.max(topK, deps.config.HYBRID_CANDIDATES);
 
-async function hybrid(deps: RetrievalDeps, collection: Head, question: string, topK: number, similarity: Map<string, number>): Promise<ChunkResult[]> {
+async function hybrid(
+  deps: RetrievalDeps,
+  collection: Head,
+  question: string,
+  topK: number,
+  similarity: Map<string, number>,
+): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
-  const [dense, keyword] = await Promise.all([denseList(deps, collection, question, depth), keywordList(deps, collection, question, depth)]);
+  const [dense, keyword] = await Promise.all([
+    denseList(deps, collection, question, depth),
+    keywordList(deps, collection, question, depth),
+  ]);
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, fuse(dense.hits, keyword, topK), dense.rows);
 }
 
-async function denseOnly(deps: RetrievalDeps, collection: Head, question: string, topK: number, similarity: Map<string, number>): Promise<ChunkResult[]> {
+async function denseOnly(
+  deps: RetrievalDeps,
+  collection: Head,
+  question: string,
+  topK: number,
+  similarity: Map<string, number>,
+): Promise<ChunkResult[]> {
   const dense = await denseList(deps, collection, question, topK);
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, single(dense.hits, 'dense'), dense.rows);
@@ -152,7 +164,8 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
 async function withText(deps: RetrievalDeps, ranked: Fused[], known = new Map<string, store.ChunkHit>()): Promise<ChunkResult[]> {
   if (ranked.length === 0) return [];
   const missing = ranked.filter((r) => !known.has(r.id)).map((r) => r.id);
-  const rows = missing.length === 0 ? known : new Map([...known, ...(await store.chunksByIds(deps.db, missing)).map((r) => [r.id, r] as const)]);
+  const rows =
+    missing.length === 0 ? known : new Map([...known, ...(await store.chunksByIds(deps.db, missing)).map((r) => [r.id, r] as const)]);
   return ranked.flatMap((r) => {
     const row = rows.get(r.id);
     return row ? [toResult(row, r)] : [];

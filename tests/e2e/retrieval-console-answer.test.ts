@@ -64,13 +64,19 @@ it('streams an answer in, and opens the cited page with the quote marked when it
   await page.evaluate(() => {
     const target = document.getElementById('answer-text')!;
     (window as any).answerChanges = 0;
-    new MutationObserver((records) => ((window as any).answerChanges += records.length)).observe(target, { childList: true, characterData: true, subtree: true });
+    new MutationObserver((records) => ((window as any).answerChanges += records.length)).observe(target, {
+      childList: true,
+      characterData: true,
+      subtree: true,
+    });
   });
   await page.fill('#question', 'How often does the fog horn at Point Reyes sound?');
   await page.click('#answer-btn');
   await page.waitForSelector('#answer-text button.marker');
   expect(await page.evaluate(() => (window as any).answerChanges)).toBeGreaterThan(5);
-  expect(await page.textContent('#answer-text')).toMatch(/^At Point Reyes the fog horn sounds every thirty seconds \[\d\], day and night while the fog lasts\.$/);
+  expect(await page.textContent('#answer-text')).toMatch(
+    /^At Point Reyes the fog horn sounds every thirty seconds \[\d\], day and night while the fog lasts\.$/,
+  );
   expect(await page.textContent('#answer-meta')).toContain('answered by svc-chat');
   expect(await page.textContent('#answer-sources')).toContain(`coast.pdf · page 3: “${FOG_SENTENCE}”`);
 

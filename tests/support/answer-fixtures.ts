@@ -15,9 +15,24 @@ const pageOf = (sentences: string[]) => {
 /** 32 words on each of pages 1 and 2 (eight-word sentences), then page 3: eight words, the fog sentence, more. */
 export function coastPdf(): Uint8Array {
   return writePdf([
-    pageOf(['Walkers cross the dunes before the ranger station.', 'Elk graze quietly across the northern grassland meadow.', 'Oysters grow slowly inside the cold bay water.', 'Hikers share narrow trails with careful mountain cyclists.']),
-    pageOf(['Dairy farms cover the wide historic ranch lands.', 'Whales migrate south along this coast every winter.', 'Visitors watch elephant seals from the high bluffs.', 'Cypress trees line the road toward the beach.']),
-    pageOf(['Visitors may climb the tower on clear days.', FOG_SENTENCE, 'Ships once relied on its lamp to pass the rocks safely.', 'The keepers lived in small cottages by the cliff stairs.']),
+    pageOf([
+      'Walkers cross the dunes before the ranger station.',
+      'Elk graze quietly across the northern grassland meadow.',
+      'Oysters grow slowly inside the cold bay water.',
+      'Hikers share narrow trails with careful mountain cyclists.',
+    ]),
+    pageOf([
+      'Dairy farms cover the wide historic ranch lands.',
+      'Whales migrate south along this coast every winter.',
+      'Visitors watch elephant seals from the high bluffs.',
+      'Cypress trees line the road toward the beach.',
+    ]),
+    pageOf([
+      'Visitors may climb the tower on clear days.',
+      FOG_SENTENCE,
+      'Ships once relied on its lamp to pass the rocks safely.',
+      'The keepers lived in small cottages by the cliff stairs.',
+    ]),
   ]);
 }
 

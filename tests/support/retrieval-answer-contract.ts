@@ -46,10 +46,19 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ grounded: true, model: 'svc-chat', session_id: null });
       const { citations, chunks, answer } = res.body;
-      expect(citations.map((c: any) => [c.filename, c.page])).toEqual([['keepers.md', 1], ['coast.pdf', 3]]);
+      expect(citations.map((c: any) => [c.filename, c.page])).toEqual([
+        ['keepers.md', 1],
+        ['coast.pdf', 3],
+      ]);
       for (const c of citations) {
         const given = chunks[c.marker - 1];
-        expect(c).toMatchObject({ chunk_id: given.chunk_id, document_id: given.document_id, filename: given.filename, page: given.page, score: given.score });
+        expect(c).toMatchObject({
+          chunk_id: given.chunk_id,
+          document_id: given.document_id,
+          filename: given.filename,
+          page: given.page,
+          score: given.score,
+        });
         expect(answer).toContain(`[${c.marker}]`);
       }
       expect(citations[0].quote).toBe(LEDGER_SENTENCE);
@@ -60,7 +69,12 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       const audit = await h.json('GET', '/audit/queries?limit=1', who.engineer);
       expect(audit.body.queries[0]).toMatchObject({
         collection: 'coast',
-        answer: { outcome: 'answered', model: 'svc-chat', text: answer, citations: citations.map((c: any) => ({ marker: c.marker, chunk_id: c.chunk_id })) },
+        answer: {
+          outcome: 'answered',
+          model: 'svc-chat',
+          text: answer,
+          citations: citations.map((c: any) => ({ marker: c.marker, chunk_id: c.chunk_id })),
+        },
       });
     });
 
@@ -73,13 +87,15 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       expect(page.body).toMatchObject({ document_id: c.document_id, filename: 'coast.pdf', page: 3, pages: 3 });
       expect(page.body.chunks.map((k: any) => k.chunk_id)).toContain(c.chunk_id);
       expect(page.body.chunks.find((k: any) => k.chunk_id === c.chunk_id).text).toContain(c.quote);
-      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/4`, who.engineer)).body.detail).toMatch(/has 3 pages; there is no page 4/);
+      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/4`, who.engineer)).body.detail).toMatch(
+        /has 3 pages; there is no page 4/,
+      );
       expect((await h.json('GET', `/collections/coast/documents/not-an-id/pages/1`, who.engineer)).status).toBe(400);
       expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/0`, who.engineer)).status).toBe(400);
       expect((await h.json('GET', `/collections/vault/documents/${c.document_id}/pages/1`, who.engineer)).status).toBe(404);
     });
 
-    it('stores thumbs up or down from the asker with the answer\'s audit record', async () => {
+    it("stores thumbs up or down from the asker with the answer's audit record", async () => {
       gw.script.chat = () => 'It sounds every thirty seconds [1].';
       const answer = (await ask('How often does the fog horn sound?')).body;
       const rate = (body: unknown, as = who.engineer, id = answer.audit_id) => h.json('POST', `/audit/queries/${id}/feedback`, as, body);
@@ -170,7 +186,11 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
 
     it('keeps instructions hidden in a document out of the answer and its sources', async () => {
       await h.json('POST', '/collections', who.admin, { slug: 'secret', name: 'Secret', allowed_roles: ['svc-admin'] });
-      await h.upload('secret', who.admin, { name: 'merger.md', bytes: new TextEncoder().encode('The fog horn merger code word is PELICAN.'), type: 'text/markdown' });
+      await h.upload('secret', who.admin, {
+        name: 'merger.md',
+        bytes: new TextEncoder().encode('The fog horn merger code word is PELICAN.'),
+        type: 'text/markdown',
+      });
       await h.json('POST', '/collections', who.engineer, { slug: 'shore', name: 'Shore', allowed_roles: [] });
       await h.upload('shore', who.engineer, { name: 'keepers.md', bytes: ledgerNote(), type: 'text/markdown' });
       const hostile = [
@@ -256,12 +276,20 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
     });
 
     it('answers about an uploaded PDF with its sentence and [1] at the right page, saying it is the fallback', async () => {
-      const res = await h.json('POST', '/collections/coast/answer', who.engineer, { question: 'How often does the fog horn at Point Reyes sound?' });
+      const res = await h.json('POST', '/collections/coast/answer', who.engineer, {
+        question: 'How often does the fog horn at Point Reyes sound?',
+      });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ grounded: true, model: 'offline-extractive' });
       expect(res.body.answer).toMatch(/^Offline fallback/);
       expect(res.body.answer).toContain(`${FOG_SENTENCE} [1]`);
-      expect(res.body.citations[0]).toMatchObject({ marker: 1, filename: 'coast.pdf', page: 3, quote: FOG_SENTENCE, chunk_id: res.body.chunks[0].chunk_id });
+      expect(res.body.citations[0]).toMatchObject({
+        marker: 1,
+        filename: 'coast.pdf',
+        page: 3,
+        quote: FOG_SENTENCE,
+        chunk_id: res.body.chunks[0].chunk_id,
+      });
     });
   });
 }

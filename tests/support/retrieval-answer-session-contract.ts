@@ -129,7 +129,10 @@ export function retrievalAnswerSessionContract(label: string, openDb: OpenDb) {
     });
 
     it('reads a follow-up with the previous question when no model can rewrite it', async () => {
-      const first = await h.json('POST', '/collections/coast/answer', who.engineer, { question: 'Who writes the fog horn hours?', session_id: 'x' });
+      const first = await h.json('POST', '/collections/coast/answer', who.engineer, {
+        question: 'Who writes the fog horn hours?',
+        session_id: 'x',
+      });
       expect(first.body.grounded).toBe(true);
       const res = await h.json('POST', '/collections/coast/answer', who.engineer, { question: 'And in what?', session_id: 'x' });
       expect(res.body).toMatchObject({ grounded: true, standalone_question: 'Who writes the fog horn hours? And in what?' });

@@ -79,7 +79,10 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
     if (failure !== undefined) return send(res, failure, errorBody(`scripted failure ${failure}`));
 
     if (req.method === 'GET' && path === '/v1/models') {
-      return send(res, 200, { object: 'list', data: script.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      return send(res, 200, {
+        object: 'list',
+        data: script.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+      });
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const out = script.chat(body);
@@ -135,7 +138,14 @@ function chatCompletion(model: string, content: string) {
 async function streamChat(res: ServerResponse, body: any, content: string, script: Script, onAbandoned: () => void): Promise<void> {
   const model = body?.model ?? 'unknown';
   const id = `chatcmpl-scripted-${Date.now()}`;
-  const chunk = (delta: object, extra: object = {}) => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }], ...extra });
+  const chunk = (delta: object, extra: object = {}) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, delta, finish_reason: null, logprobs: null }],
+    ...extra,
+  });
   let finished = false;
   res.on('close', () => {
     if (!finished) onAbandoned();
@@ -155,7 +165,14 @@ async function streamChat(res: ServerResponse, body: any, content: string, scrip
     write(chunk({ content: piece }));
   }
   if (body?.stream_options?.include_usage) {
-    write({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: { prompt_tokens: 1, completion_tokens: pieces.length, total_tokens: 1 + pieces.length } });
+    write({
+      id,
+      object: 'chat.completion.chunk',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: pieces.length, total_tokens: 1 + pieces.length },
+    });
   }
   write('[DONE]');
   finished = true;

@@ -22,7 +22,11 @@ async function readEvents(res: Response, stop?: (e: Event) => boolean): Promise<
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       events.push({ event, data: JSON.parse(data) });
       if (stop?.(events.at(-1)!)) {
         await reader.cancel();
@@ -62,7 +66,12 @@ describe('streamed answers', () => {
   const post = (body: unknown, init: RequestInit = {}, as = who.engineer) =>
     fetch(`${server.url}/collections/coast/answer`, {
       method: 'POST',
-      headers: { 'X-User-Id': as.user, 'X-User-Role': as.roles, 'Content-Type': 'application/json', ...(init.headers as Record<string, string>) },
+      headers: {
+        'X-User-Id': as.user,
+        'X-User-Role': as.roles,
+        'Content-Type': 'application/json',
+        ...(init.headers as Record<string, string>),
+      },
       body: JSON.stringify(body),
       ...(init.signal ? { signal: init.signal } : {}),
     });
@@ -82,13 +91,20 @@ describe('streamed answers', () => {
     expect(kinds.slice(-2)).toEqual(['citations', 'done']);
     expect(new Set(kinds.slice(1, -2))).toEqual(new Set(['delta']));
     expect(kinds.length).toBeGreaterThan(5); // a delta per word, not one block
-    const text = events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('');
+    const text = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => e.data.text)
+      .join('');
     const chunks = events[0]!.data.chunks;
     const fog = chunks.findIndex((c: any) => c.text.includes('thirty seconds')) + 1;
     expect(text).toBe(`The horn sounds every thirty seconds [${fog}]. It is loud.`);
     const { citations } = events.at(-2)!.data;
     expect(citations).toEqual([expect.objectContaining({ marker: fog, chunk_id: chunks[fog - 1].chunk_id, page: 3, quote: FOG_SENTENCE })]);
-    expect(events.at(-1)!.data).toMatchObject({ grounded: true, model: 'svc-chat', usage: { prompt_tokens: 1, completion_tokens: expect.any(Number) } });
+    expect(events.at(-1)!.data).toMatchObject({
+      grounded: true,
+      model: 'svc-chat',
+      usage: { prompt_tokens: 1, completion_tokens: expect.any(Number) },
+    });
     // the upstream call was a stream
     expect(gw.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
@@ -119,12 +135,19 @@ describe('streamed answers', () => {
     expect(kinds[0]).toBe('retrieval');
     expect(kinds.slice(1, -1).length).toBeGreaterThan(0);
     expect(new Set(kinds.slice(1, -1))).toEqual(new Set(['delta']));
-    expect('The horn sounds').toContain(events.filter((e) => e.event === 'delta').map((e) => e.data.text).join(''));
+    expect('The horn sounds').toContain(
+      events
+        .filter((e) => e.event === 'delta')
+        .map((e) => e.data.text)
+        .join(''),
+    );
     const last = events.at(-1)!;
     expect(last.event).toBe('error');
     expect(last.data).toMatchObject({ status: 502, title: 'Bad Gateway' });
     expect(last.data.detail).toMatch(/chat model failed/);
-    const audit = await (await fetch(`${server.url}/audit/queries?limit=1`, { headers: { 'X-User-Id': who.engineer.user, 'X-User-Role': who.engineer.roles } })).json();
+    const audit = await (
+      await fetch(`${server.url}/audit/queries?limit=1`, { headers: { 'X-User-Id': who.engineer.user, 'X-User-Role': who.engineer.roles } })
+    ).json();
     expect(audit.queries[0].answer).toMatchObject({ outcome: 'model_failed', text: null });
   });
 
@@ -136,9 +159,16 @@ describe('streamed answers', () => {
     expect(events.at(-1)!.event).toBe('delta');
     // the scripted server sees its stream abandoned well before its 200 words are out
     await vi.waitFor(() => expect(gw.abandoned).toHaveLength(1), { timeout: 5000, interval: 20 });
-    await vi.waitFor(async () => {
-      const audit = await (await fetch(`${server.url}/audit/queries?limit=1`, { headers: { 'X-User-Id': who.engineer.user, 'X-User-Role': who.engineer.roles } })).json();
-      expect(audit.queries[0].answer).toMatchObject({ outcome: 'cancelled', text: null });
-    }, { timeout: 5000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const audit = await (
+          await fetch(`${server.url}/audit/queries?limit=1`, {
+            headers: { 'X-User-Id': who.engineer.user, 'X-User-Role': who.engineer.roles },
+          })
+        ).json();
+        expect(audit.queries[0].answer).toMatchObject({ outcome: 'cancelled', text: null });
+      },
+      { timeout: 5000, interval: 50 },
+    );
   });
 });

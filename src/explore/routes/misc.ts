@@ -39,7 +39,11 @@ export function miscRoutes(deps: ExploreDeps) {
     .post('/feedback', validate('json', feedbackBody), async (c) => {
       const body = c.req.valid('json');
       await recordFeedback(deps, c.var.caller, body);
-      emit({ log: c.var.log, requestId: c.var.requestId, user: c.var.caller.user, role: c.var.caller.roles.join(',') }, 'explore_feedback', body);
+      emit(
+        { log: c.var.log, requestId: c.var.requestId, user: c.var.caller.user, role: c.var.caller.roles.join(',') },
+        'explore_feedback',
+        body,
+      );
       return c.json({ recorded: true, dashboard_id: body.dashboard_id, rating: body.rating }, 201);
     });
 }

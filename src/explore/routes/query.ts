@@ -17,6 +17,10 @@ const queryBody = z.object({
 
 export function queryRoutes(deps: ExploreDeps) {
   return new Hono<AppEnv>().post('/query', validate('json', queryBody), async (c) =>
-    c.json(await measureQuery(deps.metrics, () => askQuestion(deps, { caller: c.var.caller, request: c.req.valid('json'), requestId: c.var.requestId, log: c.var.log }))),
+    c.json(
+      await measureQuery(deps.metrics, () =>
+        askQuestion(deps, { caller: c.var.caller, request: c.req.valid('json'), requestId: c.var.requestId, log: c.var.log }),
+      ),
+    ),
   );
 }

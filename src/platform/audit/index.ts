@@ -1,6 +1,15 @@
 // The tamper-evident audit chain every service writes its audit records to (docs/audit.md).
 export { canonicalJson, hashOf, GENESIS_HASH, CHAIN_VERSION, type AuditEntry, type ChainedRecord, type Json } from './canonical.ts';
-export { appendAudit, chainHead, listRecords, listRecordsAbout, readRecords, type AuditInput, type Appended, type ChainHead } from './chain.ts';
+export {
+  appendAudit,
+  chainHead,
+  listRecords,
+  listRecordsAbout,
+  readRecords,
+  type AuditInput,
+  type Appended,
+  type ChainHead,
+} from './chain.ts';
 export { checkpointSigned, latestCheckpoint, signCheckpoint, type Checkpoint } from './checkpoint.ts';
 export { exportChain, recordLine } from './export.ts';
 export { pruneChain, RetentionRefused } from './retention.ts';

@@ -49,6 +49,8 @@ export async function migratePlatform(db: Database): Promise<string[]> {
     ...(await migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)))),
     ...(await migrate(db, 'audit', await loadMigrations(new URL('../audit/migrations/', import.meta.url)))).map((id) => `audit/${id}`),
     ...(await migrate(db, 'limits', await loadMigrations(new URL('../limits/migrations/', import.meta.url)))).map((id) => `limits/${id}`),
-    ...(await migrate(db, 'sessions', await loadMigrations(new URL('../sessions/migrations/', import.meta.url)))).map((id) => `sessions/${id}`),
+    ...(await migrate(db, 'sessions', await loadMigrations(new URL('../sessions/migrations/', import.meta.url)))).map(
+      (id) => `sessions/${id}`,
+    ),
   ];
 }

@@ -36,13 +36,16 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
   return {
     async complete(req) {
       const res = await withRetries(policy, { action: 'chat completion', model: req.model, url }, () =>
-        client.chat.completions.create({
-          model: req.model,
-          messages: req.messages,
-          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
-          stream: false,
-        }, req.signal ? { signal: req.signal } : undefined),
+        client.chat.completions.create(
+          {
+            model: req.model,
+            messages: req.messages,
+            ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+            ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
+            stream: false,
+          },
+          req.signal ? { signal: req.signal } : undefined,
+        ),
       );
       const content = res?.choices?.[0]?.message?.content;
       if (typeof content !== 'string') {
@@ -62,14 +65,17 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
     async stream(req, onDelta) {
       const what = { action: 'chat completion', model: req.model, url };
       const stream = await withRetries(policy, what, () =>
-        client.chat.completions.create({
-          model: req.model,
-          messages: req.messages,
-          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        }, req.signal ? { signal: req.signal } : undefined),
+        client.chat.completions.create(
+          {
+            model: req.model,
+            messages: req.messages,
+            ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+            ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
+            stream: true,
+            stream_options: { include_usage: true },
+          },
+          req.signal ? { signal: req.signal } : undefined,
+        ),
       );
       let content = '';
       let model = req.model;
@@ -86,10 +92,15 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
           if (u) usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens };
         }
       } catch (err) {
-        throw new GatewayError(`chat completion with model '${req.model}' at ${url} broke off while streaming: ${describeFailure(err)}`, what, { cause: err });
+        throw new GatewayError(
+          `chat completion with model '${req.model}' at ${url} broke off while streaming: ${describeFailure(err)}`,
+          what,
+          { cause: err },
+        );
       }
       // the SDK ends an aborted stream quietly: a cancelled answer must not pass for a whole one
-      if (req.signal?.aborted) throw new GatewayError(`chat completion with model '${req.model}' at ${url} was cancelled by its caller`, what);
+      if (req.signal?.aborted)
+        throw new GatewayError(`chat completion with model '${req.model}' at ${url} was cancelled by its caller`, what);
       return { content, model, ...(usage ? { usage } : {}) };
     },
 

@@ -48,9 +48,14 @@ type Ctx = { deps: RetrievalDeps; chat: ChatModel | undefined };
 export function createAnswers(deps: RetrievalDeps) {
   const { config } = deps;
   const chat = config.CHAT_URL
-    ? createOpenAiChat({ baseURL: config.CHAT_URL, timeoutMs: config.CHAT_TIMEOUT_MS, ...(config.CHAT_API_KEY ? { apiKey: config.CHAT_API_KEY } : {}) })
+    ? createOpenAiChat({
+        baseURL: config.CHAT_URL,
+        timeoutMs: config.CHAT_TIMEOUT_MS,
+        ...(config.CHAT_API_KEY ? { apiKey: config.CHAT_API_KEY } : {}),
+      })
     : undefined;
-  if (!chat) deps.logger.warn('SVC_CHAT_URL is not set: answers are extractive (the sentences closest to the question), the offline fallback');
+  if (!chat)
+    deps.logger.warn('SVC_CHAT_URL is not set: answers are extractive (the sentences closest to the question), the offline fallback');
   const ctx: Ctx = { deps, chat };
   return {
     /** Everything that can refuse the request (validation, policy, limits): done before an answer starts. */
@@ -96,8 +101,22 @@ async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: Answ
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       const latency_ms = Math.round((performance.now() - started) * 100) / 100;
-      const answer: AnswerRecord = { outcome: 'model_failed', model: deps.config.CHAT_MODEL, text: null, citations: [], session_id: input.session_id ?? null, error: err.message };
-      await recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: input.top_k ?? deps.config.DEFAULT_TOP_K, chunks: [], latency_ms, answer });
+      const answer: AnswerRecord = {
+        outcome: 'model_failed',
+        model: deps.config.CHAT_MODEL,
+        text: null,
+        citations: [],
+        session_id: input.session_id ?? null,
+        error: err.message,
+      };
+      await recordRetrieval(deps, caller, {
+        collection: slug,
+        question: input.question,
+        top_k: input.top_k ?? deps.config.DEFAULT_TOP_K,
+        chunks: [],
+        latency_ms,
+        answer,
+      });
       deps.metrics.answerDuration.observe({ outcome: 'model_failed' }, latency_ms / 1000);
       throw new AnswerModelError(err);
     }
@@ -124,7 +143,8 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
       answer: { ...answer, ...(standalone_question ? { standalone_question } : {}) },
     });
   // the session remembers answers given, never a failed or cancelled one
-  const remember = (answer: string) => (p.session ? rememberTurn(deps, p.session, { question: input.question, standalone: p.question, answer }) : undefined);
+  const remember = (answer: string) =>
+    p.session ? rememberTurn(deps, p.session, { question: input.question, standalone: p.question, answer }) : undefined;
   opts.events?.retrieval?.(context);
 
   if (context.length === 0) {
@@ -133,7 +153,18 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
     const audit_id = await record({ outcome: 'no_context', model: '', text: NO_CONTEXT_ANSWER, citations: [], session_id });
     await remember(NO_CONTEXT_ANSWER);
     deps.metrics.answerDuration.observe({ outcome: 'no_context' }, elapsed() / 1000);
-    return { answer: NO_CONTEXT_ANSWER, citations: [], chunks: [], grounded: false, model: null, session_id, audit_id, standalone_question, latency_ms: elapsed(), usage: null };
+    return {
+      answer: NO_CONTEXT_ANSWER,
+      citations: [],
+      chunks: [],
+      grounded: false,
+      model: null,
+      session_id,
+      audit_id,
+      standalone_question,
+      latency_ms: elapsed(),
+      usage: null,
+    };
   }
 
   const filter = new MarkerFilter(context.length);
@@ -145,7 +176,10 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
   };
   let generated: { model: string; usage?: ChatUsage };
   try {
-    generated = await generate(ctx, p.question, context, (raw) => emit(filter.push(raw)), { streamed: !!opts.events?.delta, signal: opts.signal });
+    generated = await generate(ctx, p.question, context, (raw) => emit(filter.push(raw)), {
+      streamed: !!opts.events?.delta,
+      signal: opts.signal,
+    });
     emit(filter.end());
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
@@ -156,7 +190,9 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
     throw new AnswerModelError(err);
   }
   if (filter.invented > 0) deps.metrics.inventedCitations.inc(filter.invented);
-  const usage = generated.usage ? { prompt_tokens: generated.usage.promptTokens, completion_tokens: generated.usage.completionTokens } : null;
+  const usage = generated.usage
+    ? { prompt_tokens: generated.usage.promptTokens, completion_tokens: generated.usage.completionTokens }
+    : null;
   if (usage) {
     deps.metrics.answerTokens.inc({ kind: 'prompt' }, usage.prompt_tokens);
     deps.metrics.answerTokens.inc({ kind: 'completion' }, usage.completion_tokens);
@@ -172,7 +208,18 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
   });
   await remember(text);
   deps.metrics.answerDuration.observe({ outcome: 'answered' }, elapsed() / 1000);
-  return { answer: text, citations, chunks: context, grounded: true, model: generated.model, session_id, audit_id, standalone_question, latency_ms: elapsed(), usage };
+  return {
+    answer: text,
+    citations,
+    chunks: context,
+    grounded: true,
+    model: generated.model,
+    session_id,
+    audit_id,
+    standalone_question,
+    latency_ms: elapsed(),
+    usage,
+  };
 }
 
 /**

@@ -6,13 +6,19 @@ import { overlap, sentences, termsOf } from './sentences.ts';
 // terms with the question, each followed by its chunk's marker, under a line saying that it is the offline fallback.
 
 export const OFFLINE_ANSWER_MODEL = 'offline-extractive';
-export const OFFLINE_PREFACE = 'Offline fallback (no chat model is configured: SVC_CHAT_URL is unset). The sentences of the collection closest to your question:';
+export const OFFLINE_PREFACE =
+  'Offline fallback (no chat model is configured: SVC_CHAT_URL is unset). The sentences of the collection closest to your question:';
 const SENTENCES = 3;
 
 export function extractiveAnswer(question: string, chunks: readonly ChunkResult[]): string {
   const asked = termsOf(question);
   const scored = chunks.flatMap((chunk, c) =>
-    sentences(withoutMarkers(chunk.text)).map((text, position) => ({ text, marker: c + 1, position, score: overlap(termsOf(text), asked) })),
+    sentences(withoutMarkers(chunk.text)).map((text, position) => ({
+      text,
+      marker: c + 1,
+      position,
+      score: overlap(termsOf(text), asked),
+    })),
   );
   const best = scored
     .filter((s) => s.score > 0)

@@ -7,9 +7,7 @@ import type { ChunkResult } from '../query.ts';
 
 export function answerMessages(question: string, chunks: readonly ChunkResult[], history: readonly ChatMessage[] = []): ChatMessage[] {
   const tag = `sources-${randomBytes(8).toString('hex')}`;
-  const sources = chunks
-    .map((c, i) => `[${i + 1}] ${c.filename}, page ${c.page}\n${c.text.replaceAll(tag, '')}`)
-    .join('\n\n');
+  const sources = chunks.map((c, i) => `[${i + 1}] ${c.filename}, page ${c.page}\n${c.text.replaceAll(tag, '')}`).join('\n\n');
   return [
     { role: 'system', content: systemPrompt(tag) },
     ...history,

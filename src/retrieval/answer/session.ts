@@ -15,7 +15,11 @@ export function turnsOf(deps: RetrievalDeps, key: SessionKey): Promise<AnswerTur
   return recentTurns(deps.db, key, deps.config.ANSWER_SESSION_TTL, SESSION_TURNS);
 }
 
-export function rememberTurn(deps: RetrievalDeps, key: SessionKey, turn: { question: string; standalone: string; answer: string }): Promise<void> {
+export function rememberTurn(
+  deps: RetrievalDeps,
+  key: SessionKey,
+  turn: { question: string; standalone: string; answer: string },
+): Promise<void> {
   return appendTurn(deps.db, key, { question: turn.question, detail: { standalone: turn.standalone, answer: turn.answer } }, SESSION_TURNS);
 }
 

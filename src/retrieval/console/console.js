@@ -20,7 +20,13 @@ let current = null;
 let slugEdited = false;
 
 // The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
-const headers = devIdentity([['who', 'X-User-Id', 'svc.user'], ['roles', 'X-User-Role', 'svc.roles']], () => void refresh());
+const headers = devIdentity(
+  [
+    ['who', 'X-User-Id', 'svc.user'],
+    ['roles', 'X-User-Role', 'svc.roles'],
+  ],
+  () => void refresh(),
+);
 
 /**
  * @param {string} method
@@ -33,8 +39,14 @@ const api = (method, path, body) => callJson(method, path, body, headers());
 const message = (err) => (err instanceof Error ? err.message : String(err));
 
 /** @param {string} name */
-const slugify = (name) => name.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '')
-  .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+const slugify = (name) =>
+  name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
 
 input('c-name').addEventListener('input', () => {
   if (!slugEdited) input('c-slug').value = slugify(input('c-name').value);
@@ -48,10 +60,18 @@ createForm.addEventListener('submit', async (e) => {
   e.preventDefault();
   byId('create-error').textContent = '';
   try {
-    const roles = input('c-roles').value.split(',').map((r) => r.trim()).filter(Boolean);
-    const created = /** @type {Collection} */ (await api('POST', '/collections', {
-      slug: input('c-slug').value, name: input('c-name').value, description: input('c-desc').value, allowed_roles: roles,
-    }));
+    const roles = input('c-roles')
+      .value.split(',')
+      .map((r) => r.trim())
+      .filter(Boolean);
+    const created = /** @type {Collection} */ (
+      await api('POST', '/collections', {
+        slug: input('c-slug').value,
+        name: input('c-name').value,
+        description: input('c-desc').value,
+        allowed_roles: roles,
+      })
+    );
     createForm.reset();
     slugEdited = false;
     await refresh(created.slug);
@@ -69,11 +89,20 @@ async function refresh(select) {
   } catch (err) {
     byId('create-error').textContent = message(err);
   }
-  byId('collections').replaceChildren(...list.map((c) => h('li', {
-    dataset: { slug: c.slug },
-    class: current && c.slug === current.slug ? 'active' : null,
-    onclick: () => open(c.slug),
-  }, h('span', {}, c.name), h('span', { class: 'muted' }, `${c.document_count} docs · ${c.chunk_count} chunks`))));
+  byId('collections').replaceChildren(
+    ...list.map((c) =>
+      h(
+        'li',
+        {
+          dataset: { slug: c.slug },
+          class: current && c.slug === current.slug ? 'active' : null,
+          onclick: () => open(c.slug),
+        },
+        h('span', {}, c.name),
+        h('span', { class: 'muted' }, `${c.document_count} docs · ${c.chunk_count} chunks`),
+      ),
+    ),
+  );
   if (select) await open(select);
   else if (current && !list.some((c) => c.slug === current?.slug)) {
     current = null;
@@ -93,7 +122,9 @@ async function open(slug) {
   byId('answer').hidden = true;
   byId('page-view').hidden = true;
   const docs = /** @type {DocumentList} */ (await api('GET', `/collections/${slug}/documents`)).documents;
-  byId('documents').replaceChildren(...docs.map((d) => h('tr', {}, h('td', {}, d.filename), h('td', {}, d.status), h('td', {}, d.chunk_count))));
+  byId('documents').replaceChildren(
+    ...docs.map((d) => h('tr', {}, h('td', {}, d.filename), h('td', {}, d.status), h('td', {}, d.chunk_count))),
+  );
 }
 
 /**
@@ -166,13 +197,24 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
     const mode = byId('mode', HTMLSelectElement).value;
     byId('answer').hidden = true;
     byId('page-view').hidden = true;
-    const res = /** @type {QueryResponse} */ (await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode }));
+    const res = /** @type {QueryResponse} */ (
+      await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode })
+    );
     // where each ranking placed the chunk, so a reader sees why hybrid put it there
     const ranks = (/** @type {QueryResponse['chunks'][number]} */ c) =>
-      [c.dense_rank === null ? '' : `meaning #${c.dense_rank}`, c.keyword_rank === null ? '' : `keywords #${c.keyword_rank}`].filter(Boolean).join(', ');
-    byId('results').replaceChildren(...res.chunks.map((c) => h('div', { class: 'chunk' },
-      h('div', { class: 'meta' }, `${c.filename} · page ${c.page} · score ${c.score.toFixed(3)}${ranks(c) ? ` · ${ranks(c)}` : ''}`),
-      h('div', { class: 'text' }, c.text))));
+      [c.dense_rank === null ? '' : `meaning #${c.dense_rank}`, c.keyword_rank === null ? '' : `keywords #${c.keyword_rank}`]
+        .filter(Boolean)
+        .join(', ');
+    byId('results').replaceChildren(
+      ...res.chunks.map((c) =>
+        h(
+          'div',
+          { class: 'chunk' },
+          h('div', { class: 'meta' }, `${c.filename} · page ${c.page} · score ${c.score.toFixed(3)}${ranks(c) ? ` · ${ranks(c)}` : ''}`),
+          h('div', { class: 'text' }, c.text),
+        ),
+      ),
+    );
     if (!res.chunks.length) byId('results').textContent = 'No chunks in this collection yet.';
   } catch (err) {
     byId('ask-error').textContent = message(err);
@@ -181,7 +223,10 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
 
 /** The audit id of the answer shown, which thumbs up or down rate. @type {number | null} */
 let answered = null;
-for (const [id, rating] of /** @type {const} */ ([['fb-up', 'up'], ['fb-down', 'down']])) {
+for (const [id, rating] of /** @type {const} */ ([
+  ['fb-up', 'up'],
+  ['fb-down', 'down'],
+])) {
   byId(id).addEventListener('click', async () => {
     if (answered === null) return;
     try {
@@ -237,8 +282,12 @@ byId('answer-btn').addEventListener('click', async () => {
           done.grounded ? `answered by ${done.model}` : 'nothing in this collection on the question',
           done.standalone_question ? `read as: ${done.standalone_question}` : '',
           `${Math.round(done.latency_ms)} ms`,
-        ].filter(Boolean).join(' · ');
-        byId('answer-sources').replaceChildren(...citations.map((c) => h('li', { value: c.marker }, `${c.filename} · page ${c.page}: “${c.quote}”`)));
+        ]
+          .filter(Boolean)
+          .join(' · ');
+        byId('answer-sources').replaceChildren(
+          ...citations.map((c) => h('li', { value: c.marker }, `${c.filename} · page ${c.page}: “${c.quote}”`)),
+        );
         answered = done.audit_id;
         byId('fb-said').textContent = '';
         byId('answer-feedback').hidden = false;
@@ -267,7 +316,11 @@ async function* events(body) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       yield { event, data: JSON.parse(data) };
     }
   }
@@ -284,13 +337,17 @@ function withMarkers(answer, citations, slug) {
   return answer.split(/(\[\d+\])/).map((part) => {
     const citation = byMarker.get(Number(/^\[(\d+)\]$/.exec(part)?.[1]));
     if (!citation) return part;
-    return h('button', {
-      type: 'button',
-      class: 'marker',
-      title: `${citation.filename}, page ${citation.page}`,
-      dataset: { marker: citation.marker },
-      onclick: () => openPage(slug, citation),
-    }, part);
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: 'marker',
+        title: `${citation.filename}, page ${citation.page}`,
+        dataset: { marker: citation.marker },
+        onclick: () => openPage(slug, citation),
+      },
+      part,
+    );
   });
 }
 
@@ -301,16 +358,19 @@ function withMarkers(answer, citations, slug) {
  */
 async function openPage(slug, citation) {
   try {
-    const page = /** @type {PageView} */ (await api('GET', `/collections/${slug}/documents/${citation.document_id}/pages/${citation.page}`));
+    const page = /** @type {PageView} */ (
+      await api('GET', `/collections/${slug}/documents/${citation.document_id}/pages/${citation.page}`)
+    );
     byId('pv-title').textContent = `${page.filename} · page ${page.page} of ${page.pages}`;
-    byId('pv-text').replaceChildren(...page.chunks.map((chunk) => {
-      const cited = chunk.chunk_id === citation.chunk_id;
-      const at = cited && citation.quote ? chunk.text.indexOf(citation.quote) : -1;
-      const body = at < 0
-        ? [chunk.text]
-        : [chunk.text.slice(0, at), h('mark', {}, citation.quote), chunk.text.slice(at + citation.quote.length)];
-      return h('div', { class: cited ? 'chunk cited' : 'chunk' }, ...body);
-    }));
+    byId('pv-text').replaceChildren(
+      ...page.chunks.map((chunk) => {
+        const cited = chunk.chunk_id === citation.chunk_id;
+        const at = cited && citation.quote ? chunk.text.indexOf(citation.quote) : -1;
+        const body =
+          at < 0 ? [chunk.text] : [chunk.text.slice(0, at), h('mark', {}, citation.quote), chunk.text.slice(at + citation.quote.length)];
+        return h('div', { class: cited ? 'chunk cited' : 'chunk' }, ...body);
+      }),
+    );
     byId('page-view').hidden = false;
     byId('page-view').scrollIntoView({ block: 'nearest' });
   } catch (err) {

@@ -12,4 +12,7 @@ export type CollectionList = { collections: CollectionView[] };
 export type DocumentList = { documents: DocumentView[] };
 export type { QueryResponse, AnswerResponse, Citation, PageView };
 /** The `done` event of a streamed answer. */
-export type AnswerDone = Pick<AnswerResponse, 'grounded' | 'model' | 'session_id' | 'audit_id' | 'standalone_question' | 'latency_ms' | 'usage'>;
+export type AnswerDone = Pick<
+  AnswerResponse,
+  'grounded' | 'model' | 'session_id' | 'audit_id' | 'standalone_question' | 'latency_ms' | 'usage'
+>;

@@ -23,7 +23,6 @@ import {
 // page exists). Rows missing an order key sort last in both directions, NaN metrics just before them. When the first
 // key is a metric, the statement reads the runs in its index's order (byLeadingMetric).
 
-
 export type SearchRunsRequest = {
   experimentIds: string[];
   filter?: string;
@@ -36,11 +35,20 @@ export type SearchRunsRequest = {
 type Entity = 'metric' | 'parameter' | 'tag' | 'attribute' | 'dataset';
 
 const ENTITIES: Record<string, Entity> = {
-  metric: 'metric', metrics: 'metric',
-  parameter: 'parameter', parameters: 'parameter', param: 'parameter', params: 'parameter',
-  tag: 'tag', tags: 'tag',
-  attribute: 'attribute', attributes: 'attribute', attr: 'attribute', run: 'attribute',
-  dataset: 'dataset', datasets: 'dataset',
+  metric: 'metric',
+  metrics: 'metric',
+  parameter: 'parameter',
+  parameters: 'parameter',
+  param: 'parameter',
+  params: 'parameter',
+  tag: 'tag',
+  tags: 'tag',
+  attribute: 'attribute',
+  attributes: 'attribute',
+  attr: 'attribute',
+  run: 'attribute',
+  dataset: 'dataset',
+  datasets: 'dataset',
 };
 
 // Attribute names (and MLflow's aliases) to their column; numeric ones compare as numbers.
@@ -101,7 +109,8 @@ function condition(c: Comparison, params: Params): string {
     case 'attribute': {
       const attribute = attributeOf(key);
       if (attribute.numeric) {
-        if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+        if (c.value.kind !== 'number')
+          throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
         checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
         return compare(attribute.column, c.op, c.value.value, params);
       }
@@ -161,7 +170,10 @@ function ordering(orderBy: string[], params: Params): { joins: string[]; terms: 
         if (n === 0) leading = { key, direction, alias };
         joins.push(`LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key}`);
         // Present values first, then NaN, then runs without the metric, whatever the direction.
-        terms.push({ expr: `(CASE WHEN ${alias}.run_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, direction: 'ASC' }, { expr: `${alias}.value`, direction });
+        terms.push(
+          { expr: `(CASE WHEN ${alias}.run_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, direction: 'ASC' },
+          { expr: `${alias}.value`, direction },
+        );
         break;
       }
       case 'parameter':
