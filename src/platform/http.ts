@@ -159,14 +159,17 @@ export function validate<T extends z.ZodType, Target extends 'json' | 'query' | 
   schema: T,
 ) {
   return zValidator(target, schema, (result) => {
-    if (!result.success) {
-      const errors = result.error.issues.map((issue) => ({
-        location: [target, ...issue.path.map(String)].join('.'),
-        message: issue.message,
-      }));
-      throw new ProblemError(400, 'Bad Request', `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`, { errors });
-    }
+    if (!result.success) throw validationProblem(target, result.error);
   });
+}
+
+/** The 400 a failed validation is: every failing field with where it is (`json.question`) and why. */
+export function validationProblem(target: 'json' | 'query' | 'param' | 'header' | 'cookie' | 'form', error: Pick<z.ZodError, 'issues'>): ProblemError {
+  const errors = error.issues.map((issue) => ({
+    location: [target, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+  return new ProblemError(400, 'Bad Request', `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`, { errors });
 }
 
 export type RunningServer = { url: string; port: number; close(): Promise<void> };
