@@ -124,7 +124,11 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   if (err instanceof AuthError) return authProblemResponse(err, requestId);
   let problem: ProblemError;
   if (err instanceof ProblemError) problem = err;
-  else if (err instanceof HTTPException && err.status < 500) {
+  else if (err instanceof HTTPException && err.status === 415) {
+    // the request-body gate of an OpenAPI route: a body whose media type the operation does not declare
+    const type = c.req.header('content-type') || 'none';
+    problem = new ProblemError(415, TITLES[415]!, `The request body's Content-Type (${type}) is not one this operation accepts: send JSON with Content-Type: application/json (GET /openapi.json gives each operation's body).`);
+  } else if (err instanceof HTTPException && err.status < 500) {
     problem = new ProblemError(err.status, TITLES[err.status] ?? 'Bad Request', err.message || 'The request was refused.');
   } else {
     c.get('log')?.error({ err }, 'unhandled error');

@@ -63,7 +63,7 @@ const share = createRoute({
   path: '/{id}/share',
   summary: 'Change who may open a dashboard (its owner only)',
   request: { params: idParam, body: jsonBody(shareBody) },
-  responses: { 200: json(dashboard, 'The updated dashboard'), ...problems(400, 401, 404, 503) },
+  responses: { 200: json(dashboard, 'The updated dashboard'), ...problems(400, 401, 404, 413, 415, 503) },
 });
 
 const remove = createRoute({

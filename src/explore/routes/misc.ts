@@ -70,7 +70,7 @@ const feedback = createRoute({
   request: { body: jsonBody(feedbackBody) },
   responses: {
     201: json(z.object({ recorded: z.literal(true), dashboard_id: z.string(), rating: z.enum(['up', 'down']) }), 'Recorded'),
-    ...problems(400, 401, 404),
+    ...problems(400, 401, 404, 413, 415),
   },
 });
 

@@ -37,7 +37,7 @@ const ask = createRoute({
   request: { body: jsonBody(queryBody) },
   responses: {
     200: json(queryAnswer, 'The statement, its first rows (personal columns masked) and the dashboard'),
-    ...problems(400, 401, 403, 413, 422, 429, 502, 503, 504),
+    ...problems(400, 401, 403, 413, 415, 422, 429, 502, 503, 504),
   },
 });
 

@@ -31,6 +31,7 @@ const PROBLEMS = {
   404: ['NotFound', 'No such resource, or one the caller may not see'],
   409: ['Conflict', 'The resource is in a state that refuses the request'],
   413: ['ContentTooLarge', 'The request, its cost or its result is larger than a limit allows'],
+  415: ['UnsupportedMediaType', 'The request body is not of a media type the operation declares (JSON)'],
   422: ['UnprocessableContent', 'The request is well-formed but cannot be answered'],
   429: ['TooManyRequests', "The caller's rate limit is spent"],
   500: ['InternalError', 'internal error: the request id finds the cause in the log'],
