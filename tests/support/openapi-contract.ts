@@ -71,3 +71,24 @@ export async function expectConforms(document: OpenApiDocument, method: string, 
   expect(ok).toBe(true);
   return body;
 }
+
+/** The documented path template a concrete path answers to (`/dashboards/abc/share` → `/dashboards/{id}/share`). */
+export function templateOf(document: OpenApiDocument, method: string, path: string): string | undefined {
+  const templates = Object.keys(document.paths).filter((t) => document.paths[t]![method.toLowerCase()]);
+  const matches = (t: string) => new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path);
+  return templates.includes(path) ? path : templates.find(matches);
+}
+
+const documents = new WeakMap<object, Promise<OpenApiDocument>>();
+
+/**
+ * For a harness that checks every answer it gets: the response of `method url` matches the app's own document,
+ * when the document has that operation (a route the app does not serve is the 404 of no operation).
+ */
+export async function expectAnswerDocumented(app: Hono<never> | Hono<any>, method: string, url: string, res: Response): Promise<void> {
+  let pending = documents.get(app);
+  if (!pending) documents.set(app, (pending = fetchDocument(app)));
+  const document = await pending;
+  const template = templateOf(document, method, new URL(url, 'http://svc').pathname);
+  if (template) await expectConforms(document, method, template, res);
+}
