@@ -20,7 +20,8 @@ function tighten(schema) {
   if (schema.format === 'int-or-string') return { description: schema.description, oneOf: [{ type: 'string' }, { type: 'integer' }] };
   const copy = {};
   for (const [key, value] of Object.entries(schema)) copy[key] = key === 'properties' ? mapValues(value, tighten) : tighten(value);
-  if (copy.properties && copy.additionalProperties === undefined && !copy['x-kubernetes-preserve-unknown-fields']) copy.additionalProperties = false;
+  if (copy.properties && copy.additionalProperties === undefined && !copy['x-kubernetes-preserve-unknown-fields'])
+    copy.additionalProperties = false;
   return copy;
 }
 const mapValues = (object, fn) => Object.fromEntries(Object.entries(object).map(([k, v]) => [k, fn(v)]));
@@ -55,7 +56,11 @@ for (const [name, schema] of Object.entries(definitions)) {
     const refs = [...reachable(name)];
     const file = {
       ...tightened[name],
-      properties: { ...tightened[name].properties, apiVersion: { type: 'string', enum: [apiVersion] }, kind: { type: 'string', enum: [gvk.kind] } },
+      properties: {
+        ...tightened[name].properties,
+        apiVersion: { type: 'string', enum: [apiVersion] },
+        kind: { type: 'string', enum: [gvk.kind] },
+      },
       definitions: Object.fromEntries(refs.map((r) => [r, tightened[r]])),
     };
     writeFileSync(join(out, `${gvk.kind.toLowerCase()}${suffix.toLowerCase()}.json`), JSON.stringify(file));

@@ -2,7 +2,15 @@
 // (src/platform/audit does the work; docs/audit.md says how to use them).
 import { loadPlatformConfig, type Env } from './platform/config.ts';
 import { openDatabase } from './platform/db/index.ts';
-import { chainHead, exportChain, loadAuditKeys, pruneChain, RetentionRefused, verifyChain, type ChainHead } from './platform/audit/index.ts';
+import {
+  chainHead,
+  exportChain,
+  loadAuditKeys,
+  pruneChain,
+  RetentionRefused,
+  verifyChain,
+  type ChainHead,
+} from './platform/audit/index.ts';
 import { UsageError } from './policies-command.ts';
 
 export const AUDIT_USAGE = `  audit verify [--from SEQ] [--anchor SEQ:HASH ...]
@@ -19,9 +27,15 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
   try {
     switch (sub) {
       case 'verify': {
-        const result = await verifyChain(db, { from: seqFlag(args, '--from'), anchors: anchorsOf(args), publicKey: loadAuditKeys(env).publicKey });
+        const result = await verifyChain(db, {
+          from: seqFlag(args, '--from'),
+          anchors: anchorsOf(args),
+          publicKey: loadAuditKeys(env).publicKey,
+        });
         if (result.ok) {
-          console.log(`audit chain verified: ${result.checked} records, seq ${result.from} to ${result.through}; head ${result.head.seq} ${result.head.hash}`);
+          console.log(
+            `audit chain verified: ${result.checked} records, seq ${result.from} to ${result.through}; head ${result.head.seq} ${result.head.hash}`,
+          );
           return 0;
         }
         const f = result.finding!;
@@ -29,7 +43,11 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
         return 1;
       }
       case 'export': {
-        const written = await exportChain(db, (line) => new Promise<void>((done) => (process.stdout.write(line) ? done() : process.stdout.once('drain', done))), { from: seqFlag(args, '--from') });
+        const written = await exportChain(
+          db,
+          (line) => new Promise<void>((done) => (process.stdout.write(line) ? done() : process.stdout.once('drain', done))),
+          { from: seqFlag(args, '--from') },
+        );
         console.error(`exported ${written} audit records`);
         return 0;
       }
@@ -40,12 +58,23 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
       }
       case 'prune': {
         const keys = loadAuditKeys(env);
-        if (!keys.privateKey || !keys.publicKey) throw new UsageError('audit prune needs SVC_AUDIT_SIGNING_KEY (the PEM private key that signs the checkpoint, or its file)');
+        if (!keys.privateKey || !keys.publicKey)
+          throw new UsageError('audit prune needs SVC_AUDIT_SIGNING_KEY (the PEM private key that signs the checkpoint, or its file)');
         const before = flag(args, '--before');
         const date = before === undefined ? undefined : new Date(before);
         if (date && Number.isNaN(date.getTime())) throw new UsageError(`--before ${before} is not a date (e.g. 2026-01-01)`);
-        const checkpoint = await pruneChain(db, { through: seqFlag(args, '--through'), before: date, privateKey: keys.privateKey, publicKey: keys.publicKey, keyId: keys.keyId });
-        console.log(checkpoint ? `removed ${checkpoint.removed} records through seq ${checkpoint.through_seq}; checkpoint ${checkpoint.hash} signed by key ${checkpoint.key_id}` : 'nothing to remove');
+        const checkpoint = await pruneChain(db, {
+          through: seqFlag(args, '--through'),
+          before: date,
+          privateKey: keys.privateKey,
+          publicKey: keys.publicKey,
+          keyId: keys.keyId,
+        });
+        console.log(
+          checkpoint
+            ? `removed ${checkpoint.removed} records through seq ${checkpoint.through_seq}; checkpoint ${checkpoint.hash} signed by key ${checkpoint.key_id}`
+            : 'nothing to remove',
+        );
         return 0;
       }
       default:

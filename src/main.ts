@@ -36,7 +36,10 @@ async function main(argv: string[]): Promise<number> {
       const shared = await openSharedParts(process.env, { embedded: true });
       // The embedded defaults trust identity headers from anyone who can connect: only this machine, unless told
       // and on a terminal its logs are for a person (pino-pretty); piped, they stay JSON lines
-      return runUntilSignal(await allServices(), shared, { hostname: shared.platform.HOST ?? '127.0.0.1', prettyLogs: process.stdout.isTTY === true });
+      return runUntilSignal(await allServices(), shared, {
+        hostname: shared.platform.HOST ?? '127.0.0.1',
+        prettyLogs: process.stdout.isTTY === true,
+      });
     }
     case 'serve': {
       const load = sub !== undefined && Object.hasOwn(SERVICES, sub) ? SERVICES[sub] : undefined;
@@ -44,7 +47,10 @@ async function main(argv: string[]): Promise<number> {
       const service = await load();
       const port = option(rest, '--port');
       const shared = await openSharedParts(process.env, { embedded: false, database: service.usesDatabase !== false });
-      return runUntilSignal([service], shared, { hostname: shared.platform.HOST ?? '0.0.0.0', ...(port === undefined ? {} : { portOverride: Number(port) }) });
+      return runUntilSignal([service], shared, {
+        hostname: shared.platform.HOST ?? '0.0.0.0',
+        ...(port === undefined ? {} : { portOverride: Number(port) }),
+      });
     }
     case 'db':
       if (sub !== 'migrate') return usage(`unknown db command '${sub ?? ''}'`);
@@ -73,9 +79,13 @@ async function main(argv: string[]): Promise<number> {
         for (const r of refused) console.log(`not re-signed: ${r.id}: ${r.reason}`);
       });
     case 'policies':
-      return policiesCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
+      return policiesCommand(sub, rest, process.env).catch((err: unknown) =>
+        err instanceof UsageError ? usage(err.message) : Promise.reject(err),
+      );
     case 'audit':
-      return auditCommand(sub, rest, process.env).catch((err: unknown) => (err instanceof UsageError ? usage(err.message) : Promise.reject(err)));
+      return auditCommand(sub, rest, process.env).catch((err: unknown) =>
+        err instanceof UsageError ? usage(err.message) : Promise.reject(err),
+      );
     case undefined:
     case 'help':
     case '--help':
@@ -86,7 +96,11 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runUntilSignal(services: ServiceDefinition[], shared: SharedParts, opts: Parameters<typeof launch>[3] = {}): Promise<number> {
+async function runUntilSignal(
+  services: ServiceDefinition[],
+  shared: SharedParts,
+  opts: Parameters<typeof launch>[3] = {},
+): Promise<number> {
   let launched: Launched[] = [];
   try {
     launched = await launch(services, process.env, shared, opts);

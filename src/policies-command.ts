@@ -78,9 +78,11 @@ async function sideOf(base: string, dir: string): Promise<Side> {
   }
   await mkdir(dir, { recursive: true });
   const archive = join(dir, 'policies.tar');
-  await promisify(execFile)('git', ['-C', ROOT, 'archive', '--format=tar', '-o', archive, base, 'policies']).catch((err: { stderr?: string }) => {
-    throw new UsageError(`--base ${base} is neither a bundle file nor a git ref holding policies/: ${err.stderr?.trim() ?? ''}`);
-  });
+  await promisify(execFile)('git', ['-C', ROOT, 'archive', '--format=tar', '-o', archive, base, 'policies']).catch(
+    (err: { stderr?: string }) => {
+      throw new UsageError(`--base ${base} is neither a bundle file nor a git ref holding policies/: ${err.stderr?.trim() ?? ''}`);
+    },
+  );
   await promisify(execFile)('tar', ['-xf', archive, '-C', dir]);
   await cp(join(ROOT, 'scripts'), join(dir, 'scripts'), { recursive: true });
   return builtSide(base, join(dir, 'out'), dir);
@@ -151,8 +153,14 @@ async function readUsers(file: string): Promise<Person[]> {
 
 async function explain(flags: Map<string, string>, env: Env): Promise<number> {
   const user = flags.get('--user');
-  const roles = (flags.get('--role') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
-  const groups = (flags.get('--groups') ?? '').split(',').map((g) => g.trim()).filter(Boolean);
+  const roles = (flags.get('--role') ?? '')
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  const groups = (flags.get('--groups') ?? '')
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean);
   const targets = ['--table', '--dashboard', '--collection'].filter((f) => flags.has(f));
   if (!user || roles.length === 0 || targets.length !== 1) {
     throw new UsageError('policies explain needs --user, --role and exactly one of --table, --dashboard or --collection');
@@ -166,7 +174,10 @@ async function explain(flags: Map<string, string>, env: Env): Promise<number> {
     const id = flags.get(targets[0]!)!;
     const found = await readTarget(env, targets[0] === '--dashboard' ? 'dashboard' : 'collection', id);
     decision = targets[0] === '--dashboard' ? 'dashboards' : 'collections';
-    input = targets[0] === '--dashboard' ? { user, roles, groups, action: 'view', dashboard: found } : { user, roles, action: 'read', collection: found };
+    input =
+      targets[0] === '--dashboard'
+        ? { user, roles, groups, action: 'view', dashboard: found }
+        : { user, roles, action: 'read', collection: found };
   }
   process.stdout.write(formatExplanation(await explainDecision({ policiesDir: POLICIES_DIR, decision, input })));
   return 0;

@@ -36,7 +36,16 @@ async function plainInsert(db: Database, i: number) {
      VALUES ($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3, $4, $5,
              ARRAY(SELECT jsonb_array_elements_text($6::jsonb)),
              ARRAY(SELECT (jsonb_array_elements_text($7::jsonb))::float8), $8)`,
-    [a.user_id, JSON.stringify(a.roles), a.collection, a.question, a.top_k, JSON.stringify(a.chunk_ids), JSON.stringify(a.scores), a.latency_ms],
+    [
+      a.user_id,
+      JSON.stringify(a.roles),
+      a.collection,
+      a.question,
+      a.top_k,
+      JSON.stringify(a.chunk_ids),
+      JSON.stringify(a.scores),
+      a.latency_ms,
+    ],
   );
 }
 
@@ -54,7 +63,10 @@ async function measure(db: Database, writers: number): Promise<{ plain: number[]
     Array.from({ length: writers }, async (_, w) => {
       for (let j = 0; j < each; j++) {
         const i = w * each + j;
-        const pair: [typeof chained, number[]][] = [[plainInsert, plain], [chained, chain]];
+        const pair: [typeof chained, number[]][] = [
+          [plainInsert, plain],
+          [chained, chain],
+        ];
         for (const [fn, into] of j % 2 ? pair.reverse() : pair) {
           const started = performance.now();
           await fn(db, i);
@@ -78,7 +90,9 @@ async function main() {
       CREATE INDEX bench_plain_audit_user ON bench_plain_audit (user_id, id DESC);`);
     await measure(db, 1); // warm both paths and the pool
     console.log(`audit record per request on Postgres, ${N} requests per case (peer: the plain INSERT retrieval used before the chain)\n`);
-    console.log(`${'writers'.padEnd(8)} ${'plain p50'.padStart(11)} ${'chain p50'.padStart(11)} ${'added p50'.padStart(11)} ${'plain p99'.padStart(11)} ${'chain p99'.padStart(11)} ${'ratio'.padStart(6)}`);
+    console.log(
+      `${'writers'.padEnd(8)} ${'plain p50'.padStart(11)} ${'chain p50'.padStart(11)} ${'added p50'.padStart(11)} ${'plain p99'.padStart(11)} ${'chain p99'.padStart(11)} ${'ratio'.padStart(6)}`,
+    );
     let worst = 0;
     for (const writers of [1, WRITERS]) {
       const { plain, chain } = await measure(db, writers);
@@ -89,7 +103,9 @@ async function main() {
       );
     }
     const [{ n }] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_records`)) as [{ n: number }];
-    console.log(`\nchain: ${n} records written; target: under 0.2 ms added at p50 for an audited request: ${worst < 0.2 ? 'met' : 'NOT met'} (${worst.toFixed(3)} ms)`);
+    console.log(
+      `\nchain: ${n} records written; target: under 0.2 ms added at p50 for an audited request: ${worst < 0.2 ? 'met' : 'NOT met'} (${worst.toFixed(3)} ms)`,
+    );
   } finally {
     await db.close();
     await fresh.drop();

@@ -67,7 +67,9 @@ async function main() {
   console.log(`token verification with warm keys, ${N} distinct tokens per algorithm (Node ${process.version})`);
   console.log(line(head));
   for (const r of rows) console.log(line(r));
-  console.log(`target p50 < 50 µs for a new token: ${worstP50 * 1000 < 50 ? 'met' : 'not met'} (worst ${us(worstP50).trim()}); key set fetches: ${verifier.keys.fetches}`);
+  console.log(
+    `target p50 < 50 µs for a new token: ${worstP50 * 1000 < 50 ? 'met' : 'not met'} (worst ${us(worstP50).trim()}); key set fetches: ${verifier.keys.fetches}`,
+  );
 }
 
 await main();

@@ -13,12 +13,19 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const h = await exploreHarness();
 const runtime = await runtimeHarness(h, { limits: { idleSeconds: 600, max: N + 1, maxPerUser: 1 } });
 const q = await h.ask({ user: 'olivia', role: 'svc-analyst' }, { question: 'how many customers are there per nation' });
-await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, { user: 'olivia', role: 'svc-analyst' }, { visibility: 'public', allowed_users: [], allowed_groups: [] });
+await h.call(
+  'PATCH',
+  `/dashboards/${q.body.dashboard_id}/share`,
+  { user: 'olivia', role: 'svc-analyst' },
+  { visibility: 'public', allowed_users: [], allowed_groups: [] },
+);
 
 const firstByte: number[] = [];
 for (let n = 0; n < N; n++) {
   const t = performance.now();
-  const res = await runtime.app.request(`/d/${q.body.dashboard_id}`, { headers: { 'X-User-Id': `viewer${n}`, 'X-User-Role': 'svc-analyst' } });
+  const res = await runtime.app.request(`/d/${q.body.dashboard_id}`, {
+    headers: { 'X-User-Id': `viewer${n}`, 'X-User-Role': 'svc-analyst' },
+  });
   const reader = res.body!.getReader();
   await reader.read();
   firstByte.push(performance.now() - t);
@@ -33,8 +40,12 @@ for (let n = 0; n < N; n++) {
 }
 console.log(`\n${N} fresh sandboxes, one per viewer`);
 console.log(' path                                   |     p50 |     p99');
-console.log(` request to first byte, fresh sandbox   | ${pct(firstByte, 50).toFixed(1).padStart(5)} ms | ${pct(firstByte, 99).toFixed(1).padStart(5)} ms   (target p50 < 300 ms)`);
-console.log(` bare \`node -e 0\` start and exit       | ${pct(bare, 50).toFixed(1).padStart(5)} ms | ${pct(bare, 99).toFixed(1).padStart(5)} ms`);
+console.log(
+  ` request to first byte, fresh sandbox   | ${pct(firstByte, 50).toFixed(1).padStart(5)} ms | ${pct(firstByte, 99).toFixed(1).padStart(5)} ms   (target p50 < 300 ms)`,
+);
+console.log(
+  ` bare \`node -e 0\` start and exit       | ${pct(bare, 50).toFixed(1).padStart(5)} ms | ${pct(bare, 99).toFixed(1).padStart(5)} ms`,
+);
 console.log(` ratio p50: ${(pct(firstByte, 50) / pct(bare, 50)).toFixed(2)}x`);
 await runtime.close();
 await h.close();

@@ -35,11 +35,21 @@ trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [collect
 
 async function main() {
   const real = await embeddedEngine();
-  const sql = 'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
+  const sql =
+    'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
   const result = await real.execute(sql, { user: 'bench' }, { timeoutMs: 10_000 });
-  const instant: QueryEngine = { ...real, kind: 'embedded', estimateBytes: async () => 1000, scanBound: async () => 1000, execute: async () => result };
+  const instant: QueryEngine = {
+    ...real,
+    kind: 'embedded',
+    estimateBytes: async () => 1000,
+    scanBound: async () => 1000,
+    execute: async () => result,
+  };
   const h = await exploreHarness({ SVC_QUERY_CACHE_SIZE: '100000' }, { engine: instant });
-  h.deps.chat = { complete: async () => ({ content: `Customers per nation.\n\`\`\`sql\n${sql}\n\`\`\``, model: 'stub' }), listModels: async () => [{ id: 'svc-chat' }] };
+  h.deps.chat = {
+    complete: async () => ({ content: `Customers per nation.\n\`\`\`sql\n${sql}\n\`\`\``, model: 'stub' }),
+    listModels: async () => [{ id: 'svc-chat' }],
+  };
   const caller = { user: 'ana', roles: ['svc-analyst'], groups: [] };
   const ctx = { requestId: 'bench', log: createLogger('bench', 'silent') };
   const ask = (question: string, force: boolean) =>

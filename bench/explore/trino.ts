@@ -23,7 +23,6 @@ const N = Number(arg('iterations', '40'));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
 
-
 async function direct(sql: string, user: string, token: string, ca: string): Promise<number> {
   const client = Trino.create({ server: TRINO_URL, ssl: { ca }, extraHeaders: { Authorization: `Bearer ${token}`, 'X-Trino-User': user } });
   let rows = 0;
@@ -40,15 +39,24 @@ async function main() {
   const token = await trinoToken(who.user);
   let answer = '';
   const gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => answer });
-  const engine = createTrinoEngine({ url: TRINO_URL, ca, serviceUser: 'svc-service', serviceToken: await trinoToken('svc-service'), metadataTimeoutMs: 60_000 });
+  const engine = createTrinoEngine({
+    url: TRINO_URL,
+    ca,
+    serviceUser: 'svc-service',
+    serviceToken: await trinoToken('svc-service'),
+    metadataTimeoutMs: 60_000,
+  });
   // the cost gate's audit events say where each estimate came from (statistics or EXPLAIN)
   const gateEvents: string[] = [];
-  const logger = pino({ level: 'info' }, {
-    write(line: string) {
-      const event = JSON.parse(line) as { event?: string; source?: string };
-      if (event.event === 'explore_cost_gate' && recording) gateEvents.push(event.source ?? '?');
+  const logger = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        const event = JSON.parse(line) as { event?: string; source?: string };
+        if (event.event === 'explore_cost_gate' && recording) gateEvents.push(event.source ?? '?');
+      },
     },
-  });
+  );
   let recording = false;
   const h = await exploreHarness({ SVC_LLM_URL: gw.url }, { engine, tokens: { [who.user]: token }, logger, conformance: false });
 
@@ -87,7 +95,11 @@ async function main() {
   const sources = new Map<string, number>();
   for (const e of gateEvents) sources.set(e, (sources.get(e) ?? 0) + 1);
   console.log(` cost gate answers: ${[...sources].map(([k, n]) => `${k} ${n}`).join(', ')}`);
-  console.log(` ratio svc / direct p50: ${(pct(svc, 50) / pct(peer, 50)).toFixed(2)}x (goal <= 1.10x); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    ` ratio svc / direct p50: ${(pct(svc, 50) / pct(peer, 50)).toFixed(2)}x (goal <= 1.10x); load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   await h.close();
   await gw.close();
 }

@@ -16,7 +16,12 @@ const arg = (name: string, fallback: string) => {
 const N = Number(arg('decisions', '20000'));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const us = (ms: number) => `${(ms * 1000).toFixed(1).padStart(7)} µs`;
-const input = (i: number) => ({ user: `u${i % 50}`, roles: ['svc-analyst'], table: i % 2 ? 'tpch.tiny.orders' : 'tpch.tiny.supplier', token: 'never-logged' });
+const input = (i: number) => ({
+  user: `u${i % 50}`,
+  roles: ['svc-analyst'],
+  table: i % 2 ? 'tpch.tiny.orders' : 'tpch.tiny.supplier',
+  token: 'never-logged',
+});
 
 async function run(engine: PolicyEngine): Promise<number[]> {
   for (let i = 0; i < 1000; i++) await engine.decide('tables', input(i));
@@ -38,9 +43,15 @@ async function main() {
   const rows: [string, number[], string][] = [];
   const peer = await run(await createWasmPolicyEngine());
   rows.push(['no decision log (peer)', peer, '-']);
-  for (const [label, url] of [['collector up', live.url], ['collector answers 503', refusing.url], ['collector not listening', nobody]] as const) {
+  for (const [label, url] of [
+    ['collector up', live.url],
+    ['collector answers 503', refusing.url],
+    ['collector not listening', nobody],
+  ] as const) {
     const metrics = createPolicyMetrics();
-    const engine = await createWasmPolicyEngine({ decisionLog: createDecisionLog({ logger, url, metrics, bufferSize: 1_000, flushMs: 100 }) });
+    const engine = await createWasmPolicyEngine({
+      decisionLog: createDecisionLog({ logger, url, metrics, bufferSize: 1_000, flushMs: 100 }),
+    });
     const times = await run(engine);
     const dropped = (await metrics.decisionLogsDropped.get()).values[0]?.value ?? 0;
     rows.push([label, times, String(dropped)]);
@@ -49,7 +60,9 @@ async function main() {
   console.log(`policy decisions, ${N} each (wasm engine, tables decision)\n`);
   console.log(`${'case'.padEnd(26)} ${'p50'.padStart(10)} ${'p99'.padStart(10)} ${'vs peer p50'.padStart(12)} ${'dropped'.padStart(8)}`);
   for (const [label, times, dropped] of rows) {
-    console.log(`${label.padEnd(26)} ${us(pct(times, 50))} ${us(pct(times, 99))} ${`${(pct(times, 50) / pct(peer, 50)).toFixed(2)}x`.padStart(12)} ${dropped.padStart(8)}`);
+    console.log(
+      `${label.padEnd(26)} ${us(pct(times, 50))} ${us(pct(times, 99))} ${`${(pct(times, 50) / pct(peer, 50)).toFixed(2)}x`.padStart(12)} ${dropped.padStart(8)}`,
+    );
   }
   console.log(`\ncollector received ${live.events.length} events`);
   await live.close();

@@ -71,12 +71,16 @@ async function backfillCodes(db: Database, slug: string, log: typeof console.log
     );
   };
   const pending: Promise<void>[] = [];
-  await readCopyRows(db, `SELECT seq, embedding FROM retrieval_chunks WHERE collection_slug = '${slug}' AND embedding_i8 IS NULL ORDER BY seq`, ([seq, vector]) => {
-    const code = encodeRow(unitRow(store.vectorFromBinary(vector!), DIM, scratch, row32), DIM, new Uint8Array(CODE_HEADER + DIM));
-    seqs.push(copyInt8(seq!));
-    codes.push(Buffer.from(code).toString('hex'));
-    if (seqs.length === 5000) pending.push(flush());
-  });
+  await readCopyRows(
+    db,
+    `SELECT seq, embedding FROM retrieval_chunks WHERE collection_slug = '${slug}' AND embedding_i8 IS NULL ORDER BY seq`,
+    ([seq, vector]) => {
+      const code = encodeRow(unitRow(store.vectorFromBinary(vector!), DIM, scratch, row32), DIM, new Uint8Array(CODE_HEADER + DIM));
+      seqs.push(copyInt8(seq!));
+      codes.push(Buffer.from(code).toString('hex'));
+      if (seqs.length === 5000) pending.push(flush());
+    },
+  );
   await Promise.all(pending);
   await flush();
   await db.exec(`VACUUM ANALYZE retrieval_chunks`);

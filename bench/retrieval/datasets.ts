@@ -37,7 +37,10 @@ export type Dataset = { table: string; fillSeconds: number; hnswSeconds: number;
 
 /** Whether an earlier run finished the table of `n` rows of `dist` and its HNSW index. */
 export async function datasetBuilt(db: Database, dist: Distribution, n: number): Promise<boolean> {
-  const done = await db.query(`SELECT 1 FROM peer_builds WHERE name = $1 AND rows = $2 AND hnsw_seconds IS NOT NULL`, [peerTable(dist, n), n]);
+  const done = await db.query(`SELECT 1 FROM peer_builds WHERE name = $1 AND rows = $2 AND hnsw_seconds IS NOT NULL`, [
+    peerTable(dist, n),
+    n,
+  ]);
   return done.length > 0;
 }
 
@@ -119,7 +122,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     for (const spec of process.argv.slice(2)) {
       const [dist, n] = spec.split(':') as [Distribution, string];
       const made = await ensureDataset(db, dist, Number(n));
-      console.log(`${made.table}: fill ${made.fillSeconds.toFixed(0)} s, HNSW ${made.hnswSeconds.toFixed(0)} s${made.reused ? ' (reused)' : ''}`);
+      console.log(
+        `${made.table}: fill ${made.fillSeconds.toFixed(0)} s, HNSW ${made.hnswSeconds.toFixed(0)} s${made.reused ? ' (reused)' : ''}`,
+      );
     }
   } finally {
     await db.close();

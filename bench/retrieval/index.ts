@@ -78,7 +78,11 @@ async function queriesFor(db: Database, dist: Distribution): Promise<number[][]>
 // Keyword questions: three words of the collections' text (collection.ts: word g of 0..2000 is the first 3 + g % 7
 // hex digits of md5(g)), drawn with a skew towards the low numbers, each question with its own letters-only tag (no
 // chunk holds one) so that each maps to its own vector for the dense half of hybrid.
-const word = (g: number) => createHash('md5').update(String(g)).digest('hex').slice(0, 3 + (g % 7));
+const word = (g: number) =>
+  createHash('md5')
+    .update(String(g))
+    .digest('hex')
+    .slice(0, 3 + (g % 7));
 const tag = (i: number) => 'qx' + [...i.toString(26)].map((d) => String.fromCharCode(97 + parseInt(d, 26))).join('');
 const question = (i: number) => [1, 2, 3].map((j) => word(Math.floor(2000 * (((i * 7 + j * 13) % 97) / 97) ** 3))).join(' ') + ` ${tag(i)}`;
 
@@ -95,7 +99,9 @@ async function peerTop(db: Database, table: string, q: number[], mode: { exact: 
       if ('exact' in mode) {
         await tx.exec('SET LOCAL enable_indexscan = off; SET LOCAL max_parallel_workers_per_gather = 2');
         // its own statement text: a prepared plan cached by the HNSW query would ignore the setting
-        return tx.query<{ seq: number }>(`SELECT seq FROM ${table} /* exact */ ORDER BY embedding <=> $1::vector LIMIT ${K}`, [toVector(q)]);
+        return tx.query<{ seq: number }>(`SELECT seq FROM ${table} /* exact */ ORDER BY embedding <=> $1::vector LIMIT ${K}`, [
+          toVector(q),
+        ]);
       }
       // iterative scans only change answers under a filter, which this table does not have; stated for the record
       await tx.exec(`SET LOCAL hnsw.ef_search = ${mode.ef}; SET LOCAL hnsw.iterative_scan = relaxed_order`);
@@ -108,12 +114,21 @@ async function peerTop(db: Database, table: string, q: number[], mode: { exact: 
 const overlap = (got: number[], want: number[]) => got.filter((x) => want.includes(x)).length;
 
 async function benchDataset(db: Database, dist: Distribution, n: number): Promise<string[]> {
-  if (BUILT_ONLY && !(await datasetBuilt(db, dist, n))) return [`${`${dist} ${n}`.padEnd(17)} | not measured: its HNSW index is not built (npx tsx bench/retrieval/datasets.ts ${dist}:${n})`];
+  if (BUILT_ONLY && !(await datasetBuilt(db, dist, n)))
+    return [`${`${dist} ${n}`.padEnd(17)} | not measured: its HNSW index is not built (npx tsx bench/retrieval/datasets.ts ${dist}:${n})`];
   const data = await ensureDataset(db, dist, n);
   const slug = await ensureCollection(db, dist, n);
   const queries = await queriesFor(db, dist);
   // a question is its number (dense) or its words (keyword, hybrid): either way the embedder answers query i's vector
-  const vectorOf = new Map(queries.flatMap((v, i) => [[String(i), v], [question(i), v]] as const));
+  const vectorOf = new Map(
+    queries.flatMap(
+      (v, i) =>
+        [
+          [String(i), v],
+          [question(i), v],
+        ] as const,
+    ),
+  );
   const embedder: Embedder = { model: 'bench', dim: DIM, offline: true, embed: async ([q]) => [vectorOf.get(q!)!] };
 
   // a replica with no copy yet: the first query loads it
@@ -127,7 +142,10 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const ordinalsOf = async (ids: string[]) => {
     const missing = ids.filter((id) => !ordinals.has(id));
     if (missing.length > 0) {
-      const rows = await db.query<{ id: string; ordinal: number }>(`SELECT id::text AS id, ordinal FROM retrieval_chunks WHERE id = ANY($1::uuid[])`, [missing]);
+      const rows = await db.query<{ id: string; ordinal: number }>(
+        `SELECT id::text AS id, ordinal FROM retrieval_chunks WHERE id = ANY($1::uuid[])`,
+        [missing],
+      );
       for (const r of rows) ordinals.set(r.id, r.ordinal);
     }
     return ids.map((id) => ordinals.get(id)!);
@@ -163,7 +181,8 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
     exact.push(t);
     truth.push(ids);
   }
-  const recallOf = (answers: number[][]) => answers.slice(0, exactCount).reduce((s, a, i) => s + overlap(a, truth[i]!), 0) / (exactCount * K);
+  const recallOf = (answers: number[][]) =>
+    answers.slice(0, exactCount).reduce((s, a, i) => s + overlap(a, truth[i]!), 0) / (exactCount * K);
 
   // HNSW: the smallest ef_search on the ladder reaching the target recall on the first half of the known answers,
   // then measured on every query
@@ -213,7 +232,11 @@ async function benchIngestion(): Promise<string[]> {
     const h = await retrievalHarness(db, { embedder: createOfflineEmbedder(DIM) });
     await h.json('POST', '/collections', who.engineer, { slug: 'ingest', name: 'Ingest', allowed_roles: [] });
     const pdf = (d: number) =>
-      writePdf(Array.from({ length: 10 }, (_, p) => ({ lines: Array.from({ length: 40 }, (_, l) => `document ${d} page ${p} line ${l} words about rivers and hills`) })));
+      writePdf(
+        Array.from({ length: 10 }, (_, p) => ({
+          lines: Array.from({ length: 40 }, (_, l) => `document ${d} page ${p} line ${l} words about rivers and hills`),
+        })),
+      );
     const pdfs = Array.from({ length: 20 }, (_, d) => pdf(d));
     const bare = async (bytes: Uint8Array) => extractText(await getDocumentProxy(new Uint8Array(bytes)), { mergePages: false });
     const upload = async (name: string, bytes: Uint8Array) => {
@@ -257,8 +280,11 @@ async function main() {
     await db.close();
   }
   const ingestion = INGEST ? await benchIngestion() : [];
-  console.log(`\nload average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`);
-  if (QUERY) console.log(`\nquery latency, top ${K}, ${QUERIES} queries (exact answers known for ${EXACT_QUERIES}), embedding excluded (ms)`);
+  console.log(
+    `\nload average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`,
+  );
+  if (QUERY)
+    console.log(`\nquery latency, top ${K}, ${QUERIES} queries (exact answers known for ${EXACT_QUERIES}), embedding excluded (ms)`);
   if (QUERY) console.log(`data              | path                    |      p50 |      p99 | recall | note`);
   if (QUERY) console.log(rows.join('\n'));
   if (ingestion.length > 0) console.log(`\n${ingestion.join('\n')}`);

@@ -95,7 +95,9 @@ async function main() {
   t = performance.now();
   for (let i = 0; i < 100; i++) await createVectorIndex(DIM);
   const create = (performance.now() - t) / 100;
-  console.log(`kernel: assembled and compiled once in ${kernelCompileMs()!.toFixed(0)} ms (first index ${firstCreate.toFixed(0)} ms); each further index ${(create * 1000).toFixed(0)} µs`);
+  console.log(
+    `kernel: assembled and compiled once in ${kernelCompileMs()!.toFixed(0)} ms (first index ${firstCreate.toFixed(0)} ms); each further index ${(create * 1000).toFixed(0)} µs`,
+  );
 
   const lines: string[] = [];
   for (const n of SIZES) {
@@ -142,7 +144,9 @@ async function main() {
       `${String(n).padStart(7)} | plain JS scan, 4 sums     | ${ms(percentile(quick, 50))} | ${ms(percentile(quick, 99))} | ${String(n).padStart(9)} | ${`${quickIdentical}/${QUERIES}`.padEnd(8)} | ${DIM * 4} B/row`,
     );
   }
-  console.log(`\nsearch, top ${K}, ${QUERIES} random unit queries per size, ${DIM} dimensions (ms); load average ${loadavg()[0]!.toFixed(1)} on 2 cores`);
+  console.log(
+    `\nsearch, top ${K}, ${QUERIES} random unit queries per size, ${DIM} dimensions (ms); load average ${loadavg()[0]!.toFixed(1)} on 2 cores`,
+  );
   console.log(`   rows | method                    |      p50 |      p99 | re-ranked | same ids | memory`);
   console.log(lines.join('\n'));
 }

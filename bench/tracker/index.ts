@@ -195,7 +195,9 @@ async function main() {
   };
   process.env.TRACKER_CLIENT_LOG_LEVEL ??= 'info'; // one access log line per request, as MLflow's uvicorn writes
   const svc = await startTracker('bench-tracker');
-  console.log(`svc tracker ${svc.url} (database ${svc.database}); mlflow server ${mlflowUrl} (${MLFLOW_VERSION}, database ${mlflowDb.cfg.database})`);
+  console.log(
+    `svc tracker ${svc.url} (database ${svc.database}); mlflow server ${mlflowUrl} (${MLFLOW_VERSION}, database ${mlflowDb.cfg.database})`,
+  );
   console.log(`workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches; ${CONCURRENCY} requests in flight\n`);
 
   const results: Record<string, { phases: Phase[]; mem: Mem; idle: Mem; client: { p50: number; p99: number; top: string[] } }> = {};
@@ -225,17 +227,47 @@ async function main() {
     const b = m.phases[i]!;
     const ra = a.requests / a.seconds;
     const rb = b.requests / b.seconds;
-    rows.push([a.name, f(ra), f(pct(a.latencies, 50), 2), f(pct(a.latencies, 99), 2), f(rb), f(pct(b.latencies, 50), 2), f(pct(b.latencies, 99), 2), f(ra / rb, 2)]);
+    rows.push([
+      a.name,
+      f(ra),
+      f(pct(a.latencies, 50), 2),
+      f(pct(a.latencies, 99), 2),
+      f(rb),
+      f(pct(b.latencies, 50), 2),
+      f(pct(b.latencies, 99), 2),
+      f(ra / rb, 2),
+    ]);
   }
   const total = (r: typeof s) => r.phases.reduce((n, p) => n + p.requests, 0) / r.phases.reduce((n, p) => n + p.seconds, 0);
   const all = (r: typeof s) => r.phases.flatMap((p) => p.latencies);
-  rows.push(['all requests', f(total(s)), f(pct(all(s), 50), 2), f(pct(all(s), 99), 2), f(total(m)), f(pct(all(m), 50), 2), f(pct(all(m), 99), 2), f(total(s) / total(m), 2)]);
-  rows.push(['official client search_runs (top 100)', '', f(s.client.p50, 1), f(s.client.p99, 1), '', f(m.client.p50, 1), f(m.client.p99, 1), f(m.client.p50 / s.client.p50, 2)]);
+  rows.push([
+    'all requests',
+    f(total(s)),
+    f(pct(all(s), 50), 2),
+    f(pct(all(s), 99), 2),
+    f(total(m)),
+    f(pct(all(m), 50), 2),
+    f(pct(all(m), 99), 2),
+    f(total(s) / total(m), 2),
+  ]);
+  rows.push([
+    'official client search_runs (top 100)',
+    '',
+    f(s.client.p50, 1),
+    f(s.client.p99, 1),
+    '',
+    f(m.client.p50, 1),
+    f(m.client.p99, 1),
+    f(m.client.p50 / s.client.p50, 2),
+  ]);
   const width = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(width[c]!) : cell.padStart(width[c]!))).join('  '));
 
   console.log(`\nmemory (process group, MiB)   idle RSS   peak RSS   peak PSS`);
-  for (const [name, r] of [['svc', s], ['mlflow', m]] as const) {
+  for (const [name, r] of [
+    ['svc', s],
+    ['mlflow', m],
+  ] as const) {
     console.log(`${name.padEnd(28)} ${f(r.idle.rss).padStart(9)} ${f(r.mem.rss).padStart(10)} ${f(r.mem.pss).padStart(10)}`);
   }
   const same = JSON.stringify(s.client.top) === JSON.stringify(m.client.top);

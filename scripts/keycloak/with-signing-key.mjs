@@ -4,7 +4,12 @@ import { readFileSync } from 'node:fs';
 const [realmFile, keyFile] = process.argv.slice(2);
 const realm = JSON.parse(readFileSync(realmFile, 'utf8'));
 const privateKey = readFileSync(keyFile, 'utf8').trim();
-const provider = (name, providerId, config) => ({ name, providerId, subComponents: {}, config: { priority: ['100'], enabled: ['true'], active: ['true'], ...config } });
+const provider = (name, providerId, config) => ({
+  name,
+  providerId,
+  subComponents: {},
+  config: { priority: ['100'], enabled: ['true'], active: ['true'], ...config },
+});
 realm.components = {
   ...realm.components,
   'org.keycloak.keys.KeyProvider': [

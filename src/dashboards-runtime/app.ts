@@ -32,7 +32,12 @@ export type RuntimeDeps = {
   callers?: CallerResolver;
 };
 
-const SESSION_SCHEME = { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The session the runtime issues (HS256, 8 h) the first time a viewer comes through the ingress' } as const;
+const SESSION_SCHEME = {
+  type: 'apiKey',
+  in: 'cookie',
+  name: SESSION_COOKIE,
+  description: 'The session the runtime issues (HS256, 8 h) the first time a viewer comes through the ingress',
+} as const;
 
 const open = createRoute({
   method: 'get',
@@ -61,7 +66,14 @@ type Launch = { allow: true; reason: string; object_key: string; digest: string;
  */
 export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
   const callers = deps.callers ?? HEADER_CALLERS;
-  const app = createApp({ service: 'dashboards-runtime', logger: deps.logger, metrics: deps.metrics, ready: deps.ready, callers, ...(deps.policy ? { policy: deps.policy } : {}) });
+  const app = createApp({
+    service: 'dashboards-runtime',
+    logger: deps.logger,
+    metrics: deps.metrics,
+    ready: deps.ready,
+    callers,
+    ...(deps.policy ? { policy: deps.policy } : {}),
+  });
   const routes = apiRoutes().openapi(open, async (c) => {
     const found = await viewerOf(callers, c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
     if (!found) throw unauthorized('No viewer identity: open dashboards through the ingress, which signs you in.');
@@ -74,7 +86,8 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
       throw unavailable(`The page of dashboard '${id}' could not be read from ${deps.pages.describe()}: ${(err as Error).message}`);
     });
     if (!page) throw notFound(`Dashboard '${id}' has no page in the store.`);
-    const refusal = pageDigest(page) !== launch.digest ? 'the page is not the one explore published' : checkSignature(deps.keys, page, id, launch.owner);
+    const refusal =
+      pageDigest(page) !== launch.digest ? 'the page is not the one explore published' : checkSignature(deps.keys, page, id, launch.owner);
     if (refusal) {
       c.var.log.warn({ dashboard: id, reason: refusal }, 'dashboard refused at launch');
       throw forbidden(`Dashboard '${id}' was refused: ${refusal}.`);
@@ -85,10 +98,14 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
         if (err instanceof PoolFullError) throw unavailable(err.message, { 'Retry-After': String(err.retryAfterSeconds) });
         throw err;
       });
-    for (const [name, value] of res.headers) if (!/^(content-length|transfer-encoding|connection|keep-alive)$/i.test(name)) c.header(name, value);
+    for (const [name, value] of res.headers)
+      if (!/^(content-length|transfer-encoding|connection|keep-alive)$/i.test(name)) c.header(name, value);
     return c.body(await res.arrayBuffer(), res.status as 200);
   });
-  app.route('/', documentRoutes(routes, RUNTIME_DOCUMENT, (registry) => registry.registerComponent('securitySchemes', 'session', SESSION_SCHEME)));
+  app.route(
+    '/',
+    documentRoutes(routes, RUNTIME_DOCUMENT, (registry) => registry.registerComponent('securitySchemes', 'session', SESSION_SCHEME)),
+  );
   app.route('/', routes);
   return app;
 }

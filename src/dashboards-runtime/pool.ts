@@ -23,7 +23,10 @@ export function createSandboxPool(launcher: SandboxLauncher, limits: PoolLimits)
   const running = new Map<string, Entry>();
   const stop = (entry: Entry) => {
     running.delete(entry.key);
-    void entry.sandbox.then((s) => s.stop(), () => {});
+    void entry.sandbox.then(
+      (s) => s.stop(),
+      () => {},
+    );
   };
   const sweep = setInterval(() => {
     const cutoff = Date.now() - limits.idleSeconds * 1000;
@@ -44,7 +47,11 @@ export function createSandboxPool(launcher: SandboxLauncher, limits: PoolLimits)
     const existing = running.get(key);
     if (existing && existing.digest === input.digest) return existing;
     if (existing) stop(existing);
-    makeRoom([...running.values()].filter((e) => e.user === input.user), limits.maxPerUser, `sandboxes of viewer ${input.user}`);
+    makeRoom(
+      [...running.values()].filter((e) => e.user === input.user),
+      limits.maxPerUser,
+      `sandboxes of viewer ${input.user}`,
+    );
     makeRoom([...running.values()], limits.max, 'dashboard sandboxes (SVC_SANDBOX_MAX)');
     const entry: Entry = { key, user: input.user, sandbox: launcher.launch(input), digest: input.digest, lastUsed: Date.now(), active: 0 };
     running.set(key, entry);
@@ -54,7 +61,10 @@ export function createSandboxPool(launcher: SandboxLauncher, limits: PoolLimits)
 
   return {
     /** Runs `use` with the viewer's sandbox for this page, launching one if needed; the sandbox is busy meanwhile. */
-    async withSandbox<T>(input: { user: string; dashboardId: string; digest: string; page: SandboxPage }, use: (s: Sandbox) => Promise<T>): Promise<T> {
+    async withSandbox<T>(
+      input: { user: string; dashboardId: string; digest: string; page: SandboxPage },
+      use: (s: Sandbox) => Promise<T>,
+    ): Promise<T> {
       const entry = entryFor(input);
       entry.active++;
       try {

@@ -52,7 +52,9 @@ function tagsOf(tags: CatalogTags, fqn: string): TableTags[] {
 
 /** The entries the tables policy opens to the caller, one decision per table; a refusal or an error hides the table. */
 export async function openToCaller(policy: PolicyEngine, caller: Caller, entries: readonly CatalogEntry[]): Promise<CatalogEntry[]> {
-  const decisions = await Promise.all(entries.map((e) => policy.decide('tables', { user: caller.user, roles: caller.roles, table: e.fqn })));
+  const decisions = await Promise.all(
+    entries.map((e) => policy.decide('tables', { user: caller.user, roles: caller.roles, table: e.fqn })),
+  );
   return entries.filter((_, i) => decisions[i]!.allow);
 }
 
@@ -63,7 +65,37 @@ export function piiColumns(entries: readonly CatalogEntry[]): Set<string> {
   return out;
 }
 
-const STOP = new Set(['the', 'a', 'an', 'of', 'per', 'by', 'for', 'in', 'on', 'and', 'or', 'how', 'many', 'much', 'what', 'which', 'is', 'are', 'there', 'top', 'show', 'me', 'list', 'with', 'each', 'to', 'from', 'give', 'all']);
+const STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'per',
+  'by',
+  'for',
+  'in',
+  'on',
+  'and',
+  'or',
+  'how',
+  'many',
+  'much',
+  'what',
+  'which',
+  'is',
+  'are',
+  'there',
+  'top',
+  'show',
+  'me',
+  'list',
+  'with',
+  'each',
+  'to',
+  'from',
+  'give',
+  'all',
+]);
 
 export const questionWords = (text: string): string[] =>
   text
@@ -96,10 +128,12 @@ export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit
     }
     return { entry, score };
   });
-  return scored
-    .filter((s) => s.score > 0)
-    // On a tie the tables the operator described come first: a catalog can hold the same table at many scales
-    // (tpch.tiny.orders ... tpch.sf100000.orders), and the described one is the one meant for questions.
-    .sort((a, b) => b.score - a.score || described(b.entry) - described(a.entry) || a.entry.fqn.localeCompare(b.entry.fqn))
-    .slice(0, limit);
+  return (
+    scored
+      .filter((s) => s.score > 0)
+      // On a tie the tables the operator described come first: a catalog can hold the same table at many scales
+      // (tpch.tiny.orders ... tpch.sf100000.orders), and the described one is the one meant for questions.
+      .sort((a, b) => b.score - a.score || described(b.entry) - described(a.entry) || a.entry.fqn.localeCompare(b.entry.fqn))
+      .slice(0, limit)
+  );
 }

@@ -36,7 +36,11 @@ const MAX_TABLES = 10_000;
 export function createCostEstimator(engine: QueryEngine, settings: CostSettings): CostEstimator {
   const now = settings.now ?? Date.now;
   const bounds = new Map<string, { at: number; bound: Promise<number | undefined> }>();
-  const explained = createAnswerCache<{ bytes: number | null }>({ size: settings.explainCacheSize, ttlSeconds: settings.explainTtlSeconds, now });
+  const explained = createAnswerCache<{ bytes: number | null }>({
+    size: settings.explainCacheSize,
+    ttlSeconds: settings.explainTtlSeconds,
+    now,
+  });
 
   /** One table's bound, from the cache while it is fresh; concurrent askers share one look-up, failures are not kept. */
   function boundOf(table: string): Promise<number | undefined> {

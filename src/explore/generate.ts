@@ -64,6 +64,10 @@ export async function generateSql(input: {
   });
   const sql = sqlFromAnswer(answer.content);
   if (!sql) throw unprocessable('The language model answered without a SQL statement; rephrase the question.');
-  const intent = answer.content.split('\n').find((l) => l.trim() && !l.startsWith('```'))?.trim() ?? '';
+  const intent =
+    answer.content
+      .split('\n')
+      .find((l) => l.trim() && !l.startsWith('```'))
+      ?.trim() ?? '';
   return { sql, intent: intent.startsWith('SELECT') || intent.startsWith('WITH') ? '' : intent, model: input.model };
 }

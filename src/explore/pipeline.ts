@@ -21,8 +21,19 @@ type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: E
 export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
-export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: { requestId: string; log: Logger; trail?: Trail }): Promise<QueryResponse> {
-  const events: EventContext = { log: ctx.log, requestId: ctx.requestId, user: caller.user, role: caller.roles.join(','), trail: ctx.trail };
+export async function runQuery(
+  deps: ExploreDeps,
+  caller: Caller,
+  request: QueryRequest,
+  ctx: { requestId: string; log: Logger; trail?: Trail },
+): Promise<QueryResponse> {
+  const events: EventContext = {
+    log: ctx.log,
+    requestId: ctx.requestId,
+    user: caller.user,
+    role: caller.roles.join(','),
+    trail: ctx.trail,
+  };
   emit(events, 'explore_query_received', { question: request.question, session_id: request.session_id });
   const run: Run = { deps, caller, request, events, model: await deps.models.resolve(request.model) };
 
@@ -46,20 +57,23 @@ export async function runQuery(deps: ExploreDeps, caller: Caller, request: Query
   const result = await step('execute', () => executeStatement(run, validated.sql)); //             7
   const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9
-  return step('remember', () => remember(run, { //                                                 10
-    sql: validated.sql,
-    columns: result.columns,
-    preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
-    row_count: result.rows.length,
-    dashboard_url: dashboard?.url ?? null,
-    dashboard_id: dashboard?.id ?? null,
-    reasoning,
-    masked_columns: redacted.maskedColumns,
-    cost_bytes: cost ?? null,
-    cached: false,
-    session_history_size: 0,
-    model: run.model,
-  }));
+  return step('remember', () =>
+    remember(run, {
+      //                                                 10
+      sql: validated.sql,
+      columns: result.columns,
+      preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
+      row_count: result.rows.length,
+      dashboard_url: dashboard?.url ?? null,
+      dashboard_id: dashboard?.id ?? null,
+      reasoning,
+      masked_columns: redacted.maskedColumns,
+      cost_bytes: cost ?? null,
+      cached: false,
+      session_history_size: 0,
+      model: run.model,
+    }),
+  );
 }
 
 /** 1. The same question from the same user, role and model within the TTL is answered from the cache. */
@@ -125,13 +139,22 @@ async function gateCost(run: Run, validated: Validated): Promise<number | undefi
   const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
   const { bytes: estimate, source } = await run.deps.cost.estimate(validated.statement, validated.sql, run.caller.user);
   const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
-  emit(run.events, 'explore_cost_gate', { cost_bytes: estimate ?? null, source, limit: COST_BYTES_LIMIT, over, confirmed: run.request.confirm_cost });
+  emit(run.events, 'explore_cost_gate', {
+    cost_bytes: estimate ?? null,
+    source,
+    limit: COST_BYTES_LIMIT,
+    over,
+    confirmed: run.request.confirm_cost,
+  });
   if (COST_GATE && over && !run.request.confirm_cost) {
     const size = estimate === undefined ? 'an unknown number of bytes' : `about ${estimate} bytes`;
-    throw payloadTooLarge(`The query would read ${size}, above the limit of ${COST_BYTES_LIMIT} (SVC_COST_BYTES_LIMIT); send it again with confirm_cost=true to run it anyway.`, {
-      cost_bytes: estimate ?? null,
-      sql: validated.sql,
-    });
+    throw payloadTooLarge(
+      `The query would read ${size}, above the limit of ${COST_BYTES_LIMIT} (SVC_COST_BYTES_LIMIT); send it again with confirm_cost=true to run it anyway.`,
+      {
+        cost_bytes: estimate ?? null,
+        sql: validated.sql,
+      },
+    );
   }
   return estimate;
 }
@@ -139,7 +162,11 @@ async function gateCost(run: Run, validated: Validated): Promise<number | undefi
 /** 7. The engine runs the statement as the caller, with the caller's token. */
 async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
   const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
-  const result = await run.deps.engine.execute(sql, { user: run.caller.user, token: run.caller.token }, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES });
+  const result = await run.deps.engine.execute(
+    sql,
+    { user: run.caller.user, token: run.caller.token },
+    { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES },
+  );
   emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
   return result;
 }
@@ -160,7 +187,14 @@ async function publish(run: Run, sql: string, result: EngineResult, redacted: { 
   if (!run.request.persist) return undefined;
   const dashboard = await publishDashboard(
     { db: run.deps.db, pages: run.deps.pages, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
-    { owner: run.caller.user, question: run.request.question, sql, columns: result.columns, rows: redacted.rows, maskedColumns: redacted.maskedColumns },
+    {
+      owner: run.caller.user,
+      question: run.request.question,
+      sql,
+      columns: result.columns,
+      rows: redacted.rows,
+      maskedColumns: redacted.maskedColumns,
+    },
   );
   emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
   return dashboard;
@@ -185,8 +219,18 @@ async function remember(run: Run, response: QueryResponse): Promise<QueryRespons
 
 function dryRun(run: Run, sql: string, cost: number | undefined, reasoning: QueryResponse['reasoning']): QueryResponse {
   return {
-    sql, columns: [], preview_rows: [], row_count: 0, dashboard_url: null, dashboard_id: null, reasoning,
-    masked_columns: [], cost_bytes: cost ?? null, cached: false, session_history_size: 0, model: run.model,
+    sql,
+    columns: [],
+    preview_rows: [],
+    row_count: 0,
+    dashboard_url: null,
+    dashboard_id: null,
+    reasoning,
+    masked_columns: [],
+    cost_bytes: cost ?? null,
+    cached: false,
+    session_history_size: 0,
+    model: run.model,
   };
 }
 
@@ -195,7 +239,13 @@ const spans = tracer('explore');
 const step = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => inSpan(spans, `explore.${name}`, async () => fn());
 
 const keyOf = (run: Run) =>
-  cacheKey({ question: run.request.question, role: [...run.caller.roles].sort().join(','), user: run.caller.user, model: run.model, policy: run.deps.policy.revision });
+  cacheKey({
+    question: run.request.question,
+    role: [...run.caller.roles].sort().join(','),
+    user: run.caller.user,
+    model: run.model,
+    policy: run.deps.policy.revision,
+  });
 
 const decideTable = (run: Run, table: string) =>
   run.deps.policy.decide('tables', { user: run.caller.user, roles: run.caller.roles, table });

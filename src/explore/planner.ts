@@ -7,13 +7,28 @@ import { questionWords, type CatalogEntry } from './catalog.ts';
 
 export type Plan = { sql: string; intent: string; tables: string[] };
 
-const AGGREGATES: Record<string, string> = { total: 'sum', sum: 'sum', average: 'avg', avg: 'avg', mean: 'avg', maximum: 'max', max: 'max', highest: 'max', minimum: 'min', min: 'min', lowest: 'min' };
+const AGGREGATES: Record<string, string> = {
+  total: 'sum',
+  sum: 'sum',
+  average: 'avg',
+  avg: 'avg',
+  mean: 'avg',
+  maximum: 'max',
+  max: 'max',
+  highest: 'max',
+  minimum: 'min',
+  min: 'min',
+  lowest: 'min',
+};
 
 const stem = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
 const body = (column: string) => column.split('_').slice(1).join('_') || column;
 
 export function planQuestion(question: string, tables: readonly CatalogEntry[]): Plan | undefined {
-  const q = question.toLowerCase().replace(/[?!.]+$/, '').trim();
+  const q = question
+    .toLowerCase()
+    .replace(/[?!.]+$/, '')
+    .trim();
   const words = questionWords(q);
   const tableFor = (word: string) => tables.find((t) => stem(t.name) === stem(word));
   const mentioned = words.map(tableFor).filter((t): t is CatalogEntry => !!t);
@@ -61,7 +76,11 @@ export function planQuestion(question: string, tables: readonly CatalogEntry[]):
       const filter = /\b(?:where|with)\s+([\w ]+?)\s+(?:is|=|equals)\s+'?([\w#-]+)'?$/.exec(q);
       const column = filter && findColumn(table, filter[1]!);
       const where = column ? ` WHERE upper(${column}) = upper('${filter![2]!.replace(/'/g, "''")}')` : '';
-      return { sql: `SELECT count(*) AS ${table.name} FROM ${table.fqn}${where}`, intent: `count of ${table.name}${where ? ' filtered' : ''}`, tables: [table.fqn] };
+      return {
+        sql: `SELECT count(*) AS ${table.name} FROM ${table.fqn}${where}`,
+        intent: `count of ${table.name}${where ? ' filtered' : ''}`,
+        tables: [table.fqn],
+      };
     }
   }
   return undefined;
@@ -90,7 +109,12 @@ function groupBy(subject: CatalogEntry, text: string, tables: readonly CatalogEn
     const otherKey = other.columns.find((c) => c.name.endsWith(`_${other.name}key`));
     const label = other.columns.find((c) => c.name.endsWith('_name'));
     if (key && otherKey && label) {
-      return { select: `d.${label.name}`, name: other.name, join: ` JOIN ${other.fqn} d ON s.${key.name} = d.${otherKey.name}`, tables: [other.fqn] };
+      return {
+        select: `d.${label.name}`,
+        name: other.name,
+        join: ` JOIN ${other.fqn} d ON s.${key.name} = d.${otherKey.name}`,
+        tables: [other.fqn],
+      };
     }
   }
   const column = findColumn(subject, text);

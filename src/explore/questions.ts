@@ -22,7 +22,9 @@ export async function askQuestion(
     answer = await runQuery(deps, q.caller, q.request, { requestId: q.requestId, log: q.log, trail: question.trail });
   } catch (err) {
     // The refusal is what the caller gets, recorded or not; a failure to record it goes to the log.
-    await recordQuestion(deps.db, { ...question, error: err }).catch((e: unknown) => q.log.error({ err: e }, 'could not record a refused question'));
+    await recordQuestion(deps.db, { ...question, error: err }).catch((e: unknown) =>
+      q.log.error({ err: e }, 'could not record a refused question'),
+    );
     throw err;
   }
   // An answer that cannot be recorded is not given: that failure is the 500.

@@ -27,5 +27,4 @@ export function redactRows(
   };
 }
 
-export const bypassesRedaction = (roles: readonly string[], bypassRoles: readonly string[]) =>
-  roles.some((r) => bypassRoles.includes(r));
+export const bypassesRedaction = (roles: readonly string[], bypassRoles: readonly string[]) => roles.some((r) => bypassRoles.includes(r));

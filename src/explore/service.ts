@@ -34,12 +34,22 @@ import { queryRoutes } from './routes/query.ts';
 const EXPLORE_DOCUMENT = {
   title: 'svc explore',
   version: '1',
-  description: 'Questions in plain language answered with validated read-only SQL on Trino (or the embedded sample), and the dashboards they publish.',
+  description:
+    'Questions in plain language answered with validated read-only SQL on Trino (or the embedded sample), and the dashboards they publish.',
 };
 
 /** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
 export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
-  const app = createApp({ service: 'explore', logger: deps.logger, metrics: deps.metrics, ready: () => deps.db.ping(), maxBodyBytes: deps.config.MAX_JSON_BYTES, domainProblem: exploreProblem, policy: deps.policy, ...(deps.callers ? { callers: deps.callers } : {}) });
+  const app = createApp({
+    service: 'explore',
+    logger: deps.logger,
+    metrics: deps.metrics,
+    ready: () => deps.db.ping(),
+    maxBodyBytes: deps.config.MAX_JSON_BYTES,
+    domainProblem: exploreProblem,
+    policy: deps.policy,
+    ...(deps.callers ? { callers: deps.callers } : {}),
+  });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
   app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
   const api = apiRoutes();
@@ -86,7 +96,11 @@ export async function exploreDeps(input: {
     }),
     chat,
     models: createModelCatalog(chat, config.LLM_MODEL),
-    cache: createAnswerCache<QueryResponse>({ size: config.QUERY_CACHE_SIZE, ttlSeconds: config.QUERY_CACHE_TTL, maxBytes: config.QUERY_CACHE_BYTES }),
+    cache: createAnswerCache<QueryResponse>({
+      size: config.QUERY_CACHE_SIZE,
+      ttlSeconds: config.QUERY_CACHE_TTL,
+      maxBytes: config.QUERY_CACHE_BYTES,
+    }),
     catalog: () => {
       if (!catalog || Date.now() - catalog.at > config.CATALOG_REFRESH_SECONDS * 1000) {
         catalog = { at: Date.now(), entries: readCatalog(input.engine, config.EXPLORE_FALLBACK_CATALOGS, tags) };
@@ -137,7 +151,11 @@ export const exploreService: ServiceDefinition = {
       env,
     });
     deps.callers = shared.callers;
-    const cleanup = setInterval(() => void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')), 600_000);
+    const cleanup = setInterval(
+      () =>
+        void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')),
+      600_000,
+    );
     cleanup.unref();
     return {
       app: createExploreApp(deps, { devIdentity: shared.embedded }),

@@ -30,7 +30,11 @@ export async function insertDashboard(
 }
 
 export async function updatePage(sql: Sql, id: string, page: { object_key: string; digest: string }): Promise<void> {
-  await sql.query(`UPDATE explore_dashboards SET object_key = $2, digest = $3, file = NULL WHERE id = $1`, [id, page.object_key, page.digest]);
+  await sql.query(`UPDATE explore_dashboards SET object_key = $2, digest = $3, file = NULL WHERE id = $1`, [
+    id,
+    page.object_key,
+    page.digest,
+  ]);
 }
 
 export type Turn = { question: string; sql: string; summary: string; created_at: Date };
@@ -45,26 +49,48 @@ export async function recentTurns(sql: Sql, user: string, session: string, ttlSe
   return rows.reverse();
 }
 
-export async function appendTurn(sql: Sql, t: { user: string; session: string; question: string; sql: string; summary: string }): Promise<number> {
+export async function appendTurn(
+  sql: Sql,
+  t: { user: string; session: string; question: string; sql: string; summary: string },
+): Promise<number> {
   await sql.query(`INSERT INTO explore_turns (user_id, session_id, question, sql, summary) VALUES ($1, $2, $3, $4, $5)`, [
-    t.user, t.session, t.question, t.sql, t.summary,
+    t.user,
+    t.session,
+    t.question,
+    t.sql,
+    t.summary,
   ]);
-  const rows = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM explore_turns WHERE user_id = $1 AND session_id = $2`, [t.user, t.session]);
+  const rows = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM explore_turns WHERE user_id = $1 AND session_id = $2`, [
+    t.user,
+    t.session,
+  ]);
   return rows[0]!.n;
 }
 
-export async function insertFeedback(sql: Sql, f: { dashboard: string; user: string; rating: 'up' | 'down'; comment: string }): Promise<void> {
-  await sql.query(`INSERT INTO explore_feedback (dashboard_id, user_id, rating, comment) VALUES ($1, $2, $3, $4)`, [f.dashboard, f.user, f.rating, f.comment]);
+export async function insertFeedback(
+  sql: Sql,
+  f: { dashboard: string; user: string; rating: 'up' | 'down'; comment: string },
+): Promise<void> {
+  await sql.query(`INSERT INTO explore_feedback (dashboard_id, user_id, rating, comment) VALUES ($1, $2, $3, $4)`, [
+    f.dashboard,
+    f.user,
+    f.rating,
+    f.comment,
+  ]);
 }
 
 const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, object_key, digest, file, created_at`;
 
 export async function listDashboards(sql: Sql): Promise<DashboardRow[]> {
-  return sql.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE deleted_at IS NULL ORDER BY created_at DESC, id`);
+  return sql.query<DashboardRow>(
+    `SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE deleted_at IS NULL ORDER BY created_at DESC, id`,
+  );
 }
 
 export async function findDashboard(sql: Sql, id: string): Promise<DashboardRow | undefined> {
-  const rows = await sql.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  const rows = await sql.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM explore_dashboards WHERE id = $1 AND deleted_at IS NULL`, [
+    id,
+  ]);
   return rows[0];
 }
 
@@ -74,7 +100,10 @@ export async function updateSharing(
   share: { visibility: DashboardRow['visibility']; allowed_users: string[]; allowed_groups: string[] },
 ): Promise<void> {
   await sql.query(`UPDATE explore_dashboards SET visibility = $2, allowed_users = $3::jsonb, allowed_groups = $4::jsonb WHERE id = $1`, [
-    id, share.visibility, JSON.stringify(share.allowed_users), JSON.stringify(share.allowed_groups),
+    id,
+    share.visibility,
+    JSON.stringify(share.allowed_users),
+    JSON.stringify(share.allowed_groups),
   ]);
 }
 

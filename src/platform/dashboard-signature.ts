@@ -16,7 +16,11 @@ export type PageIdentity = { id: string; owner: string };
 export type DashboardKeys = { current: string; old?: string | undefined };
 
 const mac = (key: string, page: PageIdentity, body: string) =>
-  createHmac('sha256', key).update(JSON.stringify(['svc-dashboard-page', page.id, page.owner])).update('\n').update(body, 'utf8').digest('hex');
+  createHmac('sha256', key)
+    .update(JSON.stringify(['svc-dashboard-page', page.id, page.owner]))
+    .update('\n')
+    .update(body, 'utf8')
+    .digest('hex');
 // Pages signed before signatures named their dashboard: the bytes only. Read by `svc dashboards resign` alone.
 const legacyMac = (key: string, body: string) => createHmac('sha256', key).update(body, 'utf8').digest('hex');
 
@@ -39,7 +43,10 @@ function verifyWith(file: string, keys: DashboardKeys, sign: (key: string, body:
   if (!line) return { ok: false, reason: file.startsWith(PREFIX) ? 'the signature line is malformed' : 'the file has no signature line' };
   const given = Buffer.from(line[1]!, 'hex');
   const body = file.slice(line[0].length);
-  for (const [name, key] of [['current', keys.current], ['old', keys.old]] as const) {
+  for (const [name, key] of [
+    ['current', keys.current],
+    ['old', keys.old],
+  ] as const) {
     if (!key) continue;
     if (timingSafeEqual(given, Buffer.from(sign(key, body), 'hex'))) return { ok: true, body, key: name };
   }

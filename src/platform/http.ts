@@ -43,7 +43,10 @@ export type AppOptions = {
 };
 
 /** Today's behaviour and `svc dev`'s: the caller as the ingress's X-User-* headers name it. */
-export const HEADER_CALLERS: CallerResolver = createCallerResolver({ mode: 'headers', tokenHeader: 'X-Auth-Request-Access-Token' }, { knownRoles: [] });
+export const HEADER_CALLERS: CallerResolver = createCallerResolver(
+  { mode: 'headers', tokenHeader: 'X-Auth-Request-Access-Token' },
+  { knownRoles: [] },
+);
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -84,14 +87,17 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
   const limit = bodyLimit({
     maxSize: maxBodyBytes,
     onError: () => {
-      throw new HTTPException(413, { message: `The request body is larger than ${maxBodyBytes} bytes (SVC_MAX_JSON_BYTES): send less at a time.` });
+      throw new HTTPException(413, {
+        message: `The request body is larger than ${maxBodyBytes} bytes (SVC_MAX_JSON_BYTES): send less at a time.`,
+      });
     },
   });
   app.use((c, next) => (opts.streamsBody?.(c) ? next() : limit(c, next)));
 
   app.get('/health', (c) => c.json({ status: 'ok', service: opts.service }));
   app.get('/ready', async (c) => {
-    const ok = (opts.ready ? await opts.ready().catch(() => false) : true) && (opts.policy ? await opts.policy.ready().catch(() => false) : true);
+    const ok =
+      (opts.ready ? await opts.ready().catch(() => false) : true) && (opts.policy ? await opts.policy.ready().catch(() => false) : true);
     const policy = opts.policy ? { policy: { revision: opts.policy.revision ?? null } } : {};
     return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service, ...policy }, ok ? 200 : 503);
   });
@@ -102,9 +108,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
 
   const mapError = opts.mapError ?? ((err: unknown, c: Context<AppEnv>) => problemResponse(opts.domainProblem?.(err) ?? err, c));
   app.onError((err, c) => mapError(err, c));
-  app.notFound((c) =>
-    mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c),
-  );
+  app.notFound((c) => mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c));
   return app;
 }
 
@@ -127,7 +131,11 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   else if (err instanceof HTTPException && err.status === 415) {
     // the request-body gate of an OpenAPI route: a body whose media type the operation does not declare
     const type = c.req.header('content-type') || 'none';
-    problem = new ProblemError(415, TITLES[415]!, `The request body's Content-Type (${type}) is not one this operation accepts: send JSON with Content-Type: application/json (GET /openapi.json gives each operation's body).`);
+    problem = new ProblemError(
+      415,
+      TITLES[415]!,
+      `The request body's Content-Type (${type}) is not one this operation accepts: send JSON with Content-Type: application/json (GET /openapi.json gives each operation's body).`,
+    );
   } else if (err instanceof HTTPException && err.status < 500) {
     problem = new ProblemError(err.status, TITLES[err.status] ?? 'Bad Request', err.message || 'The request was refused.');
   } else {
@@ -158,22 +166,27 @@ export const requireCaller: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>
 });
 
 /** zod validation whose failure is a 400 problem listing every failing field, not only the first. */
-export function validate<T extends z.ZodType, Target extends 'json' | 'query' | 'param' | 'header'>(
-  target: Target,
-  schema: T,
-) {
+export function validate<T extends z.ZodType, Target extends 'json' | 'query' | 'param' | 'header'>(target: Target, schema: T) {
   return zValidator(target, schema, (result) => {
     if (!result.success) throw validationProblem(target, result.error);
   });
 }
 
 /** The 400 a failed validation is: every failing field with where it is (`json.question`) and why. */
-export function validationProblem(target: 'json' | 'query' | 'param' | 'header' | 'cookie' | 'form', error: Pick<z.ZodError, 'issues'>): ProblemError {
+export function validationProblem(
+  target: 'json' | 'query' | 'param' | 'header' | 'cookie' | 'form',
+  error: Pick<z.ZodError, 'issues'>,
+): ProblemError {
   const errors = error.issues.map((issue) => ({
     location: [target, ...issue.path.map(String)].join('.'),
     message: issue.message,
   }));
-  return new ProblemError(400, 'Bad Request', `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`, { errors });
+  return new ProblemError(
+    400,
+    'Bad Request',
+    `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`,
+    { errors },
+  );
 }
 
 export type RunningServer = { url: string; port: number; close(): Promise<void> };

@@ -19,7 +19,16 @@ export class StartupError extends Error {
   override name = 'StartupError';
 }
 
-const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT']);
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'CONNECT_TIMEOUT',
+]);
 
 /**
  * The database's own refusal, said in the words operators search logs for: 'database does not exist' or
@@ -29,7 +38,8 @@ export function describeDatabaseError(err: unknown, at: string): Error {
   const e = err as { code?: string; message?: string; errors?: { code?: string; message?: string }[] };
   const code = e?.code ?? e?.errors?.[0]?.code;
   const reason = e?.message || e?.errors?.map((x) => x.message).join('; ') || String(err);
-  if (code === '3D000') return new StartupError(`database does not exist: ${reason} (at ${at}; create it or set SVC_PG_DATABASE)`, { cause: err });
+  if (code === '3D000')
+    return new StartupError(`database does not exist: ${reason} (at ${at}; create it or set SVC_PG_DATABASE)`, { cause: err });
   if (code && (NETWORK.has(code) || /^(08|28)/.test(code))) {
     return new StartupError(`could not connect to the database at ${at}: ${reason}`, { cause: err });
   }
@@ -52,9 +62,10 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
         });
   // Which policy decided when is part of the record: each replica chains every bundle it takes into force.
   const replica = `${hostname()}/${process.pid}`;
-  const onBundleActivated = opts.database === false
-    ? undefined
-    : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
+  const onBundleActivated =
+    opts.database === false
+      ? undefined
+      : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
   const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
   return { platform: selected, db, policy, embedded: opts.embedded, callers: openCallerResolver(env) };
 }
@@ -68,7 +79,11 @@ export function openCallerResolver(env: Env): CallerResolver {
   const callers = createCallerResolver(settings, { knownRoles: knownRoles() });
   if (settings.mode === 'jwt') {
     void callers.warm().then((ok) => {
-      if (!ok) createLogger('auth', 'warn').warn({ issuer: settings.issuer }, 'the identity provider could not be reached at start-up: requests that need its keys answer 503 until it can');
+      if (!ok)
+        createLogger('auth', 'warn').warn(
+          { issuer: settings.issuer },
+          'the identity provider could not be reached at start-up: requests that need its keys answer 503 until it can',
+        );
     });
   }
   return callers;
@@ -76,7 +91,9 @@ export function openCallerResolver(env: Env): CallerResolver {
 
 /** The platform's roles (policies/data.json `known_roles`); a token's other roles are dropped before any policy. */
 function knownRoles(): string[] {
-  const data = JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')) as { svc?: { config?: { known_roles?: unknown } } };
+  const data = JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')) as {
+    svc?: { config?: { known_roles?: unknown } };
+  };
   const roles = data.svc?.config?.known_roles;
   return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }

@@ -13,5 +13,8 @@ export function createLogger(service: string, level: string = 'info', opts: { pr
     formatters: { level: (label: string) => ({ level: label }) },
   };
   if (!opts.pretty) return pino(options);
-  return pino(options, pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', messageFormat: '{service} {msg}' }));
+  return pino(
+    options,
+    pretty({ sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', messageFormat: '{service} {msg}' }),
+  );
 }

@@ -45,7 +45,10 @@ export async function requireQueryable(
 ): Promise<void> {
   const decision = await decideCollection(deps.policy, caller, 'query', collection);
   if (decision.allow) return;
-  deps.logger.info({ event: 'retrieval.query_denied', user: caller.user, roles: caller.roles, collection: collection.slug, reason: decision.reason }, 'query denied');
+  deps.logger.info(
+    { event: 'retrieval.query_denied', user: caller.user, roles: caller.roles, collection: collection.slug, reason: decision.reason },
+    'query denied',
+  );
   throw forbidden(`You may not query collection '${collection.slug}'. Ask an administrator for access if you need it.`);
 }
 

@@ -20,7 +20,8 @@ export function chunkPages(pages: readonly Page[], opts: { size: number; overlap
   if (!(Number.isInteger(overlap) && overlap >= 0 && overlap < size)) {
     throw new RangeError(`chunk overlap must be a non-negative integer smaller than the chunk size ${size} (got ${overlap})`);
   }
-  if (!(Number.isInteger(maxChars) && maxChars >= 2)) throw new RangeError(`chunk character limit must be an integer of at least 2 (got ${maxChars})`);
+  if (!(Number.isInteger(maxChars) && maxChars >= 2))
+    throw new RangeError(`chunk character limit must be an integer of at least 2 (got ${maxChars})`);
 
   // the document as one string of words separated by single spaces, and where each page starts in it
   const parts: string[] = [];

@@ -8,7 +8,13 @@ import { resolveWatchUri, WatchUriError } from './watch/roots.ts';
 import * as watches from './watch/store.ts';
 
 export type WatchInput = { uri: string; interval_seconds: number };
-export type CollectionInput = { slug: string; name: string; description?: string; allowed_roles: string[]; watch?: WatchInput | null | undefined };
+export type CollectionInput = {
+  slug: string;
+  name: string;
+  description?: string;
+  allowed_roles: string[];
+  watch?: WatchInput | null | undefined;
+};
 export type CollectionPatch = { name?: string; description?: string; allowed_roles?: string[]; watch?: WatchInput | null | undefined };
 
 export type CollectionView = {
@@ -111,7 +117,11 @@ export async function deleteCollection(deps: RetrievalDeps, caller: Caller, slug
 }
 
 /** What a patch names changes; what it leaves out stays. */
-async function updateCollectionRow(sql: Sql, slug: string, p: { name?: string | undefined; description?: string | undefined; allowed_roles?: string[] | undefined }) {
+async function updateCollectionRow(
+  sql: Sql,
+  slug: string,
+  p: { name?: string | undefined; description?: string | undefined; allowed_roles?: string[] | undefined },
+) {
   await sql.query(
     `UPDATE retrieval_collections SET name = coalesce($2, name), description = coalesce($3, description),
        allowed_roles = CASE WHEN $4::jsonb IS NULL THEN allowed_roles ELSE ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) END

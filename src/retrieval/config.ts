@@ -61,7 +61,16 @@ export function loadRetrievalConfig(env: Env) {
     throw new Error('SVC_CHUNK_OVERLAP_TOKENS must be smaller than SVC_CHUNK_SIZE_TOKENS');
   }
   if (cfg.DEFAULT_TOP_K > cfg.MAX_TOP_K) throw new Error('SVC_DEFAULT_TOP_K must not exceed SVC_MAX_TOP_K');
-  const { WATCH_ROOTS, WATCH_S3_ENDPOINT_URL, OBJSTORE_ACCESS_KEY_ID, OBJSTORE_SECRET_ACCESS_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, ...rest } = cfg;
+  const {
+    WATCH_ROOTS,
+    WATCH_S3_ENDPOINT_URL,
+    OBJSTORE_ACCESS_KEY_ID,
+    OBJSTORE_SECRET_ACCESS_KEY,
+    AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_DEFAULT_REGION,
+    ...rest
+  } = cfg;
   let roots;
   try {
     roots = parseWatchRoots(WATCH_ROOTS);
@@ -69,7 +78,9 @@ export function loadRetrievalConfig(env: Env) {
     throw new ConfigError(`invalid configuration: SVC_WATCH_ROOTS: ${(err as Error).message}`);
   }
   // the same credential names as the tracker's store: OBJSTORE_* first, else the AWS ones
-  const [accessKeyId, secretAccessKey] = OBJSTORE_ACCESS_KEY_ID ? [OBJSTORE_ACCESS_KEY_ID, OBJSTORE_SECRET_ACCESS_KEY] : [AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY];
+  const [accessKeyId, secretAccessKey] = OBJSTORE_ACCESS_KEY_ID
+    ? [OBJSTORE_ACCESS_KEY_ID, OBJSTORE_SECRET_ACCESS_KEY]
+    : [AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY];
   const watch = {
     roots,
     s3: {

@@ -60,12 +60,7 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * Uploads of one new file that race past that check are decided by the unique index at the first insert of the
  * transaction: the losers write nothing (no chunks, no version bump) and answer with the winner's document.
  */
-export async function uploadDocument(
-  deps: RetrievalDeps,
-  caller: Caller,
-  slug: string,
-  request: Request,
-): Promise<UploadResult> {
+export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
   // the collection's row without its counts: an upload needs only its roles
   const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'upload', collection);
@@ -89,7 +84,8 @@ export async function ingestSpooled(
 ): Promise<UploadResult> {
   let format = 'unknown';
   try {
-    if (upload.size === 0) throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
+    if (upload.size === 0)
+      throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
     const detected = detectFormat({
       filename: upload.filename,
       declaredType: upload.declaredType,

@@ -32,12 +32,7 @@ type Head = { slug: string; version: number };
  * Ranks the collection's chunks for the question, by cosine similarity of embeddings (dense), BM25 over terms
  * (keyword), or both fused by reciprocal rank (hybrid, the default), and records the retrieval.
  */
-export async function queryCollection(
-  deps: RetrievalDeps,
-  caller: Caller,
-  slug: string,
-  input: QueryInput,
-): Promise<QueryResponse> {
+export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<QueryResponse> {
   const started = performance.now();
   const topK = input.top_k ?? deps.config.DEFAULT_TOP_K;
   const mode = input.mode ?? 'hybrid';
@@ -51,9 +46,11 @@ export async function queryCollection(
   await requireQueryable(deps, caller, collection);
 
   const chunks =
-    mode === 'dense' ? await denseOnly(deps, collection, input.question, topK)
-    : mode === 'keyword' ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
-    : await hybrid(deps, collection, input.question, topK);
+    mode === 'dense'
+      ? await denseOnly(deps, collection, input.question, topK)
+      : mode === 'keyword'
+        ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
+        : await hybrid(deps, collection, input.question, topK);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
 
   await store.insertAudit(deps.db, {
@@ -76,7 +73,10 @@ const candidates = (deps: RetrievalDeps, topK: number) => Math.max(topK, deps.co
 
 async function hybrid(deps: RetrievalDeps, collection: Head, question: string, topK: number): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
-  const [dense, keyword] = await Promise.all([denseList(deps, collection, question, depth), keywordList(deps, collection, question, depth)]);
+  const [dense, keyword] = await Promise.all([
+    denseList(deps, collection, question, depth),
+    keywordList(deps, collection, question, depth),
+  ]);
   return withText(deps, fuse(dense.hits, keyword, topK), dense.rows);
 }
 
@@ -126,7 +126,8 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
 async function withText(deps: RetrievalDeps, ranked: Fused[], known = new Map<string, store.ChunkHit>()): Promise<ChunkResult[]> {
   if (ranked.length === 0) return [];
   const missing = ranked.filter((r) => !known.has(r.id)).map((r) => r.id);
-  const rows = missing.length === 0 ? known : new Map([...known, ...(await store.chunksByIds(deps.db, missing)).map((r) => [r.id, r] as const)]);
+  const rows =
+    missing.length === 0 ? known : new Map([...known, ...(await store.chunksByIds(deps.db, missing)).map((r) => [r.id, r] as const)]);
   return ranked.flatMap((r) => {
     const row = rows.get(r.id);
     return row ? [toResult(row, r)] : [];

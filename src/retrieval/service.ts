@@ -98,7 +98,8 @@ export const retrievalService: ServiceDefinition = {
       callers: shared.callers,
     };
     // watched sources are scanned by every replica that may read them, one replica per source at a time
-    const watcher = config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
+    const watcher =
+      config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
     if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
     return {
       app: createRetrievalApp(deps, { devIdentity: shared.embedded }),

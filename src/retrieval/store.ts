@@ -60,10 +60,7 @@ export async function listCollections(sql: Sql): Promise<CollectionRow[]> {
 }
 
 export async function findCollection(sql: Sql, slug: string): Promise<CollectionRow | undefined> {
-  const rows = await sql.query<CollectionRow>(
-    `SELECT ${COLLECTION_COLUMNS} FROM retrieval_collections c WHERE c.slug = $1`,
-    [slug],
-  );
+  const rows = await sql.query<CollectionRow>(`SELECT ${COLLECTION_COLUMNS} FROM retrieval_collections c WHERE c.slug = $1`, [slug]);
   return rows[0];
 }
 
@@ -123,26 +120,30 @@ export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *`,
     [
-      d.id, d.collection_slug, d.filename, d.content_type, d.format, d.size_bytes, d.sha256,
-      d.page_count, d.ocr_pages, d.status, d.chunk_count, d.uploaded_by,
+      d.id,
+      d.collection_slug,
+      d.filename,
+      d.content_type,
+      d.format,
+      d.size_bytes,
+      d.sha256,
+      d.page_count,
+      d.ocr_pages,
+      d.status,
+      d.chunk_count,
+      d.uploaded_by,
     ],
   );
   return rows[0];
 }
 
 export async function findDocumentByContent(sql: Sql, slug: string, sha256: string): Promise<DocumentRow | undefined> {
-  const rows = await sql.query<DocumentRow>(
-    `SELECT * FROM retrieval_documents WHERE collection_slug = $1 AND sha256 = $2`,
-    [slug, sha256],
-  );
+  const rows = await sql.query<DocumentRow>(`SELECT * FROM retrieval_documents WHERE collection_slug = $1 AND sha256 = $2`, [slug, sha256]);
   return rows[0];
 }
 
 export async function listDocuments(sql: Sql, slug: string): Promise<DocumentRow[]> {
-  return sql.query<DocumentRow>(
-    `SELECT * FROM retrieval_documents WHERE collection_slug = $1 ORDER BY created_at, id`,
-    [slug],
-  );
+  return sql.query<DocumentRow>(`SELECT * FROM retrieval_documents WHERE collection_slug = $1 ORDER BY created_at, id`, [slug]);
 }
 
 /**
@@ -156,7 +157,13 @@ export async function insertChunks(sql: Sql, slug: string, documentId: string, c
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text, code text)
      WHERE EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)`,
     [
-      JSON.stringify(chunks.map((c) => ({ ...c, embedding: float32Text(c.embedding), code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex') }))),
+      JSON.stringify(
+        chunks.map((c) => ({
+          ...c,
+          embedding: float32Text(c.embedding),
+          code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex'),
+        })),
+      ),
       documentId,
       slug,
     ],
@@ -207,7 +214,13 @@ export async function readAllCodes(db: Database, slug: string, limit: number, on
  * catch-up reads a few uploads' rows, for which the pool is cheaper than the connection of its own a COPY takes.
  */
 export async function readCodesAfter(sql: Sql, slug: string, afterSeq: number): Promise<ChunkTotals & { rows: StoredRow[] }> {
-  const found = await sql.query<{ total: number; seq_sum: number; seq: number | null; embedding_i8: Uint8Array | null; embedding: Uint8Array | null }>(
+  const found = await sql.query<{
+    total: number;
+    seq_sum: number;
+    seq: number | null;
+    embedding_i8: Uint8Array | null;
+    embedding: Uint8Array | null;
+  }>(
     `WITH totals AS (
        SELECT count(*)::int AS total, coalesce(sum(seq), 0)::float8 AS seq_sum FROM retrieval_chunks WHERE collection_slug = $1)
      SELECT t.total, t.seq_sum, c.seq, c.embedding_i8, c.embedding
@@ -219,7 +232,9 @@ export async function readCodesAfter(sql: Sql, slug: string, afterSeq: number): 
   return {
     total: first.total,
     seqSum: first.seq_sum,
-    rows: found.flatMap((r) => (r.seq === null ? [] : [{ seq: r.seq, code: r.embedding_i8, vector: r.embedding && vectorFromBinary(r.embedding) }])),
+    rows: found.flatMap((r) =>
+      r.seq === null ? [] : [{ seq: r.seq, code: r.embedding_i8, vector: r.embedding && vectorFromBinary(r.embedding) }],
+    ),
   };
 }
 
@@ -254,12 +269,7 @@ export async function chunksByIds(sql: Sql, ids: string[]): Promise<ChunkHit[]> 
 }
 
 /** pgvector's own exact ranking; used above the in-memory index's size limit. */
-export async function rankByPgvector(
-  sql: Sql,
-  slug: string,
-  query: number[],
-  k: number,
-): Promise<(ChunkHit & { score: number })[]> {
+export async function rankByPgvector(sql: Sql, slug: string, query: number[], k: number): Promise<(ChunkHit & { score: number })[]> {
   return sql.query(
     `SELECT k.id::text AS id, k.document_id::text AS document_id, d.filename, k.page, k.text,
             1 - (k.embedding <=> $2::vector) AS score

@@ -24,10 +24,7 @@ export type SpooledUpload = {
 
 const HEAD_BYTES = 8192;
 
-export async function spoolUpload(
-  request: Request,
-  opts: { maxBytes: number; tmpDir?: string | undefined },
-): Promise<SpooledUpload> {
+export async function spoolUpload(request: Request, opts: { maxBytes: number; tmpDir?: string | undefined }): Promise<SpooledUpload> {
   const contentType = request.headers.get('content-type') ?? '';
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
     throw badRequest('Upload as multipart/form-data with one file part named "file".');
@@ -91,7 +88,9 @@ function receive(
       if (!found) reject(badRequest('The multipart request has no file part named "file".'));
       else found.then(resolve, reject);
     });
-    Readable.fromWeb(request.body as unknown as WebReadableStream).on('error', reject).pipe(parser);
+    Readable.fromWeb(request.body as unknown as WebReadableStream)
+      .on('error', reject)
+      .pipe(parser);
   });
 }
 

@@ -33,7 +33,9 @@ export type TrackerConfig = {
 export function loadTrackerConfig(env: Env): TrackerConfig {
   const raw = loadConfig(trackerShape, env);
   const migrateAtStart =
-    raw.TRACKER_MIGRATE_AT_START === undefined ? undefined : loadConfig({ TRACKER_MIGRATE_AT_START: flag(true) }, env).TRACKER_MIGRATE_AT_START;
+    raw.TRACKER_MIGRATE_AT_START === undefined
+      ? undefined
+      : loadConfig({ TRACKER_MIGRATE_AT_START: flag(true) }, env).TRACKER_MIGRATE_AT_START;
   // The two credential pairs are taken whole, never one name from each.
   const [accessKeyId, secretAccessKey] = raw.OBJSTORE_ACCESS_KEY_ID
     ? [raw.OBJSTORE_ACCESS_KEY_ID, raw.OBJSTORE_SECRET_ACCESS_KEY]

@@ -7,7 +7,16 @@ import { TrackerError } from './errors.ts';
  * serialization failure, too many connections, a lost connection) is TEMPORARILY_UNAVAILABLE, which the client
  * retries.
  */
-const CONNECTION = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+const CONNECTION = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
 
 export function fromDatabaseError(err: unknown): unknown {
   const state = sqlState(err);
@@ -18,7 +27,8 @@ export function fromDatabaseError(err: unknown): unknown {
   if (!state) return err;
   const detail = (err as Error).message;
   if (state.startsWith('22')) return new TrackerError('INVALID_PARAMETER_VALUE', `Invalid value in the request: ${detail}`);
-  if (state === '23503') return new TrackerError('INVALID_PARAMETER_VALUE', `The request refers to something that does not exist: ${detail}`);
+  if (state === '23503')
+    return new TrackerError('INVALID_PARAMETER_VALUE', `The request refers to something that does not exist: ${detail}`);
   if (state === '40001' || state === '40P01' || state === '53300' || state === '55P03') {
     return new TrackerError('TEMPORARILY_UNAVAILABLE', `The database is busy (${detail}); try again.`);
   }

@@ -11,7 +11,8 @@ let gw: ScriptedGateway;
 let h: ExploreHarness;
 let server: RunningServer;
 let browser: Browser;
-const PER_NATION_SQL = 'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
+const PER_NATION_SQL =
+  'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
 let answer = `Customers per nation.\n\`\`\`sql\n${PER_NATION_SQL}\n\`\`\``;
 
 beforeAll(async () => {

@@ -73,7 +73,9 @@ it('creates a collection, uploads a file, asks a question, sees the chunk, and d
     mimeType: 'text/plain',
     buffer: Buffer.from('The beavers built a new dam upstream of the old mill in April.'),
   });
-  await expect.poll(() => page.textContent('#upload-error')).toContain('notes-copy.txt: already in this collection as notes.txt; nothing was added.');
+  await expect
+    .poll(() => page.textContent('#upload-error'))
+    .toContain('notes-copy.txt: already in this collection as notes.txt; nothing was added.');
   expect(await page.locator('#documents tr').count()).toBe(1);
 
   await page.fill('#question', 'where did the beavers build a dam');

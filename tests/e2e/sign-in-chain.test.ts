@@ -68,13 +68,21 @@ beforeAll(async () => {
   const runtime = await launch([dashboardsRuntimeService], { ...env, SVC_EXPLORE_URL: url('explore') }, shared, { hostname: '127.0.0.1' });
   services.push(...runtime);
   const at = (name: string) => new URL(url(name)).host;
-  startAuthProxy(BASE, issuer, { retrieval: at('retrieval'), explore: at('explore'), tracker: at('tracker'), runtime: at('dashboards-runtime') });
+  startAuthProxy(BASE, issuer, {
+    retrieval: at('retrieval'),
+    explore: at('explore'),
+    tracker: at('tracker'),
+    runtime: at('dashboards-runtime'),
+  });
   await promisify(execFile)('bash', ['scripts/install-chromium.sh']);
   browser = await launchBrowser();
 
   // Collections for two roles, made by an administrator with a token of the realm, straight at the service.
   const admin = await passwordToken(issuer, 'ada');
-  for (const [slug, role] of [['analyst-notes', 'svc-analyst'], ['engineering', 'svc-engineer']] as const) {
+  for (const [slug, role] of [
+    ['analyst-notes', 'svc-analyst'],
+    ['engineering', 'svc-engineer'],
+  ] as const) {
     const res = await fetch(`${url('retrieval')}/collections`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
@@ -117,7 +125,7 @@ describe('the retrieval console through nginx, oauth2-proxy and Keycloak', () =>
   });
 });
 
-describe('the explore console through the chain, on Trino with the signed-in user\'s token', () => {
+describe("the explore console through the chain, on Trino with the signed-in user's token", () => {
   async function ordersSeenBy(user: RealmUser): Promise<number> {
     const page = await signedIn(user, 1);
     await page.fill('#question', 'how many orders are there');

@@ -84,8 +84,18 @@ async function seedModel(): Promise<void> {
   for (const run of [seeded.runs.baseline, seeded.runs.tuned]) {
     await call('POST', 'model-versions/create', { name: seeded.model, source: `runs:/${run.id}/model`, run_id: run.id });
   }
-  await call('POST', 'model-versions/transition-stage', { name: seeded.model, version: '1', stage: 'Production', archive_existing_versions: false });
-  await call('POST', 'model-versions/transition-stage', { name: seeded.model, version: '2', stage: 'Staging', archive_existing_versions: false });
+  await call('POST', 'model-versions/transition-stage', {
+    name: seeded.model,
+    version: '1',
+    stage: 'Production',
+    archive_existing_versions: false,
+  });
+  await call('POST', 'model-versions/transition-stage', {
+    name: seeded.model,
+    version: '2',
+    stage: 'Staging',
+    archive_existing_versions: false,
+  });
   await call('POST', 'registered-models/alias', { name: seeded.model, alias: 'champion', version: '2' });
 }
 
@@ -107,13 +117,18 @@ async function open(hash: string): Promise<Page> {
   const failures = pageFailures(page);
   await page.goto(`${server.url}/${hash}`);
   await page.waitForSelector('#view[aria-busy=false]');
-  const error = await page.locator('#error').filter({ visible: true }).textContent({ timeout: 100 }).catch(() => null);
+  const error = await page
+    .locator('#error')
+    .filter({ visible: true })
+    .textContent({ timeout: 100 })
+    .catch(() => null);
   if (error) throw new Error(`the page shows an error: ${error}`);
   if (failures.length) throw new Error(`the page logged errors: ${failures.join('; ')}`);
   return page;
 }
 
-const cell = (page: Page, runId: string, column: string) => page.textContent(`#runs tr[data-run-id="${runId}"] td[data-column="${column}"]`);
+const cell = (page: Page, runId: string, column: string) =>
+  page.textContent(`#runs tr[data-run-id="${runId}"] td[data-column="${column}"]`);
 const rowOrder = (page: Page) => page.$$eval('#runs tbody tr[data-run-id]', (rows) => rows.map((r) => (r as HTMLElement).dataset.runId));
 
 describe('tracker UI', () => {
@@ -145,8 +160,13 @@ describe('tracker UI', () => {
     await page.waitForSelector('#runs tbody tr[data-run-id]');
     const ids = decodeURIComponent(new URL(page.url()).hash).replace('#/experiments/', '').split(',');
     expect(ids.sort()).toEqual(['0', seeded.experimentId].sort());
-    const rows = await page.$$eval('#runs tbody tr[data-run-id]', (trs) => trs.map((r) => [...r.children].slice(1, 3).map((c) => c.textContent)));
-    expect(rows.sort()).toEqual([['baseline', seeded.experimentName], ['tuned', seeded.experimentName]]);
+    const rows = await page.$$eval('#runs tbody tr[data-run-id]', (trs) =>
+      trs.map((r) => [...r.children].slice(1, 3).map((c) => c.textContent)),
+    );
+    expect(rows.sort()).toEqual([
+      ['baseline', seeded.experimentName],
+      ['tuned', seeded.experimentName],
+    ]);
   });
 
   it('shows a runs table with a column per parameter and per metric, sortable, and compares the selected runs', async () => {
@@ -194,9 +214,11 @@ describe('tracker UI', () => {
     expect(metrics).toContainEqual(['loss (differs)', '0.48', '0.3']);
 
     const chart = page.locator('#charts figure[data-metric="loss"]');
-    const lines = await chart.locator('path.series').evaluateAll((paths) =>
-      paths.map((p) => ({ run: (p as SVGPathElement).dataset.runId, points: (p.getAttribute('d') ?? '').match(/[ML]/g)?.length ?? 0 })),
-    );
+    const lines = await chart
+      .locator('path.series')
+      .evaluateAll((paths) =>
+        paths.map((p) => ({ run: (p as SVGPathElement).dataset.runId, points: (p.getAttribute('d') ?? '').match(/[ML]/g)?.length ?? 0 })),
+      );
     expect(lines).toHaveLength(2);
     expect(lines).toContainEqual({ run: baseline.id, points: RUNS.baseline.loss.length });
     expect(lines).toContainEqual({ run: tuned.id, points: RUNS.tuned.loss.length });
@@ -217,10 +239,20 @@ describe('tracker UI', () => {
     const { baseline } = seeded.runs;
     const page = await open(`#/runs/${baseline.id}`);
     const params = await page.$$eval('#params tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
-    expect(params).toEqual([['lr', '0.1'], ['optimizer', 'sgd']]);
-    const metrics = await page.$$eval('#metrics tbody tr', (rows) => rows.map((r) => [...r.children].slice(0, 3).map((c) => c.textContent)));
-    expect(metrics).toEqual([['acc', '0.81', '0'], ['loss', '0.48', '4']]);
-    expect(await page.$$eval('#tags tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)))).toEqual([['team', 'retention']]);
+    expect(params).toEqual([
+      ['lr', '0.1'],
+      ['optimizer', 'sgd'],
+    ]);
+    const metrics = await page.$$eval('#metrics tbody tr', (rows) =>
+      rows.map((r) => [...r.children].slice(0, 3).map((c) => c.textContent)),
+    );
+    expect(metrics).toEqual([
+      ['acc', '0.81', '0'],
+      ['loss', '0.48', '4'],
+    ]);
+    expect(await page.$$eval('#tags tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)))).toEqual([
+      ['team', 'retention'],
+    ]);
 
     // The folder opens to show its file; the file downloads byte for byte and previews as text.
     const folder = page.getByRole('button', { name: 'Folder notes' });

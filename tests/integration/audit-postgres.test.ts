@@ -30,7 +30,10 @@ describe('two explore replicas on one Postgres', () => {
   beforeAll(async () => {
     fresh = await freshDatabase('audit_replicas');
     db = openPostgres(fresh.cfg);
-    gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => '```sql\nSELECT n_name FROM tpch.tiny.nation ORDER BY n_name\n```' });
+    gw = await startScriptedGateway({
+      models: ['svc-chat'],
+      chat: () => '```sql\nSELECT n_name FROM tpch.tiny.nation ORDER BY n_name\n```',
+    });
     dataDir = await mkdtemp(join(tmpdir(), 'svc-audit-replicas-'));
     env = {
       ...process.env,
@@ -86,9 +89,15 @@ describe('two explore replicas on one Postgres', () => {
         const user = `writer${w}`;
         const asked = await call(w % 2, 'POST', '/query', user, { question: `list the nations for ${w}` });
         expect(asked.status, JSON.stringify(asked.body)).toBe(200);
-        const shared = await call((w + 1) % 2, 'PATCH', `/dashboards/${asked.body.dashboard_id}/share`, user, { visibility: 'public', allowed_users: [], allowed_groups: [] });
+        const shared = await call((w + 1) % 2, 'PATCH', `/dashboards/${asked.body.dashboard_id}/share`, user, {
+          visibility: 'public',
+          allowed_users: [],
+          allowed_groups: [],
+        });
         expect(shared.status).toBe(200);
-        expect((await call(w % 2, 'POST', '/query', user, { question: `list the nations again for ${w}`, persist: false })).status).toBe(200);
+        expect((await call(w % 2, 'POST', '/query', user, { question: `list the nations again for ${w}`, persist: false })).status).toBe(
+          200,
+        );
       }),
     );
     const seqs = (await db.query<{ seq: number }>(`SELECT seq FROM audit_records ORDER BY seq`)).map((r) => r.seq);
@@ -107,9 +116,10 @@ describe('two explore replicas on one Postgres', () => {
     const restore = async () => {
       await db.exec(`TRUNCATE audit_records`);
       for (const r of original as any[]) {
-        await db.query(`INSERT INTO audit_records (seq, at, service, action, actor, detail, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`, [
-          r.seq, r.at, r.service, r.action, r.actor, JSON.stringify(r.detail), r.prev_hash, r.hash,
-        ]);
+        await db.query(
+          `INSERT INTO audit_records (seq, at, service, action, actor, detail, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`,
+          [r.seq, r.at, r.service, r.action, r.actor, JSON.stringify(r.detail), r.prev_hash, r.hash],
+        );
       }
     };
     const edits: [string, () => Promise<void>, string][] = [
@@ -129,7 +139,10 @@ describe('two explore replicas on one Postgres', () => {
   }, 300_000);
 
   it('refuses a user over the question limit on both replicas, with Retry-After, without calling the model', async () => {
-    for (const replica of [0, 1, 0]) expect((await call(replica, 'POST', '/query', 'spender', { question: `nations ${replica} ${Math.random()}`, persist: false })).status).toBe(200);
+    for (const replica of [0, 1, 0])
+      expect(
+        (await call(replica, 'POST', '/query', 'spender', { question: `nations ${replica} ${Math.random()}`, persist: false })).status,
+      ).toBe(200);
     const before = chats();
     for (const replica of [1, 0]) {
       const refused = await call(replica, 'POST', '/query', 'spender', { question: `one more ${replica}`, persist: false });
@@ -138,9 +151,14 @@ describe('two explore replicas on one Postgres', () => {
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     }
     expect(chats()).toBe(before);
-    for (const replica of [0, 1]) expect((await call(replica, 'POST', '/query', 'saver', { question: `nations for saver ${replica}`, persist: false })).status).toBe(200);
+    for (const replica of [0, 1])
+      expect((await call(replica, 'POST', '/query', 'saver', { question: `nations for saver ${replica}`, persist: false })).status).toBe(
+        200,
+      );
     // one question bucket for both replicas (the bytes each statement read are a bucket of their own)
-    const buckets = await db.query<{ action: string }>(`SELECT service || '.' || action AS action FROM limit_buckets WHERE user_id = 'spender' ORDER BY 1`);
+    const buckets = await db.query<{ action: string }>(
+      `SELECT service || '.' || action AS action FROM limit_buckets WHERE user_id = 'spender' ORDER BY 1`,
+    );
     expect(buckets.map((b) => b.action)).toEqual(['explore.question', 'explore.trino_bytes']);
   }, 120_000);
 });

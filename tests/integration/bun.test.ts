@@ -50,7 +50,9 @@ describe('svc dev on Bun', () => {
     expect(created.status).toBe(201);
     const form = new FormData();
     form.append('file', new Blob(['Bread is baked from flour.\n\nThe rocket burns liquid hydrogen.'], { type: 'text/plain' }), 'notes.txt');
-    expect((await fetch(`${base}/collections/on-bun/documents`, { method: 'POST', headers: as('eve', 'svc-engineer'), body: form })).status).toBe(201);
+    expect(
+      (await fetch(`${base}/collections/on-bun/documents`, { method: 'POST', headers: as('eve', 'svc-engineer'), body: form })).status,
+    ).toBe(201);
     const q = await fetch(`${base}/collections/on-bun/query`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', ...as('uma', 'svc-user') },

@@ -16,7 +16,9 @@ describe('dashboards with pages on MinIO', () => {
   let h: ExploreHarness;
   let runtime: RuntimeHarness;
   const open = (id: string, who: ExploreIdentity) =>
-    runtime.app.request(`/d/${id}`, { headers: { 'X-User-Id': who.user, 'X-User-Role': who.role, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } });
+    runtime.app.request(`/d/${id}`, {
+      headers: { 'X-User-Id': who.user, 'X-User-Role': who.role, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) },
+    });
 
   beforeAll(async () => {
     ({ bucket, drop } = await createTestBucket('dashboards'));

@@ -20,8 +20,12 @@ const root = join(import.meta.dirname, '../..');
 /** Every SQL string literal in the explore test files: what they hand the scripted model or the engine. */
 function suiteStatements(): string[] {
   const files = [
-    ...readdirSync(join(root, 'tests/unit')).filter((f) => f.startsWith('explore-')).map((f) => join('tests/unit', f)),
-    ...readdirSync(join(root, 'tests/integration')).filter((f) => f.startsWith('explore-')).map((f) => join('tests/integration', f)),
+    ...readdirSync(join(root, 'tests/unit'))
+      .filter((f) => f.startsWith('explore-'))
+      .map((f) => join('tests/unit', f)),
+    ...readdirSync(join(root, 'tests/integration'))
+      .filter((f) => f.startsWith('explore-'))
+      .map((f) => join('tests/integration', f)),
     'tests/support/explore-http-contract.ts',
     'tests/e2e/explore-console.test.ts',
   ];
@@ -53,12 +57,24 @@ describe('the cost bound on Trino', () => {
   let engine: QueryEngine;
   beforeAll(async () => {
     const { ca } = ensureTrino();
-    engine = createTrinoEngine({ url: TRINO_URL, ca, serviceUser: 'svc-service', serviceToken: await trinoToken('svc-service'), metadataTimeoutMs: 60_000 });
+    engine = createTrinoEngine({
+      url: TRINO_URL,
+      ca,
+      serviceUser: 'svc-service',
+      serviceToken: await trinoToken('svc-service'),
+      metadataTimeoutMs: 60_000,
+    });
   }, 300_000);
 
   it('is never below the EXPLAIN for a statement of the benchmark or the explore suites', async () => {
     const sources = [...STATEMENTS, ...suiteStatements(), ...PUSHED_DOWN, ...fc.sample(hostileStatement(), { seed: 4242, numRuns: 250 })];
-    const cost = createCostEstimator(engine, { limit: Number.MAX_SAFE_INTEGER, statsTtlSeconds: 3600, explainTtlSeconds: 0, explainCacheSize: 0, defaults: DEFAULTS });
+    const cost = createCostEstimator(engine, {
+      limit: Number.MAX_SAFE_INTEGER,
+      statsTtlSeconds: 3600,
+      explainTtlSeconds: 0,
+      explainCacheSize: 0,
+      defaults: DEFAULTS,
+    });
     const seen = new Set<string>();
     const broken: string[] = [];
     let proven = 0;

@@ -33,7 +33,13 @@ describe('no personal value reaches an analyst (Trino)', () => {
         if (error) throw new Error(error);
         for (const [v] of rows) personal.push(JSON.stringify(String(v)).slice(1, -1).toLowerCase());
       }
-      return createTrinoEngine({ url: TRINO_URL, ca, serviceUser: 'svc-service', serviceToken: await trinoToken('svc-service'), metadataTimeoutMs: 60_000 });
+      return createTrinoEngine({
+        url: TRINO_URL,
+        ca,
+        serviceUser: 'svc-service',
+        serviceToken: await trinoToken('svc-service'),
+        metadataTimeoutMs: 60_000,
+      });
     },
     leaks: (text) => {
       const lower = text.toLowerCase();

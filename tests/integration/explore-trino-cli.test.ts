@@ -16,7 +16,11 @@ describe('svc serve explore on Trino', () => {
   beforeAll(async () => {
     ensureTrino();
     dataDir = await mkdtemp(join(tmpdir(), 'svc-explore-trino-'));
-    const keys = join(process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run'), `trino-${TRINO_PORT}`, 'keys');
+    const keys = join(
+      process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run'),
+      `trino-${TRINO_PORT}`,
+      'keys',
+    );
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       SVC_DATA_DIR: dataDir,
@@ -39,7 +43,12 @@ describe('svc serve explore on Trino', () => {
   const ask = async (user: string, question: string) => {
     const res = await fetch(`http://127.0.0.1:${PORT}/query`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-User-Id': user, 'X-User-Role': 'svc-analyst', 'X-User-Token': await trinoToken(user) },
+      headers: {
+        'Content-Type': 'application/json',
+        'X-User-Id': user,
+        'X-User-Role': 'svc-analyst',
+        'X-User-Token': await trinoToken(user),
+      },
       body: JSON.stringify({ question, force: true }),
     });
     return { status: res.status, body: (await res.json()) as { preview_rows: number[][]; sql: string } };

@@ -15,7 +15,13 @@ const tokens: Record<string, string> = {};
 async function openTrino(): Promise<void> {
   const { ca } = ensureTrino();
   for (const who of Object.values(as)) tokens[who.user] = await trinoToken(who.user);
-  engine = createTrinoEngine({ url: TRINO_URL, ca, serviceUser: 'svc-service', serviceToken: await trinoToken('svc-service'), metadataTimeoutMs: 60_000 });
+  engine = createTrinoEngine({
+    url: TRINO_URL,
+    ca,
+    serviceUser: 'svc-service',
+    serviceToken: await trinoToken('svc-service'),
+    metadataTimeoutMs: 60_000,
+  });
 }
 
 const onTrino = (env: Record<string, string> = {}, extra: { tokens?: Record<string, string> } = {}) =>
@@ -54,8 +60,14 @@ describe('explore on Trino', () => {
       expect(ana.body.preview_rows[0][0]).toBeGreaterThan(0);
       expect(ana.body.preview_rows[0][0]).toBeLessThan(15000);
       // each user's answer is cached for that user only
-      expect((await h.ask(as.analyst, { question: 'how many orders are on record' })).body).toMatchObject({ cached: true, preview_rows: ana.body.preview_rows });
-      expect((await h.ask(as.analyst2, { question: 'how many orders are on record' })).body).toMatchObject({ cached: true, preview_rows: [[15000]] });
+      expect((await h.ask(as.analyst, { question: 'how many orders are on record' })).body).toMatchObject({
+        cached: true,
+        preview_rows: ana.body.preview_rows,
+      });
+      expect((await h.ask(as.analyst2, { question: 'how many orders are on record' })).body).toMatchObject({
+        cached: true,
+        preview_rows: [[15000]],
+      });
     });
 
     it("returns the column Trino masks already masked, to a role that the service's own redaction lets through", async () => {
@@ -126,7 +138,9 @@ describe('explore on Trino', () => {
     it('cancels a statement in Trino when it outlives its time limit', async () => {
       const tag = `cancel-${Date.now()}`;
       const started = Date.now();
-      const err = await engine.execute(`SELECT count(*) FROM tpch.sf1000.lineitem /* ${tag} */`, { user: 'ada', token: tokens.ada }, { timeoutMs: 1500 }).catch((e: unknown) => e);
+      const err = await engine
+        .execute(`SELECT count(*) FROM tpch.sf1000.lineitem /* ${tag} */`, { user: 'ada', token: tokens.ada }, { timeoutMs: 1500 })
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ kind: 'timeout' });
       expect(Date.now() - started).toBeLessThan(10_000);
       // Trino itself stopped it: the query is canceled, not left running (ada may see every query)
@@ -141,8 +155,16 @@ describe('explore on Trino', () => {
     }, 60_000);
 
     it('answers 503 when Trino cannot be reached', async () => {
-      const gone = createTrinoEngine({ url: 'https://127.0.0.1:9', serviceUser: 'svc-service', serviceToken: 'x', metadataTimeoutMs: 5000 });
-      await expect(gone.execute('SELECT 1', { user: 'ada', token: tokens.ada }, { timeoutMs: 5000 })).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/cannot be reached/) });
+      const gone = createTrinoEngine({
+        url: 'https://127.0.0.1:9',
+        serviceUser: 'svc-service',
+        serviceToken: 'x',
+        metadataTimeoutMs: 5000,
+      });
+      await expect(gone.execute('SELECT 1', { user: 'ada', token: tokens.ada }, { timeoutMs: 5000 })).rejects.toMatchObject({
+        kind: 'unavailable',
+        message: expect.stringMatching(/cannot be reached/),
+      });
     });
 
     it('reads the catalog from information_schema, skipping catalogs Trino does not have', async () => {

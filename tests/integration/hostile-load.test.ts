@@ -14,7 +14,10 @@ const MB = 1024 * 1024;
 
 async function hostileXlsx(): Promise<Uint8Array> {
   const zip = await JSZip.loadAsync(await xlsx([{ name: 'S', rows: [['a']] }]));
-  zip.file('xl/worksheets/sheet1.xml', `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${'<row>'.repeat(120_000)}`);
+  zip.file(
+    'xl/worksheets/sheet1.xml',
+    `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${'<row>'.repeat(120_000)}`,
+  );
   return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } });
 }
 
@@ -30,7 +33,12 @@ async function sendHundredMegabytes(url: string, headers: Record<string, string>
     },
   });
   try {
-    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body, duplex: 'half' } as RequestInit);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+      duplex: 'half',
+    } as RequestInit);
     await res.arrayBuffer();
     return res.status;
   } catch {
@@ -47,18 +55,28 @@ describe('hostile requests against the running services', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-hostile-'));
     for (const name of ['RETRIEVAL', 'EXPLORE', 'TRACKER', 'DASHBOARDS_RUNTIME', 'LONE_TRACKER']) ports[name] = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, SVC_DATA_DIR: join(dataDir, 'dev'), SVC_LOG_LEVEL: 'warn', SVC_LLM_URL: '', SVC_EMBED_URL: '' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SVC_DATA_DIR: join(dataDir, 'dev'),
+      SVC_LOG_LEVEL: 'warn',
+      SVC_LLM_URL: '',
+      SVC_EMBED_URL: '',
+    };
     for (const name of ['RETRIEVAL', 'EXPLORE', 'TRACKER', 'DASHBOARDS_RUNTIME']) env[`SVC_${name}_PORT`] = String(ports[name]);
     // every service in one process: the worst case, one event loop for all
     dev = await startSvc(['dev'], env, { until: 'dashboards-runtime', timeoutMs: 120_000 });
     // the tracker alone, under the heap cap of its pod (k8s/base/config/tracker.env)
-    tracker = await startSvc(['serve', 'tracker', '--port', String(ports.LONE_TRACKER)], {
-      ...process.env,
-      SVC_DATA_DIR: join(dataDir, 'tracker'),
-      SVC_PG_HOST: '',
-      SVC_LOG_LEVEL: 'warn',
-      NODE_OPTIONS: '--max-old-space-size=320',
-    }, { until: 'tracker listening', timeoutMs: 120_000 });
+    tracker = await startSvc(
+      ['serve', 'tracker', '--port', String(ports.LONE_TRACKER)],
+      {
+        ...process.env,
+        SVC_DATA_DIR: join(dataDir, 'tracker'),
+        SVC_PG_HOST: '',
+        SVC_LOG_LEVEL: 'warn',
+        NODE_OPTIONS: '--max-old-space-size=320',
+      },
+      { until: 'tracker listening', timeoutMs: 120_000 },
+    );
   }, 300_000);
   afterAll(async () => {
     await dev?.stop();
@@ -69,7 +87,15 @@ describe('hostile requests against the running services', () => {
   it('keeps every /health answering while a hostile spreadsheet and 100 MB bodies arrive, and the tracker alive', async () => {
     const base = (name: string) => `http://127.0.0.1:${ports[name]}`;
     const eve = { 'X-User-Id': 'eve', 'X-User-Role': 'svc-engineer' };
-    expect((await fetch(`${base('RETRIEVAL')}/collections`, { method: 'POST', headers: { ...eve, 'Content-Type': 'application/json' }, body: JSON.stringify({ slug: 'hostile', name: 'Hostile', allowed_roles: [] }) })).status).toBe(201);
+    expect(
+      (
+        await fetch(`${base('RETRIEVAL')}/collections`, {
+          method: 'POST',
+          headers: { ...eve, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ slug: 'hostile', name: 'Hostile', allowed_roles: [] }),
+        })
+      ).status,
+    ).toBe(201);
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(await hostileXlsx())]), 'rows.xlsx');
 
@@ -89,7 +115,9 @@ describe('hostile requests against the running services', () => {
     const polls = ['RETRIEVAL', 'EXPLORE', 'TRACKER', 'DASHBOARDS_RUNTIME', 'LONE_TRACKER'].map(poll);
     await new Promise((r) => setTimeout(r, 200));
     const [upload, ...bodies] = await Promise.all([
-      fetch(`${base('RETRIEVAL')}/collections/hostile/documents`, { method: 'POST', headers: eve, body: form }).then(async (r) => (await r.arrayBuffer(), r.status)),
+      fetch(`${base('RETRIEVAL')}/collections/hostile/documents`, { method: 'POST', headers: eve, body: form }).then(
+        async (r) => (await r.arrayBuffer(), r.status),
+      ),
       sendHundredMegabytes(`${base('EXPLORE')}/query`, { 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' }),
       sendHundredMegabytes(`${base('RETRIEVAL')}/collections`, eve),
       sendHundredMegabytes(`${base('TRACKER')}/api/2.0/mlflow/runs/log-batch`, {}),

@@ -5,14 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthError, authProblem, createTokenVerifier, type TokenVerifier } from '../../src/platform/auth/index.ts';
 import { launchBrowser } from '../support/browser.ts';
-import {
-  passwordToken,
-  signInWithKeycloak,
-  startAuthProxy,
-  startKeycloak,
-  stopAuthProxy,
-  type RealmUser,
-} from '../support/keycloak.ts';
+import { passwordToken, signInWithKeycloak, startAuthProxy, startKeycloak, stopAuthProxy, type RealmUser } from '../support/keycloak.ts';
 import { oidcSettings } from '../support/oidc-issuer.ts';
 
 // The sign-in chain with the real parts: Keycloak issues the tokens, the platform's verifier checks them through
@@ -76,7 +69,9 @@ describe('tokens Keycloak issues', () => {
     expect(err).toBeInstanceOf(AuthError);
     const problem = authProblem(err as AuthError);
     expect(problem.status).toBe(401);
-    expect(problem.headers['WWW-Authenticate']).toMatch(/^Bearer realm="svc", error="invalid_token", error_description="The access token expired at/);
+    expect(problem.headers['WWW-Authenticate']).toMatch(
+      /^Bearer realm="svc", error="invalid_token", error_description="The access token expired at/,
+    );
   });
 });
 
@@ -136,7 +131,12 @@ describe('nginx forward auth to oauth2-proxy', () => {
     const token = await passwordToken(issuer, 'uma');
     const ok = await fetch(entry(2, '/api/2.0/mlflow/experiments/search'), { headers: { Authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
-    const echo = JSON.parse((await ok.text()).match(/<pre id="echo">(.*)<\/pre>/s)![1]!.replace(/&lt;/g, '<').replace(/&amp;/g, '&')) as Echo;
+    const echo = JSON.parse(
+      (await ok.text())
+        .match(/<pre id="echo">(.*)<\/pre>/s)![1]!
+        .replace(/&lt;/g, '<')
+        .replace(/&amp;/g, '&'),
+    ) as Echo;
     expect(echo.headers['x-auth-request-preferred-username']).toBe('uma');
     expect(echo.headers['x-auth-request-access-token']).toBe(token);
     expect(echo.headers.authorization).toBe(`Bearer ${token}`);

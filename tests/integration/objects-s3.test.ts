@@ -44,7 +44,12 @@ describe('s3 store', () => {
 
   it('sends a large body of unknown length in parts, and one of known length in one request', async () => {
     const store = createS3Store({ ...S3_TEST, bucket, prefix: 'parts' });
-    const body = () => Readable.from((function* () { for (let i = 0; i < 72; i++) yield Buffer.alloc(256 * 1024, i); })());
+    const body = () =>
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < 72; i++) yield Buffer.alloc(256 * 1024, i);
+        })(),
+      );
     expect(await store.put('unknown.bin', body())).toEqual({ size: 18 * 1024 * 1024 });
     expect(await store.put('known.bin', body(), { contentLength: 18 * 1024 * 1024 })).toEqual({ size: 18 * 1024 * 1024 });
     const client = s3Client();

@@ -53,7 +53,12 @@ it('passes again once the build is rebuilt', () => {
 
 it('fails when a case does not hold', () => {
   const dir = copyOfPolicies();
-  edit(dir, 'policies/svc/tables/cases.json', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": false', '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": true');
+  edit(
+    dir,
+    'policies/svc/tables/cases.json',
+    '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": false',
+    '"name": "viewer reads no table", "input": {"user": "vic", "roles": ["svc-viewer"], "table": "tpch.tiny.nation"}, "allow": true',
+  );
   const result = check(dir);
   expect(result.stdout).toContain('viewer reads no table');
   expect(result.status).not.toBe(0);

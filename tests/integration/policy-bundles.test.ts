@@ -81,7 +81,11 @@ async function analystMayRead(): Promise<boolean> {
 }
 
 const opaDecides = async (input: object) =>
-  ((await (await fetch(`${opaUrl}/v1/data/svc/tables/decision`, { method: 'POST', body: JSON.stringify({ input }) })).json()) as { result?: { allow?: boolean } }).result;
+  (
+    (await (await fetch(`${opaUrl}/v1/data/svc/tables/decision`, { method: 'POST', body: JSON.stringify({ input }) })).json()) as {
+      result?: { allow?: boolean };
+    }
+  ).result;
 const opaRevision = async () =>
   ((await (await fetch(`${opaUrl}/v1/data/system/bundles/svc/manifest/revision`)).json()) as { result?: string }).result;
 
@@ -111,13 +115,27 @@ beforeAll(async () => {
       '  svc:',
       '    algorithm: RS256',
       '    key: |',
-      ...key.publicKeyPem.trim().split('\n').map((l) => `      ${l}`),
+      ...key.publicKeyPem
+        .trim()
+        .split('\n')
+        .map((l) => `      ${l}`),
       '',
     ].join('\n'),
   );
   const port = await freePort();
   opaUrl = `http://127.0.0.1:${port}`;
-  opa = spawn(join(process.env.HOME ?? '', '.cache/svc/bin/opa'), ['run', '--server', `--addr=127.0.0.1:${port}`, '--skip-version-check', '--log-level=error', `--config-file=${join(dir, 'config.yaml')}`], { stdio: 'ignore' });
+  opa = spawn(
+    join(process.env.HOME ?? '', '.cache/svc/bin/opa'),
+    [
+      'run',
+      '--server',
+      `--addr=127.0.0.1:${port}`,
+      '--skip-version-check',
+      '--log-level=error',
+      `--config-file=${join(dir, 'config.yaml')}`,
+    ],
+    { stdio: 'ignore' },
+  );
   await eventually(async () => (await fetch(`${opaUrl}/health?bundles`).catch(() => undefined))?.ok);
 
   await start(exploreService, `s3://${bucket.bucket}/bundles/svc.tar.gz`);
@@ -147,22 +165,34 @@ describe('a signed bundle published on MinIO and on a plain HTTP server', () => 
   it('a published change (svc-analyst loses a table) is in force everywhere within one poll, with no restart', async () => {
     await publish(await sign(await analystLosesTable('rev-2'), key));
     // One poll interval plus the time a poll takes: nothing restarts, each poller picks the bundle up.
-    await eventually(async () => {
-      const revisions = await Promise.all(['explore', 'retrieval', 'dashboards-runtime'].map(revisionOf));
-      return revisions.every((r) => r === 'rev-2') && (await opaRevision()) === 'rev-2';
-    }, (POLL + 4) * 1000);
+    await eventually(
+      async () => {
+        const revisions = await Promise.all(['explore', 'retrieval', 'dashboards-runtime'].map(revisionOf));
+        return revisions.every((r) => r === 'rev-2') && (await opaRevision()) === 'rev-2';
+      },
+      (POLL + 4) * 1000,
+    );
     expect(await analystMayRead()).toBe(false);
     expect(await opaDecides({ user: 'ana', roles: ['svc-analyst'], table: LOST_TABLE })).toMatchObject({ allow: false });
   });
 
   it.each([
-    ['tampered after signing', async () => tampered(await sign(await committedBundle('rev-bad'), key), 'data.json', (b) => bytes(new TextDecoder().decode(b).replace('"svc-viewer": []', '"svc-viewer": ["*"]')))],
+    [
+      'tampered after signing',
+      async () =>
+        tampered(await sign(await committedBundle('rev-bad'), key), 'data.json', (b) =>
+          bytes(new TextDecoder().decode(b).replace('"svc-viewer": []', '"svc-viewer": ["*"]')),
+        ),
+    ],
     ['signed by another key', async () => sign(await committedBundle('rev-bad'), otherKey)],
     [
       'whose Rego does not load',
       async () => {
         const b = await committedBundle('rev-bad');
-        b.files.set('svc/tables/tables.rego', bytes('package svc.tables\n\ndecision := {"allow": true, "reason": "allowed: everything"} if {\n'));
+        b.files.set(
+          'svc/tables/tables.rego',
+          bytes('package svc.tables\n\ndecision := {"allow": true, "reason": "allowed: everything"} if {\n'),
+        );
         b.files.set('policy.wasm', bytes('\0asm broken'));
         return sign(b, key);
       },

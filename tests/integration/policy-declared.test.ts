@@ -47,7 +47,10 @@ const all = [...decisionsWithCases(), 'greeting'].sort();
 async function answersTheNewDecision(engine: PolicyEngine) {
   expect(await engine.decisions()).toEqual(all);
   expect(await engine.decide('greeting', { user: 'ada', roles: ['svc-admin'] })).toEqual({ allow: true, reason: 'allowed: hello ada' });
-  expect(await engine.decide('greeting', { user: 'sam', roles: ['made-up'] })).toEqual({ allow: false, reason: 'denied: unknown role made-up' });
+  expect(await engine.decide('greeting', { user: 'sam', roles: ['made-up'] })).toEqual({
+    allow: false,
+    reason: 'denied: unknown role made-up',
+  });
   // The decisions that were there answer as before.
   expect(await engine.decide('tables', { user: 'uma', roles: ['svc-user'], table: 'tpch.tiny.orders' })).toEqual({
     allow: true,

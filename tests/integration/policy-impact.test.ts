@@ -46,9 +46,17 @@ beforeAll(async () => {
     `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, file, visibility, allowed_users, allowed_groups)
      VALUES ('d-sales', 'olga', 'Sales', 'q', 'SELECT 1', '[]'::jsonb, '/nowhere', 'users', '["lena","otto"]'::jsonb, '[]'::jsonb)`,
   );
-  await db.query(`INSERT INTO retrieval_collections (slug, name, allowed_roles, created_by) VALUES ('handbook', 'Handbook', ARRAY['svc-user'], 'eve')`);
+  await db.query(
+    `INSERT INTO retrieval_collections (slug, name, allowed_roles, created_by) VALUES ('handbook', 'Handbook', ARRAY['svc-user'], 'eve')`,
+  );
   await db.close();
-  writeFileSync(join(dir, 'users.json'), JSON.stringify([{ user: 'otto', roles: ['svc-analyst'] }, { user: 'lena', roles: ['svc-user'] }]));
+  writeFileSync(
+    join(dir, 'users.json'),
+    JSON.stringify([
+      { user: 'otto', roles: ['svc-analyst'] },
+      { user: 'lena', roles: ['svc-user'] },
+    ]),
+  );
 }, 300_000);
 
 afterAll(() => {
@@ -61,7 +69,14 @@ it('prints exactly the gain of a change that grants svc-viewer one table, and --
   expect(json.code).toBe(0);
   const report = JSON.parse(json.stdout) as { gains: unknown[]; losses: unknown[] };
   expect(report.gains).toEqual([
-    { subject: 'role svc-viewer', roles: ['svc-viewer'], resource: { kind: 'table', id: 'tpch.tiny.nation' }, actions: ['read'], before: 'denied: no role among [svc-viewer] grants tpch.tiny.nation', after: 'allowed: role svc-viewer grants tpch.tiny.nation' },
+    {
+      subject: 'role svc-viewer',
+      roles: ['svc-viewer'],
+      resource: { kind: 'table', id: 'tpch.tiny.nation' },
+      actions: ['read'],
+      before: 'denied: no role among [svc-viewer] grants tpch.tiny.nation',
+      after: 'allowed: role svc-viewer grants tpch.tiny.nation',
+    },
   ]);
   expect(report.losses).toEqual([]);
   const text = await svc(['policies', 'impact', '--users', 'users.json', '--fail-on-gain']);
@@ -73,13 +88,25 @@ it('prints exactly the gain of a change that grants svc-viewer one table, and --
 
 it("prints exactly the loss of a change that removes a user from a dashboard's list", async () => {
   // The policy stops honouring otto's place on the dashboards' allowed_users.
-  edit('policies/svc/dashboards/dashboards.rego', (t) => t.replace('is_listed_user if input.user in listed("allowed_users")', 'is_listed_user if {\n\tinput.user in listed("allowed_users")\n\tinput.user != "otto"\n}'));
+  edit('policies/svc/dashboards/dashboards.rego', (t) =>
+    t.replace(
+      'is_listed_user if input.user in listed("allowed_users")',
+      'is_listed_user if {\n\tinput.user in listed("allowed_users")\n\tinput.user != "otto"\n}',
+    ),
+  );
   const json = await svc(['policies', 'impact', '--users', 'users.json', '--json', '--fail-on-gain']);
   expect(json.code).toBe(0);
   const report = JSON.parse(json.stdout) as { gains: unknown[]; losses: unknown[] };
   expect(report.gains).toEqual([]);
   expect(report.losses).toEqual([
-    { subject: 'user otto', roles: ['svc-analyst'], resource: { kind: 'dashboard', id: 'd-sales' }, actions: ['view'], before: 'allowed: the dashboard is shared with the caller', after: 'denied: the dashboard is not shared with the caller' },
+    {
+      subject: 'user otto',
+      roles: ['svc-analyst'],
+      resource: { kind: 'dashboard', id: 'd-sales' },
+      actions: ['view'],
+      before: 'allowed: the dashboard is shared with the caller',
+      after: 'denied: the dashboard is not shared with the caller',
+    },
   ]);
   execFileSync('git', ['checkout', '-q', '--', 'policies'], { cwd: dir });
 }, 300_000);

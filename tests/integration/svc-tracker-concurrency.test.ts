@@ -27,7 +27,10 @@ describe('tracker under concurrent writers (Postgres)', () => {
   it('50 runs logging batches at once lose no metric, param or tag', async () => {
     const exp = (await ok(t.post('experiments/create', { name: 'fifty' }))).experiment_id;
     const runIds: string[] = await Promise.all(
-      Array.from({ length: 50 }, async (_, i) => (await ok(t.post('runs/create', { experiment_id: exp, run_name: `r${i}` }))).run.info.run_id),
+      Array.from(
+        { length: 50 },
+        async (_, i) => (await ok(t.post('runs/create', { experiment_id: exp, run_name: `r${i}` }))).run.info.run_id,
+      ),
     );
     // Every run gets 5 batches of 20 metric points, 5 params and 5 tags, all 250 batches in flight together.
     await Promise.all(
@@ -36,7 +39,12 @@ describe('tracker under concurrent writers (Postgres)', () => {
           ok(
             t.post('runs/log-batch', {
               run_id: runId,
-              metrics: Array.from({ length: 20 }, (_, j) => ({ key: `m${j % 4}`, value: b * 100 + j, timestamp: 1000 + b, step: b * 20 + j })),
+              metrics: Array.from({ length: 20 }, (_, j) => ({
+                key: `m${j % 4}`,
+                value: b * 100 + j,
+                timestamp: 1000 + b,
+                step: b * 20 + j,
+              })),
               params: Array.from({ length: 5 }, (_, j) => ({ key: `p${b}_${j}`, value: `${b}.${j}` })),
               tags: Array.from({ length: 5 }, (_, j) => ({ key: `t${b}_${j}`, value: runId })),
             }),

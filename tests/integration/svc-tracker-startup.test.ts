@@ -93,7 +93,8 @@ describe('svc serve tracker on an older schema', () => {
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
     const deadline = Date.now() + 60_000;
-    while (!output.includes('tracker listening') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    while (!output.includes('tracker listening') && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 200));
   }, 120_000);
 
   afterAll(async () => {

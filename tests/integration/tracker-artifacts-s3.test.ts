@@ -79,15 +79,28 @@ describe('artifact proxy on S3', () => {
     expect(await got.text()).toBe(model);
     expect(await json(app.request(`${A}?path=3/run-1/artifacts`))).toEqual({
       status: 200,
-      body: { files: [{ path: 'metrics.json', is_dir: false, file_size: 12 }, { path: 'model', is_dir: true }] },
+      body: {
+        files: [
+          { path: 'metrics.json', is_dir: false, file_size: 12 },
+          { path: 'model', is_dir: true },
+        ],
+      },
     });
 
-    await db.query(`INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('run-1', 0, 1, 'mlflow-artifacts:/3/run-1/artifacts')`);
+    await db.query(
+      `INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('run-1', 0, 1, 'mlflow-artifacts:/3/run-1/artifacts')`,
+    );
     const listed = await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=run-1&path=model'));
-    expect(listed.body).toEqual({ root_uri: 'mlflow-artifacts:/3/run-1/artifacts', files: [{ path: 'model/MLmodel', is_dir: false, file_size: model.length }] });
+    expect(listed.body).toEqual({
+      root_uri: 'mlflow-artifacts:/3/run-1/artifacts',
+      files: [{ path: 'model/MLmodel', is_dir: false, file_size: model.length }],
+    });
 
     expect((await app.request(`${A}/3/run-1/artifacts/metrics.json`, { method: 'DELETE' })).status).toBe(200);
-    expect(await json(app.request(`${A}/3/run-1/artifacts/metrics.json`))).toMatchObject({ status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST' } });
+    expect(await json(app.request(`${A}/3/run-1/artifacts/metrics.json`))).toMatchObject({
+      status: 404,
+      body: { error_code: 'RESOURCE_DOES_NOT_EXIST' },
+    });
     expect((await app.request(`${A}/3/run-1/`, { method: 'DELETE' })).status).toBe(200);
     expect(await json(app.request(`${A}?path=3`))).toEqual({ status: 200, body: {} });
   });

@@ -25,7 +25,13 @@ describe('tracker conformance with the official mlflow client', () => {
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: tracker.bucket, Prefix: 'mlflow/' }));
     s3.destroy();
     const keys = (listed.Contents ?? []).map((o) => o.Key!);
-    expect(keys.some((k) => k.endsWith('/tree/sub/deeper/c.txt')), keys.slice(0, 20).join('\n')).toBe(true);
-    expect(keys.some((k) => k.endsWith('/MLmodel')), keys.slice(0, 20).join('\n')).toBe(true);
+    expect(
+      keys.some((k) => k.endsWith('/tree/sub/deeper/c.txt')),
+      keys.slice(0, 20).join('\n'),
+    ).toBe(true);
+    expect(
+      keys.some((k) => k.endsWith('/MLmodel')),
+      keys.slice(0, 20).join('\n'),
+    ).toBe(true);
   }, 900_000);
 });

@@ -18,7 +18,7 @@ describe('Trino test server', () => {
     expect((analyst.rows[0]![0] as number) > 0).toBe(true);
   });
 
-  it('masks the analyst\'s c_phone and denies supplier', async () => {
+  it("masks the analyst's c_phone and denies supplier", async () => {
     const masked = await trinoStatement('SELECT c_phone FROM tpch.tiny.customer ORDER BY c_custkey LIMIT 1', await trinoToken('ana'), ca);
     expect(masked.rows[0]![0]).toMatch(/^XX-XXX-XXX-\d{4}$/);
     const denied = await trinoStatement('SELECT count(*) FROM tpch.tiny.supplier', await trinoToken('ana'), ca);

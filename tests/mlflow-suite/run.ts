@@ -25,7 +25,7 @@ async function main(): Promise<number> {
   const testsDir = process.env.MLFLOW_TESTS_DIR;
   if (!testsDir || !existsSync(join(testsDir, FILES[0]!))) {
     console.error(
-      'MLFLOW_TESTS_DIR must name a checkout of MLflow\'s repository (it holds tests/tracking/). Write one with\n' +
+      "MLFLOW_TESTS_DIR must name a checkout of MLflow's repository (it holds tests/tracking/). Write one with\n" +
         '  bash tests/mlflow-suite/checkout.sh <a clone of github.com/mlflow/mlflow> [ref]\n' +
         'and pass the folder it prints.',
     );
@@ -37,9 +37,10 @@ async function main(): Promise<number> {
   const python = (await promisify(execFile)('bash', [join(here, 'install.sh')], { timeout: 1_800_000 })).stdout.trim();
   await mkdir(out, { recursive: true });
   for (const server of servers) await runPytest(python, testsDir, server, args);
-  const results = Object.fromEntries(
-    await Promise.all(['svc', 'mlflow'].map(async (s) => [s, await readResults(s)] as const)),
-  ) as Record<string, Outcome[] | undefined>;
+  const results = Object.fromEntries(await Promise.all(['svc', 'mlflow'].map(async (s) => [s, await readResults(s)] as const))) as Record<
+    string,
+    Outcome[] | undefined
+  >;
   report(results);
   return 0;
 }
@@ -58,7 +59,21 @@ async function runPytest(python: string, testsDir: string, server: string, extra
     DO_NOT_TRACK: 'true',
     MLFLOW_HTTP_REQUEST_MAX_RETRIES: '1',
   };
-  const argv = ['-m', 'pytest', ...FILES, '-p', 'svc_plugin', '-p', 'no:cacheprovider', '-o', 'addopts=', '-q', '-rN', '--timeout=300', ...extra];
+  const argv = [
+    '-m',
+    'pytest',
+    ...FILES,
+    '-p',
+    'svc_plugin',
+    '-p',
+    'no:cacheprovider',
+    '-o',
+    'addopts=',
+    '-q',
+    '-rN',
+    '--timeout=300',
+    ...extra,
+  ];
   console.log(`\n== ${server}: pytest ${FILES.join(' ')} (${testsDir})`);
   const code = await new Promise<number>((resolve) => {
     const child = spawn(python, argv, { cwd: testsDir, env, stdio: ['ignore', 'inherit', 'inherit'] });

@@ -1,6 +1,15 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { appendAudit, canonicalJson, exportChain, hashOf, pruneChain, signCheckpoint, verifyChain, type ChainedRecord } from '../../src/platform/audit/index.ts';
+import {
+  appendAudit,
+  canonicalJson,
+  exportChain,
+  hashOf,
+  pruneChain,
+  signCheckpoint,
+  verifyChain,
+  type ChainedRecord,
+} from '../../src/platform/audit/index.ts';
 import { migratePlatform, type Database, type Sql } from '../../src/platform/db/index.ts';
 
 // The audit chain's contract on one adapter: concurrent writers leave a gap-free chain that verifies, and `verify`
@@ -14,13 +23,20 @@ export async function writeConcurrently(db: Database, writers = 20, each = 3): P
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       for (let i = 0; i < each; i++) {
-        await appendAudit(db, { service: 'test', action: 'write', actor: `writer-${w}`, detail: { writer: w, i, question: `what is ${w}.${i}?`, scores: [0.5, 1 / 3] } });
+        await appendAudit(db, {
+          service: 'test',
+          action: 'write',
+          actor: `writer-${w}`,
+          detail: { writer: w, i, question: `what is ${w}.${i}?`, scores: [0.5, 1 / 3] },
+        });
         if (i === 1) {
           // a writer whose transaction fails after appending leaves no seq behind
-          await db.transaction(async (tx) => {
-            await appendAudit(tx, { service: 'test', action: 'write', actor: `writer-${w}`, detail: { doomed: true } });
-            throw new Error('rolled back');
-          }).catch(() => undefined);
+          await db
+            .transaction(async (tx) => {
+              await appendAudit(tx, { service: 'test', action: 'write', actor: `writer-${w}`, detail: { doomed: true } });
+              throw new Error('rolled back');
+            })
+            .catch(() => undefined);
         }
       }
     }),
@@ -41,16 +57,28 @@ export const tamper = {
       const [before] = await tx.query<ChainedRecord>(`SELECT * FROM audit_records WHERE seq = $1`, [seq - 1]);
       await tx.query(`UPDATE audit_records SET seq = -seq WHERE seq >= $1`, [seq]);
       await tx.query(`UPDATE audit_records SET seq = -seq + 1 WHERE seq < 0`);
-      const forged = { seq, at: new Date(), service: 'test', action: 'write', actor: 'mallory', detail: { question: 'forged' }, prev_hash: before!.hash };
-      await tx.query(`INSERT INTO audit_records (seq, at, service, action, actor, detail, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`, [
-        seq, forged.at, forged.service, forged.action, forged.actor, JSON.stringify(forged.detail), forged.prev_hash, hashOf(forged),
-      ]);
+      const forged = {
+        seq,
+        at: new Date(),
+        service: 'test',
+        action: 'write',
+        actor: 'mallory',
+        detail: { question: 'forged' },
+        prev_hash: before!.hash,
+      };
+      await tx.query(
+        `INSERT INTO audit_records (seq, at, service, action, actor, detail, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`,
+        [seq, forged.at, forged.service, forged.action, forged.actor, JSON.stringify(forged.detail), forged.prev_hash, hashOf(forged)],
+      );
     });
   },
   async swapPair(db: Database, seq: number) {
     await db.transaction(async (tx) => {
       await tx.query(`UPDATE audit_records SET seq = -seq WHERE seq IN ($1, $2)`, [seq, seq + 1]);
-      await tx.query(`UPDATE audit_records SET seq = CASE WHEN seq = -$1::bigint THEN $2::bigint ELSE $1::bigint END WHERE seq < 0`, [seq, seq + 1]);
+      await tx.query(`UPDATE audit_records SET seq = CASE WHEN seq = -$1::bigint THEN $2::bigint ELSE $1::bigint END WHERE seq < 0`, [
+        seq,
+        seq + 1,
+      ]);
     });
   },
 };
@@ -77,13 +105,22 @@ export function auditChainContract(label: string, open: () => Promise<Opened>) {
     });
 
     it('hashes exactly the documented encoding, so an outside verifier can check an export on its own', async () => {
-      await appendAudit(o.db, { service: 'test', action: 'write', actor: 'ada', detail: { z: 'é\u0000', a: [1, 2.5, null], n: { y: true, b: 'x' } }, at: new Date('2026-11-24T10:00:00.123Z') });
+      await appendAudit(o.db, {
+        service: 'test',
+        action: 'write',
+        actor: 'ada',
+        detail: { z: 'é\u0000', a: [1, 2.5, null], n: { y: true, b: 'x' } },
+        at: new Date('2026-11-24T10:00:00.123Z'),
+      });
       const lines: string[] = [];
       await exportChain(o.db, (l) => void lines.push(l));
       const record = JSON.parse(lines[0]!);
       // Written here from the documentation alone (docs/audit.md), not with the code under test.
-      const body = '{"action":"write","actor":"ada","at":"2026-11-24T10:00:00.123Z","detail":{"a":[1,2.5,null],"n":{"b":"x","y":true},"z":"é\uFFFD"},"service":"test"}';
-      const expected = createHash('sha256').update(`svc-audit-v1\n1\n${'0'.repeat(64)}\n${body}`, 'utf8').digest('hex');
+      const body =
+        '{"action":"write","actor":"ada","at":"2026-11-24T10:00:00.123Z","detail":{"a":[1,2.5,null],"n":{"b":"x","y":true},"z":"é\uFFFD"},"service":"test"}';
+      const expected = createHash('sha256')
+        .update(`svc-audit-v1\n1\n${'0'.repeat(64)}\n${body}`, 'utf8')
+        .digest('hex');
       expect(record).toMatchObject({ seq: 1, prev_hash: '0'.repeat(64), hash: expected, detail: { z: 'é\uFFFD' } });
       expect(canonicalJson({ b: 1, a: [{ d: 1, c: 2 }] })).toBe('{"a":[{"c":2,"d":1}],"b":1}');
     });
@@ -123,7 +160,12 @@ export function auditChainContract(label: string, open: () => Promise<Opened>) {
       for (const r of records) {
         const detail = r.seq === 3 ? { ...r.detail, question: 'rewritten' } : r.detail;
         const hash = hashOf({ ...r, detail, prev_hash: prev });
-        await o.db.query(`UPDATE audit_records SET detail = $2::jsonb, prev_hash = $3, hash = $4 WHERE seq = $1`, [r.seq, JSON.stringify(detail), prev, hash]);
+        await o.db.query(`UPDATE audit_records SET detail = $2::jsonb, prev_hash = $3, hash = $4 WHERE seq = $1`, [
+          r.seq,
+          JSON.stringify(detail),
+          prev,
+          hash,
+        ]);
         prev = hash;
       }
       await o.db.query(`UPDATE audit_head SET hash = $1`, [prev]);
@@ -144,7 +186,10 @@ export function auditChainContract(label: string, open: () => Promise<Opened>) {
       await o.db.query(`DELETE FROM audit_records WHERE seq <= 40`);
       const [last] = await o.db.query<{ hash: string }>(`SELECT hash FROM audit_records WHERE seq = 41`);
       const forged = signCheckpoint({ through_seq: 40, hash: last!.hash, removed: 10, at: new Date(), key_id: 'k1' }, other.privateKey);
-      await o.db.query(`INSERT INTO audit_checkpoints (through_seq, hash, removed, at, key_id, signature) VALUES (40, $1, 10, $2, 'k1', $3)`, [forged.hash, forged.at, forged.signature]);
+      await o.db.query(
+        `INSERT INTO audit_checkpoints (through_seq, hash, removed, at, key_id, signature) VALUES (40, $1, 10, $2, 'k1', $3)`,
+        [forged.hash, forged.at, forged.signature],
+      );
       expect((await verifyChain(o.db, { publicKey })).finding).toMatchObject({ seq: 40, kind: 'checkpoint' });
     });
 

@@ -4,7 +4,15 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.SVC_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -16,7 +24,8 @@ export function pageFailures(page: Page): string[] {
   const failures: string[] = [];
   page.on('pageerror', (err) => failures.push(err.message));
   page.on('console', (msg) => {
-    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource: the server responded with a status of')) failures.push(msg.text());
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource: the server responded with a status of'))
+      failures.push(msg.text());
   });
   return failures;
 }

@@ -4,7 +4,7 @@ import type { Sql } from '../../src/platform/db/index.ts';
 export function countingSql(inner: Sql): Sql & { count: number } {
   const counted = {
     count: 0,
-    query: <T,>(text: string, params?: readonly unknown[]) => {
+    query: <T>(text: string, params?: readonly unknown[]) => {
       counted.count += 1;
       return inner.query<T>(text, params);
     },

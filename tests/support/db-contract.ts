@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyInt8, isUniqueViolation, migrate, migratePlatform, readCopyRows, sqlLiteral, sqlState, toVector, type Database } from '../../src/platform/db/index.ts';
+import {
+  copyInt8,
+  isUniqueViolation,
+  migrate,
+  migratePlatform,
+  readCopyRows,
+  sqlLiteral,
+  sqlState,
+  toVector,
+  type Database,
+} from '../../src/platform/db/index.ts';
 
 type Opened = { db: Database; cleanup(): Promise<void> };
 
@@ -234,10 +244,9 @@ export function dbContract(label: string, open: () => Promise<Opened>) {
         await db.exec('CREATE INDEX vecs_hnsw ON vecs USING hnsw (embedding vector_cosine_ops)');
         const [viaIndex, plan] = await db.transaction(async (tx) => {
           await tx.exec('SET LOCAL enable_seqscan = off');
-          const plan = await tx.query<Record<string, string>>(
-            'EXPLAIN SELECT id FROM vecs ORDER BY embedding <=> $1::vector LIMIT 3',
-            [query],
-          );
+          const plan = await tx.query<Record<string, string>>('EXPLAIN SELECT id FROM vecs ORDER BY embedding <=> $1::vector LIMIT 3', [
+            query,
+          ]);
           return [await ranked(tx), plan.map((r) => Object.values(r)[0]).join('\n')] as const;
         });
         expect(plan).toMatch(/Index Scan using vecs_hnsw/);
@@ -250,10 +259,14 @@ export function dbContract(label: string, open: () => Promise<Opened>) {
         // 1 to 1500 rows of 780 bytes: below, across and above a stream's 16 KiB and a socket read's 64 KiB
         for (const n of [0, 1, 20, 40, 60, 90, 200, 1500]) {
           const seen: number[] = [];
-          const rows = await readCopyRows(db, `SELECT g::int8, decode(repeat('ab', 780), 'hex') FROM generate_series(1, ${n}) g`, ([g, bytes]) => {
-            expect(bytes!.length).toBe(780);
-            seen.push(copyInt8(g!));
-          });
+          const rows = await readCopyRows(
+            db,
+            `SELECT g::int8, decode(repeat('ab', 780), 'hex') FROM generate_series(1, ${n}) g`,
+            ([g, bytes]) => {
+              expect(bytes!.length).toBe(780);
+              seen.push(copyInt8(g!));
+            },
+          );
           expect(rows).toBe(n);
           expect(seen).toEqual(Array.from({ length: n }, (_, i) => i + 1));
           expect(await Promise.all([db.query('SELECT 1 AS one'), db.query('SELECT 2 AS two')])).toEqual([[{ one: 1 }], [{ two: 2 }]]);

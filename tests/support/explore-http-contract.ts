@@ -34,7 +34,10 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
         masked_columns: [],
         session_history_size: 0,
         model: 'offline-planner',
-        columns: [{ name: 'nation', type: expect.stringMatching(/^varchar/) }, { name: 'customer', type: 'bigint' }],
+        columns: [
+          { name: 'nation', type: expect.stringMatching(/^varchar/) },
+          { name: 'customer', type: 'bigint' },
+        ],
       });
       expect(res.body.sql).toMatch(/LIMIT 10000$/);
       expect(res.body.preview_rows.reduce((s: number, r: [string, number]) => s + r[1], 0)).toBe(1500);
@@ -50,7 +53,12 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       expect(res.body.masked_columns).toEqual(expect.arrayContaining(['c_name', 'c_phone', 'c_address']));
       const id = res.body.dashboard_id as string;
       const launch = await h.call('GET', `/dashboards/${id}/launch`, as.analyst);
-      expect(launch.body).toMatchObject({ allow: true, owner: 'ana', object_key: `${id}.html`, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(launch.body).toMatchObject({
+        allow: true,
+        owner: 'ana',
+        object_key: `${id}.html`,
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       expect((await h.call('GET', `/dashboards/${id}/launch`, as.user)).body).toEqual({ allow: false, reason: expect.any(String) });
       const bytes = (await readObject(h.deps.pages, launch.body.object_key, MAX_PAGE_BYTES))!;
       expect(pageDigest(bytes)).toBe(launch.body.digest);
@@ -90,18 +98,23 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       expect(res.body.detail).toMatch(/SVC_LLM_URL/);
     });
 
-    it('keeps each caller\'s session history to themselves', async () => {
+    it("keeps each caller's session history to themselves", async () => {
       await h.ask(as.analyst, { question: 'how many parts are there', session_id: 's1' });
       const second = await h.ask(as.analyst, { question: 'how many nations are there', session_id: 's1' });
       expect(second.body.session_history_size).toBe(2);
       const mine = await h.call('GET', '/session/s1', as.analyst);
-      expect(mine.body.history.map((t: { question: string }) => t.question)).toEqual(['how many parts are there', 'how many nations are there']);
+      expect(mine.body.history.map((t: { question: string }) => t.question)).toEqual([
+        'how many parts are there',
+        'how many nations are there',
+      ]);
       expect((await h.call('GET', '/session/s1', as.analyst2)).body.history).toEqual([]);
     });
 
     it('records feedback for a dashboard the caller may open only; to anyone else it does not exist', async () => {
       const q = await h.ask(as.analyst, { question: 'how many regions are there' });
-      expect((await h.call('POST', '/feedback', as.analyst, { dashboard_id: q.body.dashboard_id, rating: 'up', comment: 'right' })).status).toBe(201);
+      expect(
+        (await h.call('POST', '/feedback', as.analyst, { dashboard_id: q.body.dashboard_id, rating: 'up', comment: 'right' })).status,
+      ).toBe(201);
       expect((await h.call('POST', '/feedback', as.analyst, { dashboard_id: 'nope', rating: 'up' })).status).toBe(404);
       // private to ana: the same 404 for uma as for an id that never existed
       const stranger = await h.call('POST', '/feedback', as.user, { dashboard_id: q.body.dashboard_id, rating: 'down' });
@@ -120,7 +133,10 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
     });
 
     it('shows each caller only the tables the policy opens to it, with their tags', async () => {
-      const fqns = async (who: ExploreIdentity) => ((await h.call('GET', '/catalog', who)).body.entries as { fqn: string }[]).map((e) => e.fqn).filter((f) => f.startsWith('tpch.tiny.'));
+      const fqns = async (who: ExploreIdentity) =>
+        ((await h.call('GET', '/catalog', who)).body.entries as { fqn: string }[])
+          .map((e) => e.fqn)
+          .filter((f) => f.startsWith('tpch.tiny.'));
       expect((await fqns(as.analyst)).sort()).toEqual(TINY_TABLES.filter((t) => t !== 'tpch.tiny.supplier'));
       expect((await fqns(as.user)).sort()).toEqual(['lineitem', 'nation', 'orders', 'part', 'region'].map((t) => `tpch.tiny.${t}`));
       expect(await fqns(as.viewer)).toEqual([]);
@@ -217,7 +233,8 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
 
     it('gives the model the last three turns of the session only', async () => {
       answer = '```sql\nSELECT count(*) FROM tpch.tiny.nation\n```';
-      for (const q of ['q one', 'q two', 'q three', 'q four']) await h.ask(as.analyst, { question: `how many nations ${q}`, session_id: 'hist', force: true });
+      for (const q of ['q one', 'q two', 'q three', 'q four'])
+        await h.ask(as.analyst, { question: `how many nations ${q}`, session_id: 'hist', force: true });
       await h.ask(as.analyst, { question: 'how many nations now', session_id: 'hist', force: true });
       const users = (lastPrompt().messages as { role: string; content: string }[]).filter((m) => m.role === 'user').map((m) => m.content);
       expect(users).toEqual(['how many nations q two', 'how many nations q three', 'how many nations q four', 'how many nations now']);
@@ -249,7 +266,7 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
       const res = await h.ask(as.user, { question: 'how many orders', force: true });
       expect(res.status).toBe(200);
       expect(res.body.reasoning.tables_used).toEqual(['tpch.tiny.orders']);
-      expect(res.body.preview_rows).toEqual(Array(3).fill([1, " */ , c_name, c_phone FROM customer --", 2]));
+      expect(res.body.preview_rows).toEqual(Array(3).fill([1, ' */ , c_name, c_phone FROM customer --', 2]));
       expect(res.body.sql).not.toContain('/*');
     });
 
@@ -275,7 +292,7 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
 
     it('passes a statement that reads no table at 0 bytes under any limit, and stops one that reads a table', async () => {
       const strict = await make({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_COST_BYTES_LIMIT: '0' });
-      for (const sql of ['SELECT 1 AS one', "SELECT x FROM UNNEST(ARRAY[1, 2]) AS t(x)", 'VALUES (1, 2)']) {
+      for (const sql of ['SELECT 1 AS one', 'SELECT x FROM UNNEST(ARRAY[1, 2]) AS t(x)', 'VALUES (1, 2)']) {
         answer = `\`\`\`sql\n${sql}\n\`\`\``;
         const res = await strict.ask(as.user, { question: 'constants', force: true });
         expect(res.status, sql).toBe(200);
@@ -311,10 +328,14 @@ export function exploreHttpContract(make: (env?: Record<string, string>) => Prom
     });
 
     it('redacts personal data for an analyst and shows it to a bypass role', async () => {
-      answer = '```sql\nSELECT c.c_name AS who, upper(c.c_phone) AS phone, c.c_acctbal FROM tpch.tiny.customer c ORDER BY c.c_custkey LIMIT 2\n```';
+      answer =
+        '```sql\nSELECT c.c_name AS who, upper(c.c_phone) AS phone, c.c_acctbal FROM tpch.tiny.customer c ORDER BY c.c_custkey LIMIT 2\n```';
       const analyst = await h.ask(as.analyst, { question: 'customer contacts', force: true });
       expect(analyst.body.masked_columns).toEqual(['who', 'phone']);
-      expect(analyst.body.preview_rows.map((r: unknown[]) => r.slice(0, 2))).toEqual([['***', '***'], ['***', '***']]);
+      expect(analyst.body.preview_rows.map((r: unknown[]) => r.slice(0, 2))).toEqual([
+        ['***', '***'],
+        ['***', '***'],
+      ]);
       const admin = await h.ask(as.admin, { question: 'customer contacts', force: true });
       expect(admin.body.masked_columns).toEqual([]);
       expect(admin.body.preview_rows[0][0]).toBe('Customer#000000001');

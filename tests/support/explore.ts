@@ -53,7 +53,14 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
   if (opts.callers) deps.callers = opts.callers;
   const app = createExploreApp(deps);
   const headers = (who?: ExploreIdentity): Record<string, string> =>
-    who ? { 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-User-Token': opts.tokens?.[who.user] ?? `token-of-${who.user}`, ...(who.groups ? { 'X-User-Groups': who.groups } : {}) } : {};
+    who
+      ? {
+          'X-User-Id': who.user,
+          'X-User-Role': who.role,
+          'X-User-Token': opts.tokens?.[who.user] ?? `token-of-${who.user}`,
+          ...(who.groups ? { 'X-User-Groups': who.groups } : {}),
+        }
+      : {};
   return {
     app,
     deps,

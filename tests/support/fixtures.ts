@@ -16,10 +16,13 @@ export type Fixture = { name: string; type: string; bytes: Uint8Array; sentence?
 export type Refusal = 'UnsupportedFormatError' | 'MalformedDocumentError';
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const filler = (topic: string, n: number) =>
-  Array.from({ length: n }, (_, i) => `${topic}${i % 13} filler${i % 7}`).join(' ');
+const filler = (topic: string, n: number) => Array.from({ length: n }, (_, i) => `${topic}${i % 13} filler${i % 7}`).join(' ');
 /** Lines of at most eight words, so that no text runs off a PDF page. */
-const lines = (text: string) => text.split(' ').reduce<string[][]>((acc, w, i) => (i % 8 ? acc[acc.length - 1]!.push(w) : acc.push([w]), acc), []).map((l) => l.join(' '));
+const lines = (text: string) =>
+  text
+    .split(' ')
+    .reduce<string[][]>((acc, w, i) => (i % 8 ? acc[acc.length - 1]!.push(w) : acc.push([w]), acc), [])
+    .map((l) => l.join(' '));
 const wordCount = (...texts: string[]) => texts.join(' ').split(/\s+/).filter(Boolean).length;
 
 export const SENTENCES = {
@@ -62,43 +65,119 @@ export async function acceptedFixtures(): Promise<Fixture[]> {
   const sheet1 = [['Region', 'Quarter'], ...Array.from({ length: 9 }, (_, i) => [`R${i}`, i]), ['end']];
   const apiaries = Array.from({ length: 8 }, (_, i) => [`A${i}`, false]);
   const html = `<html><head><title>Soil survey notes</title><style>.x{color:red}</style></head><body><h1>Soil notes</h1><script>var secretScriptWord = 1;</script><p>${S.html}.</p><table><tr><td>plot</td><td>grape</td></tr></table></body></html>`;
-  const latin1 = Buffer.from(`<html><head><meta charset="windows-1252"><title>Menu</title></head><body><p>${S.legacyHtml}.</p></body></html>`, 'latin1');
+  const latin1 = Buffer.from(
+    `<html><head><meta charset="windows-1252"><title>Menu</title></head><body><p>${S.legacyHtml}.</p></body></html>`,
+    'latin1',
+  );
   return [
     { name: 'report.pdf', type: 'application/pdf', bytes: report.bytes, sentence: S.pdf, page: 3, words: report.words },
     {
-      name: 'appendix.pdf', type: 'application/pdf', sentence: S.blankPagePdf, page: 3,
+      name: 'appendix.pdf',
+      type: 'application/pdf',
+      sentence: S.blankPagePdf,
+      page: 3,
       // page 2 is intentionally blank: a digital PDF with a blank page must not start OCR; 32 words on page 1
       bytes: writePdf([{ lines: lines(filler('estuary', 16)) }, { lines: [] }, { lines: [S.blankPagePdf] }]),
     },
     {
-      name: 'minutes.docx', type: officeTypes.docx, sentence: S.docx, page: 1,
-      bytes: await docx([{ paragraph: filler('minutes', 10) }, { paragraph: `${S.docx}.` }, { table: [['Fruit', 'Tonnes'], ['Pears', '12']] }]),
+      name: 'minutes.docx',
+      type: officeTypes.docx,
+      sentence: S.docx,
+      page: 1,
+      bytes: await docx([
+        { paragraph: filler('minutes', 10) },
+        { paragraph: `${S.docx}.` },
+        {
+          table: [
+            ['Fruit', 'Tonnes'],
+            ['Pears', '12'],
+          ],
+        },
+      ]),
       words: wordCount(filler('minutes', 10), S.docx + '.') + 6,
     },
     {
-      name: 'survey.pptx', type: officeTypes.pptx, sentence: S.pptx, page: 2,
-      bytes: await pptx([{ texts: [slide1] }, { texts: [S.pptx], table: [['Zone', 'Depth'], ['A', '40 m']] }]),
+      name: 'survey.pptx',
+      type: officeTypes.pptx,
+      sentence: S.pptx,
+      page: 2,
+      bytes: await pptx([
+        { texts: [slide1] },
+        {
+          texts: [S.pptx],
+          table: [
+            ['Zone', 'Depth'],
+            ['A', '40 m'],
+          ],
+        },
+      ]),
       words: wordCount(slide1, S.pptx) + 7,
     },
     {
       // slide 2 is stored as slide1.xml: the page is the presentation order, not the part name
-      name: 'ferries.pptx', type: officeTypes.pptx, sentence: S.reorderedPptx, page: 2,
-      bytes: await pptx([{ texts: [filler('harbour', 16)] }, { texts: [S.reorderedPptx, 'Check the harbour board before each crossing'] }], { partOrder: [2, 1] }),
+      name: 'ferries.pptx',
+      type: officeTypes.pptx,
+      sentence: S.reorderedPptx,
+      page: 2,
+      bytes: await pptx(
+        [{ texts: [filler('harbour', 16)] }, { texts: [S.reorderedPptx, 'Check the harbour board before each crossing'] }],
+        { partOrder: [2, 1] },
+      ),
     },
     {
-      name: 'harvest.xlsx', type: officeTypes.xlsx, sentence: S.xlsx, page: 2,
-      bytes: await xlsx([{ name: 'Regions', rows: sheet1 }, { name: 'Yield', rows: [[S.xlsx, 42.5], ['Total', 99]] }]),
+      name: 'harvest.xlsx',
+      type: officeTypes.xlsx,
+      sentence: S.xlsx,
+      page: 2,
+      bytes: await xlsx([
+        { name: 'Regions', rows: sheet1 },
+        {
+          name: 'Yield',
+          rows: [
+            [S.xlsx, 42.5],
+            ['Total', 99],
+          ],
+        },
+      ]),
     },
     {
       // inline strings, a namespace prefix and booleans, as some generators write them
-      name: 'apiary.xlsx', type: officeTypes.xlsx, sentence: S.inlineXlsx, page: 2,
+      name: 'apiary.xlsx',
+      type: officeTypes.xlsx,
+      sentence: S.inlineXlsx,
+      page: 2,
       // 32 words on sheet 1 with its name, so sheet 2 starts a chunk
-      bytes: await xlsx([{ name: 'Sites', rows: [['Site', 'Open'], ['North', true], ...apiaries, ['end']] }, { name: 'Counts', rows: [[S.inlineXlsx, 17], ['Total', 17]] }], { inline: true, prefix: 'x', partOrder: [2, 1] }),
+      bytes: await xlsx(
+        [
+          { name: 'Sites', rows: [['Site', 'Open'], ['North', true], ...apiaries, ['end']] },
+          {
+            name: 'Counts',
+            rows: [
+              [S.inlineXlsx, 17],
+              ['Total', 17],
+            ],
+          },
+        ],
+        { inline: true, prefix: 'x', partOrder: [2, 1] },
+      ),
     },
     { name: 'soil.html', type: 'text/html', bytes: enc(html), sentence: S.html, page: 1 },
     { name: 'menu.htm', type: 'text/html', bytes: new Uint8Array(latin1), sentence: S.legacyHtml, page: 1 },
-    { name: 'birds.md', type: 'text/markdown', bytes: enc(`# Birds\n\n${S.markdown}.\n\n- ${filler('bird', 5)}\n`), sentence: S.markdown, page: 1 },
-    { name: 'cable.txt', type: 'text/plain', bytes: enc(`\uFEFF${S.text}. ${filler('sea', 30)}`), sentence: S.text, page: 1, words: wordCount(S.text + '.', filler('sea', 30)) },
+    {
+      name: 'birds.md',
+      type: 'text/markdown',
+      bytes: enc(`# Birds\n\n${S.markdown}.\n\n- ${filler('bird', 5)}\n`),
+      sentence: S.markdown,
+      page: 1,
+    },
+    {
+      name: 'cable.txt',
+      type: 'text/plain',
+      bytes: enc(`\uFEFF${S.text}. ${filler('sea', 30)}`),
+      sentence: S.text,
+      page: 1,
+      words: wordCount(S.text + '.', filler('sea', 30)),
+    },
     { name: 'stock.csv', type: 'text/csv', bytes: enc(`item,count\n${S.csv},12\n`), sentence: S.csv, page: 1 },
     { name: 'jobs.log', type: 'text/plain', bytes: enc(`2026-01-01 INFO ${S.log}\n`), sentence: S.log, page: 1 },
     { name: 'notes.rst', type: 'text/x-rst', bytes: enc(`Notes\n=====\n\n${S.text} again.\n`), sentence: S.text, page: 1 },
@@ -113,7 +192,13 @@ export const scannedPdf = (): Fixture => ({
   page: 2,
 });
 
-export const scanPng = (): Fixture => ({ name: 'scan.png', type: 'image/png', bytes: scanPngBytes(), sentence: SENTENCES.scanned, page: 1 });
+export const scanPng = (): Fixture => ({
+  name: 'scan.png',
+  type: 'image/png',
+  bytes: scanPngBytes(),
+  sentence: SENTENCES.scanned,
+  page: 1,
+});
 
 /** The same scanned sentence as PNG, JPEG and TIFF: accepted only with OCR on. */
 export async function imageFixtures(): Promise<Fixture[]> {
@@ -128,14 +213,51 @@ export async function imageFixtures(): Promise<Fixture[]> {
 export async function rejectedFixtures(): Promise<{ fixture: Fixture; says: RegExp; error: Refusal }[]> {
   const ole2 = new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, ...new Array(504).fill(0)]);
   const plainZip = await pack({ 'a.txt': 'hello' });
-  const odt = await new JSZip().file('mimetype', 'application/vnd.oasis.opendocument.text').file('content.xml', '<office:document-content/>').generateAsync({ type: 'uint8array' });
+  const odt = await new JSZip()
+    .file('mimetype', 'application/vnd.oasis.opendocument.text')
+    .file('content.xml', '<office:document-content/>')
+    .generateAsync({ type: 'uint8array' });
   const noDocument = await pack({
-    '[Content_Types].xml': contentTypes([['/word/document.xml', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml']]),
+    '[Content_Types].xml': contentTypes([
+      ['/word/document.xml', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml'],
+    ]),
     '_rels/.rels': rels([['rId1', 'officeDocument', 'word/document.xml']]),
   });
   const workbook = await xlsx([{ name: 'Only', rows: [['a', 1]] }]);
   const report = reportPdf().bytes;
-  const wav = new Uint8Array([...enc('RIFF'), 36, 0, 0, 0, ...enc('WAVEfmt '), 16, 0, 0, 0, 1, 0, 1, 0, 0x44, 0xac, 0, 0, 0x88, 0x58, 1, 0, 2, 0, 16, 0, ...enc('data'), 0, 0, 0, 0]);
+  const wav = new Uint8Array([
+    ...enc('RIFF'),
+    36,
+    0,
+    0,
+    0,
+    ...enc('WAVEfmt '),
+    16,
+    0,
+    0,
+    0,
+    1,
+    0,
+    1,
+    0,
+    0x44,
+    0xac,
+    0,
+    0,
+    0x88,
+    0x58,
+    1,
+    0,
+    2,
+    0,
+    16,
+    0,
+    ...enc('data'),
+    0,
+    0,
+    0,
+    0,
+  ]);
   const mp3 = new Uint8Array([...enc('ID3'), 3, 0, 0, 0, 0, 0, 0, 0xff, 0xfb, 0x90, 0x64, ...new Array(100).fill(0)]);
   const mpegFrames = new Uint8Array([0xff, 0xfb, 0x90, 0x64, ...new Array(400).fill(0x55)]);
   const ogg = new Uint8Array([...enc('OggS'), 0, 2, ...new Array(60).fill(0)]);
@@ -143,7 +265,46 @@ export async function rejectedFixtures(): Promise<{ fixture: Fixture; says: RegE
   const m4a = new Uint8Array([0, 0, 0, 0x20, ...enc('ftypM4A '), 0, 0, 0, 0, ...enc('M4A mp42isom'), ...new Array(8).fill(0)]);
   const elf = new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, ...new Array(56).fill(0)]);
   const exe = new Uint8Array([...enc('MZ'), 0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff, 0, 0, ...new Array(112).fill(0)]);
-  const gif = new Uint8Array([...enc('GIF89a'), 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x21, 0xf9, 4, 1, 0, 0, 0, 0, 0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 1, 0, 0x3b]);
+  const gif = new Uint8Array([
+    ...enc('GIF89a'),
+    1,
+    0,
+    1,
+    0,
+    0x80,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0xff,
+    0xff,
+    0xff,
+    0x21,
+    0xf9,
+    4,
+    1,
+    0,
+    0,
+    0,
+    0,
+    0x2c,
+    0,
+    0,
+    0,
+    0,
+    1,
+    0,
+    1,
+    0,
+    0,
+    2,
+    2,
+    0x44,
+    1,
+    0,
+    0x3b,
+  ]);
   const utf16 = new Uint8Array([0xff, 0xfe, ...Buffer.from('Quarterly notes in UTF-16', 'utf16le')]);
   const lateLatin1 = new Uint8Array([...enc(`${filler('ledger', 1200)}\n`), ...Buffer.from('Caf\xe9 receipts\n', 'latin1')]);
   const f = (name: string, bytes: Uint8Array, type = 'application/octet-stream'): Fixture => ({ name, type, bytes });
@@ -186,7 +347,10 @@ export async function rejectedFixtures(): Promise<{ fixture: Fixture; says: RegE
  */
 export async function zipBombDocx(bytes: number, declared?: number): Promise<Uint8Array> {
   const zip = new JSZip();
-  zip.file('[Content_Types].xml', contentTypes([['/word/document.xml', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml']]));
+  zip.file(
+    '[Content_Types].xml',
+    contentTypes([['/word/document.xml', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml']]),
+  );
   zip.file('_rels/.rels', rels([['rId1', 'officeDocument', 'word/document.xml']]));
   zip.file('word/document.xml', new Uint8Array(bytes), { createFolders: false });
   const out = await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } });
@@ -197,7 +361,8 @@ export async function zipBombDocx(bytes: number, declared?: number): Promise<Uin
     const sig = view.getUint32(i, true);
     // local file header: size at 22, name at 30; central directory header: size at 24, name at 46
     const [sizeAt, nameAt] = sig === 0x04034b50 ? [22, 30] : sig === 0x02014b50 ? [24, 46] : [0, 0];
-    if (nameAt && new TextDecoder().decode(out.subarray(i + nameAt, i + nameAt + name.length)) === name) view.setUint32(i + sizeAt, declared, true);
+    if (nameAt && new TextDecoder().decode(out.subarray(i + nameAt, i + nameAt + name.length)) === name)
+      view.setUint32(i + sizeAt, declared, true);
   }
   return out;
 }
@@ -210,7 +375,14 @@ export async function ingestFixture(f: Fixture, opts: { ocr: OcrEngine; ocrEnabl
   try {
     const path = join(dir, 'upload');
     await writeFile(path, f.bytes);
-    const extracted = await extractDocument({ filename: f.name, format: detected.format, path, ocr: opts.ocr, ocrEnabled, ...(opts.limits ? { limits: opts.limits } : {}) });
+    const extracted = await extractDocument({
+      filename: f.name,
+      format: detected.format,
+      path,
+      ocr: opts.ocr,
+      ocrEnabled,
+      ...(opts.limits ? { limits: opts.limits } : {}),
+    });
     return { ...detected, ...extracted };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -12,7 +12,13 @@ import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.t
 // statement is refused (403, 413, 422), or answered with every trace of a personal value masked; a 5xx is a bug.
 // `leaks(text)` says whether a text holds a personal value of the engine's data; `tokens` are the callers' tokens
 // (Trino runs every statement as its caller).
-export type PropertyRun = { runs: number; seed: number; engine: () => Promise<QueryEngine>; leaks: (text: string) => boolean; tokens?: Record<string, string> };
+export type PropertyRun = {
+  runs: number;
+  seed: number;
+  engine: () => Promise<QueryEngine>;
+  leaks: (text: string) => boolean;
+  tokens?: Record<string, string>;
+};
 
 export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
   let gw: ScriptedGateway;
@@ -20,7 +26,10 @@ export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
   let statement = '';
   beforeAll(async () => {
     gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => `\`\`\`sql\n${statement}\n\`\`\`` });
-    h = await exploreHarness({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_QUERY_TIMEOUT_MS: '20000' }, { engine: await run.engine(), ...(run.tokens ? { tokens: run.tokens } : {}) });
+    h = await exploreHarness(
+      { SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_QUERY_TIMEOUT_MS: '20000' },
+      { engine: await run.engine(), ...(run.tokens ? { tokens: run.tokens } : {}) },
+    );
     // Usage limits are tests/unit/limits.test.ts's subject; here every generated statement must reach the engine.
     h.deps.limiter = { charge: async () => {} };
   }, 300_000);

@@ -6,7 +6,11 @@ import fc from 'fast-check';
 // operations, quoting and comment tricks between tokens, and functions that are not allowed at all.
 
 const TABLES = {
-  customer: { alias: 'c', pii: ['c_name', 'c_address', 'c_phone'], other: ['c_custkey', 'c_nationkey', 'c_acctbal', 'c_mktsegment', 'c_comment'] },
+  customer: {
+    alias: 'c',
+    pii: ['c_name', 'c_address', 'c_phone'],
+    other: ['c_custkey', 'c_nationkey', 'c_acctbal', 'c_mktsegment', 'c_comment'],
+  },
   supplier: { alias: 's', pii: ['s_name', 's_address', 's_phone'], other: ['s_suppkey', 's_nationkey', 's_acctbal', 's_comment'] },
   nation: { alias: 'n', pii: [], other: ['n_nationkey', 'n_name', 'n_regionkey', 'n_comment'] },
   orders: { alias: 'o', pii: [], other: ['o_orderkey', 'o_custkey', 'o_totalprice', 'o_comment'] },
@@ -18,32 +22,46 @@ export const PERSONAL_COLUMNS = Object.entries(TABLES).flatMap(([t, d]) => d.pii
 
 /** A marker no sample value holds and no function turns into something else: any character of it gives it away. */
 export const MARK = 'ǂ';
-export const MARK_SAMPLE_SQL = PERSONAL_COLUMNS.map(({ table, column }) => `UPDATE tiny.${table} SET ${column} = repeat('${MARK}', 16);`).join('\n');
+export const MARK_SAMPLE_SQL = PERSONAL_COLUMNS.map(
+  ({ table, column }) => `UPDATE tiny.${table} SET ${column} = repeat('${MARK}', 16);`,
+).join('\n');
 
 const tableName = (t: Table) => fc.constantFrom(t, `tpch.tiny.${t}`, `tiny.${t}`, `"${t}"`, `TPCH.TINY.${t.toUpperCase()}`);
 const columnOf = (t: Table, qualified: boolean) => {
   const d = TABLES[t];
-  return fc.constantFrom<string>(...d.pii, ...d.other).chain((c) =>
-    fc.constantFrom(qualified ? `${d.alias}.${c}` : c, qualified ? `${d.alias}."${c}"` : `"${c.toUpperCase()}"`),
-  );
+  return fc
+    .constantFrom<string>(...d.pii, ...d.other)
+    .chain((c) => fc.constantFrom(qualified ? `${d.alias}.${c}` : c, qualified ? `${d.alias}."${c}"` : `"${c.toUpperCase()}"`));
 };
 
 /** A scalar expression over one table's row, `depth` levels of calls deep. */
 function expression(t: Table, depth: number): fc.Arbitrary<string> {
-  const leaf = fc.oneof(
-    { weight: 4, arbitrary: columnOf(t, true) },
-    { weight: 1, arbitrary: fc.constantFrom("'x'", '1', 'NULL', "'ǃ'") },
-  );
+  const leaf = fc.oneof({ weight: 4, arbitrary: columnOf(t, true) }, { weight: 1, arbitrary: fc.constantFrom("'x'", '1', 'NULL', "'ǃ'") });
   if (depth <= 0) return leaf;
   const sub = expression(t, depth - 1);
   return fc.oneof(
     { weight: 3, arbitrary: leaf },
-    { weight: 2, arbitrary: fc.tuple(fc.constantFrom('upper', 'lower', 'reverse', 'trim', 'ltrim', 'to_hex', 'length', 'md5'), sub).map(([f, e]) => (f === 'to_hex' || f === 'md5' ? `${f}(to_utf8(CAST(${e} AS varchar)))` : `${f}(CAST(${e} AS varchar))`)) },
-    { weight: 2, arbitrary: fc.tuple(sub, fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 })).map(([e, a, b]) => `substr(CAST(${e} AS varchar), ${a}, ${b})`) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(fc.constantFrom('upper', 'lower', 'reverse', 'trim', 'ltrim', 'to_hex', 'length', 'md5'), sub)
+        .map(([f, e]) => (f === 'to_hex' || f === 'md5' ? `${f}(to_utf8(CAST(${e} AS varchar)))` : `${f}(CAST(${e} AS varchar))`)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(sub, fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }))
+        .map(([e, a, b]) => `substr(CAST(${e} AS varchar), ${a}, ${b})`),
+    },
     { weight: 2, arbitrary: fc.tuple(sub, sub).map(([a, b]) => `concat(CAST(${a} AS varchar), CAST(${b} AS varchar))`) },
     { weight: 1, arbitrary: fc.tuple(sub, sub).map(([a, b]) => `CAST(${a} AS varchar) || CAST(${b} AS varchar)`) },
     { weight: 1, arbitrary: fc.tuple(sub, sub).map(([a, b]) => `coalesce(CAST(${a} AS varchar), CAST(${b} AS varchar))`) },
-    { weight: 1, arbitrary: fc.tuple(sub, sub, sub).map(([a, b, c]) => `CASE WHEN ${a} IS NULL THEN CAST(${b} AS varchar) ELSE CAST(${c} AS varchar) END`) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(sub, sub, sub)
+        .map(([a, b, c]) => `CASE WHEN ${a} IS NULL THEN CAST(${b} AS varchar) ELSE CAST(${c} AS varchar) END`),
+    },
     { weight: 1, arbitrary: fc.tuple(sub, sub).map(([a, b]) => `if(${a} IS NOT NULL, CAST(${b} AS varchar), 'n')`) },
     { weight: 1, arbitrary: sub.map((e) => `(${e})`) },
     { weight: 1, arbitrary: fc.constantFrom(...TABLES.customer.pii).map((c) => `(SELECT max(${c}) FROM tpch.tiny.customer)`) },
@@ -55,10 +73,25 @@ function expression(t: Table, depth: number): fc.Arbitrary<string> {
 function selectItem(t: Table): fc.Arbitrary<string> {
   const alias = TABLES[t].alias;
   return fc.oneof(
-    { weight: 6, arbitrary: fc.tuple(expression(t, 3), fc.option(fc.constantFrom('v', '"Who"', 'n_name', 'x1'), { nil: undefined })).map(([e, a]) => (a ? `${e} AS ${a}` : e)) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .tuple(expression(t, 3), fc.option(fc.constantFrom('v', '"Who"', 'n_name', 'x1'), { nil: undefined }))
+        .map(([e, a]) => (a ? `${e} AS ${a}` : e)),
+    },
     { weight: 1, arbitrary: fc.constant('*') },
     { weight: 1, arbitrary: fc.constant(`${alias}.*`) },
-    { weight: 1, arbitrary: fc.constantFrom(`${alias}`, `array_agg(${alias}.*)`, `count(${alias}.*)`, `max(${alias}.*)`, `to_json(${alias}.*)`, `query_to_xml('select * from tiny.${t}', true, false, '')`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        `${alias}`,
+        `array_agg(${alias}.*)`,
+        `count(${alias}.*)`,
+        `max(${alias}.*)`,
+        `to_json(${alias}.*)`,
+        `query_to_xml('select * from tiny.${t}', true, false, '')`,
+      ),
+    },
   );
 }
 
@@ -66,7 +99,9 @@ function selectItem(t: Table): fc.Arbitrary<string> {
 export function hostileStatement(): fc.Arbitrary<string> {
   const table = fc.constantFrom<Table>('customer', 'customer', 'supplier', 'nation', 'orders');
   const simple = table.chain((t) =>
-    fc.tuple(fc.array(selectItem(t), { minLength: 1, maxLength: 4 }), tableName(t)).map(([items, name]) => `SELECT ${items.join(', ')} FROM ${name} ${TABLES[t].alias}`),
+    fc
+      .tuple(fc.array(selectItem(t), { minLength: 1, maxLength: 4 }), tableName(t))
+      .map(([items, name]) => `SELECT ${items.join(', ')} FROM ${name} ${TABLES[t].alias}`),
   );
   const shaped = simple.chain((s) =>
     fc.constantFrom(
@@ -77,7 +112,9 @@ export function hostileStatement(): fc.Arbitrary<string> {
       `WITH "Customer" AS (SELECT 1 AS c_name) ${s}`,
     ),
   );
-  return fc.tuple(shaped, fc.array(fc.constantFrom(...COMMENTS), { maxLength: 3 }), fc.nat()).map(([sql, comments, at]) => withComments(sql, comments, at));
+  return fc
+    .tuple(shaped, fc.array(fc.constantFrom(...COMMENTS), { maxLength: 3 }), fc.nat())
+    .map(([sql, comments, at]) => withComments(sql, comments, at));
 }
 
 const COMMENTS = ['/* note */', '/* /* */', '-- tail\n', "/* ' */", '--\n', '/**/'];

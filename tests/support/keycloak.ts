@@ -80,8 +80,5 @@ export async function signInWithKeycloak(page: Page, issuer: string, user: Realm
   await page.waitForSelector('#username');
   await page.fill('#username', user);
   await page.fill('#password', REALM_USERS[user].password);
-  await Promise.all([
-    page.waitForURL((url) => !url.href.startsWith(new URL(issuer).origin)),
-    page.click('#kc-login'),
-  ]);
+  await Promise.all([page.waitForURL((url) => !url.href.startsWith(new URL(issuer).origin)), page.click('#kc-login')]);
 }

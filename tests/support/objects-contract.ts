@@ -157,7 +157,12 @@ export function objectStoreContract(name: string, makeStore: () => Promise<Objec
       const store = await makeStore();
       for (const k of ['a.txt', 'dir/b.txt', 'dir/sub/c.txt', 'dirx.txt']) await store.put(k, Buffer.from(k));
       const all = await store.listTree('');
-      expect(all.map((e) => [e.key, e.size])).toEqual([['a.txt', 5], ['dir/b.txt', 9], ['dir/sub/c.txt', 13], ['dirx.txt', 8]]);
+      expect(all.map((e) => [e.key, e.size])).toEqual([
+        ['a.txt', 5],
+        ['dir/b.txt', 9],
+        ['dir/sub/c.txt', 13],
+        ['dirx.txt', 8],
+      ]);
       expect((await store.listTree('dir')).map((e) => e.key)).toEqual(['dir/b.txt', 'dir/sub/c.txt']);
       expect(await store.listTree('nothing-here')).toEqual([]);
       const before = all.find((e) => e.key === 'dir/b.txt')!.version;
@@ -181,7 +186,8 @@ export function objectStoreContract(name: string, makeStore: () => Promise<Objec
 
     it('deletes everything under a folder prefix, and nothing that merely shares its spelling', async () => {
       const store = await makeStore();
-      for (const k of ['run/a.txt', 'run/m/model.pkl', 'run/m/x/y.bin', 'runner.txt', 'other/run/z.txt']) await store.put(k, Buffer.from('v'));
+      for (const k of ['run/a.txt', 'run/m/model.pkl', 'run/m/x/y.bin', 'runner.txt', 'other/run/z.txt'])
+        await store.put(k, Buffer.from('v'));
       await store.delete('run/');
       expect(await store.list('run')).toEqual([]);
       expect(await store.get('run/m/model.pkl')).toBeNull();

@@ -92,9 +92,7 @@ export async function startTestIssuer(): Promise<TestIssuer> {
         exp: now + 300,
         ...claims,
       };
-      return new SignJWT(payload)
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...opts.header })
-        .sign(key.privateKey);
+      return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...opts.header }).sign(key.privateKey);
     },
     publicPem: (key) => exportSPKI((key ?? published[0]!).publicKey),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

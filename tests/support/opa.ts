@@ -12,7 +12,10 @@ const repository = fileURLToPath(new URL('../..', import.meta.url));
  * serve instead of this one.
  */
 export function startOpa(port: string | number = process.env.SVC_IT_OPA_PORT ?? '18181', root = repository): string {
-  const out = execFileSync('bash', [join(root, 'scripts/start-opa.sh'), String(port)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync('bash', [join(root, 'scripts/start-opa.sh'), String(port)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = out.trim().split('\n').pop();
   if (!url?.startsWith('http://127.0.0.1:')) throw new Error(`scripts/start-opa.sh printed no URL: ${out}`);
   return url;

@@ -21,11 +21,15 @@ export function writePdf(pages: PdfPage[]): Uint8Array {
     } else {
       const { width, height, gray } = page.image;
       const data = deflateSync(gray);
-      add(Buffer.concat([
-        Buffer.from(`<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`),
-        data,
-        Buffer.from('\nendstream'),
-      ]));
+      add(
+        Buffer.concat([
+          Buffer.from(
+            `<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`,
+          ),
+          data,
+          Buffer.from('\nendstream'),
+        ]),
+      );
       resources = `/XObject << /Im1 ${objects.length} 0 R >>`;
       content = `q 540 0 0 ${Math.round((540 * height) / width)} 36 200 cm /Im1 Do Q`;
     }
@@ -40,11 +44,18 @@ export function writePdf(pages: PdfPage[]): Uint8Array {
   let length = parts[0]!.length;
   objects.forEach((body, i) => {
     offsets.push(length);
-    const chunk = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`), Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'), Buffer.from('\nendobj\n')]);
+    const chunk = Buffer.concat([
+      Buffer.from(`${i + 1} 0 obj\n`),
+      Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'),
+      Buffer.from('\nendobj\n'),
+    ]);
     parts.push(chunk);
     length += chunk.length;
   });
-  const xref = [`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`, ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`)].join('');
+  const xref = [
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`,
+    ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`),
+  ].join('');
   parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
   return new Uint8Array(Buffer.concat(parts));
 }

@@ -14,9 +14,7 @@ export type KeyPair = { privateKeyPem: string; publicKeyPem: string };
 
 export function keyPair(kind: 'rsa' | 'ec' = 'rsa'): KeyPair {
   const pair =
-    kind === 'rsa'
-      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
-      : generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    kind === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   return {
     privateKeyPem: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     publicKeyPem: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
@@ -24,14 +22,21 @@ export function keyPair(kind: 'rsa' | 'ec' = 'rsa'): KeyPair {
 }
 
 export const committedBundle = (revision: string): Promise<Bundle> =>
-  assembleBundle({ buildDir: DEFAULT_BUILD_DIR, policiesDir: new URL('../../policies', import.meta.url).pathname, decisions: decisionsWithCases(), revision });
+  assembleBundle({
+    buildDir: DEFAULT_BUILD_DIR,
+    policiesDir: new URL('../../policies', import.meta.url).pathname,
+    decisions: decisionsWithCases(),
+    revision,
+  });
 
 export const LOST_TABLE = 'tpch.tiny.partsupp';
 
 /** The committed bundle with svc-analyst's exception widened to LOST_TABLE, and its case flipped to match. */
 export async function analystLosesTable(revision: string): Promise<Bundle> {
   const bundle = await committedBundle(revision);
-  const data = JSON.parse(text(bundle.files.get('data.json')!)) as { svc: { config: { table_grants: { role_exceptions: Record<string, string[]> } } } };
+  const data = JSON.parse(text(bundle.files.get('data.json')!)) as {
+    svc: { config: { table_grants: { role_exceptions: Record<string, string[]> } } };
+  };
   data.svc.config.table_grants.role_exceptions['svc-analyst']!.push(LOST_TABLE);
   bundle.files.set('data.json', bytes(JSON.stringify(data, null, 1)));
   const cases = JSON.parse(text(bundle.files.get('svc/tables/cases.json')!)) as { cases: { name: string; allow: boolean }[] };
@@ -40,7 +45,8 @@ export async function analystLosesTable(revision: string): Promise<Bundle> {
   return bundle;
 }
 
-export const sign = (bundle: Bundle, key: KeyPair, keyId = 'svc'): Promise<Uint8Array> => packSignedBundle(bundle, { privateKeyPem: key.privateKeyPem, keyId });
+export const sign = (bundle: Bundle, key: KeyPair, keyId = 'svc'): Promise<Uint8Array> =>
+  packSignedBundle(bundle, { privateKeyPem: key.privateKeyPem, keyId });
 
 /** A signed archive with one file's bytes changed after signing. */
 export function tampered(archive: Uint8Array, name: string, change: (b: Uint8Array) => Uint8Array): Uint8Array {
@@ -53,7 +59,12 @@ export const text = (b: Uint8Array): string => new TextDecoder().decode(b);
 export const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 /** A plain HTTP server that serves whatever archive it holds now, with an ETag and 304 on If-None-Match. */
-export async function bundleServer(): Promise<{ url: string; publish(archive: Uint8Array): void; requests: { etag?: string | undefined; status: number }[]; close(): Promise<void> }> {
+export async function bundleServer(): Promise<{
+  url: string;
+  publish(archive: Uint8Array): void;
+  requests: { etag?: string | undefined; status: number }[];
+  close(): Promise<void>;
+}> {
   let current: Uint8Array | undefined;
   let version = 0;
   const requests: { etag?: string | undefined; status: number }[] = [];
@@ -78,7 +89,13 @@ export async function bundleServer(): Promise<{ url: string; publish(archive: Ui
 }
 
 /** A decision-log collector in the shape of OPA's API: POST a gzip'd JSON array; `down` answers 503. */
-export async function collector(): Promise<{ url: string; events: Record<string, unknown>[]; headers: Record<string, string | string[] | undefined>[]; setDown(down: boolean): void; close(): Promise<void> }> {
+export async function collector(): Promise<{
+  url: string;
+  events: Record<string, unknown>[];
+  headers: Record<string, string | string[] | undefined>[];
+  setDown(down: boolean): void;
+  close(): Promise<void>;
+}> {
   const events: Record<string, unknown>[] = [];
   const headers: Record<string, string | string[] | undefined>[] = [];
   let down = false;

@@ -15,7 +15,9 @@ export function retrievalContract(label: string, openDb: OpenDb) {
     beforeAll(async () => {
       const opened = await openDb();
       cleanup = opened.cleanup;
-      h = await retrievalHarness(opened.db, { env: { SVC_MAX_UPLOAD_BYTES: '200000', SVC_CHUNK_SIZE_TOKENS: '40', SVC_CHUNK_OVERLAP_TOKENS: '8' } });
+      h = await retrievalHarness(opened.db, {
+        env: { SVC_MAX_UPLOAD_BYTES: '200000', SVC_CHUNK_SIZE_TOKENS: '40', SVC_CHUNK_OVERLAP_TOKENS: '8' },
+      });
     });
     afterAll(async () => {
       await h?.close();
@@ -41,7 +43,12 @@ export function retrievalContract(label: string, openDb: OpenDb) {
       await create('who-asks');
       const res = await h.app.request('/collections/who-asks/query', {
         method: 'POST',
-        headers: { 'X-Query-User': 'agent-on-behalf', 'X-User-Id': 'gateway-bot', 'X-User-Role': 'svc-user', 'Content-Type': 'application/json' },
+        headers: {
+          'X-Query-User': 'agent-on-behalf',
+          'X-User-Id': 'gateway-bot',
+          'X-User-Role': 'svc-user',
+          'Content-Type': 'application/json',
+        },
         body: JSON.stringify({ question: 'anything' }),
       });
       expect(res.status).toBe(200);
@@ -53,7 +60,13 @@ export function retrievalContract(label: string, openDb: OpenDb) {
       it('creates a collection and reads it back with counts', async () => {
         const res = await create('handbook', ['svc-analyst']);
         expect(res.status).toBe(201);
-        expect(res.body).toMatchObject({ slug: 'handbook', name: 'Collection handbook', allowed_roles: ['svc-analyst'], document_count: 0, chunk_count: 0 });
+        expect(res.body).toMatchObject({
+          slug: 'handbook',
+          name: 'Collection handbook',
+          allowed_roles: ['svc-analyst'],
+          document_count: 0,
+          chunk_count: 0,
+        });
       });
 
       it('answers 409 for a duplicate slug', async () => {
@@ -63,11 +76,14 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(res.body.detail).toContain("'dupe'");
       });
 
-      it.each(['A', 'a', '-ab', 'ab-', 'has space', 'UPPER', 'x'.repeat(64), 'dé'])('rejects slug %j with 400 naming the field', async (slug) => {
-        const res = await create(slug);
-        expect(res.status).toBe(400);
-        expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'json.slug' })]));
-      });
+      it.each(['A', 'a', '-ab', 'ab-', 'has space', 'UPPER', 'x'.repeat(64), 'dé'])(
+        'rejects slug %j with 400 naming the field',
+        async (slug) => {
+          const res = await create(slug);
+          expect(res.status).toBe(400);
+          expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'json.slug' })]));
+        },
+      );
 
       it('lists every failing field of a malformed body', async () => {
         const res = await h.json('POST', '/collections', who.engineer, { slug: 'Bad Slug', allowed_roles: 'svc-user' });
@@ -124,7 +140,10 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(up.status).toBe(201);
         expect(up.body).toMatchObject({ filename: 'notes.txt', status: 'INDEXED', chunk_count: 1 });
 
-        const q = await h.json('POST', '/collections/notes/query', who.user, { question: 'what propellant does the spaceship engine use', top_k: 3 });
+        const q = await h.json('POST', '/collections/notes/query', who.user, {
+          question: 'what propellant does the spaceship engine use',
+          top_k: 3,
+        });
         expect(q.status).toBe(200);
         expect(q.body).toMatchObject({ question: 'what propellant does the spaceship engine use', collection: 'notes' });
         expect(typeof q.body.latency_ms).toBe('number');
@@ -132,17 +151,26 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(q.body.chunks[0].text).toContain('liquid hydrogen');
 
         const docs = await h.json('GET', '/collections/notes/documents', who.user);
-        expect(docs.body.documents).toEqual([expect.objectContaining({ document_id: up.body.document_id, status: 'INDEXED', chunk_count: 1 })]);
+        expect(docs.body.documents).toEqual([
+          expect.objectContaining({ document_id: up.body.document_id, status: 'INDEXED', chunk_count: 1 }),
+        ]);
       });
 
       it('in dense mode, orders chunks by descending score, exactly as pgvector ranks them', async () => {
         await create('ranked');
         const words = ['river', 'mountain', 'forest', 'desert', 'ocean', 'glacier', 'valley', 'island'];
         for (let d = 0; d < 4; d++) {
-          const doc = Array.from({ length: 200 }, (_, i) => `${words[(i * (d + 3)) % words.length]} ${words[(i + d) % words.length]} note${i % 17}`).join(' ');
+          const doc = Array.from(
+            { length: 200 },
+            (_, i) => `${words[(i * (d + 3)) % words.length]} ${words[(i + d) % words.length]} note${i % 17}`,
+          ).join(' ');
           expect((await h.upload('ranked', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
         }
-        const q = await h.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
+        const q = await h.json('POST', '/collections/ranked/query', who.user, {
+          question: 'ocean glacier island note3',
+          top_k: 10,
+          mode: 'dense',
+        });
         expect(q.status).toBe(200);
         const scores = q.body.chunks.map((c: { score: number }) => c.score);
         expect(scores).toEqual([...scores].sort((a, b) => b - a));
@@ -155,7 +183,11 @@ export function retrievalContract(label: string, openDb: OpenDb) {
 
         // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS, pgvector ranks directly, with the same answer
         const direct = await retrievalHarness(h.db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
-        const q2 = await direct.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
+        const q2 = await direct.json('POST', '/collections/ranked/query', who.user, {
+          question: 'ocean glacier island note3',
+          top_k: 10,
+          mode: 'dense',
+        });
         expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
         q2.body.chunks.forEach((c: { score: number }, i: number) => {
           expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
@@ -165,19 +197,28 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         // a second replica on the same database builds its copy from the stored vectors, and follows an upload
         // made through the first one
         const replica = await retrievalHarness(h.db);
-        const q3 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
+        const q3 = await replica.json('POST', '/collections/ranked/query', who.user, {
+          question: 'ocean glacier island note3',
+          top_k: 10,
+          mode: 'dense',
+        });
         expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
         q3.body.chunks.forEach((c: { score: number }, i: number) => {
           expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
         });
         expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
-        const q4 = await replica.json('POST', '/collections/ranked/query', who.user, { question: 'ocean glacier island note3', top_k: 10, mode: 'dense' });
+        const q4 = await replica.json('POST', '/collections/ranked/query', who.user, {
+          question: 'ocean glacier island note3',
+          top_k: 10,
+          mode: 'dense',
+        });
         expect(q4.body.chunks[0].filename).toBe('late.txt');
 
         // a collection deleted and created again under the same slug is never answered from the old copy
         await create('reborn');
         await h.upload('reborn', who.engineer, { name: 'old.txt', bytes: text('alpha bravo charlie') });
-        const ask = () => replica.json('POST', '/collections/reborn/query', who.user, { question: 'alpha bravo charlie', top_k: 3, mode: 'dense' });
+        const ask = () =>
+          replica.json('POST', '/collections/reborn/query', who.user, { question: 'alpha bravo charlie', top_k: 3, mode: 'dense' });
         expect((await ask()).body.chunks.map((c: { filename: string }) => c.filename)).toEqual(['old.txt']);
         expect((await h.json('DELETE', '/collections/reborn', who.admin)).status).toBe(200);
         await create('reborn');
@@ -190,14 +231,19 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         await create('legacy');
         const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord'];
         for (let d = 0; d < 3; d++) {
-          const doc = Array.from({ length: 150 }, (_, i) => `${words[(i * (d + 2)) % words.length]} ${words[(i + d) % words.length]} mark${i % 13}`).join(' ');
+          const doc = Array.from(
+            { length: 150 },
+            (_, i) => `${words[(i * (d + 2)) % words.length]} ${words[(i + d) % words.length]} mark${i % 13}`,
+          ).join(' ');
           expect((await h.upload('legacy', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
         }
         const ask = (harness: RetrievalHarness) =>
           harness.json('POST', '/collections/legacy/query', who.user, { question: 'cobalt fjord mark5', top_k: 8 });
         const withCodes = (await ask(h)).body.chunks;
         expect(withCodes).toHaveLength(8);
-        const [coded] = await h.db.query<{ n: number }>(`SELECT count(embedding_i8)::int AS n FROM retrieval_chunks WHERE collection_slug = 'legacy'`);
+        const [coded] = await h.db.query<{ n: number }>(
+          `SELECT count(embedding_i8)::int AS n FROM retrieval_chunks WHERE collection_slug = 'legacy'`,
+        );
         expect(coded!.n).toBe((await counts('legacy')).chunks);
         await h.db.exec(`UPDATE retrieval_chunks SET embedding_i8 = NULL WHERE collection_slug = 'legacy' AND seq % 2 = 0`);
         const replica = await retrievalHarness(h.db);
@@ -231,7 +277,11 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(notMultipart.status).toBe(400);
         const form = new FormData();
         form.append('other', 'value');
-        const res = await h.app.request('/collections/shape/documents', { method: 'POST', headers: { 'X-User-Id': 'eve', 'X-User-Role': 'svc-engineer' }, body: form });
+        const res = await h.app.request('/collections/shape/documents', {
+          method: 'POST',
+          headers: { 'X-User-Id': 'eve', 'X-User-Role': 'svc-engineer' },
+          body: form,
+        });
         expect(res.status).toBe(400);
         expect((await res.json()).detail).toContain('"file"');
       });

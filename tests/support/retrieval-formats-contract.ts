@@ -15,7 +15,11 @@ export function retrievalFormatsContract(label: string, openDb: OpenDb) {
     const cleanups: (() => Promise<void>)[] = [];
 
     beforeAll(async () => {
-      const env = { SVC_CHUNK_SIZE_TOKENS: String(SIZE), SVC_CHUNK_OVERLAP_TOKENS: String(OVERLAP), SVC_RAG_MAX_EXTRACTED_BYTES: String(8 * 1024 * 1024) };
+      const env = {
+        SVC_CHUNK_SIZE_TOKENS: String(SIZE),
+        SVC_CHUNK_OVERLAP_TOKENS: String(OVERLAP),
+        SVC_RAG_MAX_EXTRACTED_BYTES: String(8 * 1024 * 1024),
+      };
       const a = await openDb();
       const b = await openDb();
       cleanups.push(a.cleanup, b.cleanup);
@@ -42,7 +46,9 @@ export function retrievalFormatsContract(label: string, openDb: OpenDb) {
       const sentence = f.sentence!.toLowerCase();
       const hit = q.body.chunks
         .filter((c: { filename: string; text: string }) => c.filename === f.name && c.text.toLowerCase().includes(sentence))
-        .sort((a: { text: string }, b: { text: string }) => a.text.toLowerCase().indexOf(sentence) - b.text.toLowerCase().indexOf(sentence))[0];
+        .sort(
+          (a: { text: string }, b: { text: string }) => a.text.toLowerCase().indexOf(sentence) - b.text.toLowerCase().indexOf(sentence),
+        )[0];
       expect(hit, `a chunk of ${f.name} holding "${f.sentence}"`).toBeDefined();
       return hit;
     };
@@ -80,7 +86,11 @@ export function retrievalFormatsContract(label: string, openDb: OpenDb) {
     it('refuses a zip bomb quickly with 413 and stores nothing', async () => {
       const before = await counts(h);
       const started = Date.now();
-      const res = await h.upload('library', who.engineer, { name: 'bomb.docx', type: 'application/octet-stream', bytes: await zipBombDocx(64 * 1024 * 1024) });
+      const res = await h.upload('library', who.engineer, {
+        name: 'bomb.docx',
+        type: 'application/octet-stream',
+        bytes: await zipBombDocx(64 * 1024 * 1024),
+      });
       expect(res.status).toBe(413);
       expect(res.body.detail).toMatch(/zip bomb/);
       expect(Date.now() - started).toBeLessThan(20_000);
@@ -92,7 +102,10 @@ export function retrievalFormatsContract(label: string, openDb: OpenDb) {
       const up = await h.upload('library', who.engineer, f);
       expect(up.status).toBe(201);
       expect(up.body).toMatchObject({ status: 'INDEXED', pages: 2, ocr_pages: 1 });
-      const q = await h.json('POST', '/collections/library/query', who.user, { question: 'How much did the quarterly revenue of Northwind grow?', top_k: 1 });
+      const q = await h.json('POST', '/collections/library/query', who.user, {
+        question: 'How much did the quarterly revenue of Northwind grow?',
+        top_k: 1,
+      });
       expect(q.body.chunks[0]).toMatchObject({ filename: f.name });
       expect(q.body.chunks[0].text.toLowerCase()).toMatch(/northwind.*twelve/);
     });

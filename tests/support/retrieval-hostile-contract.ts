@@ -23,22 +23,35 @@ async function withPart(bytes: Uint8Array, part: string, body: string): Promise<
   return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } });
 }
 
-const slideNs = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"';
+const slideNs =
+  'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"';
 export const hostileFiles = async () => [
   {
     name: 'rows.xlsx',
     type: officeTypes.xlsx,
-    bytes: await withPart(await xlsx([{ name: 'S', rows: [['a']] }]), 'xl/worksheets/sheet1.xml', `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${'<row>'.repeat(120_000)}`),
+    bytes: await withPart(
+      await xlsx([{ name: 'S', rows: [['a']] }]),
+      'xl/worksheets/sheet1.xml',
+      `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${'<row>'.repeat(120_000)}`,
+    ),
   },
   {
     name: 'paragraphs.pptx',
     type: officeTypes.pptx,
-    bytes: await withPart(await pptx([{ texts: ['x'] }]), 'ppt/slides/slide1.xml', `<p:sld ${slideNs}><p:cSld><p:spTree><p:sp><p:txBody>${'<a:p>'.repeat(60_000)}`),
+    bytes: await withPart(
+      await pptx([{ texts: ['x'] }]),
+      'ppt/slides/slide1.xml',
+      `<p:sld ${slideNs}><p:cSld><p:spTree><p:sp><p:txBody>${'<a:p>'.repeat(60_000)}`,
+    ),
   },
   {
     name: 'paragraphs.docx',
     type: officeTypes.docx,
-    bytes: await withPart(await docx([{ paragraph: 'x' }]), 'word/document.xml', `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${'<w:p>'.repeat(60_000)}`),
+    bytes: await withPart(
+      await docx([{ paragraph: 'x' }]),
+      'word/document.xml',
+      `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${'<w:p>'.repeat(60_000)}`,
+    ),
   },
   { name: 'anchors.html', type: 'text/html', bytes: enc(`<html><body>${'<a>'.repeat(200_000)}</body></html>`) },
   { name: 'formatting.html', type: 'text/html', bytes: enc('<b><i>'.repeat(50_000)) },
@@ -111,9 +124,18 @@ export function retrievalHostileContract(label: string, openDb: OpenDb) {
       spool = await mkdtemp(join(tmpdir(), 'svc-hostile-spool-'));
       h = await retrievalHarness(opened.db, {
         embedder,
-        env: { SVC_MAX_UPLOAD_BYTES: String(2 * 1024 * 1024), SVC_CHUNK_SIZE_TOKENS: '40', SVC_CHUNK_OVERLAP_TOKENS: '8', SVC_UPLOAD_TMP_DIR: spool },
+        env: {
+          SVC_MAX_UPLOAD_BYTES: String(2 * 1024 * 1024),
+          SVC_CHUNK_SIZE_TOKENS: '40',
+          SVC_CHUNK_OVERLAP_TOKENS: '8',
+          SVC_UPLOAD_TMP_DIR: spool,
+        },
       });
-      for (const [slug, roles] of [['hostile', []], ['finance', ['svc-analyst']], ['board', ['svc-engineer', 'svc-analyst']]] as const) {
+      for (const [slug, roles] of [
+        ['hostile', []],
+        ['finance', ['svc-analyst']],
+        ['board', ['svc-engineer', 'svc-analyst']],
+      ] as const) {
         await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: roles });
       }
     });
@@ -180,12 +202,28 @@ export function retrievalHostileContract(label: string, openDb: OpenDb) {
     describe('files without text', () => {
       const noText = async () => [
         { file: { name: 'empty.txt', type: 'text/plain', bytes: new Uint8Array(0) }, says: /empty\.txt is empty \(0 bytes\)/ },
-        { file: { name: 'blank.md', type: 'text/markdown', bytes: enc(' \n\t\n ') }, says: /blank\.md holds no text to index: it holds only whitespace/ },
-        { file: { name: 'pictures.pptx', type: officeTypes.pptx, bytes: await pptx([{ texts: [] }, { texts: [] }]) }, says: /pictures\.pptx holds no text to index: its 2 slides hold no text/ },
-        { file: { name: 'blank.xlsx', type: officeTypes.xlsx, bytes: await xlsx([{ name: 'Sheet1', rows: [[null]] }]) }, says: /blank\.xlsx holds no text to index: its one sheet holds no text/ },
-        { file: { name: 'blank.pdf', type: 'application/pdf', bytes: writePdf([{ lines: [] }, { lines: [] }]) }, says: /blank\.pdf holds no text to index: none of its 2 pages has a text layer or an image OCR could read, so OCR was not tried/ },
         {
-          file: { name: 'white-scan.pdf', type: 'application/pdf', bytes: writePdf([{ image: { width: 300, height: 200, gray: new Uint8Array(300 * 200).fill(255) } }]) },
+          file: { name: 'blank.md', type: 'text/markdown', bytes: enc(' \n\t\n ') },
+          says: /blank\.md holds no text to index: it holds only whitespace/,
+        },
+        {
+          file: { name: 'pictures.pptx', type: officeTypes.pptx, bytes: await pptx([{ texts: [] }, { texts: [] }]) },
+          says: /pictures\.pptx holds no text to index: its 2 slides hold no text/,
+        },
+        {
+          file: { name: 'blank.xlsx', type: officeTypes.xlsx, bytes: await xlsx([{ name: 'Sheet1', rows: [[null]] }]) },
+          says: /blank\.xlsx holds no text to index: its one sheet holds no text/,
+        },
+        {
+          file: { name: 'blank.pdf', type: 'application/pdf', bytes: writePdf([{ lines: [] }, { lines: [] }]) },
+          says: /blank\.pdf holds no text to index: none of its 2 pages has a text layer or an image OCR could read, so OCR was not tried/,
+        },
+        {
+          file: {
+            name: 'white-scan.pdf',
+            type: 'application/pdf',
+            bytes: writePdf([{ image: { width: 300, height: 200, gray: new Uint8Array(300 * 200).fill(255) } }]),
+          },
           says: /white-scan\.pdf holds no text to index: its one page has no text layer, and OCR was tried on it without finding any text/,
         },
       ];
@@ -204,13 +242,17 @@ export function retrievalHostileContract(label: string, openDb: OpenDb) {
 
     describe('chunk size in characters', () => {
       it('splits one long word into chunks of at most SVC_CHUNK_MAX_CHARS characters', async () => {
-        const capped = await retrievalHarness(h.db, { env: { SVC_CHUNK_MAX_CHARS: '1000', SVC_MAX_UPLOAD_BYTES: String(2 * 1024 * 1024) } });
+        const capped = await retrievalHarness(h.db, {
+          env: { SVC_CHUNK_MAX_CHARS: '1000', SVC_MAX_UPLOAD_BYTES: String(2 * 1024 * 1024) },
+        });
         try {
           const word = Array.from({ length: 150_000 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('');
           const res = await capped.upload('hostile', who.engineer, { name: 'word.txt', type: 'text/plain', bytes: enc(word) });
           expect(res.status).toBe(201);
           expect(res.body.chunk_count).toBe(150);
-          const stored = await h.db.query<{ text: string }>(`SELECT text FROM retrieval_chunks WHERE document_id = $1 ORDER BY ordinal`, [res.body.document_id]);
+          const stored = await h.db.query<{ text: string }>(`SELECT text FROM retrieval_chunks WHERE document_id = $1 ORDER BY ordinal`, [
+            res.body.document_id,
+          ]);
           expect(Math.max(...stored.map((c) => c.text.length))).toBe(1000);
           expect(stored.map((c) => c.text).join('')).toBe(word);
         } finally {
@@ -232,7 +274,11 @@ export function retrievalHostileContract(label: string, openDb: OpenDb) {
     describe('the same file uploaded again', () => {
       it('stores 8 concurrent identical uploads once: one 201, seven 200 with the same document marked duplicate', async () => {
         const before = await counts();
-        const file = { name: 'manual.txt', type: 'text/plain', bytes: enc(Array.from({ length: 300 }, (_, i) => `valve${i % 37} torque${i % 11}`).join(' ')) };
+        const file = {
+          name: 'manual.txt',
+          type: 'text/plain',
+          bytes: enc(Array.from({ length: 300 }, (_, i) => `valve${i % 37} torque${i % 11}`).join(' ')),
+        };
         // every upload reaches the insert before any commits: the unique index decides, not the early lookup
         embedder.hold(8);
         const results = await Promise.all(Array.from({ length: 8 }, () => h.upload('hostile', who.engineer, file)));
@@ -248,7 +294,9 @@ export function retrievalHostileContract(label: string, openDb: OpenDb) {
           `SELECT count(*)::int AS n FROM retrieval_chunks k WHERE k.collection_slug = 'hostile' AND NOT EXISTS (SELECT 1 FROM retrieval_documents d WHERE d.id = k.document_id)`,
         );
         expect(orphans[0]!.n).toBe(0);
-        const copies = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrieval_documents WHERE sha256 = $1`, [created.sha256]);
+        const copies = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrieval_documents WHERE sha256 = $1`, [
+          created.sha256,
+        ]);
         expect(copies[0]!.n).toBe(1);
         expect(await readdir(spool)).toEqual([]);
 

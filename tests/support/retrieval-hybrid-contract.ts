@@ -67,7 +67,9 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
         dim: DIM,
         embed: (body) => {
           const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
-          return inputs.map((t) => (embedding.vectors === 'flat' ? Array.from({ length: DIM }, (_, i) => (i === 0 ? 1 : 0)) : noiseVector(t)));
+          return inputs.map((t) =>
+            embedding.vectors === 'flat' ? Array.from({ length: DIM }, (_, i) => (i === 0 ? 1 : 0)) : noiseVector(t),
+          );
         },
       });
       const env = { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM) };
@@ -130,7 +132,10 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
         const keyword = await ask(h, 'noisy', { question, top_k: 50, mode: 'keyword' });
         const hybrid = await ask(h, 'noisy', { question, top_k: 5 });
         const want = expectedFusion(dense, keyword, 5);
-        expect(hybrid.map((c) => c.chunk_id), question).toEqual(want.map((w) => w.id));
+        expect(
+          hybrid.map((c) => c.chunk_id),
+          question,
+        ).toEqual(want.map((w) => w.id));
         hybrid.forEach((c, i) => {
           expect(c.score).toBeCloseTo(want[i]!.score, 12);
           expect([c.dense_rank, c.keyword_rank]).toEqual([want[i]!.dr, want[i]!.kr]);
@@ -141,12 +146,16 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
         expect(keyword.every((c) => c.dense_rank === null && c.score > 0)).toBe(true);
       }
       // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS pgvector offers the dense candidates: the same fusion
-      const direct = await retrievalHarness(h.db, { env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
+      const direct = await retrievalHarness(h.db, {
+        env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' },
+      });
       try {
         const q = { question: 'error code for the replication slot', top_k: 5 };
         const viaMemory = await ask(h, 'noisy', q);
         const viaPgvector = await ask(direct, 'noisy', q);
-        expect(viaPgvector.map((c) => [c.chunk_id, c.dense_rank, c.keyword_rank])).toEqual(viaMemory.map((c) => [c.chunk_id, c.dense_rank, c.keyword_rank]));
+        expect(viaPgvector.map((c) => [c.chunk_id, c.dense_rank, c.keyword_rank])).toEqual(
+          viaMemory.map((c) => [c.chunk_id, c.dense_rank, c.keyword_rank]),
+        );
       } finally {
         await direct.close();
       }
@@ -178,9 +187,13 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
     it('refuses an unknown mode naming the field, and a collection past the keyword limit with 422 naming the setting', async () => {
       const bad = await h.json('POST', '/collections/flat/query', who.user, { question: 'x', mode: 'fuzzy' });
       expect(bad.status).toBe(400);
-      expect(bad.body.errors).toEqual([expect.objectContaining({ location: 'json.mode', message: expect.stringContaining('hybrid, dense, keyword') })]);
+      expect(bad.body.errors).toEqual([
+        expect.objectContaining({ location: 'json.mode', message: expect.stringContaining('hybrid, dense, keyword') }),
+      ]);
 
-      const small = await retrievalHarness(h.db, { env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS: '3' } });
+      const small = await retrievalHarness(h.db, {
+        env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS: '3' },
+      });
       try {
         for (const mode of ['hybrid', 'keyword']) {
           const res = await small.json('POST', '/collections/flat/query', who.user, { question: 'ERR-4471', mode });

@@ -12,7 +12,9 @@ export type WatchedPlace = {
   /** Settings that make it watchable: SVC_WATCH_ROOTS and, for S3, the endpoint and keys. */
   env: Record<string, string>;
   /** A fresh source under the root for one test, written and removed through the test's own client. */
-  source(name: string): Promise<{ uri: string; put(path: string, body: string | Uint8Array): Promise<void>; remove(path: string): Promise<void> }>;
+  source(
+    name: string,
+  ): Promise<{ uri: string; put(path: string, body: string | Uint8Array): Promise<void>; remove(path: string): Promise<void> }>;
   /** A URI of the same kind that lies outside every root. */
   outside: string;
 };
@@ -43,19 +45,31 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
     });
 
     async function replica(opts: { watching: boolean; owner?: string }): Promise<RetrievalHarness> {
-      const h = await retrievalHarness(db.db, { env, ...(opts.watching ? { watch: { ...(opts.owner ? { owner: opts.owner } : {}) } } : {}) });
+      const h = await retrievalHarness(db.db, {
+        env,
+        ...(opts.watching ? { watch: { ...(opts.owner ? { owner: opts.owner } : {}) } } : {}),
+      });
       harnesses.push(h);
       return h;
     }
     const create = (slug: string, watch: unknown, as = who.engineer) =>
       admin.json('POST', '/collections', as, { slug, name: slug, allowed_roles: [], ...(watch === undefined ? {} : { watch }) });
     const documents = async (slug: string) =>
-      ((await admin.json('GET', `/collections/${slug}/documents`, who.admin)).body.documents as { document_id: string; filename: string; uploaded_by: string }[])
+      (
+        (await admin.json('GET', `/collections/${slug}/documents`, who.admin)).body.documents as {
+          document_id: string;
+          filename: string;
+          uploaded_by: string;
+        }[]
+      )
         .map((d) => d.filename)
         .sort();
     const status = async (slug: string) => (await admin.json('GET', `/collections/${slug}/watch`, who.admin)).body;
     const find = async (slug: string, question: string) =>
-      ((await admin.json('POST', `/collections/${slug}/query`, who.user, { question, mode: 'keyword', top_k: 3 })).body.chunks as { filename: string; text: string }[]);
+      (await admin.json('POST', `/collections/${slug}/query`, who.user, { question, mode: 'keyword', top_k: 3 })).body.chunks as {
+        filename: string;
+        text: string;
+      }[];
     /** The replica's files by outcome, read from its /metrics. */
     async function fileOutcomes(h: RetrievalHarness): Promise<Record<string, number>> {
       const text = await (await h.app.request('/metrics')).text();
@@ -78,7 +92,12 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       const off = await retrievalHarness(db.db, { env: {} });
       harnesses.push(off);
       const source = await where.source('off');
-      const refused = await off.json('POST', '/collections', who.engineer, { slug: 'off', name: 'off', allowed_roles: [], watch: { uri: source.uri, interval_seconds: 60 } });
+      const refused = await off.json('POST', '/collections', who.engineer, {
+        slug: 'off',
+        name: 'off',
+        allowed_roles: [],
+        watch: { uri: source.uri, interval_seconds: 60 },
+      });
       expect(refused.status).toBe(400);
       expect(refused.body.detail).toMatch(/Watching is off.*SVC_WATCH_ROOTS is empty/);
     });
@@ -94,90 +113,127 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       expect(set.body.watch).toEqual({ uri: source.uri, interval_seconds: 60 });
       expect((await patch(who.engineer, { watch: { uri: where.outside, interval_seconds: 60 } })).status).toBe(400);
       expect((await admin.json('GET', '/collections/managed', who.user)).body.watch).toEqual({ uri: source.uri, interval_seconds: 60 });
-      expect((await admin.json('GET', '/collections/managed/watch', who.user)).body).toMatchObject({ uri: source.uri, interval_seconds: 60, last_scan_at: null });
+      expect((await admin.json('GET', '/collections/managed/watch', who.user)).body).toMatchObject({
+        uri: source.uri,
+        interval_seconds: 60,
+        last_scan_at: null,
+      });
       expect((await patch(who.engineer, { bogus: 1 })).status).toBe(400);
       const stopped = await patch(who.engineer, { watch: null, description: 'no longer watched' });
       expect(stopped.body).toMatchObject({ watch: null, description: 'no longer watched', allowed_roles: [] });
       expect((await admin.json('GET', '/collections/managed/watch', who.user)).status).toBe(404);
     });
 
-    it('reflects files added, changed, removed and broken within an interval, beside uploads by hand', async () => {
-      const source = await where.source('docs');
-      await source.put('alpha.txt', 'Runbook: ERR-4471 means the replication slot is full.');
-      await source.put('notes/beta.md', '# Beta\n\nThe beta cluster runs in the north region.');
-      await source.put('broken.docx', 'PK this is not a zip archive at all');
-      await source.put('old.doc', new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0, 0]));
-      const h = await replica({ watching: true });
-      expect((await create('docs', { uri: source.uri, interval_seconds: 1 })).status).toBe(201);
-      // a document uploaded by hand lives beside the watched ones
-      expect((await admin.upload('docs', who.engineer, { name: 'by-hand.txt', bytes: enc('Uploaded by hand: the gamma key rotates monthly.') })).status).toBe(201);
+    it(
+      'reflects files added, changed, removed and broken within an interval, beside uploads by hand',
+      async () => {
+        const source = await where.source('docs');
+        await source.put('alpha.txt', 'Runbook: ERR-4471 means the replication slot is full.');
+        await source.put('notes/beta.md', '# Beta\n\nThe beta cluster runs in the north region.');
+        await source.put('broken.docx', 'PK this is not a zip archive at all');
+        await source.put('old.doc', new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0, 0]));
+        const h = await replica({ watching: true });
+        expect((await create('docs', { uri: source.uri, interval_seconds: 1 })).status).toBe(201);
+        // a document uploaded by hand lives beside the watched ones
+        expect(
+          (
+            await admin.upload('docs', who.engineer, {
+              name: 'by-hand.txt',
+              bytes: enc('Uploaded by hand: the gamma key rotates monthly.'),
+            })
+          ).status,
+        ).toBe(201);
 
-      await expect.poll(() => documents('docs'), poll).toEqual(['alpha.txt', 'by-hand.txt', 'notes/beta.md']);
-      await expect.poll(async () => (await status('docs')).failures.map((f: { path: string }) => f.path), poll).toEqual(['broken.docx', 'old.doc']);
-      const seen = await status('docs');
-      expect(seen.counts).toMatchObject({ seen: 4, ingested: 2, failed: 2 });
-      expect(seen.failures.find((f: { path: string }) => f.path === 'old.doc').reason).toMatch(/\.doc/);
-      expect(seen.failures.every((f: { reason: string; attempts: number; retry_at: string }) => f.reason.length > 10 && f.attempts === 1 && f.retry_at)).toBe(true);
-      expect((await find('docs', 'ERR-4471'))[0]!.filename).toBe('alpha.txt');
-      const docs = (await admin.json('GET', '/collections/docs/documents', who.admin)).body.documents as { filename: string; uploaded_by: string }[];
-      expect(docs.find((d) => d.filename === 'alpha.txt')!.uploaded_by).toBe(`watch:${source.uri}`);
+        await expect.poll(() => documents('docs'), poll).toEqual(['alpha.txt', 'by-hand.txt', 'notes/beta.md']);
+        await expect
+          .poll(async () => (await status('docs')).failures.map((f: { path: string }) => f.path), poll)
+          .toEqual(['broken.docx', 'old.doc']);
+        const seen = await status('docs');
+        expect(seen.counts).toMatchObject({ seen: 4, ingested: 2, failed: 2 });
+        expect(seen.failures.find((f: { path: string }) => f.path === 'old.doc').reason).toMatch(/\.doc/);
+        expect(
+          seen.failures.every(
+            (f: { reason: string; attempts: number; retry_at: string }) => f.reason.length > 10 && f.attempts === 1 && f.retry_at,
+          ),
+        ).toBe(true);
+        expect((await find('docs', 'ERR-4471'))[0]!.filename).toBe('alpha.txt');
+        const docs = (await admin.json('GET', '/collections/docs/documents', who.admin)).body.documents as {
+          filename: string;
+          uploaded_by: string;
+        }[];
+        expect(docs.find((d) => d.filename === 'alpha.txt')!.uploaded_by).toBe(`watch:${source.uri}`);
 
-      // changed: the new text replaces the old; removed: gone; fixed: indexed at once, whatever its backoff
-      await source.put('alpha.txt', 'Runbook: ERR-5000 means the disk is read-only.');
-      await source.remove('notes/beta.md');
-      await source.put('broken.docx', await docx([{ paragraph: 'A real Word file now: plain words about the delta service.' }]));
-      await source.remove('old.doc');
-      await expect.poll(() => documents('docs'), poll).toEqual(['alpha.txt', 'broken.docx', 'by-hand.txt']);
-      await expect.poll(async () => (await find('docs', 'ERR-5000'))[0]?.filename, poll).toBe('alpha.txt');
-      expect((await find('docs', 'ERR-4471')).some((c) => c.text.includes('ERR-4471'))).toBe(false);
-      await expect.poll(async () => (await status('docs')).failures, poll).toEqual([]);
-      // a watched file is stored as an upload is: each chunk beside the row code the in-memory copy loads
-      const [coded] = await db.db.query<{ chunks: number; codes: number }>(
-        `SELECT count(*)::int AS chunks, count(embedding_i8)::int AS codes FROM retrieval_chunks WHERE collection_slug = 'docs'`,
-      );
-      expect(coded!.chunks).toBeGreaterThan(2);
-      expect(coded!.codes).toBe(coded!.chunks);
-      const outcomes = await fileOutcomes(h);
-      expect(outcomes.ingested).toBe(3); // alpha, beta, then the fixed file
-      expect(outcomes.updated).toBe(1);
-      expect(outcomes.deleted).toBe(1);
+        // changed: the new text replaces the old; removed: gone; fixed: indexed at once, whatever its backoff
+        await source.put('alpha.txt', 'Runbook: ERR-5000 means the disk is read-only.');
+        await source.remove('notes/beta.md');
+        await source.put('broken.docx', await docx([{ paragraph: 'A real Word file now: plain words about the delta service.' }]));
+        await source.remove('old.doc');
+        await expect.poll(() => documents('docs'), poll).toEqual(['alpha.txt', 'broken.docx', 'by-hand.txt']);
+        await expect.poll(async () => (await find('docs', 'ERR-5000'))[0]?.filename, poll).toBe('alpha.txt');
+        expect((await find('docs', 'ERR-4471')).some((c) => c.text.includes('ERR-4471'))).toBe(false);
+        await expect.poll(async () => (await status('docs')).failures, poll).toEqual([]);
+        // a watched file is stored as an upload is: each chunk beside the row code the in-memory copy loads
+        const [coded] = await db.db.query<{ chunks: number; codes: number }>(
+          `SELECT count(*)::int AS chunks, count(embedding_i8)::int AS codes FROM retrieval_chunks WHERE collection_slug = 'docs'`,
+        );
+        expect(coded!.chunks).toBeGreaterThan(2);
+        expect(coded!.codes).toBe(coded!.chunks);
+        const outcomes = await fileOutcomes(h);
+        expect(outcomes.ingested).toBe(3); // alpha, beta, then the fixed file
+        expect(outcomes.updated).toBe(1);
+        expect(outcomes.deleted).toBe(1);
 
-      // the same bytes as the hand upload point at it; when that file goes, the hand upload stays
-      await source.put('copy-of-hand.txt', 'Uploaded by hand: the gamma key rotates monthly.');
-      await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(3);
-      await source.remove('copy-of-hand.txt');
-      await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(2);
-      expect(await documents('docs')).toEqual(['alpha.txt', 'broken.docx', 'by-hand.txt']);
-      await h.close();
-      harnesses.splice(harnesses.indexOf(h), 1);
-    }, LONG);
+        // the same bytes as the hand upload point at it; when that file goes, the hand upload stays
+        await source.put('copy-of-hand.txt', 'Uploaded by hand: the gamma key rotates monthly.');
+        await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(3);
+        await source.remove('copy-of-hand.txt');
+        await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(2);
+        expect(await documents('docs')).toEqual(['alpha.txt', 'broken.docx', 'by-hand.txt']);
+        await h.close();
+        harnesses.splice(harnesses.indexOf(h), 1);
+      },
+      LONG,
+    );
 
-    it('re-ingests nothing after a restart, and two replicas ingest each file once', async () => {
-      const source = await where.source('shared');
-      const files = Array.from({ length: 6 }, (_, i) => `file-${i}.txt`);
-      for (const [i, f] of files.entries()) await source.put(f, `Shared file number ${i}: code PART-${1000 + i} is in bin ${i}.`);
-      const [one, two] = [await replica({ watching: true, owner: 'replica-one' }), await replica({ watching: true, owner: 'replica-two' })];
-      expect((await create('shared', { uri: source.uri, interval_seconds: 1 })).status).toBe(201);
-      await expect.poll(() => documents('shared'), poll).toEqual(files);
-      const ids = (await admin.json('GET', '/collections/shared/documents', who.admin)).body.documents.map((d: { document_id: string }) => d.document_id).sort();
-      // both replicas scan, one at a time; between them each file was read and ingested once
-      const firstScan = (await status('shared')).last_scan_at;
-      await expect.poll(async () => (await status('shared')).last_scan_at, poll).not.toBe(firstScan);
-      const ingested = (await fileOutcomes(one)).ingested ?? 0;
-      expect(ingested + ((await fileOutcomes(two)).ingested ?? 0)).toBe(files.length);
+    it(
+      're-ingests nothing after a restart, and two replicas ingest each file once',
+      async () => {
+        const source = await where.source('shared');
+        const files = Array.from({ length: 6 }, (_, i) => `file-${i}.txt`);
+        for (const [i, f] of files.entries()) await source.put(f, `Shared file number ${i}: code PART-${1000 + i} is in bin ${i}.`);
+        const [one, two] = [
+          await replica({ watching: true, owner: 'replica-one' }),
+          await replica({ watching: true, owner: 'replica-two' }),
+        ];
+        expect((await create('shared', { uri: source.uri, interval_seconds: 1 })).status).toBe(201);
+        await expect.poll(() => documents('shared'), poll).toEqual(files);
+        const ids = (await admin.json('GET', '/collections/shared/documents', who.admin)).body.documents
+          .map((d: { document_id: string }) => d.document_id)
+          .sort();
+        // both replicas scan, one at a time; between them each file was read and ingested once
+        const firstScan = (await status('shared')).last_scan_at;
+        await expect.poll(async () => (await status('shared')).last_scan_at, poll).not.toBe(firstScan);
+        const ingested = (await fileOutcomes(one)).ingested ?? 0;
+        expect(ingested + ((await fileOutcomes(two)).ingested ?? 0)).toBe(files.length);
 
-      // a restart: a new replica on the same database reads the state and ingests nothing
-      await one.close();
-      await two.close();
-      harnesses.splice(harnesses.indexOf(one), 1);
-      harnesses.splice(harnesses.indexOf(two), 1);
-      const restarted = await replica({ watching: true, owner: 'replica-three' });
-      const before = (await status('shared')).last_scan_at;
-      await expect.poll(async () => (await status('shared')).last_scan_at, poll).not.toBe(before);
-      expect((await fileOutcomes(restarted)).unchanged).toBeGreaterThanOrEqual(files.length);
-      expect((await fileOutcomes(restarted)).ingested ?? 0).toBe(0);
-      expect((await admin.json('GET', '/collections/shared/documents', who.admin)).body.documents.map((d: { document_id: string }) => d.document_id).sort()).toEqual(ids);
-      expect((await status('shared')).counts).toMatchObject({ seen: 6, ingested: 0, updated: 0, deleted: 0, failed: 0 });
-    }, LONG);
+        // a restart: a new replica on the same database reads the state and ingests nothing
+        await one.close();
+        await two.close();
+        harnesses.splice(harnesses.indexOf(one), 1);
+        harnesses.splice(harnesses.indexOf(two), 1);
+        const restarted = await replica({ watching: true, owner: 'replica-three' });
+        const before = (await status('shared')).last_scan_at;
+        await expect.poll(async () => (await status('shared')).last_scan_at, poll).not.toBe(before);
+        expect((await fileOutcomes(restarted)).unchanged).toBeGreaterThanOrEqual(files.length);
+        expect((await fileOutcomes(restarted)).ingested ?? 0).toBe(0);
+        expect(
+          (await admin.json('GET', '/collections/shared/documents', who.admin)).body.documents
+            .map((d: { document_id: string }) => d.document_id)
+            .sort(),
+        ).toEqual(ids);
+        expect((await status('shared')).counts).toMatchObject({ seen: 6, ingested: 0, updated: 0, deleted: 0, failed: 0 });
+      },
+      LONG,
+    );
   });
 }

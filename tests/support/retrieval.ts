@@ -58,8 +58,7 @@ export async function retrievalHarness(
     ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS, ...(opts.watch.owner ? { owner: opts.watch.owner } : {}) })
     : undefined;
 
-  const headers = (as?: Identity): Record<string, string> =>
-    as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {};
+  const headers = (as?: Identity): Record<string, string> => (as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {});
 
   return {
     app,

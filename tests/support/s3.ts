@@ -50,7 +50,10 @@ export function s3Client(): S3Client {
 // A bucket of its own for one test file; drop() empties and removes it.
 export async function createTestBucket(label: string): Promise<{ bucket: string; drop: () => Promise<void> }> {
   await ensureS3();
-  const clean = label.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40);
+  const clean = label
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 40);
   const bucket = `t-${clean}-${randomBytes(4).toString('hex')}`;
   const client = s3Client();
   await client.send(new CreateBucketCommand({ Bucket: bucket }));

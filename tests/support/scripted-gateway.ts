@@ -69,7 +69,10 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
     if (failure !== undefined) return send(res, failure, errorBody(`scripted failure ${failure}`));
 
     if (req.method === 'GET' && path === '/v1/models') {
-      return send(res, 200, { object: 'list', data: script.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      return send(res, 200, {
+        object: 'list',
+        data: script.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+      });
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const out = script.chat(body);

@@ -29,7 +29,12 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
       it('has the Default experiment 0 with a proxied artifact location', async () => {
         const res = await t.get('experiments/get', { experiment_id: '0' });
         expect(res.status).toBe(200);
-        expect(res.body.experiment).toMatchObject({ experiment_id: '0', name: 'Default', artifact_location: 'mlflow-artifacts:/0', lifecycle_stage: 'active' });
+        expect(res.body.experiment).toMatchObject({
+          experiment_id: '0',
+          name: 'Default',
+          artifact_location: 'mlflow-artifacts:/0',
+          lifecycle_stage: 'active',
+        });
       });
 
       it('creates, finds by name, renames, tags, deletes and restores', async () => {
@@ -39,7 +44,11 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(id).toMatch(/^\d+$/);
 
         const byName = await t.get('experiments/get-by-name', { experiment_name: 'exp-a' });
-        expect(byName.body.experiment).toMatchObject({ experiment_id: id, artifact_location: `mlflow-artifacts:/${id}`, tags: [{ key: 'team', value: 'ml' }] });
+        expect(byName.body.experiment).toMatchObject({
+          experiment_id: id,
+          artifact_location: `mlflow-artifacts:/${id}`,
+          tags: [{ key: 'team', value: 'ml' }],
+        });
 
         expect((await t.post('experiments/update', { experiment_id: id, new_name: 'exp-b' })).status).toBe(200);
         expect((await t.post('experiments/set-experiment-tag', { experiment_id: id, key: 'team', value: 'data' })).status).toBe(200);
@@ -53,10 +62,34 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
       });
 
       it.each([
-        ['a missing name', 'experiments/get-by-name', 'GET', { experiment_name: 'nope' }, 404, 'RESOURCE_DOES_NOT_EXIST', "Could not find experiment with name 'nope'"],
-        ['an unknown id', 'experiments/get', 'GET', { experiment_id: '999' }, 404, 'RESOURCE_DOES_NOT_EXIST', 'No Experiment with id=999 exists'],
+        [
+          'a missing name',
+          'experiments/get-by-name',
+          'GET',
+          { experiment_name: 'nope' },
+          404,
+          'RESOURCE_DOES_NOT_EXIST',
+          "Could not find experiment with name 'nope'",
+        ],
+        [
+          'an unknown id',
+          'experiments/get',
+          'GET',
+          { experiment_id: '999' },
+          404,
+          'RESOURCE_DOES_NOT_EXIST',
+          'No Experiment with id=999 exists',
+        ],
         ['a non-integer id', 'experiments/get', 'GET', { experiment_id: 'abc' }, 400, 'INVALID_PARAMETER_VALUE', 'must be a valid integer'],
-        ['a duplicate name', 'experiments/create', 'POST', { name: 'Default' }, 400, 'RESOURCE_ALREADY_EXISTS', 'Experiment(name=Default) already exists'],
+        [
+          'a duplicate name',
+          'experiments/create',
+          'POST',
+          { name: 'Default' },
+          400,
+          'RESOURCE_ALREADY_EXISTS',
+          'Experiment(name=Default) already exists',
+        ],
         ['no name', 'experiments/create', 'POST', {}, 400, 'INVALID_PARAMETER_VALUE', "Missing value for required parameter 'name'"],
       ])('refuses %s', async (_what, path, method, input, status, code, message) => {
         const res = method === 'GET' ? await t.get(path, input as Record<string, string>) : await t.post(path, input);
@@ -73,11 +106,11 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
       });
 
       it('tells MLflow 3 clients what it supports', async () => {
-      const res = await t.call('GET', '/api/3.0/mlflow/server-info');
-      expect(res.body).toMatchObject({ store_type: 'SqlStore', multipart_uploads_enabled: false });
-    });
+        const res = await t.call('GET', '/api/3.0/mlflow/server-info');
+        expect(res.body).toMatchObject({ store_type: 'SqlStore', multipart_uploads_enabled: false });
+      });
 
-    it('answers unknown endpoints with ENDPOINT_NOT_FOUND', async () => {
+      it('answers unknown endpoints with ENDPOINT_NOT_FOUND', async () => {
         const res = await t.post('runs/fly-away', {});
         expect(res.status).toBe(404);
         expect(res.body.error_code).toBe('ENDPOINT_NOT_FOUND');
@@ -140,7 +173,13 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
       it('overwrites tags and deletes them', async () => {
         const id = (await newRun()).info.run_id;
         await t.post('runs/set-tag', { run_id: id, key: 'stage', value: 'a' });
-        await t.post('runs/log-batch', { run_id: id, tags: [{ key: 'stage', value: 'b' }, { key: 'stage', value: 'c' }] });
+        await t.post('runs/log-batch', {
+          run_id: id,
+          tags: [
+            { key: 'stage', value: 'b' },
+            { key: 'stage', value: 'c' },
+          ],
+        });
         let tags = (await t.get('runs/get', { run_id: id })).body.run.data.tags;
         expect(tags).toContainEqual({ key: 'stage', value: 'c' });
         expect((await t.post('runs/delete-tag', { run_id: id, key: 'stage' })).status).toBe(200);
@@ -168,7 +207,12 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
 
         const first = await t.get('metrics/get-history', { run_id: id, metric_key: 'loss', max_results: 2 });
         expect(first.body.metrics).toHaveLength(2);
-        const second = await t.get('metrics/get-history', { run_id: id, metric_key: 'loss', max_results: 2, page_token: first.body.next_page_token });
+        const second = await t.get('metrics/get-history', {
+          run_id: id,
+          metric_key: 'loss',
+          max_results: 2,
+          page_token: first.body.next_page_token,
+        });
         expect(second.body.metrics.map((m: { value: number }) => m.value)).toEqual([0.7]);
         expect(second.body.next_page_token).toBeUndefined();
       });
@@ -187,7 +231,13 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(ofA[0].step).toBe(0);
         expect(ofA.at(-1).step).toBe(99);
         expect(ofB.map((m: { step: number }) => m.step)).toEqual([0, 1, 2]);
-        const ranged = await t.get('metrics/get-history-bulk-interval', { run_ids: [a], metric_key: 'loss', max_results: 5, start_step: 10, end_step: 20 });
+        const ranged = await t.get('metrics/get-history-bulk-interval', {
+          run_ids: [a],
+          metric_key: 'loss',
+          max_results: 5,
+          start_step: 10,
+          end_step: 20,
+        });
         expect(ranged.body.metrics.every((m: { step: number }) => m.step >= 10 && m.step <= 20)).toBe(true);
         expect(ranged.body.metrics[0].step).toBe(10);
       });
@@ -298,7 +348,10 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect((await t.post('runs/log-inputs', input)).status).toBe(200);
         const run = (await t.get('runs/get', { run_id: id })).body.run;
         expect(run.inputs.dataset_inputs).toEqual([
-          { tags: [{ key: 'mlflow.data.context', value: 'training' }], dataset: { name: 'iris', digest: 'abc123', source_type: 'local', source: '{"uri": "/tmp/iris.csv"}', schema: '{}' } },
+          {
+            tags: [{ key: 'mlflow.data.context', value: 'training' }],
+            dataset: { name: 'iris', digest: 'abc123', source_type: 'local', source: '{"uri": "/tmp/iris.csv"}', schema: '{}' },
+          },
         ]);
         const summaries = await t.post('experiments/search-datasets', { experiment_ids: [exp] });
         expect(summaries.body.dataset_summaries).toEqual([{ experiment_id: exp, name: 'iris', digest: 'abc123', context: 'training' }]);
@@ -332,16 +385,25 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(model.info.model_id).toMatch(/^m-[0-9a-f]{32}$/);
 
         expect((await t.post('runs/outputs', { run_id: id, models: [{ model_id: model.info.model_id, step: 0 }] })).status).toBe(200);
-        await t.post('runs/log-batch', { run_id: id, metrics: [{ key: 'acc', value: 0.9, timestamp: 5, step: 0, model_id: model.info.model_id }] });
+        await t.post('runs/log-batch', {
+          run_id: id,
+          metrics: [{ key: 'acc', value: 0.9, timestamp: 5, step: 0, model_id: model.info.model_id }],
+        });
 
-        const done = await t.call('PATCH', `logged-models/${model.info.model_id}`, { model_id: model.info.model_id, status: 'LOGGED_MODEL_READY' });
+        const done = await t.call('PATCH', `logged-models/${model.info.model_id}`, {
+          model_id: model.info.model_id,
+          status: 'LOGGED_MODEL_READY',
+        });
         expect(done.body.model.info.status).toBe('LOGGED_MODEL_READY');
 
         await t.call('PATCH', `logged-models/${model.info.model_id}/tags`, { tags: [{ key: 'mlflow.model.flavor', value: 'sklearn' }] });
         await t.post(`logged-models/${model.info.model_id}/params`, { params: [{ key: 'max_iter', value: '100' }] });
         const got = (await t.get(`logged-models/${model.info.model_id}`)).body.model;
         expect(got.info.tags).toEqual(expect.arrayContaining([{ key: 'mlflow.model.flavor', value: 'sklearn' }]));
-        expect(got.data.params).toEqual([{ key: 'C', value: '1.0' }, { key: 'max_iter', value: '100' }]);
+        expect(got.data.params).toEqual([
+          { key: 'C', value: '1.0' },
+          { key: 'max_iter', value: '100' },
+        ]);
         expect(got.data.metrics).toEqual([{ key: 'acc', value: 0.9, timestamp: 5, step: 0, run_id: id, model_id: model.info.model_id }]);
 
         const runAfter = (await t.get('runs/get', { run_id: id })).body.run;
@@ -378,7 +440,11 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(res.status, res.text).toBe(200);
         expect(res.body.models.map((m: { info: { name: string } }) => m.info.name)).toEqual(['c', 'b']);
         expect(res.body.models[0].data.metrics[0]).toMatchObject({ key: 'acc', dataset_name: 'eval', dataset_digest: 'd1' });
-        const none = await t.post('logged-models/search', { experiment_ids: [exp], datasets: [{ dataset_name: 'other' }], filter: 'metrics.acc > 0' });
+        const none = await t.post('logged-models/search', {
+          experiment_ids: [exp],
+          datasets: [{ dataset_name: 'other' }],
+          filter: 'metrics.acc > 0',
+        });
         expect(none.body.models).toBeUndefined();
       });
 

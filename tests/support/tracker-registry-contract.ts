@@ -49,7 +49,11 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
 
     async function addRun(runId: string, experimentId = 0): Promise<string> {
       const uri = `mlflow-artifacts:/${experimentId}/${runId}/artifacts`;
-      await t.db.query(`INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ($1, $2, 1, $3)`, [runId, experimentId, uri]);
+      await t.db.query(`INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ($1, $2, 1, $3)`, [
+        runId,
+        experimentId,
+        uri,
+      ]);
       return uri;
     }
 
@@ -68,8 +72,18 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
 
     describe('registered models', () => {
       it('creates, reads, updates, renames and deletes one', async () => {
-        const created = await ok('POST', '/registered-models/create', { name: 'iris', description: 'flowers', tags: [{ key: 'team', value: 'ds' }] });
-        expect(created.registered_model).toMatchObject({ name: 'iris', description: 'flowers', tags: [{ key: 'team', value: 'ds' }], aliases: [], latest_versions: [] });
+        const created = await ok('POST', '/registered-models/create', {
+          name: 'iris',
+          description: 'flowers',
+          tags: [{ key: 'team', value: 'ds' }],
+        });
+        expect(created.registered_model).toMatchObject({
+          name: 'iris',
+          description: 'flowers',
+          tags: [{ key: 'team', value: 'ds' }],
+          aliases: [],
+          latest_versions: [],
+        });
         expect(typeof created.registered_model.creation_timestamp).toBe('number');
 
         const got = await ok('GET', '/registered-models/get', { name: 'iris' });
@@ -82,12 +96,19 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         await version('iris', 'runs:/r1/model', { run_id: 'r1' });
         await ok('POST', '/registered-models/alias', { name: 'iris', alias: 'champion', version: '1' });
         const renamed = await ok('POST', '/registered-models/rename', { name: 'iris', new_name: 'iris-v2' });
-        expect(renamed.registered_model).toMatchObject({ name: 'iris-v2', aliases: [{ alias: 'champion', version: '1' }], tags: [{ key: 'team', value: 'ds' }] });
+        expect(renamed.registered_model).toMatchObject({
+          name: 'iris-v2',
+          aliases: [{ alias: 'champion', version: '1' }],
+          tags: [{ key: 'team', value: 'ds' }],
+        });
         expect(renamed.registered_model.latest_versions).toMatchObject([{ name: 'iris-v2', version: '1', aliases: ['champion'] }]);
         expect((await call('GET', '/registered-models/get', { name: 'iris' })).status).toBe(404);
 
         await ok('DELETE', '/registered-models/delete', { name: 'iris-v2' });
-        expect(await call('GET', '/registered-models/get', { name: 'iris-v2' })).toMatchObject({ status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST' } });
+        expect(await call('GET', '/registered-models/get', { name: 'iris-v2' })).toMatchObject({
+          status: 404,
+          body: { error_code: 'RESOURCE_DOES_NOT_EXIST' },
+        });
         expect(await call('GET', '/model-versions/get', { name: 'iris-v2', version: '1' })).toMatchObject({ status: 404 });
       });
 
@@ -169,7 +190,9 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
           tags: [{ key: 'k', value: 'v' }],
           aliases: [],
         });
-        expect(await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).toEqual({ artifact_uri: `${runUri}/model` });
+        expect(await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).toEqual({
+          artifact_uri: `${runUri}/model`,
+        });
 
         await ok('POST', '/registered-models/create', { name: 'other' });
         expect((await version('other', 'runs:/run-a/model')).version).toBe('1');
@@ -179,13 +202,20 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
       it('takes a runs:/ source whose run is not on this server as given, as MLflow does (migrations)', async () => {
         const v = await version('clf', 'runs:/elsewhere/model', { run_id: 'elsewhere' });
         expect(v).toMatchObject({ version: '1', source: 'runs:/elsewhere/model', run_id: 'elsewhere' });
-        expect(await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).toEqual({ artifact_uri: 'runs:/elsewhere/model' });
+        expect(await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).toEqual({
+          artifact_uri: 'runs:/elsewhere/model',
+        });
         expect((await version('clf', 'runs:/elsewhere/model')).run_id).toBe('elsewhere');
         expect((await call('POST', '/model-versions/create', { name: 'clf', source: 'runs:/elsewhere/../x' })).status).toBe(400);
         // The run_id sent with it must be the source's run (MLflow's words).
-        expect(await call('POST', '/model-versions/create', { name: 'clf', source: 'runs:/elsewhere/model', run_id: 'run_id_1' })).toMatchObject({
+        expect(
+          await call('POST', '/model-versions/create', { name: 'clf', source: 'runs:/elsewhere/model', run_id: 'run_id_1' }),
+        ).toMatchObject({
           status: 400,
-          body: { message: "Invalid model version source: 'runs:/elsewhere/model'. The run_id request parameter must identify the resource that contains the source." },
+          body: {
+            message:
+              "Invalid model version source: 'runs:/elsewhere/model'. The run_id request parameter must identify the resource that contains the source.",
+          },
         });
       });
 
@@ -195,7 +225,9 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         const v = await version('clf', 'models:/m-123', { model_id: 'm-123' });
         expect(v).toMatchObject({ version: '1', source: 'models:/m-123', model_id: 'm-123', run_id: 'run-b' });
         expect((await ok('GET', '/model-versions/get-download-uri', { name: 'clf', version: '1' })).artifact_uri).toBe(location);
-        const [tag] = await t.db.query<{ value: string }>(`SELECT value FROM tracker_logged_model_tags WHERE model_id = 'm-123' AND key = 'mlflow.modelVersions'`);
+        const [tag] = await t.db.query<{ value: string }>(
+          `SELECT value FROM tracker_logged_model_tags WHERE model_id = 'm-123' AND key = 'mlflow.modelVersions'`,
+        );
         expect(JSON.parse(tag!.value)).toEqual([{ name: 'clf', version: 1 }]);
 
         // models:/<name>/<version|stage|alias> copies another version's location.
@@ -232,15 +264,22 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         await addRun('run-e');
         await version('clf', 'runs:/run-e/model');
         await version('clf', 'runs:/run-e/model');
-        expect((await ok('PATCH', '/model-versions/update', { name: 'clf', version: '1', description: 'tuned' })).model_version.description).toBe('tuned');
+        expect(
+          (await ok('PATCH', '/model-versions/update', { name: 'clf', version: '1', description: 'tuned' })).model_version.description,
+        ).toBe('tuned');
         await ok('POST', '/model-versions/set-tag', { name: 'clf', version: '1', key: 'q', value: 'good' });
         await ok('POST', '/model-versions/set-tag', { name: 'clf', version: '1', key: 'r', value: 'x' });
         await ok('DELETE', '/model-versions/delete-tag', { name: 'clf', version: '1', key: 'r' });
-        expect((await ok('GET', '/model-versions/get', { name: 'clf', version: '1' })).model_version.tags).toEqual([{ key: 'q', value: 'good' }]);
+        expect((await ok('GET', '/model-versions/get', { name: 'clf', version: '1' })).model_version.tags).toEqual([
+          { key: 'q', value: 'good' },
+        ]);
 
         await ok('POST', '/registered-models/alias', { name: 'clf', alias: 'old', version: '2' });
         await ok('DELETE', '/model-versions/delete', { name: 'clf', version: '2' });
-        expect(await call('GET', '/model-versions/get', { name: 'clf', version: '2' })).toMatchObject({ status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST' } });
+        expect(await call('GET', '/model-versions/get', { name: 'clf', version: '2' })).toMatchObject({
+          status: 404,
+          body: { error_code: 'RESOURCE_DOES_NOT_EXIST' },
+        });
         expect((await ok('GET', '/registered-models/get', { name: 'clf' })).registered_model.aliases).toEqual([]);
         expect((await version('clf', 'runs:/run-e/model')).version).toBe('3');
         expect(await call('DELETE', '/model-versions/delete', { name: 'clf', version: '2' })).toMatchObject({ status: 404 });
@@ -256,7 +295,12 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
 
       const stageOf = async (v: string) => (await ok('GET', '/model-versions/get', { name: 'st', version: v })).model_version.current_stage;
       const transition = (v: string, stage: string, archive?: boolean) =>
-        call('POST', '/model-versions/transition-stage', { name: 'st', version: v, stage, ...(archive === undefined ? {} : { archive_existing_versions: archive }) });
+        call('POST', '/model-versions/transition-stage', {
+          name: 'st',
+          version: v,
+          stage,
+          ...(archive === undefined ? {} : { archive_existing_versions: archive }),
+        });
 
       it('moves versions between stages with MLflow spellings, and archives the others on request', async () => {
         expect((await transition('1', 'production', false)).body.model_version.current_stage).toBe('Production');
@@ -266,16 +310,28 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
 
         const moved = await transition('4', 'Production', true);
         expect(moved).toMatchObject({ status: 200, body: { model_version: { version: '4', current_stage: 'Production' } } });
-        expect([await stageOf('1'), await stageOf('2'), await stageOf('3'), await stageOf('4')]).toEqual(['Archived', 'Staging', 'Archived', 'Production']);
+        expect([await stageOf('1'), await stageOf('2'), await stageOf('3'), await stageOf('4')]).toEqual([
+          'Archived',
+          'Staging',
+          'Archived',
+          'Production',
+        ]);
 
         const latest = await ok('POST', '/registered-models/get-latest-versions', { name: 'st', stages: ['production'] });
         expect(latest.model_versions.map((v: any) => v.version)).toEqual(['4']);
         const viaGet = await ok('GET', '/registered-models/get-latest-versions', { name: 'st', stages: ['Staging', 'Production'] });
-        expect(viaGet.model_versions.map((v: any) => [v.version, v.current_stage])).toEqual([['2', 'Staging'], ['4', 'Production']]);
+        expect(viaGet.model_versions.map((v: any) => [v.version, v.current_stage])).toEqual([
+          ['2', 'Staging'],
+          ['4', 'Production'],
+        ]);
         const all = await ok('POST', '/registered-models/get-latest-versions', { name: 'st' });
         expect(all.model_versions.map((v: any) => v.current_stage).sort()).toEqual(['Archived', 'Production', 'Staging']);
         const model = (await ok('GET', '/registered-models/get', { name: 'st' })).registered_model;
-        expect(model.latest_versions.map((v: any) => [v.version, v.current_stage])).toEqual([['2', 'Staging'], ['3', 'Archived'], ['4', 'Production']]);
+        expect(model.latest_versions.map((v: any) => [v.version, v.current_stage])).toEqual([
+          ['2', 'Staging'],
+          ['3', 'Archived'],
+          ['4', 'Production'],
+        ]);
 
         expect((await transition('4', 'None')).body.model_version.current_stage).toBe('None');
       });
@@ -347,9 +403,16 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
       it('finds registered models with their tags, aliases and latest versions, page by page', async () => {
         const first = await ok('GET', '/registered-models/search', { max_results: 2, order_by: 'name DESC' });
         expect(first.registered_models.map((m: any) => m.name)).toEqual(['gamma', 'beta']);
-        expect(first.registered_models[1]).toMatchObject({ aliases: [{ alias: 'prod', version: '2' }], tags: [{ key: 'kind', value: 'b' }] });
+        expect(first.registered_models[1]).toMatchObject({
+          aliases: [{ alias: 'prod', version: '2' }],
+          tags: [{ key: 'kind', value: 'b' }],
+        });
         expect(first.registered_models[1].latest_versions).toMatchObject([{ version: '2', current_stage: 'None', aliases: ['prod'] }]);
-        const second = await ok('GET', '/registered-models/search', { max_results: 2, order_by: 'name DESC', page_token: first.next_page_token });
+        const second = await ok('GET', '/registered-models/search', {
+          max_results: 2,
+          order_by: 'name DESC',
+          page_token: first.next_page_token,
+        });
         expect(second.registered_models.map((m: any) => m.name)).toEqual(['alpha']);
         expect(second.next_page_token).toBeUndefined();
 
@@ -361,10 +424,16 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
 
       it('finds model versions with their tags and aliases', async () => {
         const found = await ok('GET', '/model-versions/search', { filter: "name = 'beta'" });
-        expect(found.model_versions.map((v: any) => [v.name, v.version])).toEqual([['beta', '2'], ['beta', '1']]);
+        expect(found.model_versions.map((v: any) => [v.name, v.version])).toEqual([
+          ['beta', '2'],
+          ['beta', '1'],
+        ]);
         expect(found.model_versions[0].aliases).toEqual(['prod']);
         expect(found.model_versions[1].tags).toEqual([{ key: 'n', value: 'beta' }]);
-        expect(await call('GET', '/model-versions/search', { filter: 'bogus ~ 1' })).toMatchObject({ status: 400, body: { error_code: 'INVALID_PARAMETER_VALUE' } });
+        expect(await call('GET', '/model-versions/search', { filter: 'bogus ~ 1' })).toMatchObject({
+          status: 400,
+          body: { error_code: 'INVALID_PARAMETER_VALUE' },
+        });
       });
     });
 
@@ -381,7 +450,10 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         const refused = replies.filter((r) => r.status !== 200);
         expect(refused).toHaveLength(9);
         for (const r of refused) {
-          expect(r).toMatchObject({ status: 400, body: { error_code: 'RESOURCE_ALREADY_EXISTS', message: 'Registered Model (name=race) already exists.' } });
+          expect(r).toMatchObject({
+            status: 400,
+            body: { error_code: 'RESOURCE_ALREADY_EXISTS', message: 'Registered Model (name=race) already exists.' },
+          });
         }
         const found = await ok('GET', '/registered-models/search', { filter: "name = 'race'" });
         expect(found.registered_models).toHaveLength(1);
@@ -390,7 +462,9 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
       it('numbers 40 concurrent versions of one name 1..40, without gap or duplicate', async () => {
         await ok('POST', '/registered-models/create', { name: 'many' });
         const replies = await Promise.all(
-          Array.from({ length: 40 }, () => call('POST', '/model-versions/create', { name: 'many', source: 'runs:/run-race/model', run_id: 'run-race' })),
+          Array.from({ length: 40 }, () =>
+            call('POST', '/model-versions/create', { name: 'many', source: 'runs:/run-race/model', run_id: 'run-race' }),
+          ),
         );
         for (const r of replies) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200 });
         const oneToForty = Array.from({ length: 40 }, (_, i) => i + 1);
@@ -404,7 +478,12 @@ export function trackerRegistryContract(name: string, open: () => Promise<{ db: 
         for (let i = 0; i < 10; i++) await version('prod', 'runs:/run-race/model');
         const replies = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
-            call('POST', '/model-versions/transition-stage', { name: 'prod', version: String(i + 1), stage: 'Production', archive_existing_versions: true }),
+            call('POST', '/model-versions/transition-stage', {
+              name: 'prod',
+              version: String(i + 1),
+              stage: 'Production',
+              archive_existing_versions: true,
+            }),
           ),
         );
         for (const r of replies) {

@@ -35,7 +35,9 @@ export async function trackerHarness(
     const url = path.startsWith('/') ? path : `/api/2.0/mlflow/${path}`;
     const res = await app.request(url, {
       method,
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
     });
     const text = await res.text();
     let json: any;

@@ -8,7 +8,11 @@ import { importPKCS8, SignJWT } from 'jose';
 // The real Trino that scripts/start-trino.sh runs: HTTPS with its own CA, JWT authentication with a key tests hold.
 export const TRINO_PORT = Number(process.env.SVC_IT_TRINO_PORT ?? 18443);
 export const TRINO_URL = `https://localhost:${TRINO_PORT}`;
-const keys = join(process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run'), `trino-${TRINO_PORT}`, 'keys');
+const keys = join(
+  process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run'),
+  `trino-${TRINO_PORT}`,
+  'keys',
+);
 
 export function ensureTrino(): { ca: string } {
   execFileSync('bash', ['scripts/start-trino.sh'], { stdio: 'inherit' });
@@ -18,17 +22,33 @@ export function ensureTrino(): { ca: string } {
 export async function trinoToken(user: string, expiresIn = '1h'): Promise<string> {
   const key = await importPKCS8(readFileSync(join(keys, 'jwt-private.pem'), 'utf8'), 'RS256');
   // Trino names the user by preferred_username, as in a token Keycloak issues (scripts/start-trino.sh)
-  return new SignJWT({ preferred_username: user }).setProtectedHeader({ alg: 'RS256' }).setSubject(user).setIssuedAt().setExpirationTime(expiresIn).sign(key);
+  return new SignJWT({ preferred_username: user })
+    .setProtectedHeader({ alg: 'RS256' })
+    .setSubject(user)
+    .setIssuedAt()
+    .setExpirationTime(expiresIn)
+    .sign(key);
 }
 
 /** Trino's own client protocol over HTTPS: POST the statement, follow nextUri; the first error page ends it. */
-export async function trinoStatement(sql: string, token: string, ca: string): Promise<{ status: number; rows: unknown[][]; error?: string }> {
+export async function trinoStatement(
+  sql: string,
+  token: string,
+  ca: string,
+): Promise<{ status: number; rows: unknown[][]; error?: string }> {
   const agent = new Agent({ ca });
   const call = (url: string, init: { method?: string; body?: string }) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const u = new URL(url);
       const req = httpsRequest(
-        { hostname: u.hostname, port: u.port, path: u.pathname + u.search, method: init.method ?? 'GET', agent, headers: { Authorization: `Bearer ${token}` } },
+        {
+          hostname: u.hostname,
+          port: u.port,
+          path: u.pathname + u.search,
+          method: init.method ?? 'GET',
+          agent,
+          headers: { Authorization: `Bearer ${token}` },
+        },
         (res) => {
           let body = '';
           res.on('data', (d) => (body += d));

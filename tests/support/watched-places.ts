@@ -36,7 +36,6 @@ export async function folderPlace(): Promise<WatchedPlace & { root: string; clea
   };
 }
 
-
 /** A fresh MinIO bucket whose prefix `watched/` is the root, read through the S3 adapter with the test keys. */
 export async function s3Place(): Promise<WatchedPlace & { cleanup(): Promise<void> }> {
   const { bucket, drop } = await createTestBucket('watch');

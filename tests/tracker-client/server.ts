@@ -118,7 +118,11 @@ export type SuiteResult = {
  * Runs tests/tracker-client/<name>.py with the venv's python against `env`. The client retries a 5xx seven times
  * with growing back-off (minutes); here it retries once, quickly, so a server error fails the check in seconds.
  */
-export async function runSuite(name: string, env: Record<string, string>, opts: { timeoutMs?: number; echo?: boolean } = {}): Promise<SuiteResult> {
+export async function runSuite(
+  name: string,
+  env: Record<string, string>,
+  opts: { timeoutMs?: number; echo?: boolean } = {},
+): Promise<SuiteResult> {
   const py = await mlflowPython();
   return new Promise((resolve) => {
     const child = spawn(py, [join(here, `${name}.py`)], {
@@ -151,7 +155,8 @@ export async function runSuite(name: string, env: Record<string, string>, opts: 
 
 /** The failing checks as an assertion message a person can act on. */
 export function describeFailures(result: SuiteResult): string {
-  if (!result.summary) return `no summary (exit ${result.exitCode}); stdout tail:\n${result.stdout.slice(-3000)}\nstderr tail:\n${result.stderr.slice(-3000)}`;
+  if (!result.summary)
+    return `no summary (exit ${result.exitCode}); stdout tail:\n${result.stdout.slice(-3000)}\nstderr tail:\n${result.stderr.slice(-3000)}`;
   return result.summary.failures.map((f) => [`FAIL ${f.check}: ${f.reason}`, ...f.http.map((h) => `  http: ${h}`)].join('\n')).join('\n');
 }
 

@@ -28,7 +28,10 @@ describe('retrieval records every query in the audit chain', () => {
 
   it('lists the chained records at /audit/queries and gives the head at /audit/head', async () => {
     expect((await h.json('POST', '/collections', who.engineer, { slug: 'hb', name: 'Handbook', allowed_roles: [] })).status).toBe(201);
-    const upload = await h.upload('hb', who.engineer, { name: 'a.txt', bytes: new TextEncoder().encode('vacation days are twenty five a year') });
+    const upload = await h.upload('hb', who.engineer, {
+      name: 'a.txt',
+      bytes: new TextEncoder().encode('vacation days are twenty five a year'),
+    });
     expect(upload.status).toBe(201);
     for (const question of ['how many vacation days?', 'what about sick days?']) {
       expect((await h.json('POST', '/collections/hb/query', who.user, { question })).status).toBe(200);
@@ -55,7 +58,10 @@ describe('explore records questions, shares and deletions in the audit chain', (
   let gw: ScriptedGateway;
   let h: ExploreHarness;
   beforeAll(async () => {
-    gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => '```sql\nSELECT n_name FROM tpch.tiny.nation ORDER BY n_name\n```' });
+    gw = await startScriptedGateway({
+      models: ['svc-chat'],
+      chat: () => '```sql\nSELECT n_name FROM tpch.tiny.nation ORDER BY n_name\n```',
+    });
     h = await exploreHarness({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat' });
   }, 60_000);
   afterAll(async () => {
@@ -69,8 +75,13 @@ describe('explore records questions, shares and deletions in the audit chain', (
     expect((await h.ask(as.analyst, { question: 'list the nations' })).body.cached).toBe(true);
     expect((await h.ask(as.viewer, { question: 'list the nations' })).status).toBe(403);
     const id = answered.body.dashboard_id;
-    expect((await h.call('PATCH', `/dashboards/${id}/share`, as.analyst, { visibility: 'users', allowed_users: ['uma'], allowed_groups: [] })).status).toBe(200);
-    expect((await h.call('PATCH', `/dashboards/${id}/share`, as.user, { visibility: 'public', allowed_users: [], allowed_groups: [] })).status).toBe(404);
+    expect(
+      (await h.call('PATCH', `/dashboards/${id}/share`, as.analyst, { visibility: 'users', allowed_users: ['uma'], allowed_groups: [] }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await h.call('PATCH', `/dashboards/${id}/share`, as.user, { visibility: 'public', allowed_users: [], allowed_groups: [] })).status,
+    ).toBe(404);
     expect((await h.call('DELETE', `/dashboards/${id}`, as.analyst)).status).toBe(200);
 
     const chain = await records(h.db);
@@ -82,10 +93,19 @@ describe('explore records questions, shares and deletions in the audit chain', (
       [5, 'dashboard_delete', 'ana', null],
     ]);
     expect(chain[0]!.detail).toMatchObject({
-      question: 'list the nations', model: 'svc-chat', sql: expect.stringContaining('SELECT n_name FROM tpch.tiny.nation'), status: 200, row_count: 25, dashboard_id: id,
+      question: 'list the nations',
+      model: 'svc-chat',
+      sql: expect.stringContaining('SELECT n_name FROM tpch.tiny.nation'),
+      status: 200,
+      row_count: 25,
+      dashboard_id: id,
     });
     expect(chain[2]!.detail).toMatchObject({ status: 403, sql: null, detail: expect.stringContaining('None of the tables') });
-    expect(chain[3]!.detail).toMatchObject({ dashboard_id: id, before: { visibility: 'private' }, after: { visibility: 'users', allowed_users: ['uma'] } });
+    expect(chain[3]!.detail).toMatchObject({
+      dashboard_id: id,
+      before: { visibility: 'private' },
+      after: { visibility: 'users', allowed_users: ['uma'] },
+    });
     expect((await h.call('GET', '/audit/head', as.viewer)).body).toMatchObject({ seq: 5 });
     expect((await verifyChain(h.db)).ok).toBe(true);
   });
@@ -97,7 +117,12 @@ describe('policy bundles taken into force are recorded in the audit chain', () =
     const server = await bundleServer();
     server.publish(await sign(await committedBundle('rev-1'), key));
     const shared = await openSharedParts(
-      { SVC_LOG_LEVEL: 'silent', SVC_POLICY_BUNDLE_URL: server.url, SVC_POLICY_BUNDLE_PUBLIC_KEY: key.publicKeyPem, SVC_POLICY_POLL_SECONDS: '3600' },
+      {
+        SVC_LOG_LEVEL: 'silent',
+        SVC_POLICY_BUNDLE_URL: server.url,
+        SVC_POLICY_BUNDLE_PUBLIC_KEY: key.publicKeyPem,
+        SVC_POLICY_POLL_SECONDS: '3600',
+      },
       { embedded: false, inMemory: true },
     );
     try {

@@ -20,8 +20,7 @@ async function setup(overrides: Partial<OidcSettings> = {}) {
     { knownRoles: KNOWN_ROLES, now: () => clock.now },
   );
   const app = whoamiService(resolver);
-  const ask = async (token?: string) =>
-    app.request('/whoami', { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+  const ask = async (token?: string) => app.request('/whoami', { headers: token ? { Authorization: `Bearer ${token}` } : {} });
   return { issuer, clock, resolver, ask, sign: (claims = {}, opts = {}) => issuer.sign(claims, { now: clock.now, ...opts }) };
 }
 

@@ -82,7 +82,11 @@ describe('explore in jwt mode', () => {
   afterAll(() => h.close());
 
   it("names the token's user and roles, dropping roles the platform does not know", async () => {
-    const token = await issuer.sign({ preferred_username: 'uma', realm_access: { roles: ['svc-user', 'realm-admin'] }, groups: ['finance'] });
+    const token = await issuer.sign({
+      preferred_username: 'uma',
+      realm_access: { roles: ['svc-user', 'realm-admin'] },
+      groups: ['finance'],
+    });
     const res = await h.app.request('/me', { headers: { ...bearer(token), 'X-User-Id': 'ada', 'X-User-Role': 'svc-admin' } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ user: 'uma', roles: ['svc-user'], groups: ['finance'] });
@@ -90,7 +94,11 @@ describe('explore in jwt mode', () => {
 
   it('refuses a question without a token, and one whose token has no user claim', async () => {
     const ask = (headers: Record<string, string>) =>
-      h.app.request('/query', { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ question: 'how many nations' }) });
+      h.app.request('/query', {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ question: 'how many nations' }),
+      });
     expectChallenge(await ask({ 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' }));
     const nameless = await issuer.sign({ preferred_username: undefined });
     const res = await ask(bearer(nameless));
@@ -102,7 +110,10 @@ describe('explore in jwt mode', () => {
 describe('an issuer out of reach', () => {
   it('is a 503 with Retry-After while keys are needed, never a 500, and the service answers again once it is back', async () => {
     const unreachable = await startTestIssuer();
-    const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(unreachable.url, { jwksCooldownMs: 1 }) }, { knownRoles: KNOWN_ROLES });
+    const resolver = createCallerResolver(
+      { mode: 'jwt', ...oidcSettings(unreachable.url, { jwksCooldownMs: 1 }) },
+      { knownRoles: KNOWN_ROLES },
+    );
     const h = await retrievalHarness(await openPglite({}), { callers: resolver });
     try {
       const token = await unreachable.sign({ preferred_username: 'eve', realm_access: { roles: ['svc-engineer'] } });
@@ -112,7 +123,9 @@ describe('an issuer out of reach', () => {
       expect(res.headers.get('retry-after')).toBeTruthy();
       unreachable.failWith = undefined;
       // after a failure the keys are asked for again once a short back-off has passed
-      await expect.poll(async () => (await h.app.request('/collections', { headers: bearer(token) })).status, { timeout: 10_000 }).toBe(200);
+      await expect
+        .poll(async () => (await h.app.request('/collections', { headers: bearer(token) })).status, { timeout: 10_000 })
+        .toBe(200);
     } finally {
       await h.close();
       await unreachable.close();
@@ -158,7 +171,11 @@ describe('the tracker in jwt mode', () => {
   it('records the signed-in user on a model version', async () => {
     const token = await tokenOf('eve', 'svc-engineer');
     const post = (path: string, body: unknown) =>
-      t.app.request(`/api/2.0/mlflow/${path}`, { method: 'POST', headers: { ...bearer(token), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      t.app.request(`/api/2.0/mlflow/${path}`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await post('registered-models/create', { name: 'churn' })).status).toBe(200);
     const res = await post('model-versions/create', { name: 'churn', source: 's3://models/churn/1' });
     expect(res.status).toBe(200);

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/platform/config.ts';
 import { ProblemError } from '../../src/platform/errors.ts';
-import {
-  AuthError,
-  authProblem,
-  authSettings,
-  authShape,
-  claimAt,
-  createCallerResolver,
-} from '../../src/platform/auth/index.ts';
+import { AuthError, authProblem, authSettings, authShape, claimAt, createCallerResolver } from '../../src/platform/auth/index.ts';
 
 // The settings as a service reads them, the `headers` mode kept as it is, claim paths for other IdPs, and the one
 // mapping of auth errors to HTTP pieces.

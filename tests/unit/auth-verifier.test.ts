@@ -13,7 +13,6 @@ let app: Hono;
 const clock = Date.now();
 const extraKeys: Partial<Record<'ES256' | 'EdDSA', TestKey>> = {};
 
-
 beforeAll(async () => {
   issuer = await startTestIssuer();
   // Published before the first request: a key added later waits for the cooldown (auth-keys.test.ts).
@@ -30,8 +29,16 @@ const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 describe('a token that fails a check is a 401 with an invalid_token challenge', () => {
   const seconds = () => Math.floor(clock / 1000);
   const cases: [string, () => Promise<string>, RegExp][] = [
-    ['signed by a key the issuer does not publish', async () => issuer.sign({}, { key: await issuer.addKey('RS256', { publish: false }) }), /key "key-\d+" the identity provider does not publish/],
-    ['alg none', async () => new UnsecuredJWT({ iss: issuer.url, aud: 'svc', preferred_username: 'ada', exp: seconds() + 300 }).encode(), /algorithm is not accepted/],
+    [
+      'signed by a key the issuer does not publish',
+      async () => issuer.sign({}, { key: await issuer.addKey('RS256', { publish: false }) }),
+      /key "key-\d+" the identity provider does not publish/,
+    ],
+    [
+      'alg none',
+      async () => new UnsecuredJWT({ iss: issuer.url, aud: 'svc', preferred_username: 'ada', exp: seconds() + 300 }).encode(),
+      /algorithm is not accepted/,
+    ],
     [
       'HS256 whose secret is the public key',
       async () =>
@@ -49,11 +56,23 @@ describe('a token that fails a check is a 401 with an invalid_token challenge', 
     ['not yet valid', () => issuer.sign({ nbf: seconds() + 60 }), /not valid before/],
     ['without the user claim', () => issuer.sign({ preferred_username: undefined }), /no "preferred_username" claim/],
     ['with an empty user claim', () => issuer.sign({ preferred_username: '  ' }), /no "preferred_username" claim/],
-    ['with a tampered payload', async () => {
-      const [h, , s] = (await issuer.sign()).split('.');
-      const forged = Buffer.from(JSON.stringify({ iss: issuer.url, aud: 'svc', preferred_username: 'ada', realm_access: { roles: ['svc-admin'] }, exp: seconds() + 300 })).toString('base64url');
-      return `${h}.${forged}.${s}`;
-    }, /signature does not verify/],
+    [
+      'with a tampered payload',
+      async () => {
+        const [h, , s] = (await issuer.sign()).split('.');
+        const forged = Buffer.from(
+          JSON.stringify({
+            iss: issuer.url,
+            aud: 'svc',
+            preferred_username: 'ada',
+            realm_access: { roles: ['svc-admin'] },
+            exp: seconds() + 300,
+          }),
+        ).toString('base64url');
+        return `${h}.${forged}.${s}`;
+      },
+      /signature does not verify/,
+    ],
     ['that is not a JWT', async () => 'not-a-token', /not a well-formed signed JWT/],
   ];
 
@@ -116,7 +135,10 @@ describe('a service that also serves calls without identity (the tracker)', () =
     const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: KNOWN_ROLES, now: () => clock });
     expect(await resolver.optionalCallerFrom(new Headers({ 'X-User-Id': 'ada' }))).toBeUndefined();
     const token = await issuer.sign({ preferred_username: 'uma', realm_access: { roles: ['svc-user'] } });
-    expect(await resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}` }))).toMatchObject({ user: 'uma', roles: ['svc-user'] });
+    expect(await resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}` }))).toMatchObject({
+      user: 'uma',
+      roles: ['svc-user'],
+    });
     await expect(resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}x` }))).rejects.toMatchObject({
       failure: { kind: 'invalid_token', reason: 'bad_signature' },
     });

@@ -38,9 +38,15 @@ describe('request body limit', () => {
   });
 
   it('retrieval refuses a large JSON body but streams an upload larger than the JSON limit', async () => {
-    const refused = await retrieval.json('POST', '/collections', who.engineer, { slug: 'big', name: 'x'.repeat(mib(1.5)), allowed_roles: [] });
+    const refused = await retrieval.json('POST', '/collections', who.engineer, {
+      slug: 'big',
+      name: 'x'.repeat(mib(1.5)),
+      allowed_roles: [],
+    });
     expect(refused.status).toBe(413);
-    expect((await retrieval.json('POST', '/collections', who.engineer, { slug: 'notes', name: 'Notes', allowed_roles: [] })).status).toBe(201);
+    expect((await retrieval.json('POST', '/collections', who.engineer, { slug: 'notes', name: 'Notes', allowed_roles: [] })).status).toBe(
+      201,
+    );
     const line = 'The archive keeps every field note of the survey in plain words.\n';
     const text = new TextEncoder().encode(line.repeat(Math.ceil(mib(1.5) / line.length)));
     const upload = await retrieval.upload('notes', who.engineer, { name: 'notes.txt', bytes: text, type: 'text/plain' });
@@ -65,7 +71,12 @@ describe('request body limit', () => {
       const status = await new Promise<number>((resolve, reject) => {
         const req = request(`${server.url}/query`, {
           method: 'POST',
-          headers: { 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst', 'Content-Type': 'application/json', 'Content-Length': String(100_000_000) },
+          headers: {
+            'X-User-Id': 'ana',
+            'X-User-Role': 'svc-analyst',
+            'Content-Type': 'application/json',
+            'Content-Length': String(100_000_000),
+          },
         });
         req.on('response', (res) => {
           res.resume();

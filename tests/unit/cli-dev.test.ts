@@ -31,10 +31,15 @@ describe('svc dev', () => {
   });
 
   it("listens on loopback only: the machine's other addresses refuse the connection", async () => {
-    const others = Object.values(networkInterfaces()).flat().filter((a) => a && a.family === 'IPv4' && !a.internal);
+    const others = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a && a.family === 'IPv4' && !a.internal);
     expect(others.length, 'this test needs a non-loopback address').toBeGreaterThan(0);
     for (const a of others) {
-      const err = await fetch(`http://${a!.address}:${ports.EXPLORE}/health`, { signal: AbortSignal.timeout(5000) }).then(() => undefined, (e: Error) => e);
+      const err = await fetch(`http://${a!.address}:${ports.EXPLORE}/health`, { signal: AbortSignal.timeout(5000) }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect((err?.cause as { code?: string } | undefined)?.code).toBe('ECONNREFUSED');
     }
   });
@@ -81,14 +86,24 @@ describe('svc dev logs', () => {
   it('are lines for a person on a terminal, and JSON lines when piped', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'svc-dev-logs-'));
     // `script` gives the child a pseudo-terminal as its stdout
-    const tty = await startSvc(['-qfec', `${join(process.cwd(), 'bin/svc')} dev`, '/dev/null'], env(dataDir, 18690), { until: 'dashboards-runtime listening', timeoutMs: 60_000, command: 'script' });
+    const tty = await startSvc(['-qfec', `${join(process.cwd(), 'bin/svc')} dev`, '/dev/null'], env(dataDir, 18690), {
+      until: 'dashboards-runtime listening',
+      timeoutMs: 60_000,
+      command: 'script',
+    });
     const piped = await startSvc(['dev'], env(join(dataDir, 'piped'), 18694), { until: 'dashboards-runtime listening', timeoutMs: 60_000 });
     try {
-      const readable = tty.output().split('\n').filter((l) => l.includes('retrieval listening'));
+      const readable = tty
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('retrieval listening'));
       expect(readable.length, tty.output()).toBeGreaterThan(0);
       expect(readable[0]).toMatch(/INFO/);
       expect(readable[0]!.trim().startsWith('{')).toBe(false);
-      const json = piped.output().split('\n').filter((l) => l.includes('retrieval listening'));
+      const json = piped
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('retrieval listening'));
       expect(json.length, piped.output()).toBeGreaterThan(0);
       expect(JSON.parse(json[0]!)).toMatchObject({ level: 'info', service: 'retrieval', msg: 'retrieval listening' });
     } finally {

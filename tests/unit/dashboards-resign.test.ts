@@ -22,9 +22,10 @@ it('re-signs every dashboard with the current key, and moves earlier page files 
   const db = await openDatabase(cfg);
   await exploreService.migrate(db);
   const insert = (id: string, page: { object_key?: string; digest?: string; file?: string }) =>
-    db.query(`INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, file) VALUES ($1, 'olivia', 't', 'q', 'SELECT 1', '[]'::jsonb, $2, $3, $4)`, [
-      id, page.object_key ?? null, page.digest ?? null, page.file ?? null,
-    ]);
+    db.query(
+      `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, file) VALUES ($1, 'olivia', 't', 'q', 'SELECT 1', '[]'::jsonb, $2, $3, $4)`,
+      [id, page.object_key ?? null, page.digest ?? null, page.file ?? null],
+    );
   for (const [i, key] of ['old-key', 'old-key', 'new-key', 'stranger-key'].entries()) {
     const id = `d${i}`;
     const page = Buffer.from(signDashboard(`<html>dashboard ${i}</html>\n`, key, { id, owner: 'olivia' }));
@@ -38,7 +39,14 @@ it('re-signs every dashboard with the current key, and moves earlier page files 
   await db.close();
 
   const out = execFileSync('bin/svc', ['dashboards', 'resign'], {
-    env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_DASHBOARD_HMAC_KEY: 'new-key', SVC_DASHBOARD_HMAC_KEY_OLD: 'old-key', SVC_LOG_LEVEL: 'silent', SVC_PG_HOST: '' },
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      SVC_DASHBOARD_HMAC_KEY: 'new-key',
+      SVC_DASHBOARD_HMAC_KEY_OLD: 'old-key',
+      SVC_LOG_LEVEL: 'silent',
+      SVC_PG_HOST: '',
+    },
     encoding: 'utf8',
   });
   expect(out).toContain('re-signed 3 dashboards');
@@ -52,7 +60,9 @@ it('re-signs every dashboard with the current key, and moves earlier page files 
   expect(verdicts).toEqual([true, true, true, false, true]);
   expect(existsSync(legacyFile)).toBe(false);
   const again = await openDatabase(cfg);
-  const [moved] = await again.query<{ object_key: string; digest: string; file: string | null }>(`SELECT object_key, digest, file FROM explore_dashboards WHERE id = 'd4'`);
+  const [moved] = await again.query<{ object_key: string; digest: string; file: string | null }>(
+    `SELECT object_key, digest, file FROM explore_dashboards WHERE id = 'd4'`,
+  );
   expect(moved).toMatchObject({ object_key: 'd4.html', file: null });
   expect(moved!.digest).toBe(pageDigest((await readObject(pages, 'd4.html', MAX_PAGE_BYTES))!));
   await again.close();

@@ -24,8 +24,12 @@ describe('explore catalog', () => {
 
   it('tags the shipped personal-data columns', () => {
     expect([...piiColumns(entries)].sort()).toEqual([
-      'tpch.tiny.customer.c_address', 'tpch.tiny.customer.c_name', 'tpch.tiny.customer.c_phone',
-      'tpch.tiny.supplier.s_address', 'tpch.tiny.supplier.s_name', 'tpch.tiny.supplier.s_phone',
+      'tpch.tiny.customer.c_address',
+      'tpch.tiny.customer.c_name',
+      'tpch.tiny.customer.c_phone',
+      'tpch.tiny.supplier.s_address',
+      'tpch.tiny.supplier.s_name',
+      'tpch.tiny.supplier.s_phone',
     ]);
   });
 

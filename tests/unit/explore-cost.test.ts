@@ -29,7 +29,10 @@ describe('scanCounts', () => {
     ['SELECT * FROM customer UNION ALL SELECT * FROM customer', { 'tpch.tiny.customer': 2 }],
     // Trino inlines a WITH query at each reference
     ['WITH x AS (SELECT * FROM customer) SELECT * FROM x a, x b', { 'tpch.tiny.customer': 2 }],
-    ['WITH x AS (SELECT * FROM customer), y AS (SELECT * FROM x, x z) SELECT * FROM y, y w, orders', { 'tpch.tiny.customer': 4, 'tpch.tiny.orders': 1 }],
+    [
+      'WITH x AS (SELECT * FROM customer), y AS (SELECT * FROM x, x z) SELECT * FROM y, y w, orders',
+      { 'tpch.tiny.customer': 4, 'tpch.tiny.orders': 1 },
+    ],
     // an unreferenced WITH query is never planned
     ['WITH x AS (SELECT * FROM lineitem) SELECT * FROM nation', { 'tpch.tiny.nation': 1 }],
     // a WITH query named like a table reads the table inside its own definition, and hides it after
@@ -111,8 +114,16 @@ describe('the cost estimator', () => {
       return engine.estimateBytes(sql);
     },
   });
-  const settings = (limit: number): CostSettings => ({ limit, statsTtlSeconds: 300, explainTtlSeconds: 60, explainCacheSize: 100, defaults, now: () => clock });
-  const JOIN = 'SELECT n.n_name, count(*) FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
+  const settings = (limit: number): CostSettings => ({
+    limit,
+    statsTtlSeconds: 300,
+    explainTtlSeconds: 60,
+    explainCacheSize: 100,
+    defaults,
+    now: () => clock,
+  });
+  const JOIN =
+    'SELECT n.n_name, count(*) FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
 
   it("answers from the tables' statistics within the limit, never below the EXPLAIN's estimate", async () => {
     Object.assign(calls, { scanBound: 0, estimateBytes: 0 });

@@ -21,7 +21,11 @@ describe('dashboard sharing', () => {
     h = await exploreHarness();
     for (const v of VISIBILITIES) {
       ids[v] = await publishAs(people.owner, `how many orders are there ${v}`);
-      const res = await h.call('PATCH', `/dashboards/${ids[v]}/share`, people.owner, { visibility: v, allowed_users: ['luke'], allowed_groups: ['finance'] });
+      const res = await h.call('PATCH', `/dashboards/${ids[v]}/share`, people.owner, {
+        visibility: v,
+        allowed_users: ['luke'],
+        allowed_groups: ['finance'],
+      });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ visibility: v, allowed_users: ['luke'], allowed_groups: ['finance'] });
     }
@@ -38,7 +42,9 @@ describe('dashboard sharing', () => {
   it.each(Object.keys(people) as (keyof typeof people)[])('lists for %s exactly what it may open, by scope', async (who) => {
     const visible = VISIBILITIES.filter((_, i) => CAN_VIEW[who][i]);
     const list = async (scope: string) =>
-      ((await h.call('GET', `/dashboards?scope=${scope}`, people[who])).body.dashboards as { id: string }[]).map((d) => d.id).filter((id) => Object.values(ids).includes(id));
+      ((await h.call('GET', `/dashboards?scope=${scope}`, people[who])).body.dashboards as { id: string }[])
+        .map((d) => d.id)
+        .filter((id) => Object.values(ids).includes(id));
     const idsOf = (vs: readonly string[]) => vs.map((v) => ids[v]!).sort();
     expect((await list('all')).sort()).toEqual(idsOf(visible));
     expect((await list('mine')).sort()).toEqual(who === 'owner' ? idsOf(VISIBILITIES) : []);
@@ -52,7 +58,11 @@ describe('dashboard sharing', () => {
 
   it('answers 404 to a stranger who tries to share or delete, and changes nothing', async () => {
     for (const who of [people.other, people.member, people.admin, people.viewer]) {
-      const share = await h.call('PATCH', `/dashboards/${ids.private}/share`, who, { visibility: 'public', allowed_users: [], allowed_groups: [] });
+      const share = await h.call('PATCH', `/dashboards/${ids.private}/share`, who, {
+        visibility: 'public',
+        allowed_users: [],
+        allowed_groups: [],
+      });
       expect(share.status).toBe(404);
     }
     for (const who of [people.other, people.member, people.viewer]) {

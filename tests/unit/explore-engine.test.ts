@@ -24,7 +24,10 @@ describe('embedded engine', { timeout: 180_000 }, () => {
   it('is deterministic and answers "how many customers per nation" with Trino names', async () => {
     const sql = `SELECT n.n_name, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name ORDER BY n.n_name`;
     const a = await engine.execute(sql, caller, { timeoutMs: 5000 });
-    expect(a.columns).toEqual([{ name: 'n_name', type: 'varchar' }, { name: 'customers', type: 'bigint' }]);
+    expect(a.columns).toEqual([
+      { name: 'n_name', type: 'varchar' },
+      { name: 'customers', type: 'bigint' },
+    ]);
     expect(a.rows).toHaveLength(25);
     expect(a.rows.reduce((s, r) => s + (r[1] as number), 0)).toBe(1500);
     const fresh = await createEmbeddedEngine();
@@ -64,9 +67,14 @@ describe('embedded engine', { timeout: 180_000 }, () => {
   });
 
   it('refuses a result heavier than its byte limit, and answers the next call', async () => {
-    const err = await engine.execute(`SELECT lpad('y', 100000, 'y') AS big FROM tpch.tiny.region`, caller, { timeoutMs: 20_000, maxBytes: 200_000 }).catch((e: unknown) => e);
+    const err = await engine
+      .execute(`SELECT lpad('y', 100000, 'y') AS big FROM tpch.tiny.region`, caller, { timeoutMs: 20_000, maxBytes: 200_000 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: 'too_large', message: expect.stringContaining('SVC_MAX_RESULT_BYTES') });
-    const ok = await engine.execute(`SELECT lpad('y', 100000, 'y') AS big FROM tpch.tiny.region LIMIT 1`, caller, { timeoutMs: 20_000, maxBytes: 200_000 });
+    const ok = await engine.execute(`SELECT lpad('y', 100000, 'y') AS big FROM tpch.tiny.region LIMIT 1`, caller, {
+      timeoutMs: 20_000,
+      maxBytes: 200_000,
+    });
     expect(ok.rows).toHaveLength(1);
   });
 

@@ -42,7 +42,11 @@ it('emits the pipeline events in order, with request id, user and role', async (
 
 it('emits cache hits, no-table refusals and feedback', async () => {
   const ask = (id: string, who: { user: string; role: string }, body: object, path = '/query') =>
-    h.app.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-Request-Id': id }, body: JSON.stringify(body) });
+    h.app.request(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-User-Id': who.user, 'X-User-Role': who.role, 'X-Request-Id': id },
+      body: JSON.stringify(body),
+    });
   await ask('req-a', as.analyst, { question: 'how many orders are there' });
   await ask('req-b', as.analyst, { question: 'how many orders are there' });
   expect(events('req-b')).toEqual(['explore_query_received', 'explore_cache_hit']);

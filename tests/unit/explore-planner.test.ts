@@ -59,6 +59,11 @@ describe('offline planner', () => {
 
   it('has no plan for what it does not understand, or for tables it may not use', () => {
     expect(planQuestion('why did revenue drop last spring compared with our forecast', tables)).toBeUndefined();
-    expect(planQuestion('how many customers per nation', tables.filter((t) => t.name !== 'customer'))).toBeUndefined();
+    expect(
+      planQuestion(
+        'how many customers per nation',
+        tables.filter((t) => t.name !== 'customer'),
+      ),
+    ).toBeUndefined();
   });
 });

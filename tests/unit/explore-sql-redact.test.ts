@@ -12,7 +12,14 @@ import { outputLineage, validateStatement, type ColumnLineage, type TableColumns
 // check runs fully qualified shapes on the embedded engine's sample with the personal-data columns the catalog's
 // tags name, so the tags and the redaction are held together.
 
-const pii = new Set(['tpch.tiny.customer.c_name', 'tpch.tiny.customer.c_address', 'tpch.tiny.customer.c_phone', 'tpch.tiny.supplier.s_name', 'tpch.tiny.supplier.s_address', 'tpch.tiny.supplier.s_phone']);
+const pii = new Set([
+  'tpch.tiny.customer.c_name',
+  'tpch.tiny.customer.c_address',
+  'tpch.tiny.customer.c_phone',
+  'tpch.tiny.supplier.s_name',
+  'tpch.tiny.supplier.s_address',
+  'tpch.tiny.supplier.s_phone',
+]);
 const col = (name: string, sources: string[], unknown = false): ColumnLineage => ({
   name,
   sources: sources.map((s) => ({ table: s.split('.').slice(0, 3).join('.'), column: s.split('.')[3]! })),
@@ -20,13 +27,24 @@ const col = (name: string, sources: string[], unknown = false): ColumnLineage =>
 });
 
 describe('redactRows', () => {
-  const rows = [[1, 'Alice', '555-0100', null], [2, 'Bob', null, 'x']];
+  const rows = [
+    [1, 'Alice', '555-0100', null],
+    [2, 'Bob', null, 'x'],
+  ];
   const columns = ['id', 'name', 'phone', 'note'];
 
   it('masks every value of a column derived from a personal-data column, keeping null', () => {
-    const lineage = [col('id', ['tpch.tiny.customer.c_custkey']), col('name', ['tpch.tiny.customer.c_name']), col('phone', ['tpch.tiny.customer.c_acctbal', 'tpch.tiny.customer.c_phone']), col('note', [])];
+    const lineage = [
+      col('id', ['tpch.tiny.customer.c_custkey']),
+      col('name', ['tpch.tiny.customer.c_name']),
+      col('phone', ['tpch.tiny.customer.c_acctbal', 'tpch.tiny.customer.c_phone']),
+      col('note', []),
+    ];
     expect(redactRows(columns, rows, lineage, pii, '***')).toEqual({
-      rows: [[1, '***', '***', null], [2, '***', null, 'x']],
+      rows: [
+        [1, '***', '***', null],
+        [2, '***', null, 'x'],
+      ],
       maskedColumns: ['name', 'phone'],
     });
   });
@@ -34,7 +52,10 @@ describe('redactRows', () => {
   it('masks a column whose origin is unknown', () => {
     const lineage = [col('id', []), col('name', [], true), col('phone', []), col('note', [])];
     expect(redactRows(columns, rows, lineage, pii, '[hidden]')).toEqual({
-      rows: [[1, '[hidden]', '555-0100', null], [2, '[hidden]', null, 'x']],
+      rows: [
+        [1, '[hidden]', '555-0100', null],
+        [2, '[hidden]', null, 'x'],
+      ],
       maskedColumns: ['name'],
     });
   });
@@ -43,7 +64,10 @@ describe('redactRows', () => {
     const lineage = [col('id', []), col('name', [])];
     const out = redactRows(columns, rows, lineage, pii, '***');
     expect(out.maskedColumns).toEqual(columns);
-    expect(out.rows).toEqual([[ '***', '***', '***', null], ['***', '***', null, '***']]);
+    expect(out.rows).toEqual([
+      ['***', '***', '***', null],
+      ['***', '***', null, '***'],
+    ]);
   });
 
   it('masks every column when the lineage covers fewer columns than the result', () => {
@@ -168,12 +192,21 @@ describe('no personal value survives redaction, whatever the shape (taint check 
   });
 
   it('keeps values that do not derive from personal data', async () => {
-    const sql = 'SELECT n_name, count(*) AS customers, sum(c_acctbal) FROM customer JOIN nation ON c_nationkey = n_nationkey GROUP BY n_name';
+    const sql =
+      'SELECT n_name, count(*) AS customers, sum(c_acctbal) FROM customer JOIN nation ON c_nationkey = n_nationkey GROUP BY n_name';
     const v = validateStatement(sql);
     if (!v.ok) throw new Error(v.reason);
     const result = await db.query<unknown[]>(sql, [], { rowMode: 'array' });
     const lineage = outputLineage(v.statement, schema, { catalog: 'tpch', schema: 'tiny' });
-    expect(redactRows(result.fields.map((f) => f.name), result.rows, lineage, pii, '***')).toEqual({ rows: result.rows, maskedColumns: [] });
+    expect(
+      redactRows(
+        result.fields.map((f) => f.name),
+        result.rows,
+        lineage,
+        pii,
+        '***',
+      ),
+    ).toEqual({ rows: result.rows, maskedColumns: [] });
   });
 });
 
@@ -211,7 +244,10 @@ describe("no personal value survives redaction by the catalog's tags (embedded e
     catalogSchema = Object.fromEntries(entries.map((e) => [e.fqn, e.columns.map((c) => c.name)]));
     catalogPii = piiColumns(entries);
     personal = new Set();
-    for (const [table, cols] of [['customer', 'c_name, c_address, c_phone'], ['supplier', 's_name, s_address, s_phone']]) {
+    for (const [table, cols] of [
+      ['customer', 'c_name, c_address, c_phone'],
+      ['supplier', 's_name, s_address, s_phone'],
+    ]) {
       const r = await engine.execute(`SELECT ${cols} FROM tpch.tiny.${table}`, { user: 't' }, { timeoutMs: 10_000 });
       for (const row of r.rows) for (const v of row) personal.add(v);
     }
@@ -226,10 +262,23 @@ describe("no personal value survives redaction by the catalog's tags (embedded e
   const redact = (sql: string, result: { columns: { name: string }[]; rows: unknown[][] }) => {
     const v = validateStatement(sql);
     if (!v.ok) throw new Error(v.reason);
-    return redactRows(result.columns, result.rows, outputLineage(v.statement, catalogSchema, { catalog: 'tpch', schema: 'tiny' }), catalogPii, '***');
+    return redactRows(
+      result.columns,
+      result.rows,
+      outputLineage(v.statement, catalogSchema, { catalog: 'tpch', schema: 'tiny' }),
+      catalogPii,
+      '***',
+    );
   };
   const leaks = (rows: unknown[][]) =>
-    rows.flat().filter((v) => personal.has(v) || (typeof v === 'string' && [...personal].some((p) => typeof p === 'string' && v.toUpperCase().includes((p as string).toUpperCase()))));
+    rows
+      .flat()
+      .filter(
+        (v) =>
+          personal.has(v) ||
+          (typeof v === 'string' &&
+            [...personal].some((p) => typeof p === 'string' && v.toUpperCase().includes((p as string).toUpperCase()))),
+      );
 
   it.each(QUALIFIED_SHAPES)('leaves no personal value in %s', async (sql) => {
     const result = await run(sql);
@@ -242,7 +291,8 @@ describe("no personal value survives redaction by the catalog's tags (embedded e
   });
 
   it('keeps values that do not derive from personal data', async () => {
-    const sql = 'SELECT n_name, count(*) AS customers FROM tpch.tiny.customer JOIN tpch.tiny.nation ON c_nationkey = n_nationkey GROUP BY n_name';
+    const sql =
+      'SELECT n_name, count(*) AS customers FROM tpch.tiny.customer JOIN tpch.tiny.nation ON c_nationkey = n_nationkey GROUP BY n_name';
     const result = await run(sql);
     expect(redact(sql, result)).toEqual({ rows: result.rows, maskedColumns: [] });
   });

@@ -21,7 +21,10 @@ describe('tablesOf', () => {
     ['SELECT * FROM customer JOIN orders ON c_custkey = o_custkey, nation', ['tpch.tiny.customer', 'tpch.tiny.nation', 'tpch.tiny.orders']],
     ['SELECT (SELECT max(s_phone) FROM supplier) FROM nation', ['tpch.tiny.nation', 'tpch.tiny.supplier']],
     ['SELECT * FROM nation WHERE n_regionkey IN (SELECT r_regionkey FROM region)', ['tpch.tiny.nation', 'tpch.tiny.region']],
-    ['SELECT * FROM nation WHERE EXISTS (SELECT 1 FROM supplier WHERE s_nationkey = n_nationkey)', ['tpch.tiny.nation', 'tpch.tiny.supplier']],
+    [
+      'SELECT * FROM nation WHERE EXISTS (SELECT 1 FROM supplier WHERE s_nationkey = n_nationkey)',
+      ['tpch.tiny.nation', 'tpch.tiny.supplier'],
+    ],
     ['WITH x AS (SELECT * FROM customer) SELECT * FROM x', ['tpch.tiny.customer']],
     ['WITH x AS (SELECT * FROM customer), y AS (SELECT * FROM x) SELECT * FROM y, orders', ['tpch.tiny.customer', 'tpch.tiny.orders']],
     // a CTE named like a table reads the table inside its own definition
@@ -35,13 +38,18 @@ describe('tablesOf', () => {
     ['WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t', []],
     ['TABLE region', ['tpch.tiny.region']],
     ['SELECT * FROM customer UNION SELECT * FROM supplier', ['tpch.tiny.customer', 'tpch.tiny.supplier']],
-    ['SELECT * FROM customer c, LATERAL (SELECT * FROM orders o WHERE o.o_custkey = c.c_custkey) AS l', ['tpch.tiny.customer', 'tpch.tiny.orders']],
+    [
+      'SELECT * FROM customer c, LATERAL (SELECT * FROM orders o WHERE o.o_custkey = c.c_custkey) AS l',
+      ['tpch.tiny.customer', 'tpch.tiny.orders'],
+    ],
   ])('%j reads %j', (sql, tables) => {
     expect(tablesOf(statementOf(sql), defaults)).toEqual(tables);
   });
 
   it('keeps each reference as written beside its qualified name', () => {
-    expect(tableReferences(statementOf('SELECT * FROM customer c JOIN "SF1".Orders o ON true JOIN hive.web.clicks k ON true'), defaults)).toEqual([
+    expect(
+      tableReferences(statementOf('SELECT * FROM customer c JOIN "SF1".Orders o ON true JOIN hive.web.clicks k ON true'), defaults),
+    ).toEqual([
       { written: 'customer', table: 'tpch.tiny.customer' },
       { written: '"sf1".orders', table: 'tpch.sf1.orders' },
       { written: 'hive.web.clicks', table: 'hive.web.clicks' },

@@ -53,7 +53,9 @@ describe('OpenAI-compatible embedder', () => {
 
   it('gives up after three failed attempts with a GatewayError naming model and URL but not the key', async () => {
     gw.failNext('embeddings', 502, 5);
-    const err = await embedder().embed(['x']).catch((e) => e);
+    const err = await embedder()
+      .embed(['x'])
+      .catch((e) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.message).toContain("'svc-embed'");
     expect(err.message).toContain(gw.url);
@@ -71,7 +73,9 @@ describe('OpenAI-compatible embedder', () => {
 
   it.each([400, 401, 404, 422])('does not retry %i', async (status) => {
     gw.failNext('embeddings', status, 1);
-    const err = await embedder().embed(['x']).catch((e) => e);
+    const err = await embedder()
+      .embed(['x'])
+      .catch((e) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.message).toContain('not retried');
     expect(err.details.status).toBe(status);
@@ -79,14 +83,18 @@ describe('OpenAI-compatible embedder', () => {
   });
 
   it('rejects vectors of the wrong dimension', async () => {
-    const err = await embedder({ dim: 768 }).embed(['x']).catch((e) => e);
+    const err = await embedder({ dim: 768 })
+      .embed(['x'])
+      .catch((e) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.message).toContain('expected dimension 768, got 16');
   });
 
   it('rejects an answer with the wrong number of vectors', async () => {
     gw.script.embed = () => [Array(16).fill(0)];
-    const err = await embedder().embed(['a', 'b']).catch((e) => e);
+    const err = await embedder()
+      .embed(['a', 'b'])
+      .catch((e) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.message).toContain('expected 2 vectors, got 1');
   });
@@ -94,7 +102,9 @@ describe('OpenAI-compatible embedder', () => {
   it('reports an unreachable gateway after its attempts', async () => {
     const url = gw.url;
     await gw.close();
-    const err = await createOpenAiEmbedder({ baseURL: url, model: 'm', dim: 16, backoffMs: 1 }).embed(['x']).catch((e) => e);
+    const err = await createOpenAiEmbedder({ baseURL: url, model: 'm', dim: 16, backoffMs: 1 })
+      .embed(['x'])
+      .catch((e) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.message).toMatch(/after 3 attempts: no answer/);
     gw = await startScriptedGateway();

@@ -10,7 +10,9 @@ function app(ready = async () => true) {
   const a = createApp({ service: 'probe', logger: createLogger('probe', 'silent'), metrics: createMetrics('probe'), ready });
   a.use('/things/*', requireCaller);
   a.get('/things/me', (c) => c.json(c.var.caller));
-  a.post('/things/echo', validate('json', z.object({ name: z.string().min(1), size: z.number().int() })), (c) => c.json(c.req.valid('json')));
+  a.post('/things/echo', validate('json', z.object({ name: z.string().min(1), size: z.number().int() })), (c) =>
+    c.json(c.req.valid('json')),
+  );
   a.get('/things/bad', () => {
     throw badRequest('bad thing');
   });

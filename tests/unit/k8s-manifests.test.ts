@@ -50,7 +50,10 @@ class Rendered {
   all = <T>(kind: string): T[] => this.docs.filter((d) => d.kind === kind);
   one<T>(kind: string, name: string): T {
     const found = this.docs.filter((d) => d.kind === kind && (d.metadata.name === name || d.metadata.name.startsWith(`${name}-`)));
-    expect(found.map((d) => d.metadata.name), `${kind} ${name}`).toHaveLength(1);
+    expect(
+      found.map((d) => d.metadata.name),
+      `${kind} ${name}`,
+    ).toHaveLength(1);
     return found[0];
   }
   deployment = (service: string) => this.one<V1Deployment>('Deployment', `svc-${service}`);
@@ -59,7 +62,8 @@ class Rendered {
   env(service: string): Record<string, string | { secret: string; key: string; optional: boolean }> {
     const c = this.container(service);
     const out: Record<string, any> = {};
-    for (const from of c.envFrom ?? []) Object.assign(out, this.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === from.configMapRef!.name)!.data);
+    for (const from of c.envFrom ?? [])
+      Object.assign(out, this.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === from.configMapRef!.name)!.data);
     for (const e of c.env ?? []) {
       const ref = e.valueFrom?.secretKeyRef;
       out[e.name] = ref ? { secret: ref.name, key: ref.key, optional: ref.optional ?? false } : (e.value ?? e.valueFrom);
@@ -103,7 +107,10 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     const c = r.container('tracker');
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' }, initialDelaySeconds: 15, periodSeconds: 30 });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10 });
-    expect(c.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: overlay === 'dev' ? '768Mi' : '512Mi' } });
+    expect(c.resources).toEqual({
+      requests: { cpu: '100m', memory: '256Mi' },
+      limits: { cpu: '500m', memory: overlay === 'dev' ? '768Mi' : '512Mi' },
+    });
     const env = r.env('tracker');
     expect(env.MLFLOW_TRACKING_URI).toBe('http://svc-tracker:5000');
     expect(env.TRACKER_TRACKING_URI).toBe('http://svc-tracker:5000');
@@ -112,7 +119,10 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     expect(env.OBJSTORE_ACCESS_KEY_ID).toEqual({ secret: 'svc-objstore', key: 'access-key-id', optional: false });
     expect(env.OBJSTORE_SECRET_ACCESS_KEY).toEqual({ secret: 'svc-objstore', key: 'secret-access-key', optional: false });
     // Notebooks and workers in the cluster get the same address from this ConfigMap.
-    expect(r.one<V1ConfigMap>('ConfigMap', 'svc-tracker-client').data).toEqual({ MLFLOW_TRACKING_URI: 'http://svc-tracker:5000', TRACKER_TRACKING_URI: 'http://svc-tracker:5000' });
+    expect(r.one<V1ConfigMap>('ConfigMap', 'svc-tracker-client').data).toEqual({
+      MLFLOW_TRACKING_URI: 'http://svc-tracker:5000',
+      TRACKER_TRACKING_URI: 'http://svc-tracker:5000',
+    });
   });
 
   it('migrates the database in a Job before the services need it', () => {
@@ -146,7 +156,12 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       SVC_PII_BYPASS_ROLES: 'svc-admin,svc-engineer',
       SVC_PII_REDACTION: '***',
     });
-    expect(r.env('dashboards-runtime')).toMatchObject({ SVC_EXPLORE_URL: 'http://svc-explore:8081', SVC_SANDBOX_BACKEND: 'kubernetes', SVC_SANDBOX_MAX: '20', SVC_SANDBOX_MAX_PER_USER: '3' });
+    expect(r.env('dashboards-runtime')).toMatchObject({
+      SVC_EXPLORE_URL: 'http://svc-explore:8081',
+      SVC_SANDBOX_BACKEND: 'kubernetes',
+      SVC_SANDBOX_MAX: '20',
+      SVC_SANDBOX_MAX_PER_USER: '3',
+    });
     // explore writes the pages where the runtime reads them
     expect(r.env('dashboards-runtime').SVC_DASHBOARDS_STORE).toBe(r.env('explore').SVC_DASHBOARDS_STORE);
   });
@@ -156,13 +171,18 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     expect(env.SVC_PG_PASSWORD).toBeUndefined();
     expect(env.OBJSTORE_ACCESS_KEY_ID).toEqual({ secret: 'svc-objstore', key: 'access-key-id', optional: false });
     const pod = r.deployment('dashboards-runtime').spec!.template.spec!;
-    expect(pod.volumes!.map((v) => [v.name, !!v.emptyDir])).toEqual([['tmp', true], ['data', true]]);
+    expect(pod.volumes!.map((v) => [v.name, !!v.emptyDir])).toEqual([
+      ['tmp', true],
+      ['data', true],
+    ]);
     expect(r.all('PersistentVolumeClaim')).toEqual([]);
   });
 
   it('references secrets by name only and holds no secret value', () => {
     expect(r.all('Secret')).toEqual([]);
-    const refs = r.docs.flatMap((d) => JSON.stringify(d).match(/"secretKeyRef":\{[^}]*\}/g) ?? []).map((s) => JSON.parse(`{${s}}`).secretKeyRef);
+    const refs = r.docs
+      .flatMap((d) => JSON.stringify(d).match(/"secretKeyRef":\{[^}]*\}/g) ?? [])
+      .map((s) => JSON.parse(`{${s}}`).secretKeyRef);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) expect(SECRETS[ref.name], `secret ${ref.name}`).toContain(ref.key);
     const env = (s: string) => r.env(s);
@@ -183,7 +203,11 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       // What the Pod Security Standards' restricted profile asks for, so the namespace can enforce it.
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
-        expect(c.securityContext, c.name).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+        expect(c.securityContext, c.name).toMatchObject({
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+        });
         expect(c.resources?.limits, c.name).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
       }
     }
@@ -206,14 +230,18 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     expect(backends.map((b) => [b.name, b.port!.number])).toEqual(SERVICES.map((s) => [`svc-${s.name}`, s.port]));
   });
 
-  it(`runs every service in ${overlay === 'prod' ? 'jwt mode behind the namespace\'s oauth2-proxy' : 'headers mode'}`, () => {
+  it(`runs every service in ${overlay === 'prod' ? "jwt mode behind the namespace's oauth2-proxy" : 'headers mode'}`, () => {
     const auth = r.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('svc-auth'));
     const usesAuth = (name: string) => (r.container(name).envFrom ?? []).some((e) => e.configMapRef?.name === auth?.metadata.name);
     if (overlay !== 'prod') {
       expect(auth).toBeUndefined();
       return;
     }
-    expect(auth.data).toMatchObject({ SVC_AUTH_MODE: 'jwt', SVC_OIDC_AUDIENCE: 'svc', SVC_OIDC_ISSUER: expect.stringMatching(/^https:\/\//) });
+    expect(auth.data).toMatchObject({
+      SVC_AUTH_MODE: 'jwt',
+      SVC_OIDC_AUDIENCE: 'svc',
+      SVC_OIDC_ISSUER: expect.stringMatching(/^https:\/\//),
+    });
     for (const s of SERVICES) expect(usesAuth(s.name), s.name).toBe(true);
     const proxy = r.one<V1Deployment>('Deployment', 'oauth2-proxy').spec!.template.spec!.containers[0]!;
     expect(proxy.image).toBe('quay.io/oauth2-proxy/oauth2-proxy:v7.15.4');
@@ -221,22 +249,33 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     const a = r.one<V1Ingress>('Ingress', 'svc').metadata!.annotations!;
     expect(a['nginx.ingress.kubernetes.io/auth-url']).toBe('http://oauth2-proxy.svc.svc.cluster.local:4180/oauth2/auth');
     expect(a['nginx.ingress.kubernetes.io/auth-response-headers']!.split(',')).toContain('X-Auth-Request-Access-Token');
-    expect(JSON.parse(JSON.stringify(r.one<V1NetworkPolicy>('NetworkPolicy', 'oauth2-proxy-ingress').spec!.ingress))).toEqual([{ _from: [INGRESS_NS], ports: [{ protocol: 'TCP', port: 4180 }] }]); // the client model's name for from
+    expect(JSON.parse(JSON.stringify(r.one<V1NetworkPolicy>('NetworkPolicy', 'oauth2-proxy-ingress').spec!.ingress))).toEqual([
+      { _from: [INGRESS_NS], ports: [{ protocol: 'TCP', port: 4180 }] },
+    ]); // the client model's name for from
   });
 
   it('denies ingress by default and admits each service only from the ingress controller and the callers the specification allows', () => {
     const deny = r.one<V1NetworkPolicy>('NetworkPolicy', 'svc-default-deny-ingress');
     expect(deny.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
-    const runtimePods = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'dashboards-runtime' } } };
+    const runtimePods = {
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'dashboards-runtime' } },
+    };
     const allowed: Record<string, V1NetworkPolicyPeer[]> = {
       retrieval: [INGRESS_NS],
       explore: [INGRESS_NS, runtimePods],
-      tracker: [INGRESS_NS, { namespaceSelector: { matchLabels: { 'svc/tracker-client': 'true' } } }, { podSelector: { matchLabels: { 'svc/tracker-client': 'true' } } }],
+      tracker: [
+        INGRESS_NS,
+        { namespaceSelector: { matchLabels: { 'svc/tracker-client': 'true' } } },
+        { podSelector: { matchLabels: { 'svc/tracker-client': 'true' } } },
+      ],
       'dashboards-runtime': [INGRESS_NS],
     };
     for (const s of SERVICES) {
       const policies = r.policyFor(r.deployment(s.name).spec!.template.metadata!.labels!);
-      expect(policies.map((p) => p.metadata!.name), s.name).toEqual([`svc-${s.name}-ingress`]);
+      expect(
+        policies.map((p) => p.metadata!.name),
+        s.name,
+      ).toEqual([`svc-${s.name}-ingress`]);
       expect(policies[0]!.spec!.ingress).toEqual([{ _from: allowed[s.name], ports: [{ protocol: 'TCP', port: s.port }] }]);
     }
   });
@@ -247,15 +286,28 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     const p = policies[0]!.spec!;
     expect(p.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(p.ingress).toEqual([
-      { _from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'dashboards-runtime' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
+      {
+        _from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'dashboards-runtime' } } }],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
     ]);
     expect(p.egress).toEqual([
       {
-        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'trino' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'trino' } } }],
+        to: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'trino' } },
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'trino' } },
+          },
+        ],
         ports: [{ protocol: 'TCP', port: 8443 }],
       },
       {
-        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+        to: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+            podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+          },
+        ],
         ports: [
           { protocol: 'UDP', port: 53 },
           { protocol: 'TCP', port: 53 },
@@ -263,7 +315,12 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       },
     ]);
     // No other policy selects sandbox pods and widens that (policies add up).
-    expect(r.all<V1NetworkPolicy>('NetworkPolicy').filter((x) => x.spec!.policyTypes!.includes('Egress')).map((x) => x.metadata!.name)).toEqual(['svc-dashboard-sandbox']);
+    expect(
+      r
+        .all<V1NetworkPolicy>('NetworkPolicy')
+        .filter((x) => x.spec!.policyTypes!.includes('Egress'))
+        .map((x) => x.metadata!.name),
+    ).toEqual(['svc-dashboard-sandbox']);
   });
 
   it('lets the runtime manage pods in its namespace and nothing else; sandboxes get no token', () => {
@@ -287,7 +344,9 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       if (overlay === 'prod') {
         expect(opa?.restartPolicy).toBe('Always');
         expect(opa?.image).toBe(r.container(name).image);
-        expect(opa?.command).toEqual(expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '--config-file=/etc/svc-opa/opa.yaml']));
+        expect(opa?.command).toEqual(
+          expect.arrayContaining(['opa', 'run', '--server', '--addr=127.0.0.1:8181', '--config-file=/etc/svc-opa/opa.yaml']),
+        );
         // The signed bundle through OPA's own bundles and keys configuration, from the overlay's ConfigMap.
         const volume = pod.volumes!.find((v) => v.name === 'opa-config');
         const config = r.one<{ data: Record<string, string> }>('ConfigMap', volume!.configMap!.name!).data['opa.yaml']!;

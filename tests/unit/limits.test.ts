@@ -21,7 +21,8 @@ describe('the question limit in explore', () => {
   });
 
   it('answers 429 with Retry-After once a user has asked their limit, without calling the model', async () => {
-    for (const q of ['how many nations', 'count the nations']) expect((await h.ask(as.user, { question: q, persist: false })).status).toBe(200);
+    for (const q of ['how many nations', 'count the nations'])
+      expect((await h.ask(as.user, { question: q, persist: false })).status).toBe(200);
     const before = chats();
     const refused = await h.ask(as.user, { question: 'nations, how many?', persist: false });
     expect(refused.status).toBe(429);
@@ -54,7 +55,9 @@ describe('the question limit in explore', () => {
     const metrics = await (await h.app.request('/metrics')).text();
     expect(metrics).toMatch(/svc_limit_requests_total\{[^}]*user="uma"[^}]*action="explore.question"[^}]*outcome="refused"[^}]*\} 2/);
     expect(metrics).toMatch(/svc_limit_consumed_total\{[^}]*user="uma"[^}]*action="explore.question"[^}]*\} 2/);
-    const refusals = await h.db.query<{ actor: string }>(`SELECT actor FROM audit_records WHERE action = 'question' AND (detail->>'status')::int = 429`);
+    const refusals = await h.db.query<{ actor: string }>(
+      `SELECT actor FROM audit_records WHERE action = 'question' AND (detail->>'status')::int = 429`,
+    );
     expect(refusals).toEqual([{ actor: 'uma' }, { actor: 'uma' }]);
   });
 });
@@ -93,7 +96,9 @@ describe('the embeddings limit per upload in retrieval', () => {
   const text = (words: number, seed: string) => new TextEncoder().encode(Array.from({ length: words }, (_, i) => `${seed}${i}`).join(' '));
   beforeAll(async () => {
     db = await openPglite();
-    h = await retrievalHarness(db, { env: { SVC_LIMIT_RETRIEVAL_EMBEDDINGS: '6/h', SVC_CHUNK_SIZE_TOKENS: '5', SVC_CHUNK_OVERLAP_TOKENS: '0' } });
+    h = await retrievalHarness(db, {
+      env: { SVC_LIMIT_RETRIEVAL_EMBEDDINGS: '6/h', SVC_CHUNK_SIZE_TOKENS: '5', SVC_CHUNK_OVERLAP_TOKENS: '0' },
+    });
     expect((await h.json('POST', '/collections', who.engineer, { slug: 'lim', name: 'Limits', allowed_roles: [] })).status).toBe(201);
   }, 60_000);
   afterAll(async () => {
@@ -117,7 +122,9 @@ describe('the embeddings limit per upload in retrieval', () => {
 
 describe('limit settings', () => {
   it('name the variable of a value that is not a limit', () => {
-    expect(() => loadLimitSettings({ SVC_LIMIT_EXPLORE_QUESTIONS: 'lots' })).toThrow(/SVC_LIMIT_EXPLORE_QUESTIONS="lots": expected N\/unit/);
+    expect(() => loadLimitSettings({ SVC_LIMIT_EXPLORE_QUESTIONS: 'lots' })).toThrow(
+      /SVC_LIMIT_EXPLORE_QUESTIONS="lots": expected N\/unit/,
+    );
     expect(loadLimitSettings({ LIMIT_RETRIEVAL_ANSWERS: '10/min', SVC_LIMIT_EXPLORE_QUESTIONS: 'off' })).toMatchObject({
       'retrieval.answer': { capacity: 10, perSeconds: 60 },
       'explore.question': 'unlimited',

@@ -45,7 +45,11 @@ describe('folder store', () => {
     expect((await store.list('')).map((e) => e.key)).toEqual(['seed.txt']);
     // a tree listing names the link as a link, and does not descend into a linked folder
     await symlink(join(root, '..'), join(root, 'up'));
-    expect((await store.listTree('')).map((e) => [e.key, Boolean(e.link)])).toEqual([['link.txt', true], ['seed.txt', false], ['up', true]]);
+    expect((await store.listTree('')).map((e) => [e.key, Boolean(e.link)])).toEqual([
+      ['link.txt', true],
+      ['seed.txt', false],
+      ['up', true],
+    ]);
   });
 
   it('streams an upload to disk as it arrives instead of holding it in memory', async () => {
@@ -59,7 +63,7 @@ describe('folder store', () => {
     const body = new Readable({
       async read() {
         const names = await readdir(tmp).catch(() => []);
-        const onDisk = names[0] ? statSync(join(tmp, names[0]), { throwIfNoEntry: false })?.size ?? 0 : 0;
+        const onDisk = names[0] ? (statSync(join(tmp, names[0]), { throwIfNoEntry: false })?.size ?? 0) : 0;
         maxLag = Math.max(maxLag, produced - onDisk);
         if (produced >= total) return void this.push(null);
         produced += MiB;
@@ -124,7 +128,10 @@ describe('parseArtifactRoot', () => {
   });
 
   it.each(['gs://bucket/x', 'http://host/x', 's3://Bad_Bucket/x', 's3://ok-bucket/../x', ''])('refuses %j', async (uri) => {
-    await expectCode(Promise.resolve().then(() => parseArtifactRoot(uri)), 'INVALID_KEY');
+    await expectCode(
+      Promise.resolve().then(() => parseArtifactRoot(uri)),
+      'INVALID_KEY',
+    );
   });
 
   it('opens the store a root names', async () => {

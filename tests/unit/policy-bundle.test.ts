@@ -43,10 +43,38 @@ describe('an OPA bundle signature', () => {
   });
 
   it.each([
-    ['a file changed after signing', (a: Uint8Array) => tampered(a, 'data.json', (b) => bytes(new TextDecoder().decode(b).replace('svc-viewer', 'svc-viewers'))), 'data.json does not match its signed digest'],
-    ['a file added after signing', (a: Uint8Array) => { const f = readTarGz(a, 1 << 26); f.set('svc/extra.rego', bytes('package svc.extra')); return writeTarGz(f); }, 'svc/extra.rego is not included in the bundle signature'],
-    ['a file removed after signing', (a: Uint8Array) => { const f = readTarGz(a, 1 << 26); f.delete('svc/lib/lib.rego'); return writeTarGz(f); }, 'lists svc/lib/lib.rego, missing from the bundle'],
-    ['no signature', (a: Uint8Array) => { const f = readTarGz(a, 1 << 26); f.delete('.signatures.json'); return writeTarGz(f); }, 'has no .signatures.json'],
+    [
+      'a file changed after signing',
+      (a: Uint8Array) => tampered(a, 'data.json', (b) => bytes(new TextDecoder().decode(b).replace('svc-viewer', 'svc-viewers'))),
+      'data.json does not match its signed digest',
+    ],
+    [
+      'a file added after signing',
+      (a: Uint8Array) => {
+        const f = readTarGz(a, 1 << 26);
+        f.set('svc/extra.rego', bytes('package svc.extra'));
+        return writeTarGz(f);
+      },
+      'svc/extra.rego is not included in the bundle signature',
+    ],
+    [
+      'a file removed after signing',
+      (a: Uint8Array) => {
+        const f = readTarGz(a, 1 << 26);
+        f.delete('svc/lib/lib.rego');
+        return writeTarGz(f);
+      },
+      'lists svc/lib/lib.rego, missing from the bundle',
+    ],
+    [
+      'no signature',
+      (a: Uint8Array) => {
+        const f = readTarGz(a, 1 << 26);
+        f.delete('.signatures.json');
+        return writeTarGz(f);
+      },
+      'has no .signatures.json',
+    ],
   ])('refuses %s', async (_, change, why) => {
     const { files } = unpackBundle(change(await sign(await committedBundle('r1'), key)));
     await expect(verifyFiles(files, { publicKey: createPublicKey(key.publicKeyPem) })).rejects.toThrow(why);
@@ -54,13 +82,19 @@ describe('an OPA bundle signature', () => {
 
   it('refuses a bundle signed by another key, and one naming another key id when an id is required', async () => {
     const { files } = unpackBundle(await sign(await committedBundle('r1'), otherKey));
-    await expect(verifyFiles(files, { publicKey: createPublicKey(key.publicKeyPem) })).rejects.toThrow('does not verify with the configured public key');
+    await expect(verifyFiles(files, { publicKey: createPublicKey(key.publicKeyPem) })).rejects.toThrow(
+      'does not verify with the configured public key',
+    );
     const named = unpackBundle(await sign(await committedBundle('r1'), key, 'svc-2025'));
-    await expect(verifyFiles(named.files, { publicKey: createPublicKey(key.publicKeyPem), keyId: 'svc-2026' })).rejects.toThrow("signed with key 'svc-2025'");
+    await expect(verifyFiles(named.files, { publicKey: createPublicKey(key.publicKeyPem), keyId: 'svc-2026' })).rejects.toThrow(
+      "signed with key 'svc-2025'",
+    );
   });
 
   it("digests JSON in OPA's canonical form: sorted keys, no spaces, numbers as written", () => {
-    expect(canonicalJson('{ "b": [1.0, 2e3, -0], "a": {"z": null, "y": "x\u2028"} }')).toBe('{"a":{"y":"x\\u2028","z":null},"b":[1.0,2e3,-0]}');
+    expect(canonicalJson('{ "b": [1.0, 2e3, -0], "a": {"z": null, "y": "x\u2028"} }')).toBe(
+      '{"a":{"y":"x\\u2028","z":null},"b":[1.0,2e3,-0]}',
+    );
     expect(() => canonicalJson('{"a": 1,}')).toThrow('not valid JSON');
   });
 });
@@ -103,7 +137,10 @@ describe('a bundle engine polling a published bundle', () => {
   it('denies everything and is not ready until a first bundle is accepted', async () => {
     expect(await engine.ready()).toBe(false);
     expect(engine.revision).toBeUndefined();
-    expect(await engine.decide('tables', analyst)).toEqual({ allow: false, reason: expect.stringContaining('no policy bundle accepted from') });
+    expect(await engine.decide('tables', analyst)).toEqual({
+      allow: false,
+      reason: expect.stringContaining('no policy bundle accepted from'),
+    });
   });
 
   it('activates a signed bundle, then asks with If-None-Match and keeps it while unchanged', async () => {
@@ -116,10 +153,36 @@ describe('a bundle engine polling a published bundle', () => {
   });
 
   it.each([
-    ['tampered', async () => tampered(await sign(await analystLosesTable('rev-x'), key), 'data.json', (b) => bytes(new TextDecoder().decode(b).replace('svc-admin', 'svc-root'))), 'verify', 'does not match its signed digest'],
+    [
+      'tampered',
+      async () =>
+        tampered(await sign(await analystLosesTable('rev-x'), key), 'data.json', (b) =>
+          bytes(new TextDecoder().decode(b).replace('svc-admin', 'svc-root')),
+        ),
+      'verify',
+      'does not match its signed digest',
+    ],
     ['signed by another key', async () => sign(await analystLosesTable('rev-x'), otherKey), 'verify', 'does not verify'],
-    ['whose policy does not load', async () => { const b = await analystLosesTable('rev-x'); b.files.set('policy.wasm', bytes('not wasm')); return sign(b, key); }, 'load', 'revision rev-x'],
-    ['that fails its own cases', async () => { const b = await committedBundle('rev-x'); b.files.set('data.json', bytes('{"svc": {}}')); return sign(b, key); }, 'smoke', 'fails'],
+    [
+      'whose policy does not load',
+      async () => {
+        const b = await analystLosesTable('rev-x');
+        b.files.set('policy.wasm', bytes('not wasm'));
+        return sign(b, key);
+      },
+      'load',
+      'revision rev-x',
+    ],
+    [
+      'that fails its own cases',
+      async () => {
+        const b = await committedBundle('rev-x');
+        b.files.set('data.json', bytes('{"svc": {}}'));
+        return sign(b, key);
+      },
+      'smoke',
+      'fails',
+    ],
   ])('refuses a bundle %s: the previous one keeps deciding, and the refusal is counted', async (_, make, stage, why) => {
     server.publish(await make());
     const outcome = await engine.poll();
@@ -132,7 +195,10 @@ describe('a bundle engine polling a published bundle', () => {
   it('swaps in a published change without a restart', async () => {
     server.publish(await sign(await analystLosesTable('rev-2'), key));
     expect(await engine.poll()).toEqual({ outcome: 'activated', revision: 'rev-2' });
-    expect(await engine.decide('tables', analyst)).toEqual({ allow: false, reason: `denied: no role among [svc-analyst] grants ${LOST_TABLE}` });
+    expect(await engine.decide('tables', analyst)).toEqual({
+      allow: false,
+      reason: `denied: no role among [svc-analyst] grants ${LOST_TABLE}`,
+    });
     expect(await engine.metrics!()).toMatch(/svc_policy_bundle_loads_total 2/);
   });
 
@@ -153,7 +219,15 @@ describe('decision logs', () => {
   it("reach a collector in OPA's shape: gzip'd batches of events with every field and no token", async () => {
     const log = createDecisionLog({ url: sink.url, metrics: createPolicyMetrics(), flushMs: 50 });
     const engine = await createWasmPolicyEngine({ decisionLog: log });
-    await inRequest('req-42', () => engine.decide('tables', { user: 'ana', roles: ['svc-analyst'], table: 'tpch.tiny.orders', token: 'secret-jwt', context: { authorization: 'Bearer x' } }));
+    await inRequest('req-42', () =>
+      engine.decide('tables', {
+        user: 'ana',
+        roles: ['svc-analyst'],
+        table: 'tpch.tiny.orders',
+        token: 'secret-jwt',
+        context: { authorization: 'Bearer x' },
+      }),
+    );
     const [event] = await eventually(async () => sink.events.length > 0 && sink.events);
     expect(sink.headers[0]).toMatchObject({ 'content-type': 'application/json', 'content-encoding': 'gzip' });
     expect(event).toEqual({
@@ -174,8 +248,11 @@ describe('decision logs', () => {
   it('never hold a decision up while the collector is down: the buffer is bounded and drops are counted', async () => {
     sink.setDown(true);
     const metrics = createPolicyMetrics();
-    const engine = await createWasmPolicyEngine({ decisionLog: createDecisionLog({ url: sink.url, metrics, bufferSize: 10, batchSize: 5, flushMs: 10 }) });
-    for (let i = 0; i < 50; i++) expect((await engine.decide('tables', { user: 'ana', roles: ['svc-analyst'], table: 'tpch.tiny.orders' })).allow).toBe(true);
+    const engine = await createWasmPolicyEngine({
+      decisionLog: createDecisionLog({ url: sink.url, metrics, bufferSize: 10, batchSize: 5, flushMs: 10 }),
+    });
+    for (let i = 0; i < 50; i++)
+      expect((await engine.decide('tables', { user: 'ana', roles: ['svc-analyst'], table: 'tpch.tiny.orders' })).allow).toBe(true);
     expect(await metrics.registry.getSingleMetricAsString('svc_policy_decision_logs_dropped_total')).toMatch(/ 40$/);
     sink.setDown(false);
     await engine.close?.();

@@ -189,7 +189,11 @@ describe('a sidecar engine that cannot get a sound answer denies', () => {
       const decision = await engine.decide('dashboards', anyInput);
       expect(decision).toEqual(engineError);
       expect(decision.reason).toContain(why);
-      expect(seen.at(-1)).toEqual({ method: 'POST', path: '/v1/data/svc/dashboards/decision?provenance', body: JSON.stringify({ input: anyInput }) });
+      expect(seen.at(-1)).toEqual({
+        method: 'POST',
+        path: '/v1/data/svc/dashboards/decision?provenance',
+        body: JSON.stringify({ input: anyInput }),
+      });
     });
 
     it('reports not ready when /health fails', async () => {

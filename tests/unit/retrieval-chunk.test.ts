@@ -6,7 +6,12 @@ const words = (from: number, to: number) => Array.from({ length: to - from }, (_
 
 /** The definition, written plainly: every word with its page, windows of `size` stepping by `size - overlap`. */
 function reference(pages: Page[], size: number, overlap: number) {
-  const all = pages.flatMap((p) => p.text.split(/\s+/).filter(Boolean).map((word) => ({ word, page: p.page })));
+  const all = pages.flatMap((p) =>
+    p.text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((word) => ({ word, page: p.page })),
+  );
   const out: { index: number; page: number; text: string }[] = [];
   for (let start = 0; start < all.length; start += size - overlap) {
     const window = all.slice(start, start + size);
@@ -18,7 +23,7 @@ function reference(pages: Page[], size: number, overlap: number) {
 
 /** A deterministic pseudo-random source, so a failure can be replayed. */
 function random(seed: number) {
-  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  return () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
 }
 
 describe('chunkPages', () => {
@@ -59,7 +64,13 @@ describe('chunkPages', () => {
   });
 
   it('skips pages without words when assigning pages', () => {
-    const chunks = chunkPages([{ page: 1, text: '' }, { page: 2, text: 'alpha beta' }], { size: 5, overlap: 0 });
+    const chunks = chunkPages(
+      [
+        { page: 1, text: '' },
+        { page: 2, text: 'alpha beta' },
+      ],
+      { size: 5, overlap: 0 },
+    );
     expect(chunks).toEqual([{ index: 0, page: 2, text: 'alpha beta' }]);
   });
 
@@ -86,7 +97,13 @@ describe('chunkPages', () => {
   });
 
   it('gives a window that starts in an overlap the page of its own first word', () => {
-    const chunks = chunkPages([{ page: 7, text: words(0, 4) }, { page: 8, text: words(4, 6) }], { size: 4, overlap: 2 });
+    const chunks = chunkPages(
+      [
+        { page: 7, text: words(0, 4) },
+        { page: 8, text: words(4, 6) },
+      ],
+      { size: 4, overlap: 2 },
+    );
     expect(chunks.map((c) => [c.page, c.text])).toEqual([
       [7, 'w0 w1 w2 w3'],
       [7, 'w2 w3 w4 w5'],
@@ -99,11 +116,15 @@ describe('chunkPages', () => {
     for (let round = 0; round < 300; round++) {
       const pages: Page[] = Array.from({ length: Math.floor(next() * 6) }, (_, p) => ({
         page: p + 1,
-        text: Array.from({ length: Math.floor(next() * 25) }, (_, i) => `p${p}w${i}${spaces[Math.floor(next() * spaces.length)]}`).join(next() < 0.5 ? '' : ' '),
+        text: Array.from({ length: Math.floor(next() * 25) }, (_, i) => `p${p}w${i}${spaces[Math.floor(next() * spaces.length)]}`).join(
+          next() < 0.5 ? '' : ' ',
+        ),
       }));
       const size = 1 + Math.floor(next() * 12);
       const overlap = Math.floor(next() * size);
-      expect(chunkPages(pages, { size, overlap }), `round ${round}: size ${size}, overlap ${overlap}`).toEqual(reference(pages, size, overlap));
+      expect(chunkPages(pages, { size, overlap }), `round ${round}: size ${size}, overlap ${overlap}`).toEqual(
+        reference(pages, size, overlap),
+      );
     }
   });
 

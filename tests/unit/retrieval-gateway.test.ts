@@ -12,7 +12,10 @@ describe('retrieval with an embedding gateway', () => {
   let h: RetrievalHarness;
   // a collection stores one document per content: each upload here is a different file
   let uploads = 0;
-  const file = () => ({ name: 'doc.txt', bytes: new TextEncoder().encode(`gateway backed embedding of a small document, copy ${++uploads}`) });
+  const file = () => ({
+    name: 'doc.txt',
+    bytes: new TextEncoder().encode(`gateway backed embedding of a small document, copy ${++uploads}`),
+  });
 
   beforeAll(async () => {
     gw = await startScriptedGateway();

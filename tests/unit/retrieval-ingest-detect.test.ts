@@ -54,34 +54,56 @@ describe('detectFormat', () => {
     expect(detect('scan.png', PNG, 'image/png', true)).toEqual({ format: 'image', imageKind: 'png' });
     expect(detect('photo.jpg', PNG, 'image/jpeg', true)).toEqual({ format: 'image', imageKind: 'png' });
     expect(detect('page.tif', new Uint8Array([0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8]), undefined, true).imageKind).toBe('tiff');
-    expect(refusal('scan.png', PNG, 'image/png')).toMatchObject({ name: 'UnsupportedFormatError', message: expect.stringContaining('SVC_RAG_OCR_ENABLED') });
+    expect(refusal('scan.png', PNG, 'image/png')).toMatchObject({
+      name: 'UnsupportedFormatError',
+      message: expect.stringContaining('SVC_RAG_OCR_ENABLED'),
+    });
   });
 
-  it.each([
-    ['notes.docx', enc('not a zip'), 'MalformedDocumentError', /not an Office Open XML package/],
-    ['scan.pdf', PNG, 'MalformedDocumentError', /holds a PNG image but its name says a PDF/],
-    ['notes.txt', enc('%PDF-1.4\n'), 'MalformedDocumentError', /holds a PDF but its name says \.txt: rename/],
-    ['photo.png', enc('just text'), 'MalformedDocumentError', /photo\.png is not a PNG image/],
-    ['archive.tar', new Uint8Array([...enc('file.txt'), ...new Array(249).fill(0), ...enc('ustar')]), 'UnsupportedFormatError', /tar archives/],
-    ['logs.gz', new Uint8Array([0x1f, 0x8b, 8, 0]), 'UnsupportedFormatError', /gzip archives.*unpack/],
-    ['letter.rtf', enc('{\\rtf1\\ansi hello}'), 'UnsupportedFormatError', /\.rtf files are not supported.*rename it to \.txt/],
-    ['notes.md', new Uint8Array([...enc('caf'), 0xe9, ...enc(' au lait')]), 'UnsupportedFormatError', /byte 0xE9 at offset 3.*UTF-8/],
-    ['wide.txt', new Uint8Array([...Buffer.from('Plain words in UTF-16 without a byte-order mark', 'utf16le')]), 'UnsupportedFormatError', /UTF-16/],
-    ['recording.wav', enc('renamed text'), 'UnsupportedFormatError', /WAV audio/],
-    ['clip', enc('ID3 tag'), 'audio/mpeg', 'UnsupportedFormatError', /audio.*transcri/],
-    ['talk.mp4', new Uint8Array([0, 0, 0, 0x18, ...enc('ftypmp42'), 0, 0, 0, 0, ...enc('mp42isom')]), 'UnsupportedFormatError', /MP4\/QuickTime video.*transcri/],
-    ['app.exe', enc('text named exe'), 'UnsupportedFormatError', /[Ee]xecutable/],
-    ['lib.so', new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), 'UnsupportedFormatError', /[Ee]xecutable/],
-    ['tool', new Uint8Array([0xcf, 0xfa, 0xed, 0xfe, 7, 0, 0, 1]), 'UnsupportedFormatError', /[Ee]xecutable/],
-    ['pic.webp', new Uint8Array([...enc('RIFF'), 0, 0, 0, 0, ...enc('WEBPVP8 ')]), 'UnsupportedFormatError', /WebP images.*PNG, JPEG or TIFF/],
-    ['sheet.ods', ZIP, 'UnsupportedFormatError', /OpenDocument \.ods.*\.xlsx/],
-    ['old.xls', enc('<table>an HTML table saved as .xls</table>'), 'UnsupportedFormatError', /Legacy Excel \.xls/],
-  ].map((c) => (c.length === 4 ? [c[0], c[1], undefined, c[2], c[3]] : c)) as [string, Uint8Array, string | undefined, string, RegExp][])(
-    '%s is refused',
-    (filename, head, declaredType, name, message) => {
-      expect(refusal(filename, head, declaredType)).toMatchObject({ name, message: expect.stringMatching(message) });
-    },
-  );
+  it.each(
+    [
+      ['notes.docx', enc('not a zip'), 'MalformedDocumentError', /not an Office Open XML package/],
+      ['scan.pdf', PNG, 'MalformedDocumentError', /holds a PNG image but its name says a PDF/],
+      ['notes.txt', enc('%PDF-1.4\n'), 'MalformedDocumentError', /holds a PDF but its name says \.txt: rename/],
+      ['photo.png', enc('just text'), 'MalformedDocumentError', /photo\.png is not a PNG image/],
+      [
+        'archive.tar',
+        new Uint8Array([...enc('file.txt'), ...new Array(249).fill(0), ...enc('ustar')]),
+        'UnsupportedFormatError',
+        /tar archives/,
+      ],
+      ['logs.gz', new Uint8Array([0x1f, 0x8b, 8, 0]), 'UnsupportedFormatError', /gzip archives.*unpack/],
+      ['letter.rtf', enc('{\\rtf1\\ansi hello}'), 'UnsupportedFormatError', /\.rtf files are not supported.*rename it to \.txt/],
+      ['notes.md', new Uint8Array([...enc('caf'), 0xe9, ...enc(' au lait')]), 'UnsupportedFormatError', /byte 0xE9 at offset 3.*UTF-8/],
+      [
+        'wide.txt',
+        new Uint8Array([...Buffer.from('Plain words in UTF-16 without a byte-order mark', 'utf16le')]),
+        'UnsupportedFormatError',
+        /UTF-16/,
+      ],
+      ['recording.wav', enc('renamed text'), 'UnsupportedFormatError', /WAV audio/],
+      ['clip', enc('ID3 tag'), 'audio/mpeg', 'UnsupportedFormatError', /audio.*transcri/],
+      [
+        'talk.mp4',
+        new Uint8Array([0, 0, 0, 0x18, ...enc('ftypmp42'), 0, 0, 0, 0, ...enc('mp42isom')]),
+        'UnsupportedFormatError',
+        /MP4\/QuickTime video.*transcri/,
+      ],
+      ['app.exe', enc('text named exe'), 'UnsupportedFormatError', /[Ee]xecutable/],
+      ['lib.so', new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), 'UnsupportedFormatError', /[Ee]xecutable/],
+      ['tool', new Uint8Array([0xcf, 0xfa, 0xed, 0xfe, 7, 0, 0, 1]), 'UnsupportedFormatError', /[Ee]xecutable/],
+      [
+        'pic.webp',
+        new Uint8Array([...enc('RIFF'), 0, 0, 0, 0, ...enc('WEBPVP8 ')]),
+        'UnsupportedFormatError',
+        /WebP images.*PNG, JPEG or TIFF/,
+      ],
+      ['sheet.ods', ZIP, 'UnsupportedFormatError', /OpenDocument \.ods.*\.xlsx/],
+      ['old.xls', enc('<table>an HTML table saved as .xls</table>'), 'UnsupportedFormatError', /Legacy Excel \.xls/],
+    ].map((c) => (c.length === 4 ? [c[0], c[1], undefined, c[2], c[3]] : c)) as [string, Uint8Array, string | undefined, string, RegExp][],
+  )('%s is refused', (filename, head, declaredType, name, message) => {
+    expect(refusal(filename, head, declaredType)).toMatchObject({ name, message: expect.stringMatching(message) });
+  });
 
   it('decodes a legacy HTML charset it is told about instead of refusing', () => {
     const head = new Uint8Array(Buffer.from('<meta charset="iso-8859-1"><p>caf\xe9</p>', 'latin1'));

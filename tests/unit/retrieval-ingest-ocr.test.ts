@@ -47,7 +47,9 @@ describe('OCR engine', () => {
   it('refuses an image it cannot decode without bringing the process down, then keeps working', async () => {
     const damaged = scanPngBytes();
     damaged.fill(0xff, 2000, 6000); // inside the pixel data: header and end marker intact
-    await expect(ingestFixture({ name: 'damaged.png', type: 'image/png', bytes: damaged }, { ocr, ocrEnabled: true })).rejects.toMatchObject({
+    await expect(
+      ingestFixture({ name: 'damaged.png', type: 'image/png', bytes: damaged }, { ocr, ocrEnabled: true }),
+    ).rejects.toMatchObject({
       name: 'MalformedDocumentError',
       message: expect.stringMatching(/damaged\.png is a damaged image.*export it again/),
     });
@@ -74,7 +76,7 @@ describe('scanned PDF', () => {
 const images = await imageFixtures();
 
 describe('images', () => {
-  it.each(images.map((f) => [f.name, f] as const))('%s is OCR\'d as page 1 when OCR is on', async (_, f: Fixture) => {
+  it.each(images.map((f) => [f.name, f] as const))("%s is OCR'd as page 1 when OCR is on", async (_, f: Fixture) => {
     const out = await ingestFixture(f, { ocr, ocrEnabled: true });
     expect(out.format).toBe('image');
     expect(out.ocrPages).toBe(1);

@@ -54,7 +54,8 @@ describe('extraction of accepted formats', () => {
   });
 
   it('decodes entities and separates block elements', async () => {
-    const html = '<p>Fish &amp; chips &lt;3&nbsp;today</p><div>one<br>two</div><ul><li>a</li><li>b</li></ul><template>hidden</template><noscript>nojs</noscript>';
+    const html =
+      '<p>Fish &amp; chips &lt;3&nbsp;today</p><div>one<br>two</div><ul><li>a</li><li>b</li></ul><template>hidden</template><noscript>nojs</noscript>';
     const text = await textOf({ name: 'menu.html', type: 'text/html', bytes: new TextEncoder().encode(html) });
     expect(text.split('\n')).toEqual(['Fish & chips <3 today', 'one', 'two', 'a', 'b']);
   });

@@ -57,18 +57,21 @@ describe('BM25 index', () => {
       .sort((a, b) => b.score - a.score || Number(a.id.slice(1)) - Number(b.id.slice(1)));
   }
 
-  it.each(['ERR-4471', 'replication error', 'error', 'salt and yeast', 'nothing matches this'])('scores %j as BM25 does (k1 1.2, b 0.75)', (q) => {
-    const index = createKeywordIndex();
-    docs.forEach((d, i) => {
-      index.add(`d${i}`, analyse(d));
-    });
-    const got = index.search(analyse(q).terms, 10);
-    const want = reference(q);
-    expect(got.map((h) => h.id)).toEqual(want.map((h) => h.id));
-    got.forEach((h, i) => {
-      expect(h.score).toBeCloseTo(want[i]!.score, 10);
-    });
-  });
+  it.each(['ERR-4471', 'replication error', 'error', 'salt and yeast', 'nothing matches this'])(
+    'scores %j as BM25 does (k1 1.2, b 0.75)',
+    (q) => {
+      const index = createKeywordIndex();
+      docs.forEach((d, i) => {
+        index.add(`d${i}`, analyse(d));
+      });
+      const got = index.search(analyse(q).terms, 10);
+      const want = reference(q);
+      expect(got.map((h) => h.id)).toEqual(want.map((h) => h.id));
+      got.forEach((h, i) => {
+        expect(h.score).toBeCloseTo(want[i]!.score, 10);
+      });
+    },
+  );
 
   it('answers the k best, equal scores in insertion order, and follows appends', () => {
     const index = createKeywordIndex();
@@ -82,13 +85,27 @@ describe('BM25 index', () => {
 
 describe('reciprocal rank fusion', () => {
   it('shares ranks between equal scores', () => {
-    expect(ranks([{ id: 'a', score: 3 }, { id: 'b', score: 2 }, { id: 'c', score: 2 }, { id: 'd', score: 1 }])).toEqual([1, 2, 2, 4]);
+    expect(
+      ranks([
+        { id: 'a', score: 3 },
+        { id: 'b', score: 2 },
+        { id: 'c', score: 2 },
+        { id: 'd', score: 1 },
+      ]),
+    ).toEqual([1, 2, 2, 4]);
   });
 
   it('sums 1/(60 + rank) over both lists and breaks ties by the dense order', () => {
     const fused = fuse(
-      [{ id: 'a', score: 0.9 }, { id: 'b', score: 0.8 }, { id: 'c', score: 0.7 }],
-      [{ id: 'c', score: 5 }, { id: 'x', score: 4 }],
+      [
+        { id: 'a', score: 0.9 },
+        { id: 'b', score: 0.8 },
+        { id: 'c', score: 0.7 },
+      ],
+      [
+        { id: 'c', score: 5 },
+        { id: 'x', score: 4 },
+      ],
       10,
     );
     expect(fused).toEqual([

@@ -14,7 +14,11 @@ describe('retrieval migration 003: one document per content', () => {
     await migratePlatform(db);
     const all = await loadMigrations(new URL('../../src/retrieval/migrations/', import.meta.url));
     expect(all.map((m) => m.id)).toContain('003_unique_content');
-    await migrate(db, 'retrieval', all.filter((m) => m.id < '003'));
+    await migrate(
+      db,
+      'retrieval',
+      all.filter((m) => m.id < '003'),
+    );
 
     await db.exec(`INSERT INTO retrieval_collections (slug, name, created_by) VALUES ('a', 'A', 't'), ('b', 'B', 't')`);
     const doc = (id: string, slug: string, sha: string, at: string) =>
@@ -40,18 +44,34 @@ describe('retrieval migration 003: one document per content', () => {
         [`10000000-0000-0000-0000-00000000000${i}`, id],
       );
     }
-    const versions = async () => Object.fromEntries((await db.query<{ slug: string; version: number }>(`SELECT slug, version FROM retrieval_collections`)).map((r) => [r.slug, r.version]));
+    const versions = async () =>
+      Object.fromEntries(
+        (await db.query<{ slug: string; version: number }>(`SELECT slug, version FROM retrieval_collections`)).map((r) => [
+          r.slug,
+          r.version,
+        ]),
+      );
     const before = await versions();
 
-    expect(await migrate(db, 'retrieval', all.filter((m) => m.id < '004'))).toEqual(['003_unique_content']);
+    expect(
+      await migrate(
+        db,
+        'retrieval',
+        all.filter((m) => m.id < '004'),
+      ),
+    ).toEqual(['003_unique_content']);
     const left = await db.query<{ id: string }>(`SELECT id::text AS id FROM retrieval_documents ORDER BY id`);
     expect(left.map((r) => r.id)).toEqual([ids.first, ids.other, ids.inB]);
-    const chunks = await db.query<{ document_id: string }>(`SELECT document_id::text AS document_id FROM retrieval_chunks ORDER BY document_id`);
+    const chunks = await db.query<{ document_id: string }>(
+      `SELECT document_id::text AS document_id FROM retrieval_chunks ORDER BY document_id`,
+    );
     expect(chunks.map((r) => r.document_id)).toEqual([ids.first, ids.other, ids.inB]);
     const after = await versions();
     expect(after.a).toBeGreaterThan(before.a!);
     expect(after.b).toBe(before.b);
 
-    await expect(doc('00000000-0000-0000-0000-000000000005', 'a', 'same', '2026-05-01T00:00:00Z')).rejects.toThrow(/retrieval_documents_content/);
+    await expect(doc('00000000-0000-0000-0000-000000000005', 'a', 'same', '2026-05-01T00:00:00Z')).rejects.toThrow(
+      /retrieval_documents_content/,
+    );
   });
 });

@@ -26,7 +26,9 @@ function mulberry32(seed: number) {
 
 function gaussians(n: number, seed: number, dim = DIM): Float32Array[] {
   const next = mulberry32(seed);
-  return Array.from({ length: n }, () => Float32Array.from({ length: dim }, () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())));
+  return Array.from({ length: n }, () =>
+    Float32Array.from({ length: dim }, () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())),
+  );
 }
 
 /** A stored index over `vectors` (seq = 10·row + 7), with codes as ingestion writes them or, for `legacy` rows, none. */
@@ -41,14 +43,23 @@ async function storedOf(vectors: readonly Float32Array[], legacy: (row: number) 
   const fetched: number[][] = [];
   const fetch = async (seqs: number[]) => {
     fetched.push(seqs);
-    return seqs.flatMap((seq) => (seq % 10 === 7 && vectors[(seq - 7) / 10] ? [{ seq, vector: vectors[(seq - 7) / 10]!, item: `id${(seq - 7) / 10}` }] : []));
+    return seqs.flatMap((seq) =>
+      seq % 10 === 7 && vectors[(seq - 7) / 10] ? [{ seq, vector: vectors[(seq - 7) / 10]!, item: `id${(seq - 7) / 10}` }] : [],
+    );
   };
   return { index, fetch, fetched };
 }
 
-async function expectSameAsInMemory(vectors: readonly Float32Array[], queries: readonly Float32Array[], stored: { index: StoredIndex; fetch: Parameters<StoredIndex['search']>[2] }) {
+async function expectSameAsInMemory(
+  vectors: readonly Float32Array[],
+  queries: readonly Float32Array[],
+  stored: { index: StoredIndex; fetch: Parameters<StoredIndex['search']>[2] },
+) {
   const memory = await createVectorIndex(DIM);
-  memory.add(vectors.map((_, row) => `id${row}`), vectors);
+  memory.add(
+    vectors.map((_, row) => `id${row}`),
+    vectors,
+  );
   for (const q of queries) {
     for (const k of [1, 5, 10, 50]) {
       const got = await stored.index.search(q, k, stored.fetch);
@@ -97,7 +108,10 @@ describe('stored index: int8 codes in memory, float rows read back', () => {
     await expect(stored.index.search(vectors[0]!, 0, stored.fetch)).rejects.toThrow(/k must be a positive integer/);
     await expect(stored.index.search([1, 2], 1, stored.fetch)).rejects.toThrow(/dimension 2/);
     expect(await (await createStoredIndex(DIM)).search(vectors[0]!, 3, stored.fetch)).toEqual([]);
-    expect((await stored.index.search(new Float32Array(DIM), 2, stored.fetch)).map((h) => [h.item, h.score])).toEqual([['id0', 0], ['id1', 0]]);
+    expect((await stored.index.search(new Float32Array(DIM), 2, stored.fetch)).map((h) => [h.item, h.score])).toEqual([
+      ['id0', 0],
+      ['id1', 0],
+    ]);
   });
 
   it('holds about 792 bytes a row at 768 dimensions (no float rows)', async () => {
@@ -123,7 +137,10 @@ describe('binary COPY decoding', () => {
 
   it('reads the same rows however the output is cut into pieces, and refuses output cut short', async () => {
     const whole: Uint8Array[] = [];
-    await db.copyOut(`SELECT g::int8, CASE WHEN g % 3 = 0 THEN NULL ELSE decode(repeat('ab', g), 'hex') END FROM generate_series(1, 40) g`, (piece) => whole.push(piece.slice()));
+    await db.copyOut(
+      `SELECT g::int8, CASE WHEN g % 3 = 0 THEN NULL ELSE decode(repeat('ab', g), 'hex') END FROM generate_series(1, 40) g`,
+      (piece) => whole.push(piece.slice()),
+    );
     const bytes = Buffer.concat(whole);
     const want = await collect([bytes]);
     expect(want).toHaveLength(40);
@@ -147,7 +164,9 @@ describe('collection copies and their size limit', () => {
 
   it('answers from the copy up to the limit, then leaves the collection to pgvector, and back again after a rebuild', async () => {
     const { retrievalHarness, who } = await import('../support/retrieval.ts');
-    const h = await retrievalHarness(db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '3', SVC_CHUNK_SIZE_TOKENS: '4', SVC_CHUNK_OVERLAP_TOKENS: '0' } });
+    const h = await retrievalHarness(db, {
+      env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '3', SVC_CHUNK_SIZE_TOKENS: '4', SVC_CHUNK_OVERLAP_TOKENS: '0' },
+    });
     const text = (s: string) => new TextEncoder().encode(s);
     const rank = async () => {
       const [head] = await db.query<{ version: number }>(`SELECT version FROM retrieval_collections WHERE slug = 'limited'`);

@@ -68,7 +68,10 @@ function cosine(a: Vec, b: Vec) {
 
 async function indexOf(vectors: readonly Vec[], dim = DIM) {
   const index = await createVectorIndex(dim);
-  index.add(vectors.map((_, row) => `id${row}`), vectors);
+  index.add(
+    vectors.map((_, row) => `id${row}`),
+    vectors,
+  );
   return index;
 }
 
@@ -207,7 +210,12 @@ describe('vector index: adversarial data', () => {
     const index = await indexOf([Array.from(v, (x) => x * 1e-200), v]);
     const hits = index.search(v, 2);
     expect(hits.map((h) => h.score)).toEqual([expect.closeTo(1, 6), expect.closeTo(1, 6)]);
-    expect(index.search(Array.from(v, (x) => x * 1e200), 1)[0]!.score).toBeCloseTo(1, 6);
+    expect(
+      index.search(
+        Array.from(v, (x) => x * 1e200),
+        1,
+      )[0]!.score,
+    ).toBeCloseTo(1, 6);
   });
 
   it('keeps the error bound it relies on: |x·q − x̂·q̂| ≤ ‖x − x̂‖·‖q‖ + ‖x̂‖·‖q − q̂‖', () => {
@@ -237,7 +245,11 @@ describe('vector index: batches, inputs and lifecycle', () => {
     const vectors = randomUnits(700, 3);
     const one = await indexOf(vectors);
     const batches = await createVectorIndex(DIM);
-    for (let i = 0; i < 700; i += 37) batches.add(vectors.slice(i, i + 37).map((_, j) => `id${i + j}`), vectors.slice(i, i + 37));
+    for (let i = 0; i < 700; i += 37)
+      batches.add(
+        vectors.slice(i, i + 37).map((_, j) => `id${i + j}`),
+        vectors.slice(i, i + 37),
+      );
     const single = await createVectorIndex(DIM);
     vectors.forEach((v, i) => {
       single.add([`id${i}`], [v]);
@@ -256,8 +268,22 @@ describe('vector index: batches, inputs and lifecycle', () => {
     const index = await createVectorIndex(4);
     expect(index.search([1, 0, 0, 0], 5)).toEqual([]);
     expect(() => index.search([1, 2], 1)).toThrow(/dimension 2, expected dimension 4/);
-    index.add(['a', 'b'], [[1, 0, 0, 0], [0, 1, 0, 0]]);
-    expect(() => index.add(['c', 'd'], [[1, 0, 0, 0], [1, 2, 3]])).toThrow(/vector 1 \(id d\) has dimension 3/);
+    index.add(
+      ['a', 'b'],
+      [
+        [1, 0, 0, 0],
+        [0, 1, 0, 0],
+      ],
+    );
+    expect(() =>
+      index.add(
+        ['c', 'd'],
+        [
+          [1, 0, 0, 0],
+          [1, 2, 3],
+        ],
+      ),
+    ).toThrow(/vector 1 \(id d\) has dimension 3/);
     expect(() => index.add(['c'], [[1, Number.NaN, 0, 0]])).toThrow(/not a finite number/);
     expect(() => index.add(['c', 'd'], [[1, 0, 0, 0]])).toThrow(/2 ids for 1 vectors/);
     expect(() => index.search([1, 0, 0, 0, 0], 1)).toThrow(/dimension 5/);
@@ -277,7 +303,10 @@ describe('vector index: batches, inputs and lifecycle', () => {
     indexes.forEach((index, i) => {
       index.add([`only${i}`], [vectors[i % 40]!]);
     });
-    indexes[0]!.add(vectors.map((_, i) => `more${i}`), vectors);
+    indexes[0]!.add(
+      vectors.map((_, i) => `more${i}`),
+      vectors,
+    );
     expect(indexes[7]!.search(vectors[3]!, 5)).toEqual([{ id: 'only7', score: expect.closeTo(cosine(vectors[7]!, vectors[3]!), 6) }]);
     expect(indexes[0]!.search(vectors[3]!, 1).map((h) => h.id)).toEqual(['more3']);
     expect(indexes[0]!.size).toBe(41);
@@ -291,7 +320,10 @@ describe('vector index: batches, inputs and lifecycle', () => {
     expect(index.size).toBe(0);
     expect(index.search(vectors[0]!, 3)).toEqual([]);
     expect(index.bytes).toBeLessThan(300 * DIM);
-    index.add(vectors.slice(0, 50).map((_, i) => `id${i}`), vectors.slice(0, 50));
+    index.add(
+      vectors.slice(0, 50).map((_, i) => `id${i}`),
+      vectors.slice(0, 50),
+    );
     const first = vectors.slice(0, 50);
     expectSameAsScan(index.search(vectors[60]!, 10), exactScan(first)(vectors[60]!, 10), first, vectors[60]!);
   });

@@ -48,13 +48,23 @@ describe('watched folders and symbolic links', () => {
   it('refuses a watch whose folder leads out of the roots through a link', async () => {
     const link = join(place.root, 'escape');
     await symlink(join(place.root, '..', 'elsewhere'), link);
-    const res = await h.json('POST', '/collections', who.engineer, { slug: 'escape', name: 'escape', allowed_roles: [], watch: { uri: pathToFileURL(link).href, interval_seconds: 5 } });
+    const res = await h.json('POST', '/collections', who.engineer, {
+      slug: 'escape',
+      name: 'escape',
+      allowed_roles: [],
+      watch: { uri: pathToFileURL(link).href, interval_seconds: 5 },
+    });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/symbolic link.*SVC_WATCH_ROOTS/);
     // a sibling folder whose name starts with the root's is not under it
     const sibling = `${place.root}-twin`;
     await mkdir(sibling);
-    const twin = await h.json('POST', '/collections', who.engineer, { slug: 'twin', name: 'twin', allowed_roles: [], watch: { uri: pathToFileURL(sibling).href, interval_seconds: 5 } });
+    const twin = await h.json('POST', '/collections', who.engineer, {
+      slug: 'twin',
+      name: 'twin',
+      allowed_roles: [],
+      watch: { uri: pathToFileURL(sibling).href, interval_seconds: 5 },
+    });
     expect(twin.status).toBe(400);
   });
 
@@ -62,8 +72,18 @@ describe('watched folders and symbolic links', () => {
     const [a, b] = [await place.source('move-a'), await place.source('move-b')];
     await a.put('from-a.txt', 'Only in folder A: the kappa relay.');
     await b.put('from-b.txt', 'Only in folder B: the lambda relay.');
-    expect((await h.json('POST', '/collections', who.engineer, { slug: 'moving', name: 'moving', allowed_roles: [], watch: { uri: a.uri, interval_seconds: 1 } })).status).toBe(201);
-    const names = async () => (await h.json('GET', '/collections/moving/documents', who.user)).body.documents.map((d: { filename: string }) => d.filename);
+    expect(
+      (
+        await h.json('POST', '/collections', who.engineer, {
+          slug: 'moving',
+          name: 'moving',
+          allowed_roles: [],
+          watch: { uri: a.uri, interval_seconds: 1 },
+        })
+      ).status,
+    ).toBe(201);
+    const names = async () =>
+      (await h.json('GET', '/collections/moving/documents', who.user)).body.documents.map((d: { filename: string }) => d.filename);
     await expect.poll(names, { timeout: 30_000 }).toEqual(['from-a.txt']);
     expect((await h.json('PATCH', '/collections/moving', who.engineer, { watch: { uri: b.uri, interval_seconds: 1 } })).status).toBe(200);
     await expect.poll(names, { timeout: 30_000 }).toEqual(['from-b.txt']);
@@ -76,11 +96,28 @@ describe('watched folders and symbolic links', () => {
     await writeFile(join(place.root, '..', 'elsewhere', 'secret.txt'), 'The vault code is 4242.');
     await symlink(join(place.root, '..', 'elsewhere', 'secret.txt'), join(place.root, 'links', 'secret.txt'));
     await symlink(join(place.root, '..', 'elsewhere'), join(place.root, 'links', 'outside-dir'));
-    expect((await h.json('POST', '/collections', who.engineer, { slug: 'links', name: 'links', allowed_roles: [], watch: { uri: source.uri, interval_seconds: 1 } })).status).toBe(201);
-    await expect.poll(async () => (await h.json('GET', '/collections/links/watch', who.user)).body.failures?.map((f: { path: string }) => f.path), { timeout: 30_000 }).toEqual(['outside-dir', 'secret.txt']);
+    expect(
+      (
+        await h.json('POST', '/collections', who.engineer, {
+          slug: 'links',
+          name: 'links',
+          allowed_roles: [],
+          watch: { uri: source.uri, interval_seconds: 1 },
+        })
+      ).status,
+    ).toBe(201);
+    await expect
+      .poll(async () => (await h.json('GET', '/collections/links/watch', who.user)).body.failures?.map((f: { path: string }) => f.path), {
+        timeout: 30_000,
+      })
+      .toEqual(['outside-dir', 'secret.txt']);
     const watch = (await h.json('GET', '/collections/links/watch', who.user)).body;
-    expect(watch.failures.every((f: { status: string; reason: string }) => f.status === 'skipped' && /symbolic link/.test(f.reason))).toBe(true);
-    const docs = (await h.json('GET', '/collections/links/documents', who.user)).body.documents.map((d: { filename: string }) => d.filename);
+    expect(watch.failures.every((f: { status: string; reason: string }) => f.status === 'skipped' && /symbolic link/.test(f.reason))).toBe(
+      true,
+    );
+    const docs = (await h.json('GET', '/collections/links/documents', who.user)).body.documents.map(
+      (d: { filename: string }) => d.filename,
+    );
     expect(docs).toEqual(['real.txt']);
     const found = await h.json('POST', '/collections/links/query', who.user, { question: 'vault code 4242', mode: 'keyword' });
     expect(found.body.chunks).toEqual([]);
@@ -101,8 +138,20 @@ describe('a stopped scan', () => {
       const source = await place.source('many');
       const files = Array.from({ length: 12 }, (_, i) => `doc-${String(i).padStart(2, '0')}.txt`);
       for (const [i, f] of files.entries()) await source.put(f, `Document ${i} names the widget W-${i} and nothing else.`);
-      expect((await first.json('POST', '/collections', who.engineer, { slug: 'many', name: 'many', allowed_roles: [], watch: { uri: source.uri, interval_seconds: 1 } })).status).toBe(201);
-      const names = async () => (await first.json('GET', '/collections/many/documents', who.admin)).body.documents.map((d: { filename: string }) => d.filename).sort();
+      expect(
+        (
+          await first.json('POST', '/collections', who.engineer, {
+            slug: 'many',
+            name: 'many',
+            allowed_roles: [],
+            watch: { uri: source.uri, interval_seconds: 1 },
+          })
+        ).status,
+      ).toBe(201);
+      const names = async () =>
+        (await first.json('GET', '/collections/many/documents', who.admin)).body.documents
+          .map((d: { filename: string }) => d.filename)
+          .sort();
       await expect.poll(async () => (await names()).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0);
       await first.close(); // stops after the file it is on, and hands the lease back
       const done = await names();

@@ -71,19 +71,41 @@ class FakeApiServer {
     }
     if (req.method === 'POST' && url.pathname === PODS) {
       if (this.scenario.createStatus) {
-        return send(this.scenario.createStatus, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: `pods is forbidden: User "system:serviceaccount:svc:svc-dashboards-runtime" cannot create resource "pods"`, reason: 'Forbidden', code: 403 });
+        return send(this.scenario.createStatus, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: `pods is forbidden: User "system:serviceaccount:svc:svc-dashboards-runtime" cannot create resource "pods"`,
+          reason: 'Forbidden',
+          code: 403,
+        });
       }
-      const pod: V1Pod = { ...body, metadata: { ...body.metadata, namespace: NS, uid: `uid-${this.pods.size + 1}` }, status: { phase: 'Pending' } };
+      const pod: V1Pod = {
+        ...body,
+        metadata: { ...body.metadata, namespace: NS, uid: `uid-${this.pods.size + 1}` },
+        status: { phase: 'Pending' },
+      };
       this.pods.set(pod.metadata!.name!, { pod, ...(this.scenario.endWith ? {} : { process: run(pod) }) });
       return send(201, pod);
     }
     if (req.method === 'GET' && url.pathname === PODS) {
-      const wanted = (url.searchParams.get('labelSelector') ?? '').split(',').filter(Boolean).map((kv) => kv.split('='));
+      const wanted = (url.searchParams.get('labelSelector') ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((kv) => kv.split('='));
       const items = [...this.pods.values()].map((p) => p.pod).filter((p) => wanted.every(([k, v]) => p.metadata?.labels?.[k!] === v));
       return send(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items });
     }
     const entry = name ? this.pods.get(name) : undefined;
-    if (!entry) return send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `pods "${name}" not found` });
+    if (!entry)
+      return send(404, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+        message: `pods "${name}" not found`,
+      });
     if (req.method === 'GET') return send(200, { ...entry.pod, status: await this.statusOf(entry) });
     if (req.method === 'DELETE') {
       entry.process?.kill('SIGKILL');
@@ -96,9 +118,25 @@ class FakeApiServer {
   /** What the kubelet would report: Running and Ready once the container answers its readiness probe. */
   private async statusOf(entry: { pod: V1Pod; process?: ChildProcess }): Promise<V1Pod['status']> {
     const end = this.scenario.endWith;
-    if (end) return { phase: 'Failed', containerStatuses: [{ name: 'sandbox', image: IMAGE, imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: end.exitCode, reason: end.reason } } }] };
+    if (end)
+      return {
+        phase: 'Failed',
+        containerStatuses: [
+          {
+            name: 'sandbox',
+            image: IMAGE,
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: end.exitCode, reason: end.reason } },
+          },
+        ],
+      };
     const probe = entry.pod.spec!.containers[0]!.readinessProbe!.httpGet!;
-    const ready = await fetch(`http://127.0.0.1:${probe.port}${probe.path}`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${probe.port}${probe.path}`).then(
+      (r) => r.ok,
+      () => false,
+    );
     return ready
       ? { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] }
       : { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False' }] };
@@ -129,7 +167,13 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
   };
   const launcher = (): Promise<SandboxLauncher> =>
     selectLauncher(
-      { SVC_SANDBOX_BACKEND: 'kubernetes', SVC_POD_NAME: RUNTIME_POD, SVC_POD_NAMESPACE: NS, SVC_SANDBOX_PORT: String(sandboxPort), SVC_SANDBOX_IDLE_SECONDS: '300' },
+      {
+        SVC_SANDBOX_BACKEND: 'kubernetes',
+        SVC_POD_NAME: RUNTIME_POD,
+        SVC_POD_NAMESPACE: NS,
+        SVC_SANDBOX_PORT: String(sandboxPort),
+        SVC_SANDBOX_IDLE_SECONDS: '300',
+      },
       createLogger('test', 'silent'),
       kubeConfig(),
     );
@@ -165,7 +209,11 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
     // The labels the NetworkPolicy selects, the owner that takes the pod with it, the viewer in annotations.
     expect(pod.metadata!.labels).toEqual({ ...SANDBOX_LABELS, [RUNTIME_POD_LABEL]: RUNTIME_POD });
     expect(pod.metadata!.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: RUNTIME_POD, uid: RUNTIME_UID }]);
-    expect(pod.metadata!.annotations).toMatchObject({ 'svc/user': 'ana@example.com', 'svc/dashboard-id': 'd1', 'svc/page-sha256': page.digest });
+    expect(pod.metadata!.annotations).toMatchObject({
+      'svc/user': 'ana@example.com',
+      'svc/dashboard-id': 'd1',
+      'svc/page-sha256': page.digest,
+    });
 
     const spec = pod.spec!;
     expect(spec.automountServiceAccountToken).toBe(false);
@@ -177,18 +225,33 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
     expect(spec.containers).toHaveLength(1);
     const c = spec.containers[0]!;
     expect(c.image).toBe(IMAGE);
-    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'] } });
+    expect(c.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(c.resources!.limits).toEqual({ cpu: '500m', memory: '192Mi' });
     expect(c.command).toContain('--no-warnings');
     expect(c.command!.some((a) => /^--(experimental-)?permission$/.test(a))).toBe(true);
     // Nothing of the runtime's own configuration or secrets travels into the pod.
-    expect((c.env ?? []).map((e) => e.name).sort()).toEqual(['SVC_SANDBOX_DIGEST', 'SVC_SANDBOX_EXIT_AFTER_IDLE_SECONDS', 'SVC_SANDBOX_PORT', 'SVC_SANDBOX_UPLOAD_TOKEN']);
+    expect((c.env ?? []).map((e) => e.name).sort()).toEqual([
+      'SVC_SANDBOX_DIGEST',
+      'SVC_SANDBOX_EXIT_AFTER_IDLE_SECONDS',
+      'SVC_SANDBOX_PORT',
+      'SVC_SANDBOX_UPLOAD_TOKEN',
+    ]);
     expect(spec.volumes ?? []).toEqual([]);
 
     // The page is handed over once, by whoever holds the pod's upload token.
     const token = c.env!.find((e) => e.name === 'SVC_SANDBOX_UPLOAD_TOKEN')!.value!;
-    expect((await fetch(`${sandbox.url}/page`, { method: 'PUT', body: 'swapped', headers: { Authorization: 'Bearer nope' } })).status).toBe(401);
-    expect((await fetch(`${sandbox.url}/page`, { method: 'PUT', body: 'swapped', headers: { Authorization: `Bearer ${token}` } })).status).toBe(409);
+    expect((await fetch(`${sandbox.url}/page`, { method: 'PUT', body: 'swapped', headers: { Authorization: 'Bearer nope' } })).status).toBe(
+      401,
+    );
+    expect(
+      (await fetch(`${sandbox.url}/page`, { method: 'PUT', body: 'swapped', headers: { Authorization: `Bearer ${token}` } })).status,
+    ).toBe(409);
 
     await sandbox.stop();
     const del = api.calls('DELETE');
@@ -203,7 +266,13 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
     await pages.put('d1.html', Buffer.from(signed));
     const pool = createSandboxPool(await launcher(), { idleSeconds: 300, max: 20, maxPerUser: 3 });
     // explore's launch answer for the owner; every other request goes out for real (to the sandbox pod)
-    const launch = { allow: true, reason: 'owner', object_key: 'd1.html', digest: createHash('sha256').update(signed).digest('hex'), owner: 'ana' };
+    const launch = {
+      allow: true,
+      reason: 'owner',
+      object_key: 'd1.html',
+      digest: createHash('sha256').update(signed).digest('hex'),
+      owner: 'ana',
+    };
     const app = createRuntimeApp({
       pool,
       pages,
@@ -253,8 +322,14 @@ describe('dashboards runtime: the Kubernetes sandbox back end', () => {
   });
 
   it('deletes the sandboxes an earlier run of the same runtime pod left, and only those', async () => {
-    const leftover = (name: string, owner: string): V1Pod => ({ metadata: { name, labels: { ...SANDBOX_LABELS, [RUNTIME_POD_LABEL]: owner } } });
-    for (const [name, owner] of [['old-1', RUNTIME_POD], ['old-2', RUNTIME_POD], ['other', 'svc-dashboards-runtime-6f7c9d-zzzzz']] as const) {
+    const leftover = (name: string, owner: string): V1Pod => ({
+      metadata: { name, labels: { ...SANDBOX_LABELS, [RUNTIME_POD_LABEL]: owner } },
+    });
+    for (const [name, owner] of [
+      ['old-1', RUNTIME_POD],
+      ['old-2', RUNTIME_POD],
+      ['other', 'svc-dashboards-runtime-6f7c9d-zzzzz'],
+    ] as const) {
       api.pods.set(name, { pod: leftover(name, owner) });
     }
     await launcher();

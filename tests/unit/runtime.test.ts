@@ -34,7 +34,11 @@ describe('dashboards runtime', () => {
     for (const v of VISIBILITIES) {
       const q = await h.ask(people.owner, { question: `how many orders are there ${v}`, force: true });
       ids[v] = q.body.dashboard_id;
-      await h.call('PATCH', `/dashboards/${ids[v]}/share`, people.owner, { visibility: v, allowed_users: ['luke'], allowed_groups: ['finance'] });
+      await h.call('PATCH', `/dashboards/${ids[v]}/share`, people.owner, {
+        visibility: v,
+        allowed_users: ['luke'],
+        allowed_groups: ['finance'],
+      });
     }
   }, 60_000);
   afterAll(async () => {
@@ -86,7 +90,7 @@ describe('dashboards runtime', () => {
 
   it("refuses an administrator's private page copied over a public dashboard's (the signature names its dashboard)", async () => {
     const secret = await h.ask(people.admin, { question: 'top 3 customer by account balance', force: true });
-    expect((await pageOf(secret.body.dashboard_id))).toContain('Customer#');
+    expect(await pageOf(secret.body.dashboard_id)).toContain('Customer#');
     const copied = await pageOf(secret.body.dashboard_id);
     await replacePage(ids.public!, copied);
     await h.db.query('UPDATE explore_dashboards SET digest = $2 WHERE id = $1', [ids.public, pageDigest(copied)]);
@@ -155,7 +159,11 @@ describe('dashboards runtime: a bounded sandbox pool', () => {
     h = await exploreHarness();
     for (const question of ['how many orders are there', 'how many parts are there', 'how many regions are there']) {
       const q = await h.ask(people.owner, { question, force: true });
-      await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, people.owner, { visibility: 'public', allowed_users: [], allowed_groups: [] });
+      await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, people.owner, {
+        visibility: 'public',
+        allowed_users: [],
+        allowed_groups: [],
+      });
       ids.push(q.body.dashboard_id);
     }
   }, 60_000);

@@ -8,7 +8,12 @@ import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // SVC_TRACING_ENABLED=true: `svc serve explore` exports its pipeline spans over OTLP/HTTP (JSON) to
 // SVC_OTEL_EXPORTER_OTLP_ENDPOINT, under the service's own name. The receiver here records what arrives.
-type Export = { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: { name: string }[] }[] }[] };
+type Export = {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+    scopeSpans: { spans: { name: string }[] }[];
+  }[];
+};
 
 describe('trace export', () => {
   let receiver: Server;
@@ -58,10 +63,15 @@ describe('trace export', () => {
     const deadline = Date.now() + 20_000; // the batch processor sends every few seconds
     const names = () => exports.flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((sp) => sp.name))));
     while (!names().some((n) => n.includes('execute')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-    const services = exports.flatMap((e) => e.resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue));
+    const services = exports.flatMap((e) =>
+      e.resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue),
+    );
     expect(new Set(services)).toEqual(new Set(['explore']));
     for (const step of ['cache', 'catalog', 'policy', 'generate', 'validate', 'cost', 'execute', 'redact', 'publish', 'remember']) {
-      expect(names().some((n) => n.endsWith(step)), `span for step ${step}`).toBe(true);
+      expect(
+        names().some((n) => n.endsWith(step)),
+        `span for step ${step}`,
+      ).toBe(true);
     }
   }, 30_000);
 });

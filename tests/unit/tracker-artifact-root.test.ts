@@ -39,7 +39,12 @@ describe('tracker with a file:// artifact root', () => {
     await t.post('registered-models/create', { name: 'local' });
     const create = (source: string, extra: Record<string, unknown> = { run_id: run.run_id }) =>
       t.post('model-versions/create', { name: 'local', source, ...extra });
-    for (const source of [run.artifact_uri, `${run.artifact_uri}/model`, `${run.artifact_uri}/model/..`, run.artifact_uri.slice('file://'.length)]) {
+    for (const source of [
+      run.artifact_uri,
+      `${run.artifact_uri}/model`,
+      `${run.artifact_uri}/model/..`,
+      run.artifact_uri.slice('file://'.length),
+    ]) {
       const res = await create(source);
       expect(res.status, `${source}: ${res.text}`).toBe(200);
     }
@@ -59,11 +64,16 @@ describe('tracker with a file:// artifact root', () => {
     const id = (await t.post('experiments/create', { name: 'noted' })).body.experiment_id;
     const model = (await t.post('logged-models', { experiment_id: id, name: 'm' })).body.model.info;
     await t.post('registered-models/create', { name: 'noted' });
-    expect((await t.post('model-versions/create', { name: 'noted', source: `models:/${model.model_id}`, model_id: model.model_id })).status).toBe(200);
+    expect(
+      (await t.post('model-versions/create', { name: 'noted', source: `models:/${model.model_id}`, model_id: model.model_id })).status,
+    ).toBe(200);
     // A logged model's own file:// location is a local source inside its folder.
     const local = await t.post('model-versions/create', { name: 'noted', source: model.artifact_uri, model_id: model.model_id });
     expect(local.status, local.text).toBe(200);
     const tags = (await t.get(`logged-models/${model.model_id}`)).body.model.info.tags;
-    expect(tags).toContainEqual({ key: 'mlflow.modelVersions', value: '[{"name": "noted", "version": 1}, {"name": "noted", "version": 2}]' });
+    expect(tags).toContainEqual({
+      key: 'mlflow.modelVersions',
+      value: '[{"name": "noted", "version": 1}, {"name": "noted", "version": 2}]',
+    });
   });
 });

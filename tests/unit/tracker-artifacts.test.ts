@@ -63,7 +63,12 @@ afterEach(async () => {
 const A = '/api/2.0/mlflow-artifacts/artifacts';
 
 const put = (path: string, body: string | Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string> = {}) =>
-  app.request(`${A}/${path}`, { method: 'PUT', body, headers, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit);
+  app.request(`${A}/${path}`, {
+    method: 'PUT',
+    body,
+    headers,
+    ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+  } as RequestInit);
 
 async function json(res: Response | Promise<Response>): Promise<{ status: number; body: any }> {
   const r = await res;
@@ -73,7 +78,10 @@ async function json(res: Response | Promise<Response>): Promise<{ status: number
 
 describe('artifact proxy', () => {
   it('uploads, downloads, lists and deletes files and folders', async () => {
-    expect(await json(put('1/run/artifacts/model/MLmodel', 'flavors: {}', { 'Content-Type': 'text/plain' }))).toEqual({ status: 200, body: {} });
+    expect(await json(put('1/run/artifacts/model/MLmodel', 'flavors: {}', { 'Content-Type': 'text/plain' }))).toEqual({
+      status: 200,
+      body: {},
+    });
     expect((await put('1/run/artifacts/model/model.pkl', new Uint8Array([1, 2, 3]))).status).toBe(200);
     expect((await put('1/run/artifacts/metrics.json', '{"a": 1}')).status).toBe(200);
 
@@ -83,11 +91,18 @@ describe('artifact proxy', () => {
     expect(res.headers.get('content-length')).toBe('11');
     expect(res.headers.get('content-disposition')).toContain('attachment; filename="MLmodel"');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(new Uint8Array(await (await app.request(`${A}/1/run/artifacts/model/model.pkl`)).arrayBuffer())).toEqual(new Uint8Array([1, 2, 3]));
+    expect(new Uint8Array(await (await app.request(`${A}/1/run/artifacts/model/model.pkl`)).arrayBuffer())).toEqual(
+      new Uint8Array([1, 2, 3]),
+    );
 
     expect(await json(app.request(`${A}?path=1/run/artifacts`))).toEqual({
       status: 200,
-      body: { files: [{ path: 'metrics.json', is_dir: false, file_size: 8 }, { path: 'model', is_dir: true }] },
+      body: {
+        files: [
+          { path: 'metrics.json', is_dir: false, file_size: 8 },
+          { path: 'model', is_dir: true },
+        ],
+      },
     });
     expect((await json(app.request(`${A}?path=1/run/artifacts/model`))).body.files).toEqual([
       { path: 'MLmodel', is_dir: false, file_size: 11 },
@@ -147,7 +162,10 @@ describe('artifact proxy', () => {
   });
 
   it.each(['../x', '/etc', 'a/../../x', '%2e%2e', 'a\\b', '..'])('refuses list path %j', async (path) => {
-    expect(await json(app.request(`${A}?path=${encodeURIComponent(path)}`))).toMatchObject({ status: 400, body: { error_code: 'INVALID_PARAMETER_VALUE' } });
+    expect(await json(app.request(`${A}?path=${encodeURIComponent(path)}`))).toMatchObject({
+      status: 400,
+      body: { error_code: 'INVALID_PARAMETER_VALUE' },
+    });
   });
 
   it('refuses a raw ../ sent on the wire, whatever the server does with it', async () => {
@@ -170,7 +188,10 @@ describe('artifact proxy', () => {
 
   it('refuses to delete or download the root itself', async () => {
     await put('keep.txt', 'k');
-    expect(await json(app.request(`${A}/`, { method: 'DELETE' }))).toMatchObject({ status: 400, body: { error_code: 'INVALID_PARAMETER_VALUE' } });
+    expect(await json(app.request(`${A}/`, { method: 'DELETE' }))).toMatchObject({
+      status: 400,
+      body: { error_code: 'INVALID_PARAMETER_VALUE' },
+    });
     expect((await app.request(`${A}/keep.txt`)).status).toBe(200);
   });
 
@@ -207,22 +228,45 @@ describe('artifact store failures', () => {
   };
 
   it.each([
-    ['NO_SUCH_BUCKET', "put \"x\" in s3://ml-artifacts/ (endpoint http://minio:9000): bucket 'ml-artifacts' does not exist", 400, 'INVALID_STATE', /NoSuchBucket.*endpoint http:\/\/minio:9000.*bucket 'ml-artifacts' does not exist/],
-    ['ACCESS_DENIED', 'put "x" in s3://ml-artifacts/ (endpoint http://minio:9000): access denied (InvalidAccessKeyId)', 400, 'INVALID_STATE', /credentials refused.*InvalidAccessKeyId/],
-    ['UNREACHABLE', 'put "x" in s3://ml-artifacts/ (endpoint http://minio:9000): the endpoint cannot be reached (ECONNREFUSED)', 503, 'TEMPORARILY_UNAVAILABLE', /ECONNREFUSED/],
+    [
+      'NO_SUCH_BUCKET',
+      'put "x" in s3://ml-artifacts/ (endpoint http://minio:9000): bucket \'ml-artifacts\' does not exist',
+      400,
+      'INVALID_STATE',
+      /NoSuchBucket.*endpoint http:\/\/minio:9000.*bucket 'ml-artifacts' does not exist/,
+    ],
+    [
+      'ACCESS_DENIED',
+      'put "x" in s3://ml-artifacts/ (endpoint http://minio:9000): access denied (InvalidAccessKeyId)',
+      400,
+      'INVALID_STATE',
+      /credentials refused.*InvalidAccessKeyId/,
+    ],
+    [
+      'UNREACHABLE',
+      'put "x" in s3://ml-artifacts/ (endpoint http://minio:9000): the endpoint cannot be reached (ECONNREFUSED)',
+      503,
+      'TEMPORARILY_UNAVAILABLE',
+      /ECONNREFUSED/,
+    ],
     ['FAILED', 'put "x" failed: boom', 500, 'INTERNAL_ERROR', /boom/],
-  ] as const)('maps %s to a status the client does not retry unless it may pass, with the store message', async (code, message, status, errorCode, pattern) => {
-    app = buildApp(failing(code, message), 's3://ml-artifacts');
-    for (const res of [await json(put('x', 'x')), await json(app.request(`${A}/x`)), await json(app.request(`${A}?path=x`))]) {
-      expect(res).toMatchObject({ status, body: { error_code: errorCode } });
-      expect(res.body.message).toMatch(pattern);
-    }
-  });
+  ] as const)(
+    'maps %s to a status the client does not retry unless it may pass, with the store message',
+    async (code, message, status, errorCode, pattern) => {
+      app = buildApp(failing(code, message), 's3://ml-artifacts');
+      for (const res of [await json(put('x', 'x')), await json(app.request(`${A}/x`)), await json(app.request(`${A}?path=x`))]) {
+        expect(res).toMatchObject({ status, body: { error_code: errorCode } });
+        expect(res.body.message).toMatch(pattern);
+      }
+    },
+  );
 });
 
 describe('run artifacts', () => {
   beforeEach(async () => {
-    await db.query(`INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('r1', 0, 1, 'mlflow-artifacts:/0/r1/artifacts')`);
+    await db.query(
+      `INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('r1', 0, 1, 'mlflow-artifacts:/0/r1/artifacts')`,
+    );
     await put('0/r1/artifacts/model/MLmodel', 'flavors: {}');
     await put('0/r1/artifacts/metrics.json', '{}');
     await put('0/r2/artifacts/secret.txt', 'other run');
@@ -233,23 +277,39 @@ describe('run artifacts', () => {
       const top = await json(app.request(`${prefix}/artifacts/list?run_id=r1`));
       expect(top, prefix).toEqual({
         status: 200,
-        body: { root_uri: 'mlflow-artifacts:/0/r1/artifacts', files: [{ path: 'metrics.json', is_dir: false, file_size: 2 }, { path: 'model', is_dir: true }] },
+        body: {
+          root_uri: 'mlflow-artifacts:/0/r1/artifacts',
+          files: [
+            { path: 'metrics.json', is_dir: false, file_size: 2 },
+            { path: 'model', is_dir: true },
+          ],
+        },
       });
     }
     const inner = await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r1&path=model'));
     expect(inner.body.files).toEqual([{ path: 'model/MLmodel', is_dir: false, file_size: 11 }]);
-    expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=nope'))).toMatchObject({ status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST' } });
+    expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=nope'))).toMatchObject({
+      status: 404,
+      body: { error_code: 'RESOURCE_DOES_NOT_EXIST' },
+    });
     expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r1&path=..%2Fr2'))).toMatchObject({ status: 400 });
   });
 
   it('lists a run whose artifact URI is written out under the store root, and nothing for one outside it', async () => {
-    await db.query(`INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('r3', 0, 1, $1), ('r4', 0, 1, 's3://elsewhere/x')`, [
-      `${root}/0/r1/artifacts`,
-    ]);
+    await db.query(
+      `INSERT INTO tracker_runs (run_id, experiment_id, start_time, artifact_uri) VALUES ('r3', 0, 1, $1), ('r4', 0, 1, 's3://elsewhere/x')`,
+      [`${root}/0/r1/artifacts`],
+    );
     const written = await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r3&path=model'));
     expect(written.body).toEqual({ root_uri: `${root}/0/r1/artifacts`, files: [{ path: 'model/MLmodel', is_dir: false, file_size: 11 }] });
-    expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r4'))).toEqual({ status: 200, body: { root_uri: 's3://elsewhere/x' } });
-    expect(await json(app.request('/api/2.0/mlflow/get-artifact?run_id=r4&path=a.txt'))).toMatchObject({ status: 400, body: { error_code: 'INVALID_PARAMETER_VALUE' } });
+    expect(await json(app.request('/api/2.0/mlflow/artifacts/list?run_id=r4'))).toEqual({
+      status: 200,
+      body: { root_uri: 's3://elsewhere/x' },
+    });
+    expect(await json(app.request('/api/2.0/mlflow/get-artifact?run_id=r4&path=a.txt'))).toMatchObject({
+      status: 400,
+      body: { error_code: 'INVALID_PARAMETER_VALUE' },
+    });
   });
 
   it('serves a run file and a registered version file for the UI', async () => {
@@ -260,7 +320,11 @@ describe('run artifacts', () => {
 
     const headers = { 'Content-Type': 'application/json' };
     await app.request('/api/2.0/mlflow/registered-models/create', { method: 'POST', headers, body: JSON.stringify({ name: 'm' }) });
-    await app.request('/api/2.0/mlflow/model-versions/create', { method: 'POST', headers, body: JSON.stringify({ name: 'm', source: 'runs:/r1/model', run_id: 'r1' }) });
+    await app.request('/api/2.0/mlflow/model-versions/create', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'm', source: 'runs:/r1/model', run_id: 'r1' }),
+    });
     const versionFile = await app.request('/ajax-api/2.0/mlflow/model-versions/get-artifact?name=m&version=1&path=MLmodel');
     expect(versionFile.status).toBe(200);
     expect(await versionFile.text()).toBe('flavors: {}');

@@ -20,7 +20,9 @@ describe('tracker settings', () => {
       artifactRoot: 's3://bucket/prefix',
       s3: { endpoint: 'http://minio:9000', accessKeyId: 'id', secretAccessKey: 'secret' },
     });
-    expect(loadTrackerConfig({ MLFLOW_S3_ENDPOINT_URL: 'http://other:9000', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }).s3).toEqual({
+    expect(
+      loadTrackerConfig({ MLFLOW_S3_ENDPOINT_URL: 'http://other:9000', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }).s3,
+    ).toEqual({
       endpoint: 'http://other:9000',
       accessKeyId: 'a',
       secretAccessKey: 'b',

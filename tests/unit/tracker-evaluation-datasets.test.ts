@@ -8,7 +8,9 @@ describe('tracker evaluation datasets', () => {
   let [e1, e2, e3] = ['', '', ''];
   beforeAll(async () => {
     t = await trackerHarness();
-    [e1, e2, e3] = await Promise.all(['eval-1', 'eval-2', 'eval-3'].map(async (name) => (await t.post('experiments/create', { name })).body.experiment_id));
+    [e1, e2, e3] = await Promise.all(
+      ['eval-1', 'eval-2', 'eval-3'].map(async (name) => (await t.post('experiments/create', { name })).body.experiment_id),
+    );
   });
   afterAll(async () => t?.close());
 
@@ -55,7 +57,10 @@ describe('tracker evaluation datasets', () => {
       { inputs: { question: 'What is MLflow?' }, expectations: { answer: 'an open-source platform' }, tags: { updated: 'true' } },
       { inputs: { question: 'What is Docker?' }, expectations: { answer: 'containers' } },
     ];
-    expect((await t.post(v3(`${d.dataset_id}/records`), { records: JSON.stringify(second) })).body).toEqual({ inserted_count: 1, updated_count: 1 });
+    expect((await t.post(v3(`${d.dataset_id}/records`), { records: JSON.stringify(second) })).body).toEqual({
+      inserted_count: 1,
+      updated_count: 1,
+    });
     const records = JSON.parse((await t.get(v3(`${d.dataset_id}/records`))).body.records);
     expect(records).toHaveLength(3);
     expect(records.find((r: { inputs: { question: string } }) => r.inputs.question === 'What is MLflow?')).toMatchObject({

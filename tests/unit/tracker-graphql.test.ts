@@ -69,18 +69,28 @@ describe('tracker GraphQL', () => {
       { path: 'testDir', isDir: true, fileSize: '0' },
     ]);
 
-    await t.post('runs/log-batch', { run_id: first, metrics: Array.from({ length: 10 }, (_, i) => ({ key: 'm', value: i, timestamp: 5, step: i })) });
-    const history = await gql(`query q { mlflowGetMetricHistoryBulkInterval(input: {runIds: ["${first}"], metricKey: "m"}) { metrics { key value } } }`);
+    await t.post('runs/log-batch', {
+      run_id: first,
+      metrics: Array.from({ length: 10 }, (_, i) => ({ key: 'm', value: i, timestamp: 5, step: i })),
+    });
+    const history = await gql(
+      `query q { mlflowGetMetricHistoryBulkInterval(input: {runIds: ["${first}"], metricKey: "m"}) { metrics { key value } } }`,
+    );
     expect(history.data.mlflowGetMetricHistoryBulkInterval.metrics).toEqual(Array.from({ length: 10 }, (_, i) => ({ key: 'm', value: i })));
 
     await t.post('runs/log-inputs', {
       run_id: first,
       datasets: [
-        { tags: [{ key: 'mlflow.data.context', value: 'training' }], dataset: { name: 'd', digest: '1', source_type: 'code', source: 's' } },
+        {
+          tags: [{ key: 'mlflow.data.context', value: 'training' }],
+          dataset: { name: 'd', digest: '1', source_type: 'code', source: 's' },
+        },
         { dataset: { name: 'e', digest: '2', source_type: 'code', source: 's' } },
       ],
     });
-    const datasets = await gql(`mutation q { mlflowSearchDatasets(input: {experimentIds: ["${other}"]}) { datasetSummaries { experimentId name digest context } } }`);
+    const datasets = await gql(
+      `mutation q { mlflowSearchDatasets(input: {experimentIds: ["${other}"]}) { datasetSummaries { experimentId name digest context } } }`,
+    );
     // A summary without a context has the empty string, as protobuf reads an absent text field.
     expect(datasets.data.mlflowSearchDatasets.datasetSummaries).toEqual([
       { experimentId: other, name: 'd', digest: '1', context: 'training' },
@@ -89,18 +99,31 @@ describe('tracker GraphQL', () => {
   });
 
   it('answers a refused root field with its apiError', async () => {
-    const res = await gql('query q { mlflowGetExperiment(input: {experimentId: "999"}) { experiment { name } apiError { code message } } }');
-    expect(res.data.mlflowGetExperiment).toEqual({ experiment: null, apiError: { code: 'RESOURCE_DOES_NOT_EXIST', message: 'No Experiment with id=999 exists' } });
+    const res = await gql(
+      'query q { mlflowGetExperiment(input: {experimentId: "999"}) { experiment { name } apiError { code message } } }',
+    );
+    expect(res.data.mlflowGetExperiment).toEqual({
+      experiment: null,
+      apiError: { code: 'RESOURCE_DOES_NOT_EXIST', message: 'No Experiment with id=999 exists' },
+    });
   });
 
   it.each([
-    ['root fields', `query q { ${Array.from({ length: 12 }, (_, i) => `k${i}: test(inputString: "a") { output }`).join(' ')} }`, 'GraphQL queries should have at most 10 root fields'],
+    [
+      'root fields',
+      `query q { ${Array.from({ length: 12 }, (_, i) => `k${i}: test(inputString: "a") { output }`).join(' ')} }`,
+      'GraphQL queries should have at most 10 root fields',
+    ],
     [
       'aliases',
       `query q { mlflowGetExperiment(input: {experimentId: "0"}) { ${Array.from({ length: 12 }, (_, i) => `e${i}: experiment { name }`).join(' ')} } }`,
       'queries should have at most 10 aliases',
     ],
-    ['depth', `query q { mlflowGetExperiment(input: {experimentId: "0"}) { experiment { ${'name { '.repeat(12)}name${' }'.repeat(12)} } } }`, 'Query exceeds maximum depth of 10'],
+    [
+      'depth',
+      `query q { mlflowGetExperiment(input: {experimentId: "0"}) { experiment { ${'name { '.repeat(12)}name${' }'.repeat(12)} } } }`,
+      'Query exceeds maximum depth of 10',
+    ],
     [
       'selections',
       `query q { mlflowGetExperiment(input: {experimentId: "0"}) { experiment { ${Array.from({ length: 1002 }, (_, i) => `f${i} { name }`).join(' ')} } } }`,

@@ -49,7 +49,12 @@ describe('tracker runs/search statement count', () => {
       });
       await t.post('runs/log-inputs', {
         run_id: runId,
-        datasets: [{ tags: [{ key: 'mlflow.data.context', value: 'train' }], dataset: { name: 'd', digest: 'x', source_type: 'local', source: 's' } }],
+        datasets: [
+          {
+            tags: [{ key: 'mlflow.data.context', value: 'train' }],
+            dataset: { name: 'd', digest: 'x', source_type: 'local', source: 's' },
+          },
+        ],
       });
     }
   }, 120_000);

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, migratePlatform, openPglite } from '../../src/platform/db/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
-import { createSchemaGate, isReadRequest, pendingTrackerMigrations, trackerMigrations, upgradeTrackerSchema } from '../../src/tracker/schema-gate.ts';
+import {
+  createSchemaGate,
+  isReadRequest,
+  pendingTrackerMigrations,
+  trackerMigrations,
+  upgradeTrackerSchema,
+} from '../../src/tracker/schema-gate.ts';
 import { prepareTrackerSchema } from '../../src/tracker/service.ts';
 import { trackerHarness } from '../support/tracker.ts';
 

@@ -26,7 +26,9 @@ beforeAll(async () => {
       [id, name, stage, created, created + 1],
     );
   }
-  await db.query(`INSERT INTO tracker_experiment_tags (experiment_id, key, value) VALUES (1, 'team', 'ml'), (3, 'team', 'ml'), (2, 'team', 'cv')`);
+  await db.query(
+    `INSERT INTO tracker_experiment_tags (experiment_id, key, value) VALUES (1, 'team', 'ml'), (3, 'team', 'ml'), (2, 'team', 'cv')`,
+  );
 
   const models: [string, number, string, number, string, string, string | null][] = [
     ['m1', 1, 'model-a', 10, 'READY', 'active', 'run-1'],
@@ -136,7 +138,12 @@ describe('search_logged_models', () => {
   });
 
   it('searches several experiments and leaves deleted models out', async () => {
-    expect(await ids({ experimentIds: ['1', '2'], orderBy: [{ field_name: 'metrics.acc', ascending: false }] })).toEqual(['m2', 'm1', 'm5', 'm3']);
+    expect(await ids({ experimentIds: ['1', '2'], orderBy: [{ field_name: 'metrics.acc', ascending: false }] })).toEqual([
+      'm2',
+      'm1',
+      'm5',
+      'm3',
+    ]);
   });
 
   it('pages one statement at a time, with a token bound to its request', async () => {

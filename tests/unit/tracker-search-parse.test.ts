@@ -14,7 +14,7 @@ function recordingSql(): Sql & { statements: { text: string; params: readonly un
   const statements: { text: string; params: readonly unknown[] }[] = [];
   return {
     statements,
-    query: async <T,>(text: string, params: readonly unknown[] = []) => {
+    query: async <T>(text: string, params: readonly unknown[] = []) => {
       statements.push({ text, params });
       return [] as T[];
     },
@@ -53,7 +53,7 @@ describe('parseFilter accepts', () => {
     ["tags.team iLike 'ml'", { entity: 'tags', key: 'team' }, 'ILIKE', { kind: 'string', value: 'ml' }],
     ["`run name` = 'it''s'", { entity: undefined, key: 'run name' }, '=', { kind: 'string', value: "it's" }],
     ["params.q = 'say \\'hi\\''", { entity: 'params', key: 'q' }, '=', { kind: 'string', value: "say 'hi'" }],
-    ["run_id IN ('a', \"b\")", { entity: undefined, key: 'run_id' }, 'IN', { kind: 'list', values: ['a', 'b'] }],
+    ['run_id IN (\'a\', "b")', { entity: undefined, key: 'run_id' }, 'IN', { kind: 'list', values: ['a', 'b'] }],
     ["attributes.run_id not in ('a')", { entity: 'attributes', key: 'run_id' }, 'NOT IN', { kind: 'list', values: ['a'] }],
   ])('%s', (filter, identifier, op, value) => {
     const [comparison] = parseFilter(filter);
@@ -86,7 +86,7 @@ describe('search_runs refuses', () => {
     ['metrics.a >', "Invalid comparison clause 'metrics.a >': expected a value after '>'"],
     ["metrics.a AND params.b = 'x'", "Invalid comparison clause 'metrics.a AND': expected a comparator"],
     ["metrics.a > AND params.b = 'x'", "Invalid comparison clause 'metrics.a > AND': expected a value after '>'"],
-    ["metrics.val-loss > 1", "unexpected '-'"],
+    ['metrics.val-loss > 1', "unexpected '-'"],
     ["params.x = 'open", 'unterminated'],
     ['metrics. > 1', "expected a name after '.'"],
     ['foo.bar = 1', "Invalid entity type 'foo'. Valid values are ['metric', 'parameter', 'tag', 'attribute', 'dataset']"],
@@ -94,7 +94,7 @@ describe('search_runs refuses', () => {
     ["nonsense = 'x'", "Invalid attribute key 'nonsense' specified."],
     ["datasets.size = 'x'", "Invalid dataset key 'size' specified. Valid keys are 'name', 'digest', 'context'"],
     ["metrics.acc = 'high'", "Expected numeric value type for metric. Found 'high'"],
-    ["metrics.acc LIKE 1", "Invalid comparator 'LIKE' for metric 'acc'"],
+    ['metrics.acc LIKE 1', "Invalid comparator 'LIKE' for metric 'acc'"],
     ['metrics.acc == 1', "Invalid comparator '==' for metric 'acc'"],
     ['metrics.acc <> 1', "Invalid comparator '<>' for metric 'acc'"],
     ['params.lr = 0.01', 'Expected a quoted string value for parameter'],
@@ -102,11 +102,11 @@ describe('search_runs refuses', () => {
     ["params.lr > '1'", "Invalid comparator '>' for parameter 'lr'"],
     ["tags.t IN ('a')", "Invalid comparator 'IN' for tag 't'"],
     ["status IN ('FINISHED')", "Only the 'run_id' attribute supports comparison with a list of quoted string values."],
-    ["run_id IN ()", 'expected a non-empty list of string values, but got empty list'],
+    ['run_id IN ()', 'expected a non-empty list of string values, but got empty list'],
     ["run_id IN ('a', 1)", 'expected string value, punctuation, or whitespace, but got different type in list'],
     ["run_id IN 'a'", 'expected a list of quoted strings'],
     ["start_time > '5'", 'Expected numeric value type for numeric attribute: start_time'],
-    ["end_time LIKE 5", "Invalid comparator 'LIKE' for numeric attribute 'end_time'"],
+    ['end_time LIKE 5', "Invalid comparator 'LIKE' for numeric attribute 'end_time'"],
     ['status = 5', 'Expected a quoted string value for attributes. Got value 5'],
     ["status > 'A'", "Invalid comparator '>' for attribute 'status'"],
     ['tags.t IS NULL', 'IS NULL and IS NOT NULL are not supported'],
@@ -145,30 +145,69 @@ describe('search_runs refuses', () => {
 describe('the other searches refuse', () => {
   const db = recordingSql();
   it.each([
-    [() => searchExperiments(db, { filter: "metrics.a > 1", maxResults: 10 }), "Invalid entity type 'metrics'. Valid entity types are ('attribute', 'tag', 'tags')"],
-    [() => searchExperiments(db, { filter: "artifact_location = 'x'", maxResults: 10 }), "Invalid attribute key 'artifact_location' specified."],
-    [() => searchExperiments(db, { filter: "creation_time > 'x'", maxResults: 10 }), 'Expected numeric value type for numeric attribute: creation_time'],
+    [
+      () => searchExperiments(db, { filter: 'metrics.a > 1', maxResults: 10 }),
+      "Invalid entity type 'metrics'. Valid entity types are ('attribute', 'tag', 'tags')",
+    ],
+    [
+      () => searchExperiments(db, { filter: "artifact_location = 'x'", maxResults: 10 }),
+      "Invalid attribute key 'artifact_location' specified.",
+    ],
+    [
+      () => searchExperiments(db, { filter: "creation_time > 'x'", maxResults: 10 }),
+      'Expected numeric value type for numeric attribute: creation_time',
+    ],
     [() => searchExperiments(db, { filter: "name > 'x'", maxResults: 10 }), "Invalid comparator '>' for string attribute 'name'"],
     [() => searchExperiments(db, { orderBy: ['tags.x'], maxResults: 10 }), 'Invalid order_by entity: tag'],
     [() => searchExperiments(db, { orderBy: ['artifact_location'], maxResults: 10 }), "Invalid attribute key 'artifact_location'"],
     [() => searchExperiments(db, { maxResults: 50_001 }), 'It must be at most 50000'],
-    [() => searchRegisteredModels(db, { filter: "run_id = 'x'", maxResults: 10 }), "Invalid attribute key 'run_id' specified. Valid keys are 'name'"],
-    [() => searchRegisteredModels(db, { filter: "name IN ('a')", maxResults: 10 }), "Only the 'run_id' attribute supports comparison with a list"],
+    [
+      () => searchRegisteredModels(db, { filter: "run_id = 'x'", maxResults: 10 }),
+      "Invalid attribute key 'run_id' specified. Valid keys are 'name'",
+    ],
+    [
+      () => searchRegisteredModels(db, { filter: "name IN ('a')", maxResults: 10 }),
+      "Only the 'run_id' attribute supports comparison with a list",
+    ],
     [() => searchRegisteredModels(db, { filter: "params.x = 'a'", maxResults: 10 }), "Invalid entity type 'params'"],
     [() => searchRegisteredModels(db, { orderBy: ['version DESC'], maxResults: 10 }), "Invalid order by key 'version' specified."],
     [() => searchRegisteredModels(db, { maxResults: 1001 }), 'It must be at most 1000'],
-    [() => searchModelVersions(db, { filter: "name IN ('a')", maxResults: 10 }), "Only the 'run_id' attribute supports comparison with a list"],
+    [
+      () => searchModelVersions(db, { filter: "name IN ('a')", maxResults: 10 }),
+      "Only the 'run_id' attribute supports comparison with a list",
+    ],
     [() => searchModelVersions(db, { filter: "run_id NOT IN ('a')", maxResults: 10 }), "Invalid comparator 'NOT IN' for a list of run ids"],
-    [() => searchModelVersions(db, { filter: "version_number = 'one'", maxResults: 10 }), 'Expected numeric value type for numeric attribute: version_number'],
+    [
+      () => searchModelVersions(db, { filter: "version_number = 'one'", maxResults: 10 }),
+      'Expected numeric value type for numeric attribute: version_number',
+    ],
     [() => searchModelVersions(db, { filter: "current_stage = 'Production'", maxResults: 10 }), "Invalid attribute key 'current_stage'"],
     [() => searchModelVersions(db, { maxResults: 200_001 }), 'It must be at most 200000'],
-    [() => searchLoggedModels(db, { experimentIds: ['1'], filter: 'metric.acc > 1', maxResults: 10 }), "Invalid entity type: 'metric'. Expected one of ['attributes', 'metrics', 'params', 'tags']."],
-    [() => searchLoggedModels(db, { experimentIds: ['1'], filter: "metrics.acc LIKE 'x'", maxResults: 10 }), "Invalid comparator 'LIKE' for metrics.acc"],
+    [
+      () => searchLoggedModels(db, { experimentIds: ['1'], filter: 'metric.acc > 1', maxResults: 10 }),
+      "Invalid entity type: 'metric'. Expected one of ['attributes', 'metrics', 'params', 'tags'].",
+    ],
+    [
+      () => searchLoggedModels(db, { experimentIds: ['1'], filter: "metrics.acc LIKE 'x'", maxResults: 10 }),
+      "Invalid comparator 'LIKE' for metrics.acc",
+    ],
     [() => searchLoggedModels(db, { experimentIds: ['1'], filter: "color = 'x'", maxResults: 10 }), "Invalid attribute key 'color'"],
-    [() => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'params.x' }], maxResults: 10 }), 'Invalid order by field name: params, only `metrics.<name>` is allowed.'],
-    [() => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'color' }], maxResults: 10 }), 'Invalid order by field name: color.'],
-    [() => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'metrics.a', dataset_digest: 'd' }], maxResults: 10 }), '`dataset_digest` can only be specified if `dataset_name` is also specified.'],
-    [() => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: '' }], maxResults: 10 }), '`field_name` in the `order_by` clause must be specified.'],
+    [
+      () => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'params.x' }], maxResults: 10 }),
+      'Invalid order by field name: params, only `metrics.<name>` is allowed.',
+    ],
+    [
+      () => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'color' }], maxResults: 10 }),
+      'Invalid order by field name: color.',
+    ],
+    [
+      () => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'metrics.a', dataset_digest: 'd' }], maxResults: 10 }),
+      '`dataset_digest` can only be specified if `dataset_name` is also specified.',
+    ],
+    [
+      () => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: '' }], maxResults: 10 }),
+      '`field_name` in the `order_by` clause must be specified.',
+    ],
   ])('%#', async (run, message) => {
     expect(await refusal(run)).toContain(message);
   });

@@ -21,7 +21,11 @@ beforeAll(async () => {
     ['delta', 5, 40],
   ];
   for (const [name, created, updated] of models) {
-    await db.query(`INSERT INTO tracker_registered_models (name, creation_time, last_updated_time) VALUES ($1, $2, $3)`, [name, created, updated]);
+    await db.query(`INSERT INTO tracker_registered_models (name, creation_time, last_updated_time) VALUES ($1, $2, $3)`, [
+      name,
+      created,
+      updated,
+    ]);
   }
   const modelTags: [string, string, string][] = [
     ['alpha', 'team', 'ml'],

@@ -23,8 +23,26 @@ type Run = {
 };
 
 const RUNS: Run[] = [
-  { id: 'r1', start: 1000, end: 1500, name: 'alpha', status: 'FINISHED', metrics: { acc: 0.9, 'my metric': 3 }, params: { lr: '0.01', depth: '3' }, tags: { team: 'vision' } },
-  { id: 'r2', start: 2000, end: 2500, name: 'beta', status: 'FAILED', metrics: { acc: 0.7 }, params: { lr: '0.1' }, tags: { team: 'vision' } },
+  {
+    id: 'r1',
+    start: 1000,
+    end: 1500,
+    name: 'alpha',
+    status: 'FINISHED',
+    metrics: { acc: 0.9, 'my metric': 3 },
+    params: { lr: '0.01', depth: '3' },
+    tags: { team: 'vision' },
+  },
+  {
+    id: 'r2',
+    start: 2000,
+    end: 2500,
+    name: 'beta',
+    status: 'FAILED',
+    metrics: { acc: 0.7 },
+    params: { lr: '0.1' },
+    tags: { team: 'vision' },
+  },
   { id: 'r3', start: 3000, name: 'gamma', status: 'FINISHED', metrics: { acc: NaN }, params: { lr: '0.01' }, tags: { team: 'NLP' } },
   { id: 'r4', start: 4000, name: 'delta', status: 'RUNNING', metrics: { acc: 0.9, loss: -1 } },
   { id: 'r5', start: 5000, name: 'epsilon', status: 'FINISHED', params: { lr: '0.001' } },
@@ -37,12 +55,25 @@ async function insertRun(sql: Sql, run: Run) {
   await sql.query(
     `INSERT INTO tracker_runs (run_id, experiment_id, name, status, start_time, end_time, lifecycle_stage, artifact_uri)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [run.id, run.exp ?? 1, run.name ?? '', run.status ?? 'RUNNING', run.start, run.end ?? null, run.deleted ? 'deleted' : 'active', `mem://${run.id}`],
+    [
+      run.id,
+      run.exp ?? 1,
+      run.name ?? '',
+      run.status ?? 'RUNNING',
+      run.start,
+      run.end ?? null,
+      run.deleted ? 'deleted' : 'active',
+      `mem://${run.id}`,
+    ],
   );
   for (const [key, value] of Object.entries(run.metrics ?? {})) {
     const nan = Number.isNaN(value);
     await sql.query(`INSERT INTO tracker_latest_metrics (run_id, key, value, is_nan, timestamp, step) VALUES ($1, $2, $3, $4, $5, 0)`, [
-      run.id, key, nan ? 0 : value, nan, run.start,
+      run.id,
+      key,
+      nan ? 0 : value,
+      nan,
+      run.start,
     ]);
   }
   for (const [key, value] of Object.entries(run.params ?? {})) {
@@ -65,15 +96,25 @@ async function insertDataset(sql: Sql, runId: string, dataset: { id: string; nam
     [inputId, dataset.id, runId],
   );
   if (dataset.context) {
-    await sql.query(`INSERT INTO tracker_input_tags (input_id, name, value) VALUES ($1, 'mlflow.data.context', $2)`, [inputId, dataset.context]);
+    await sql.query(`INSERT INTO tracker_input_tags (input_id, name, value) VALUES ($1, 'mlflow.data.context', $2)`, [
+      inputId,
+      dataset.context,
+    ]);
   }
 }
 
 beforeAll(async () => {
   db = await openPglite({});
   await migrate(db, 'tracker', await loadMigrations(new URL('../../src/tracker/migrations/', import.meta.url)));
-  for (const [id, name] of [[1, 'exp-a'], [2, 'exp-b'], [3, 'big']] as const) {
-    await db.query(`INSERT INTO tracker_experiments (experiment_id, name, artifact_location, creation_time, last_update_time) VALUES ($1, $2, '', 0, 0)`, [id, name]);
+  for (const [id, name] of [
+    [1, 'exp-a'],
+    [2, 'exp-b'],
+    [3, 'big'],
+  ] as const) {
+    await db.query(
+      `INSERT INTO tracker_experiments (experiment_id, name, artifact_location, creation_time, last_update_time) VALUES ($1, $2, '', 0, 0)`,
+      [id, name],
+    );
   }
   for (const run of RUNS) await insertRun(db, run);
   await insertDataset(db, 'r1', { id: 'ds1', name: 'train-set', digest: 'd1', context: 'training' });
@@ -153,12 +194,21 @@ describe('search_runs ordering', () => {
     [['metrics.acc DESC'], ['r4', 'r1', 'r2', 'r6', 'r3', 'r5']],
     [['metrics.acc ASC'], ['r6', 'r2', 'r4', 'r1', 'r3', 'r5']],
     [['metrics.acc'], ['r6', 'r2', 'r4', 'r1', 'r3', 'r5']],
-    [['metrics.`acc` desc', 'attributes.start_time ASC'], ['r1', 'r4', 'r2', 'r6', 'r3', 'r5']],
+    [
+      ['metrics.`acc` desc', 'attributes.start_time ASC'],
+      ['r1', 'r4', 'r2', 'r6', 'r3', 'r5'],
+    ],
     [['params.lr ASC'], ['r5', 'r3', 'r1', 'r2', 'r6', 'r4']],
     [['params.lr DESC'], ['r6', 'r2', 'r3', 'r1', 'r5', 'r4']],
-    [['tags.team DESC', 'metrics.acc ASC'], ['r2', 'r1', 'r3', 'r6', 'r4', 'r5']],
+    [
+      ['tags.team DESC', 'metrics.acc ASC'],
+      ['r2', 'r1', 'r3', 'r6', 'r4', 'r5'],
+    ],
     [['attributes.run_name DESC'], ['r6', 'r3', 'r5', 'r4', 'r2', 'r1']],
-    [['status ASC', 'created DESC'], ['r2', 'r5', 'r3', 'r1', 'r6', 'r4']],
+    [
+      ['status ASC', 'created DESC'],
+      ['r2', 'r5', 'r3', 'r1', 'r6', 'r4'],
+    ],
     [['end_time DESC'], ['r2', 'r1', 'r6', 'r5', 'r4', 'r3']],
     [['start_time ASC'], ['r1', 'r2', 'r3', 'r4', 'r5', 'r6']],
     [['metrics.loss DESC'], ['r6', 'r4', 'r5', 'r3', 'r2', 'r1']],

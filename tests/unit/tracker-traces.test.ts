@@ -34,7 +34,12 @@ describe('tracker traces', () => {
     };
     const started = await t.post(v3('traces'), { trace: { trace_info } });
     expect(started.status, started.text).toBe(200);
-    expect(started.body.trace.trace_info).toMatchObject({ trace_id: 'tr-1234', state: 'OK', execution_duration: '2s', request_preview: '{"q": "hi"}' });
+    expect(started.body.trace.trace_info).toMatchObject({
+      trace_id: 'tr-1234',
+      state: 'OK',
+      execution_duration: '2s',
+      request_preview: '{"q": "hi"}',
+    });
     expect(Date.parse(started.body.trace.trace_info.request_time)).toBe(1000);
     expect(started.body.trace.trace_info.tags['mlflow.artifactLocation']).toBe(`mlflow-artifacts:/${exp}/traces/tr-1234/artifacts`);
 
@@ -53,7 +58,10 @@ describe('tracker traces', () => {
     const start = await t.post('traces', {
       experiment_id: exp,
       timestamp_ms: 1000,
-      request_metadata: [{ key: 'meta1', value: 'apple' }, { key: 'meta2', value: 'grape' }],
+      request_metadata: [
+        { key: 'meta1', value: 'apple' },
+        { key: 'meta2', value: 'grape' },
+      ],
       tags: [{ key: 'tag1', value: 'football' }],
     });
     expect(start.status, start.text).toBe(200);
@@ -68,7 +76,10 @@ describe('tracker traces', () => {
     });
     expect(end.status, end.text).toBe(200);
     expect(end.body.trace_info).toMatchObject({ timestamp_ms: 1000, execution_time_ms: 2000, status: 'OK' });
-    expect(end.body.trace_info.request_metadata).toEqual([{ key: 'meta1', value: 'orange' }, { key: 'meta2', value: 'grape' }]);
+    expect(end.body.trace_info.request_metadata).toEqual([
+      { key: 'meta1', value: 'orange' },
+      { key: 'meta2', value: 'grape' },
+    ]);
     const info = await t.get(`traces/${id}/info`);
     expect(info.body.trace_info.tags.filter((x: { key: string }) => !x.key.startsWith('mlflow.'))).toEqual([
       { key: 'tag1', value: 'football' },

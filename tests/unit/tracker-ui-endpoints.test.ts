@@ -33,7 +33,10 @@ describe('tracker endpoints of MLflow UI', () => {
 
   it.each([
     [{ metric_key: 'k' }, 'GetMetricHistoryBulk request must specify at least one run_id'],
-    [{ run_id: Array.from({ length: 101 }, (_, i) => `id_${i}`), metric_key: 'k' }, 'GetMetricHistoryBulk request cannot specify more than'],
+    [
+      { run_id: Array.from({ length: 101 }, (_, i) => `id_${i}`), metric_key: 'k' },
+      'GetMetricHistoryBulk request cannot specify more than',
+    ],
     [{ run_id: ['123'] }, 'GetMetricHistoryBulk request must specify a metric_key'],
   ])('refuses get-history-bulk %j', async (query, message) => {
     const res = await t.get(ajax('metrics/get-history-bulk'), query);
@@ -98,7 +101,13 @@ describe('tracker endpoints of MLflow UI', () => {
     });
     expect(res.status, res.text).toBe(200);
     const run = res.body.run;
-    expect(run.info).toMatchObject({ run_name: 'my_run_name', experiment_id: exp, user_id: 'username', status: 'FINISHED', start_time: 456 });
+    expect(run.info).toMatchObject({
+      run_name: 'my_run_name',
+      experiment_id: exp,
+      user_id: 'username',
+      status: 'FINISHED',
+      start_time: 456,
+    });
     expect(run.data.params).toEqual(
       expect.arrayContaining([
         { key: 'model_route', value: 'my_route' },
@@ -113,7 +122,10 @@ describe('tracker endpoints of MLflow UI', () => {
       ]),
     );
     const table = await t.get('/get-artifact', { run_id: run.info.run_id, path: 'eval_results_table.json' });
-    expect(JSON.parse(table.text)).toEqual({ columns: ['my_key', 'prompt', 'output', 'latency'], data: [['my_value', 'my_input', 'my_output', '100']] });
+    expect(JSON.parse(table.text)).toEqual({
+      columns: ['my_key', 'prompt', 'output', 'latency'],
+      data: [['my_value', 'my_input', 'my_output', '100']],
+    });
   });
 
   it.each([
@@ -122,7 +134,10 @@ describe('tracker endpoints of MLflow UI', () => {
     [{ experiment_id: '123', prompt_template: 't' }, 'prompt_parameters'],
     [{ experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }] }, 'model_route'],
     [{ experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }], model_route: 'r' }, 'model_input'],
-    [{ experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }], model_route: 'r', model_input: 'i' }, 'mlflow_version'],
+    [
+      { experiment_id: '123', prompt_template: 't', prompt_parameters: [{ key: 'k', value: 'v' }], model_route: 'r', model_input: 'i' },
+      'mlflow_version',
+    ],
   ])('refuses a prompt engineering run without %j', async (body, field) => {
     const res = await t.post(ajax('runs/create-promptlab-run'), body);
     expect(res.status).toBe(400);

@@ -24,8 +24,16 @@ describe('tracker request validation, in MLflow words', () => {
     ['runs/set-tag', { run_id: 'RUN', key: 'k', value: 41 }, "Invalid value 41 for parameter 'value' supplied"],
     ['runs/log-batch', { run_id: 'RUN', metrics: 'foo' }, `Invalid value "foo" for parameter 'metrics' supplied`],
     ['runs/log-batch', { run_id: 'RUN', params: 'foo' }, `Invalid value "foo" for parameter 'params' supplied`],
-    ['runs/log-batch', { run_id: 'RUN', metrics: [{ key: 'mae', value: 2.5 }] }, "Missing value for required parameter 'metrics[0].timestamp'"],
-    ['runs/log-metric', { run_id: 'RUN', key: 'k', value: 1, timestamp: 1, step: 'foo' }, `Invalid value "foo" for parameter 'step' supplied`],
+    [
+      'runs/log-batch',
+      { run_id: 'RUN', metrics: [{ key: 'mae', value: 2.5 }] },
+      "Missing value for required parameter 'metrics[0].timestamp'",
+    ],
+    [
+      'runs/log-metric',
+      { run_id: 'RUN', key: 'k', value: 1, timestamp: 1, step: 'foo' },
+      `Invalid value "foo" for parameter 'step' supplied`,
+    ],
     ['experiments/search-datasets', {}, 'SearchDatasets request must specify at least one experiment_id.'],
     ['experiments/search-datasets', { experiment_ids: [] }, 'SearchDatasets request must specify at least one experiment_id.'],
   ])('POST %s %j', async (path, body, message) => {
@@ -43,7 +51,10 @@ describe('tracker request validation, in MLflow words', () => {
 
   it.each([
     [{ metric_key: 'key' }, "Missing value for required parameter 'run_ids'."],
-    [{ run_ids: Array.from({ length: 101 }, (_, i) => `id_${i}`), metric_key: 'key' }, 'must specify at most 100 run_ids. Received 101 run_ids.'],
+    [
+      { run_ids: Array.from({ length: 101 }, (_, i) => `id_${i}`), metric_key: 'key' },
+      'must specify at most 100 run_ids. Received 101 run_ids.',
+    ],
     [{ run_ids: ['123'], metric_key: 'key', max_results: 0 }, 'max_results must be between 1 and 2500'],
     [{ run_ids: ['123'], max_results: 5 }, "Missing value for required parameter 'metric_key'"],
     [{ run_ids: ['123'], metric_key: 'key', start_step: 1, end_step: 0 }, 'end_step must be greater than start_step. '],

@@ -36,7 +36,12 @@ function expectStrictHeaders(res: Response, type: RegExp) {
   expect(res.headers.get('content-type')).toMatch(type);
   expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   const csp = res.headers.get('content-security-policy') ?? '';
-  const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+  const directives = new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name, values]),
+  );
   expect(directives.get('default-src')).toEqual(["'self'"]);
   expect(directives.get('script-src')).toEqual(["'self'"]);
   expect(directives.get('style-src')).toEqual(["'self'"]);
@@ -46,7 +51,8 @@ function expectStrictHeaders(res: Response, type: RegExp) {
 }
 
 /** The relative imports of a module (static `import ... from './x.js'` and `import './x.js'`). */
-const importsOf = (source: string) => [...source.matchAll(/^\s*import\s+(?:[^'"]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]!);
+const importsOf = (source: string) =>
+  [...source.matchAll(/^\s*import\s+(?:[^'"]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]!);
 
 describe.each(Object.keys(apps))('the %s page', (name) => {
   it('is served with the strict CSP, and its markup has no inline script, style or event handler', async () => {

@@ -42,7 +42,8 @@ export type PodLauncherOptions = {
 type Owner = { uid: string; image: string; pullSecrets: { name: string }[] };
 
 /** A label value names at most 63 characters; a longer pod name is replaced by a digest of it. */
-export const labelValue = (s: string): string => (/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(s) ? s : createHash('sha256').update(s).digest('hex').slice(0, 40));
+export const labelValue = (s: string): string =>
+  /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(s) ? s : createHash('sha256').update(s).digest('hex').slice(0, 40);
 
 /** The pod of one sandbox, as sent to the API server. */
 export function sandboxPod(input: {
@@ -109,7 +110,8 @@ export function createPodLauncher(opts: PodLauncherOptions): SandboxLauncher & {
   const pollMs = opts.pollMs ?? 250;
   const doFetch = opts.fetch ?? fetch;
   let owner: Promise<Owner> | undefined;
-  const ownerOf = () => (owner ??= readOwner(core, namespace, opts.runtimePod, opts.image).catch((err) => ((owner = undefined), Promise.reject(err))));
+  const ownerOf = () =>
+    (owner ??= readOwner(core, namespace, opts.runtimePod, opts.image).catch((err) => ((owner = undefined), Promise.reject(err))));
   const remove = async (name: string) => {
     try {
       await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
@@ -143,7 +145,12 @@ export function createPodLauncher(opts: PodLauncherOptions): SandboxLauncher & {
       try {
         const ip = await readyAddress(core, namespace, name, opts.startSeconds * 1000, pollMs);
         const url = `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
-        const res = await doFetch(`${url}/page`, { method: 'PUT', headers: { Authorization: `Bearer ${uploadToken}` }, body: new Uint8Array(page), signal: AbortSignal.timeout(10_000) });
+        const res = await doFetch(`${url}/page`, {
+          method: 'PUT',
+          headers: { Authorization: `Bearer ${uploadToken}` },
+          body: new Uint8Array(page),
+          signal: AbortSignal.timeout(10_000),
+        });
         if (res.status !== 204) throw new Error(`the sandbox pod ${name} refused its page (${res.status}: ${(await res.text()).trim()})`);
         return { url, pid: undefined, stop: () => remove(name) };
       } catch (err) {
@@ -201,7 +208,9 @@ async function readyAddress(core: PodApi, namespace: string, name: string, timeo
     if (phase === 'Running' && ready && pod.status?.podIP) return pod.status.podIP;
     if (Date.now() > deadline) {
       const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
-      throw new Error(`the sandbox pod ${name} was not ready within ${timeoutMs / 1000} s (${phase ?? 'no phase'}${waiting ? `: ${waiting.reason ?? ''}` : ''})`);
+      throw new Error(
+        `the sandbox pod ${name} was not ready within ${timeoutMs / 1000} s (${phase ?? 'no phase'}${waiting ? `: ${waiting.reason ?? ''}` : ''})`,
+      );
     }
     await new Promise((r) => setTimeout(r, pollMs));
   }
@@ -214,7 +223,8 @@ function apiError(what: string, err: unknown): Error {
   const status = statusOf(err);
   const body = (err as { body?: unknown })?.body;
   const message = typeof body === 'string' ? tryMessage(body) : ((body as { message?: string })?.message ?? (err as Error)?.message);
-  const hint = status === 403 ? " (the runtime's service account needs the svc-dashboards-runtime Role: pods create, get, list, delete)" : '';
+  const hint =
+    status === 403 ? " (the runtime's service account needs the svc-dashboards-runtime Role: pods create, get, list, delete)" : '';
   return new Error(`Kubernetes API: could not ${what}${status ? `: HTTP ${status}` : ''}${message ? `: ${message}` : ''}${hint}`);
 }
 

@@ -26,7 +26,12 @@ export function permissionFlag(version = process.versions.node): string {
 }
 
 /** The flags a local sandbox runs with: reads its script and page only; no writes, no child processes, no workers. */
-export const sandboxArgs = (file: string): string[] => [permissionFlag(), `--allow-fs-read=${SCRIPT}`, `--allow-fs-read=${file}`, '--no-warnings'];
+export const sandboxArgs = (file: string): string[] => [
+  permissionFlag(),
+  `--allow-fs-read=${SCRIPT}`,
+  `--allow-fs-read=${file}`,
+  '--no-warnings',
+];
 
 /**
  * A child process per sandbox. The verified page is written to a folder of its own that only this sandbox may read
@@ -51,7 +56,11 @@ export function createProcessLauncher(): SandboxLauncher {
 
 function start(file: string, digest: string, cleanup: () => Promise<void>): Promise<Sandbox> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = fork(SCRIPT, [file, digest], { execArgv: sandboxArgs(file), stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: {} });
+    const child: ChildProcess = fork(SCRIPT, [file, digest], {
+      execArgv: sandboxArgs(file),
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: {},
+    });
     let stderr = '';
     child.stderr?.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => fail(new Error('the sandbox did not start within 10 s')), 10_000);

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 // Fail closed where the permission model is not in force (a runtime without it, such as Bun, or missing flags).
 const walls = process.permission;
 if (!walls || walls.has('fs.write') || walls.has('child') || walls.has('worker')) {
-  process.stderr.write('refusing to serve: Node\'s permission model is not restricting this sandbox\n');
+  process.stderr.write("refusing to serve: Node's permission model is not restricting this sandbox\n");
   process.exit(4);
 }
 

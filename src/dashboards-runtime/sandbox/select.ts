@@ -27,7 +27,10 @@ const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespa
 export async function selectLauncher(env: Env, logger: Logger, kubeConfig?: KubeConfig): Promise<SandboxLauncher> {
   const cfg = loadConfig(sandboxShape, env);
   if (cfg.SANDBOX_BACKEND === 'process') return createProcessLauncher();
-  if (!cfg.POD_NAME) throw new ConfigError('SVC_SANDBOX_BACKEND=kubernetes needs SVC_POD_NAME (the downward API metadata.name), the owner of every sandbox pod');
+  if (!cfg.POD_NAME)
+    throw new ConfigError(
+      'SVC_SANDBOX_BACKEND=kubernetes needs SVC_POD_NAME (the downward API metadata.name), the owner of every sandbox pod',
+    );
   // Loaded only here: the Kubernetes client costs tens of megabytes that the process back end never needs.
   const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
   const kc = kubeConfig ?? inCluster(new KubeConfig());

@@ -16,7 +16,13 @@ const modelPicker = byId('model', HTMLSelectElement);
 let dashboardId = null;
 
 // The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
-const headers = devIdentity([['who', 'X-User-Id', 'svc.user'], ['role', 'X-User-Role', 'svc.role']], () => void loadModels());
+const headers = devIdentity(
+  [
+    ['who', 'X-User-Id', 'svc.user'],
+    ['role', 'X-User-Role', 'svc.role'],
+  ],
+  () => void loadModels(),
+);
 
 /**
  * @param {string} method
@@ -47,15 +53,43 @@ modelPicker.addEventListener('change', () => localStorage.setItem('svc.model', m
 
 /** @param {QueryResponse['reasoning']} r */
 function showReasoning(r) {
-  const rows = [['Intent', r.intent || '—'], ['Candidate tables', r.candidate_tables.join(', ')], ['Allowed by policy', r.allowed_tables.join(', ')], ['Tables used', r.tables_used.join(', ')]];
+  const rows = [
+    ['Intent', r.intent || '—'],
+    ['Candidate tables', r.candidate_tables.join(', ')],
+    ['Allowed by policy', r.allowed_tables.join(', ')],
+    ['Tables used', r.tables_used.join(', ')],
+  ];
   byId('reasoning').replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
 
 /** @param {QueryResponse} answer */
 function showRows(answer) {
-  byId('results').replaceChildren(h('table', {},
-    h('thead', {}, h('tr', {}, answer.columns.map((c) => h('th', {}, c.name)))),
-    h('tbody', {}, answer.preview_rows.map((row) => h('tr', {}, row.map((v) => h('td', {}, v === null || v === undefined ? '' : String(v))))))));
+  byId('results').replaceChildren(
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          answer.columns.map((c) => h('th', {}, c.name)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        answer.preview_rows.map((row) =>
+          h(
+            'tr',
+            {},
+            row.map((v) => h('td', {}, v === null || v === undefined ? '' : String(v))),
+          ),
+        ),
+      ),
+    ),
+  );
   byId('count').textContent = `${answer.row_count} rows${answer.cached ? ' (cached)' : ''}`;
   byId('redacted').hidden = answer.masked_columns.length === 0;
   byId('redacted').textContent = `redacted: ${answer.masked_columns.join(', ')}`;
@@ -70,12 +104,14 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   byId('thanks').textContent = '';
   const sql = byId('sql', HTMLTextAreaElement);
   try {
-    const answer = /** @type {QueryResponse} */ (await api('POST', '/query', {
-      question: byId('question', HTMLTextAreaElement).value,
-      execute: !input('dry').checked,
-      confirm_cost: input('confirm').checked,
-      model: modelPicker.value || undefined,
-    }));
+    const answer = /** @type {QueryResponse} */ (
+      await api('POST', '/query', {
+        question: byId('question', HTMLTextAreaElement).value,
+        execute: !input('dry').checked,
+        confirm_cost: input('confirm').checked,
+        model: modelPicker.value || undefined,
+      })
+    );
     sql.value = answer.sql;
     byId('cost').textContent = answer.cost_bytes === null ? '' : estimated(answer.cost_bytes);
     showReasoning(answer.reasoning);
@@ -105,16 +141,22 @@ for (const rating of ['up', 'down']) {
 }
 
 /** @param {string} id an input of comma-separated names */
-const names = (id) => input(id).value.split(',').map((s) => s.trim()).filter(Boolean);
+const names = (id) =>
+  input(id)
+    .value.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 byId('share', HTMLFormElement).addEventListener('submit', async (e) => {
   e.preventDefault();
   try {
-    const d = /** @type {DashboardView} */ (await api('PATCH', `/dashboards/${dashboardId}/share`, {
-      visibility: byId('visibility', HTMLSelectElement).value,
-      allowed_users: names('share-users'),
-      allowed_groups: names('share-groups'),
-    }));
+    const d = /** @type {DashboardView} */ (
+      await api('PATCH', `/dashboards/${dashboardId}/share`, {
+        visibility: byId('visibility', HTMLSelectElement).value,
+        allowed_users: names('share-users'),
+        allowed_groups: names('share-groups'),
+      })
+    );
     byId('shared').textContent = `Shared: ${d.visibility}`;
   } catch (err) {
     byId('error').textContent = message(err);

@@ -11,6 +11,7 @@ export async function recordFeedback(
   feedback: { dashboard_id: string; rating: 'up' | 'down'; comment: string },
 ): Promise<void> {
   const d = await store.findDashboard(deps.db, feedback.dashboard_id);
-  if (!d || !(await decideDashboard(deps.policy, caller, 'view', d)).allow) throw notFound(`Dashboard '${feedback.dashboard_id}' does not exist.`);
+  if (!d || !(await decideDashboard(deps.policy, caller, 'view', d)).allow)
+    throw notFound(`Dashboard '${feedback.dashboard_id}' does not exist.`);
   await store.insertFeedback(deps.db, { dashboard: d.id, user: caller.user, rating: feedback.rating, comment: feedback.comment });
 }

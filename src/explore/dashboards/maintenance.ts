@@ -1,7 +1,13 @@
 import { readFile, rm } from 'node:fs/promises';
 import type { Sql } from '../../platform/db/index.ts';
 import { MAX_PAGE_BYTES, pageDigest, pageKey } from '../../platform/dashboard-pages.ts';
-import { signDashboard, verifyDashboard, verifyLegacyDashboard, type DashboardKeys, type Verification } from '../../platform/dashboard-signature.ts';
+import {
+  signDashboard,
+  verifyDashboard,
+  verifyLegacyDashboard,
+  type DashboardKeys,
+  type Verification,
+} from '../../platform/dashboard-signature.ts';
 import { readObject, type ObjectStore } from '../../platform/objects/index.ts';
 import * as store from '../store.ts';
 
@@ -11,7 +17,11 @@ import * as store from '../store.ts';
  * and owner, or kept in a file instead of the store, is verified the old way, signed the new way and moved into
  * the store. A page that verifies with neither key is left alone and reported.
  */
-export async function resignDashboards(db: Sql, pages: ObjectStore, keys: DashboardKeys): Promise<{ resigned: number; refused: { id: string; reason: string }[] }> {
+export async function resignDashboards(
+  db: Sql,
+  pages: ObjectStore,
+  keys: DashboardKeys,
+): Promise<{ resigned: number; refused: { id: string; reason: string }[] }> {
   let resigned = 0;
   const refused: { id: string; reason: string }[] = [];
   for (const row of await store.listDashboards(db)) {

@@ -17,7 +17,8 @@ const NUMERIC = /^(tinyint|smallint|integer|bigint|real|double|decimal.*)$/;
 /** A bar chart when the result is one label column and one numeric column with at most 50 rows. */
 function chart(input: PageInput): string {
   const [label, value] = input.columns;
-  if (input.columns.length !== 2 || !label || !value || !NUMERIC.test(value.type) || input.rows.length === 0 || input.rows.length > 50) return '';
+  if (input.columns.length !== 2 || !label || !value || !NUMERIC.test(value.type) || input.rows.length === 0 || input.rows.length > 50)
+    return '';
   const values = input.rows.map((r) => Number(r[1]) || 0);
   const max = Math.max(...values, 1);
   const barHeight = 18;
@@ -32,7 +33,9 @@ function chart(input: PageInput): string {
 }
 
 export function renderDashboard(input: PageInput): string {
-  const head = input.columns.map((c) => `<th>${esc(c.name)}${input.maskedColumns.includes(c.name) ? ' <span class="masked">redacted</span>' : ''}</th>`).join('');
+  const head = input.columns
+    .map((c) => `<th>${esc(c.name)}${input.maskedColumns.includes(c.name) ? ' <span class="masked">redacted</span>' : ''}</th>`)
+    .join('');
   const body = input.rows.map((r) => `<tr>${r.map((v) => `<td>${esc(v)}</td>`).join('')}</tr>`).join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(input.title)}</title>

@@ -20,6 +20,15 @@ export async function publishDashboard(
   const bytes = Buffer.from(page, 'utf8');
   const object_key = pageKey(id);
   await deps.pages.put(object_key, bytes, { contentType: 'text/html; charset=utf-8', contentLength: bytes.length });
-  await store.insertDashboard(deps.db, { id, owner: input.owner, title, question: input.question, sql: input.sql, columns: input.columns, object_key, digest: pageDigest(bytes) });
+  await store.insertDashboard(deps.db, {
+    id,
+    owner: input.owner,
+    title,
+    question: input.question,
+    sql: input.sql,
+    columns: input.columns,
+    object_key,
+    digest: pageDigest(bytes),
+  });
   return { id, url: `${deps.baseUrl.replace(/\/$/, '')}/d/${id}` };
 }

@@ -18,7 +18,12 @@ const view = ({ file: _file, object_key: _key, digest: _digest, created_at, ...r
   created_at: created_at.toISOString(),
 });
 
-export function decideDashboard(policy: PolicyEngine, caller: Caller, action: DashboardAction, d: store.DashboardRow): Promise<PolicyDecision> {
+export function decideDashboard(
+  policy: PolicyEngine,
+  caller: Caller,
+  action: DashboardAction,
+  d: store.DashboardRow,
+): Promise<PolicyDecision> {
   return policy.decide('dashboards', {
     user: caller.user,
     roles: caller.roles,
@@ -57,7 +62,8 @@ export async function launchOf(deps: ExploreDeps, caller: Caller, id: string): P
   if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   const decision = await decideDashboard(deps.policy, caller, 'view', d);
   if (!decision.allow) return { allow: false, reason: decision.reason };
-  if (!d.object_key || !d.digest) throw notFound(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\` after upgrading.`);
+  if (!d.object_key || !d.digest)
+    throw notFound(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\` after upgrading.`);
   return { allow: true, reason: decision.reason, object_key: d.object_key, digest: d.digest, owner: d.owner };
 }
 
@@ -69,11 +75,20 @@ export async function shareDashboard(
 ): Promise<DashboardView> {
   const d = await store.findDashboard(deps.db, id);
   if (!d || !(await decideDashboard(deps.policy, caller, 'share', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
-  const next = { visibility: share.visibility, allowed_users: [...new Set(share.allowed_users)], allowed_groups: [...new Set(share.allowed_groups)] };
+  const next = {
+    visibility: share.visibility,
+    allowed_users: [...new Set(share.allowed_users)],
+    allowed_groups: [...new Set(share.allowed_groups)],
+  };
   const before = { visibility: d.visibility, allowed_users: d.allowed_users, allowed_groups: d.allowed_groups };
   await deps.db.transaction(async (tx) => {
     await store.updateSharing(tx, id, next);
-    await appendAudit(tx, { service: 'explore', action: 'dashboard_share', actor: caller.user, detail: { dashboard_id: id, owner: d.owner, before, after: next } });
+    await appendAudit(tx, {
+      service: 'explore',
+      action: 'dashboard_share',
+      actor: caller.user,
+      detail: { dashboard_id: id, owner: d.owner, before, after: next },
+    });
   });
   return view({ ...d, ...next });
 }
@@ -83,7 +98,12 @@ export async function deleteDashboard(deps: ExploreDeps, caller: Caller, id: str
   if (!d || !(await decideDashboard(deps.policy, caller, 'delete', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
   await deps.db.transaction(async (tx) => {
     await store.markDashboardDeleted(tx, id);
-    await appendAudit(tx, { service: 'explore', action: 'dashboard_delete', actor: caller.user, detail: { dashboard_id: id, owner: d.owner, visibility: d.visibility } });
+    await appendAudit(tx, {
+      service: 'explore',
+      action: 'dashboard_delete',
+      actor: caller.user,
+      detail: { dashboard_id: id, owner: d.owner, visibility: d.visibility },
+    });
   });
   return { deleted: id };
 }

@@ -80,7 +80,10 @@ class EngineRefusal extends Error {
   }
 }
 const tooLarge = (limit) =>
-  new EngineRefusal('too_large', `The result is larger than ${limit} bytes (SVC_MAX_RESULT_BYTES): select fewer rows or columns, or aggregate.`);
+  new EngineRefusal(
+    'too_large',
+    `The result is larger than ${limit} bytes (SVC_MAX_RESULT_BYTES): select fewer rows or columns, or aggregate.`,
+  );
 
 // One message at a time: the engine never posts the next call before this one is answered.
 parentPort.on('message', async ({ op, args }) => {

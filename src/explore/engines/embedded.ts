@@ -9,12 +9,26 @@ const CATALOG = 'tpch';
 const SCHEMA = 'tiny';
 
 const TYPE_NAMES: Record<number, string> = {
-  [types.INT2]: 'smallint', [types.INT4]: 'integer', [types.INT8]: 'bigint', [types.NUMERIC]: 'decimal',
-  [types.FLOAT4]: 'real', [types.FLOAT8]: 'double', [types.BOOL]: 'boolean', [types.DATE]: 'date',
-  [types.TIMESTAMP]: 'timestamp', [types.TIMESTAMPTZ]: 'timestamp with time zone', [types.TEXT]: 'varchar',
-  [types.VARCHAR]: 'varchar', [types.BPCHAR]: 'char',
+  [types.INT2]: 'smallint',
+  [types.INT4]: 'integer',
+  [types.INT8]: 'bigint',
+  [types.NUMERIC]: 'decimal',
+  [types.FLOAT4]: 'real',
+  [types.FLOAT8]: 'double',
+  [types.BOOL]: 'boolean',
+  [types.DATE]: 'date',
+  [types.TIMESTAMP]: 'timestamp',
+  [types.TIMESTAMPTZ]: 'timestamp with time zone',
+  [types.TEXT]: 'varchar',
+  [types.VARCHAR]: 'varchar',
+  [types.BPCHAR]: 'char',
 };
-const PG_TO_TRINO: Record<string, string> = { 'character varying': 'varchar', text: 'varchar', 'double precision': 'double', numeric: 'decimal' };
+const PG_TO_TRINO: Record<string, string> = {
+  'character varying': 'varchar',
+  text: 'varchar',
+  'double precision': 'double',
+  numeric: 'decimal',
+};
 
 // One statement runs at a time (PGlite is single-threaded), so calls wait in a queue here, never inside the worker:
 // every call has its own time limit, which counts its wait as well. A statement past its limit, or a worker that
@@ -42,14 +56,22 @@ export async function createEmbeddedEngine(opts: { afterSample?: string } = {}):
         if (msg.ready) return resolve();
         const job = next.running;
         next.running = undefined;
-        if (job) settle(job, msg.ok ? { value: msg.value } : { error: msg.kind ? new EngineError(msg.kind, msg.error) : new Error(msg.error) });
+        if (job)
+          settle(job, msg.ok ? { value: msg.value } : { error: msg.kind ? new EngineError(msg.kind, msg.error) : new Error(msg.error) });
         dispatch();
       });
       worker.once('error', reject);
     });
     next.ready.catch(() => {});
-    worker.on('error', (err) => replace(next, new EngineError('unavailable', `The embedded engine failed (${err.message}) and was restarted; send the question again.`)));
-    worker.on('exit', () => replace(next, new EngineError('unavailable', 'The embedded engine stopped and was restarted; send the question again.')));
+    worker.on('error', (err) =>
+      replace(
+        next,
+        new EngineError('unavailable', `The embedded engine failed (${err.message}) and was restarted; send the question again.`),
+      ),
+    );
+    worker.on('exit', () =>
+      replace(next, new EngineError('unavailable', 'The embedded engine stopped and was restarted; send the question again.')),
+    );
     return next;
   }
 
@@ -112,7 +134,9 @@ export async function createEmbeddedEngine(opts: { afterSample?: string } = {}):
     async columns(catalogs) {
       if (!catalogs.includes(CATALOG)) return [];
       const rows = await call<{ table: string; column: string; type: string }[]>('columns', {}, METADATA_TIMEOUT_MS);
-      return rows.map((r): CatalogColumn => ({ catalog: CATALOG, schema: SCHEMA, table: r.table, column: r.column, type: PG_TO_TRINO[r.type] ?? r.type }));
+      return rows.map(
+        (r): CatalogColumn => ({ catalog: CATALOG, schema: SCHEMA, table: r.table, column: r.column, type: PG_TO_TRINO[r.type] ?? r.type }),
+      );
     },
     async estimateBytes(sql) {
       return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) }, METADATA_TIMEOUT_MS)) ?? undefined;
@@ -130,7 +154,8 @@ export async function createEmbeddedEngine(opts: { afterSample?: string } = {}):
       } catch (err) {
         if (err instanceof EngineError) throw err;
         const message = (err as Error).message;
-        if (/read-only transaction/.test(message)) throw new EngineError('forbidden', 'The embedded engine only reads: the statement tried to write.');
+        if (/read-only transaction/.test(message))
+          throw new EngineError('forbidden', 'The embedded engine only reads: the statement tried to write.');
         if (/permission denied/.test(message)) throw new EngineError('forbidden', `The embedded engine refused: ${message}.`);
         throw new EngineError('invalid', message);
       }

@@ -67,4 +67,5 @@ export function parseShowStats(rows: unknown[][]): TableStatistics {
   return { rowCount, columns };
 }
 
-const numberOrNull = (v: unknown): number | null => (v === null || v === undefined || v === '' || !Number.isFinite(Number(v)) ? null : Number(v));
+const numberOrNull = (v: unknown): number | null =>
+  v === null || v === undefined || v === '' || !Number.isFinite(Number(v)) ? null : Number(v);

@@ -1,7 +1,16 @@
 import { Agent, request } from 'node:https';
 import { Trino, type QueryError, type QueryResult } from 'trino-client';
 import { CONNECTORS_WITH_SCAN_STATISTICS, parseShowStats, scanBoundOf } from './trino-stats.ts';
-import { EngineError, rowBytes, tooLarge, type CatalogColumn, type EngineCaller, type EngineColumn, type EngineResult, type QueryEngine } from './types.ts';
+import {
+  EngineError,
+  rowBytes,
+  tooLarge,
+  type CatalogColumn,
+  type EngineCaller,
+  type EngineColumn,
+  type EngineResult,
+  type QueryEngine,
+} from './types.ts';
 
 // The Trino engine. Every user statement runs with the caller's own token and name, so the row filters and column
 // masks configured in Trino apply; the service's own metadata queries (catalog scans, cost estimates) run as the
@@ -21,13 +30,18 @@ type Identity = { user: string; token: string };
 
 export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
   const service = (): Identity => {
-    if (!settings.serviceToken) throw new EngineError('unavailable', 'SVC_TRINO_SERVICE_TOKEN is not set, so the service cannot read metadata or estimate costs in Trino.');
+    if (!settings.serviceToken)
+      throw new EngineError(
+        'unavailable',
+        'SVC_TRINO_SERVICE_TOKEN is not set, so the service cannot read metadata or estimate costs in Trino.',
+      );
     return { user: settings.serviceUser, token: settings.serviceToken };
   };
   const asService = (sql: string) =>
     runStatement(settings, sql, service(), settings.metadataTimeoutMs).catch((err: unknown) => {
       // the caller did nothing wrong when the service's own credentials are refused
-      if (err instanceof EngineError && err.kind === 'unauthenticated') throw new EngineError('unavailable', `Trino refused the service user ${settings.serviceUser}'s token (SVC_TRINO_SERVICE_TOKEN).`);
+      if (err instanceof EngineError && err.kind === 'unauthenticated')
+        throw new EngineError('unavailable', `Trino refused the service user ${settings.serviceUser}'s token (SVC_TRINO_SERVICE_TOKEN).`);
       throw err;
     });
 
@@ -41,7 +55,8 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
           `SELECT table_schema, table_name, column_name, data_type FROM ${quote(catalog)}.information_schema.columns ` +
             `WHERE table_schema <> 'information_schema' ORDER BY table_schema, table_name, ordinal_position`,
         );
-        for (const [schema, table, column, type] of rows as string[][]) out.push({ catalog, schema: schema!, table: table!, column: column!, type: type! });
+        for (const [schema, table, column, type] of rows as string[][])
+          out.push({ catalog, schema: schema!, table: table!, column: column!, type: type! });
       }
       return out;
     },
@@ -59,18 +74,23 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
         throw err;
       };
       // the catalog's connector and the table's column types in one statement, its statistics in another
-      const [columns, stats] = await Promise.all([
-        asService(
-          `SELECT k.connector_name, c.column_name, c.data_type FROM system.metadata.catalogs k ` +
-            `JOIN ${quote(catalog)}.information_schema.columns c ON c.table_schema = ${literal(schema)} AND c.table_name = ${literal(name)} ` +
-            `WHERE k.catalog_name = ${literal(catalog)}`,
-        ),
-        asService(`SHOW STATS FOR ${[catalog, schema, name].map(quote).join('.')}`),
-      ].map((p) => p.catch(refused)));
+      const [columns, stats] = await Promise.all(
+        [
+          asService(
+            `SELECT k.connector_name, c.column_name, c.data_type FROM system.metadata.catalogs k ` +
+              `JOIN ${quote(catalog)}.information_schema.columns c ON c.table_schema = ${literal(schema)} AND c.table_name = ${literal(name)} ` +
+              `WHERE k.catalog_name = ${literal(catalog)}`,
+          ),
+          asService(`SHOW STATS FOR ${[catalog, schema, name].map(quote).join('.')}`),
+        ].map((p) => p.catch(refused)),
+      );
       if (!columns || !stats) return undefined;
       const rows = columns.rows as string[][];
       if (rows.length === 0 || !rows.every((r) => CONNECTORS_WITH_SCAN_STATISTICS.has(String(r[0])))) return undefined;
-      return scanBoundOf(rows.map(([, column, type]) => ({ column: column!, type: type! })), parseShowStats(stats.rows));
+      return scanBoundOf(
+        rows.map(([, column, type]) => ({ column: column!, type: type! })),
+        parseShowStats(stats.rows),
+      );
     },
     async execute(sql, caller, opts) {
       return runStatement(settings, sql, callerIdentity(caller), opts.timeoutMs, opts.maxBytes);
@@ -80,7 +100,11 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
 }
 
 function callerIdentity(caller: EngineCaller): Identity {
-  if (!caller.token) throw new EngineError('unauthenticated', 'The request carries no X-User-Token, and Trino runs every statement with the caller\'s own token.');
+  if (!caller.token)
+    throw new EngineError(
+      'unauthenticated',
+      "The request carries no X-User-Token, and Trino runs every statement with the caller's own token.",
+    );
   return { user: caller.user, token: caller.token };
 }
 
@@ -105,7 +129,13 @@ export function bytesRead(explainJson: string): number | undefined {
  * Runs one statement to the end, checking every page for an error; past the time limit, or once the rows read
  * weigh more than `maxBytes`, the query is cancelled.
  */
-async function runStatement(settings: TrinoSettings, sql: string, who: Identity, timeoutMs: number, maxBytes?: number): Promise<EngineResult> {
+async function runStatement(
+  settings: TrinoSettings,
+  sql: string,
+  who: Identity,
+  timeoutMs: number,
+  maxBytes?: number,
+): Promise<EngineResult> {
   const client = Trino.create({
     server: settings.url,
     source: 'svc-explore',
@@ -186,7 +216,8 @@ function transportError(err: unknown, url: string): EngineError {
   const e = err as { response?: { status?: number; data?: unknown }; code?: string; message?: string };
   const status = e.response?.status;
   if (status === 401) return new EngineError('unauthenticated', 'Trino refused the token (invalid or expired): sign in again.');
-  if (status === 403) return new EngineError('forbidden', `Trino refused the request: ${String(e.response?.data ?? 'forbidden').slice(0, 300)}`);
+  if (status === 403)
+    return new EngineError('forbidden', `Trino refused the request: ${String(e.response?.data ?? 'forbidden').slice(0, 300)}`);
   if (status !== undefined) return new EngineError('unavailable', `Trino answered HTTP ${status}.`);
   return new EngineError('unavailable', `Trino at ${url} cannot be reached (${e.code ?? e.message ?? 'no answer'}).`);
 }

@@ -20,7 +20,10 @@ export class EngineError extends Error {
 export type ExecuteOptions = { timeoutMs: number; maxBytes?: number | undefined };
 
 export const tooLarge = (limit: number) =>
-  new EngineError('too_large', `The result is larger than ${limit} bytes (SVC_MAX_RESULT_BYTES): select fewer rows or columns, or aggregate.`);
+  new EngineError(
+    'too_large',
+    `The result is larger than ${limit} bytes (SVC_MAX_RESULT_BYTES): select fewer rows or columns, or aggregate.`,
+  );
 
 export interface QueryEngine {
   readonly kind: 'embedded' | 'trino';

@@ -50,7 +50,13 @@ const launch = createRoute({
     200: json(
       z.union([
         z.object({ allow: z.literal(false), reason: z.string() }),
-        z.object({ allow: z.literal(true), reason: z.string(), object_key: z.string(), digest: z.string().describe('sha256 of the page'), owner: z.string() }),
+        z.object({
+          allow: z.literal(true),
+          reason: z.string(),
+          object_key: z.string(),
+          digest: z.string().describe('sha256 of the page'),
+          owner: z.string(),
+        }),
       ]),
       'The decision',
     ),

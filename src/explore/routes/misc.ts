@@ -22,7 +22,14 @@ const models = createRoute({
   path: '/models',
   summary: "The language models the gateway offers (memoised 60 s); offline: 'offline-planner'",
   responses: {
-    200: json(z.object({ default: z.string(), models: z.array(z.string()), details: z.array(z.looseObject({ id: z.string(), owned_by: z.string().optional() })) }), 'The models and the default'),
+    200: json(
+      z.object({
+        default: z.string(),
+        models: z.array(z.string()),
+        details: z.array(z.looseObject({ id: z.string(), owned_by: z.string().optional() })),
+      }),
+      'The models and the default',
+    ),
     ...problems(401, 502, 503),
   },
 });
@@ -39,7 +46,10 @@ const catalog = createRoute({
   summary: 'The tables the tables policy opens to the caller, searched by q; every one of them when nothing matches',
   request: { query: z.object({ q: z.string().max(500).default('') }) },
   responses: {
-    200: json(z.object({ entries: z.array(catalogEntry), fallback: z.boolean().describe('Nothing matched q: entries are every table') }), 'The matching tables'),
+    200: json(
+      z.object({ entries: z.array(catalogEntry), fallback: z.boolean().describe('Nothing matched q: entries are every table') }),
+      'The matching tables',
+    ),
     ...problems(400, 401, 503, 504),
   },
 });
@@ -51,7 +61,10 @@ const session = createRoute({
   request: { params: z.object({ session_id: z.string() }) },
   responses: {
     200: json(
-      z.object({ session_id: z.string(), history: z.array(z.object({ question: z.string(), sql: z.string(), summary: z.string(), at: z.iso.datetime() })) }),
+      z.object({
+        session_id: z.string(),
+        history: z.array(z.object({ question: z.string(), sql: z.string(), summary: z.string(), at: z.iso.datetime() })),
+      }),
       'The turns',
     ),
     ...problems(401),
@@ -92,12 +105,22 @@ export function miscRoutes(deps: ExploreDeps) {
     .openapi(session, async (c) => {
       const { session_id } = c.req.valid('param');
       const turns = await store.recentTurns(deps.db, c.var.caller.user, session_id, deps.config.SESSION_TTL, 100);
-      return c.json({ session_id, history: turns.map((t) => ({ question: t.question, sql: t.sql, summary: t.summary, at: t.created_at.toISOString() })) }, 200);
+      return c.json(
+        {
+          session_id,
+          history: turns.map((t) => ({ question: t.question, sql: t.sql, summary: t.summary, at: t.created_at.toISOString() })),
+        },
+        200,
+      );
     })
     .openapi(feedback, async (c) => {
       const body = c.req.valid('json');
       await recordFeedback(deps, c.var.caller, body);
-      emit({ log: c.var.log, requestId: c.var.requestId, user: c.var.caller.user, role: c.var.caller.roles.join(',') }, 'explore_feedback', body);
+      emit(
+        { log: c.var.log, requestId: c.var.requestId, user: c.var.caller.user, role: c.var.caller.roles.join(',') },
+        'explore_feedback',
+        body,
+      );
       return c.json({ recorded: true as const, dashboard_id: body.dashboard_id, rating: body.rating }, 201);
     });
 }

@@ -22,7 +22,12 @@ const queryAnswer = z.object({
   row_count: z.int(),
   dashboard_url: z.string().nullable(),
   dashboard_id: z.string().nullable(),
-  reasoning: z.object({ intent: z.string(), candidate_tables: z.array(z.string()), allowed_tables: z.array(z.string()), tables_used: z.array(z.string()) }),
+  reasoning: z.object({
+    intent: z.string(),
+    candidate_tables: z.array(z.string()),
+    allowed_tables: z.array(z.string()),
+    tables_used: z.array(z.string()),
+  }),
   masked_columns: z.array(z.string()),
   cost_bytes: z.number().nullable(),
   cached: z.boolean(),
@@ -43,6 +48,11 @@ const ask = createRoute({
 
 export function queryRoutes(deps: ExploreDeps) {
   return apiRoutes().openapi(ask, async (c) =>
-    c.json(await measureQuery(deps.metrics, () => askQuestion(deps, { caller: c.var.caller, request: c.req.valid('json'), requestId: c.var.requestId, log: c.var.log })), 200),
+    c.json(
+      await measureQuery(deps.metrics, () =>
+        askQuestion(deps, { caller: c.var.caller, request: c.req.valid('json'), requestId: c.var.requestId, log: c.var.log }),
+      ),
+      200,
+    ),
   );
 }

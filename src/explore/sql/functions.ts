@@ -49,7 +49,16 @@ const JSON_FUNCTIONS = `
 
 const words = (...lists: string[]) => new Set(lists.join(' ').split(/\s+/).filter(Boolean));
 
-export const ALLOWED_FUNCTIONS: ReadonlySet<string> = words(AGGREGATE, WINDOW, MATH, STRING, DATETIME, CONDITIONAL, COLLECTIONS, JSON_FUNCTIONS);
+export const ALLOWED_FUNCTIONS: ReadonlySet<string> = words(
+  AGGREGATE,
+  WINDOW,
+  MATH,
+  STRING,
+  DATETIME,
+  CONDITIONAL,
+  COLLECTIONS,
+  JSON_FUNCTIONS,
+);
 
 /** Type names usable in CAST, TRY_CAST and typed literals (`DATE '2024-01-01'`), beyond the grammar's own types. */
 export const ALLOWED_TYPES: ReadonlySet<string> = words(`

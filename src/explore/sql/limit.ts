@@ -19,7 +19,10 @@ export function ensureLimit(sql: string, statement: ParsedStatement, limit: numb
   if (all) edits.push({ from: at(all.symbol.start), to: at(all.symbol.stop + 1), text: String(limit) });
   const semicolon = statement.tokens.find((t) => t.channel === 0 && t.text === ';');
   if (semicolon) edits.push({ from: at(semicolon.start), to: at(semicolon.stop + 1), text: '' });
-  const text = edits.sort((a, b) => b.from - a.from).reduce((s, e) => s.slice(0, e.from) + e.text + s.slice(e.to), sql).trim();
+  const text = edits
+    .sort((a, b) => b.from - a.from)
+    .reduce((s, e) => s.slice(0, e.from) + e.text + s.slice(e.to), sql)
+    .trim();
   return outer.KW_LIMIT() || outer.KW_FETCH() ? text : `${text}\nLIMIT ${limit}`;
 }
 

@@ -8,9 +8,34 @@ import { is, isTerminal, nameOf, namesOf, walk, type Node } from './tree.ts';
 // (functions.ts); table functions; identifier styles that Trino's own parser rejects.
 
 const DENIED = new Set([
-  'INSERT', 'UPDATE', 'DELETE', 'MERGE', 'CREATE', 'DROP', 'ALTER', 'TRUNCATE', 'RENAME', 'GRANT', 'REVOKE', 'DENY',
-  'CALL', 'EXECUTE', 'IMMEDIATE', 'PREPARE', 'DEALLOCATE', 'SET', 'RESET', 'USE', 'COMMENT', 'ANALYZE', 'REFRESH',
-  'EXPLAIN', 'START', 'TRANSACTION', 'COMMIT', 'ROLLBACK',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'MERGE',
+  'CREATE',
+  'DROP',
+  'ALTER',
+  'TRUNCATE',
+  'RENAME',
+  'GRANT',
+  'REVOKE',
+  'DENY',
+  'CALL',
+  'EXECUTE',
+  'IMMEDIATE',
+  'PREPARE',
+  'DEALLOCATE',
+  'SET',
+  'RESET',
+  'USE',
+  'COMMENT',
+  'ANALYZE',
+  'REFRESH',
+  'EXPLAIN',
+  'START',
+  'TRANSACTION',
+  'COMMIT',
+  'ROLLBACK',
 ]);
 
 /** The first reason found anywhere under `node` to refuse the statement, if any. */
@@ -32,7 +57,8 @@ export function refusalOf(node: unknown, symbolOf: (type: number) => string): st
     else if (is(n, 'GenericType')) reason = typeRefusal(nameOf(n.identifier()));
     else if (is(n, 'TypeConstructor') && n.identifier()) reason = typeRefusal(nameOf(n.identifier()));
     else if (is(n, 'BackQuotedIdentifier')) reason = `The identifier ${n.getText()} is not valid in Trino: quote names with double quotes.`;
-    else if (is(n, 'DigitIdentifier')) reason = `The identifier ${n.getText()} is not valid in Trino: a name starting with a digit needs double quotes.`;
+    else if (is(n, 'DigitIdentifier'))
+      reason = `The identifier ${n.getText()} is not valid in Trino: a name starting with a digit needs double quotes.`;
     else if (isTerminal(n)) reason = deniedKeyword(n, symbolOf);
     return undefined;
   });

@@ -37,7 +37,11 @@ function countIn(node: Node, ctes: ReadonlyMap<string, ScanCounts>, defaults: De
       add(out, countIn(n.queryNoWith() as unknown as Node, visible, defaults));
       return false;
     }
-    const ref = is(n, 'TableName') ? (n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef()) : is(n, 'Table') ? n.tableRef() : undefined;
+    const ref = is(n, 'TableName')
+      ? (n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef())
+      : is(n, 'Table')
+        ? n.tableRef()
+        : undefined;
     if (!ref) return undefined;
     const parts = namesOf(ref);
     const cte = parts.length === 1 ? ctes.get(parts[0]!) : undefined;

@@ -28,10 +28,12 @@ export const MAX_SQL_LENGTH = 100_000;
 export const MAX_NESTING = 40;
 
 export function validateStatement(sql: string): StatementValidation {
-  if (sql.length > MAX_SQL_LENGTH) return refuse(`The SQL is ${sql.length} characters long; the limit is ${MAX_SQL_LENGTH}: ask a narrower question.`);
+  if (sql.length > MAX_SQL_LENGTH)
+    return refuse(`The SQL is ${sql.length} characters long; the limit is ${MAX_SQL_LENGTH}: ask a narrower question.`);
   const lexed = lexTrino(sql);
   const depth = nestingDepth(lexed);
-  if (depth > MAX_NESTING) return refuse(`The SQL nests parentheses or CASE ${depth} deep; the limit is ${MAX_NESTING}: simplify the query.`);
+  if (depth > MAX_NESTING)
+    return refuse(`The SQL nests parentheses or CASE ${depth} deep; the limit is ${MAX_NESTING}: simplify the query.`);
   const canonical = canonicalSql(lexed);
   const parsed = parseTrino(canonical);
   const meaningful = parsed.tokens.filter((t) => t.channel !== HIDDEN && parsed.symbolOf(t.type) !== 'EOF');
@@ -61,7 +63,9 @@ const refuse = (reason: string): StatementValidation => ({ ok: false, reason });
 
 /** `insertInto` -> "an INSERT INTO statement", `explainAnalyze` -> "an EXPLAIN ANALYZE statement". */
 function describe(statement: StatementContext): string {
-  const words = kindOf(statement).replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
+  const words = kindOf(statement)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toUpperCase();
   return `${/^[AEIOU]/.test(words) ? 'an' : 'a'} ${words} statement`;
 }
 

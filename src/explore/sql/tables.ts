@@ -36,7 +36,11 @@ export function tableReferences(statement: ParsedStatement, defaults: Defaults):
         visit(n.queryNoWith() as unknown as Node, visible);
         return false;
       }
-      const ref = is(n, 'TableName') ? (n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef()) : is(n, 'Table') ? n.tableRef() : undefined;
+      const ref = is(n, 'TableName')
+        ? (n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef())
+        : is(n, 'Table')
+          ? n.tableRef()
+          : undefined;
       if (!ref) return undefined;
       const parts = namesOf(ref);
       if (!(parts.length === 1 && ctes.has(parts[0]!))) record(ref);
@@ -48,6 +52,7 @@ export function tableReferences(statement: ParsedStatement, defaults: Defaults):
 
 /** `customer` -> `tpch.tiny.customer`, `sf1.customer` -> `tpch.sf1.customer`, three parts as they are. */
 export function qualify(parts: readonly string[], defaults: Defaults): string {
-  const full = parts.length >= 3 ? parts.slice(-3) : parts.length === 2 ? [defaults.catalog, ...parts] : [defaults.catalog, defaults.schema, ...parts];
+  const full =
+    parts.length >= 3 ? parts.slice(-3) : parts.length === 2 ? [defaults.catalog, ...parts] : [defaults.catalog, defaults.schema, ...parts];
   return full.map((p) => p.toLowerCase()).join('.');
 }

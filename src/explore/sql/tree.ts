@@ -4,7 +4,13 @@ import type * as T from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
 // are told apart by their context class, the only thing that distinguishes them; the typed accessors of each
 // context do the rest. The types are imported as types only, so no second copy of the parser module is loaded.
 
-export type Node = { constructor: { name: string }; children?: Node[] | null; parent?: Node | null; symbol?: { type: number; start: number; stop: number }; getText(): string };
+export type Node = {
+  constructor: { name: string };
+  children?: Node[] | null;
+  parent?: Node | null;
+  symbol?: { type: number; start: number; stop: number };
+  getText(): string;
+};
 
 interface Kinds {
   StatementDefault: T.StatementDefaultContext;

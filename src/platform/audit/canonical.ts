@@ -43,7 +43,8 @@ export const hashInput = (seq: number, prevHash: string, body: string): string =
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
-export const hashOf = (r: Pick<ChainedRecord, 'seq' | 'prev_hash'> & AuditEntry): string => sha256Hex(hashInput(r.seq, r.prev_hash, recordBody(r)));
+export const hashOf = (r: Pick<ChainedRecord, 'seq' | 'prev_hash'> & AuditEntry): string =>
+  sha256Hex(hashInput(r.seq, r.prev_hash, recordBody(r)));
 
 /**
  * The detail as the database will give it back: jsonb refuses NUL and lone surrogates, so text is made well formed

@@ -27,7 +27,14 @@ export async function appendAudit(sql: Sql, input: AuditInput): Promise<Appended
     at: new Date(Math.floor((input.at ?? new Date()).getTime())),
     detail: storable(input.detail) as { [key: string]: Json },
   };
-  const [row] = await sql.query<Appended>(APPEND, [recordBody(entry), entry.at, entry.service, entry.action, entry.actor, JSON.stringify(entry.detail)]);
+  const [row] = await sql.query<Appended>(APPEND, [
+    recordBody(entry),
+    entry.at,
+    entry.service,
+    entry.action,
+    entry.actor,
+    JSON.stringify(entry.detail),
+  ]);
   if (!row) throw new Error('the audit head row is missing: the audit migration has not been applied');
   return row;
 }
@@ -62,7 +69,10 @@ export async function readRecords(sql: Sql, from: number, limit: number, through
 }
 
 /** Newest first, of one service's action, optionally of one actor: for a service's own audit listing. */
-export async function listRecords(sql: Sql, opts: { service: string; action: string; actor?: string | undefined; limit: number }): Promise<ChainedRecord[]> {
+export async function listRecords(
+  sql: Sql,
+  opts: { service: string; action: string; actor?: string | undefined; limit: number },
+): Promise<ChainedRecord[]> {
   return opts.actor === undefined
     ? sql.query<ChainedRecord>(
         `SELECT seq, at, service, action, actor, detail, prev_hash, hash FROM audit_records WHERE service = $1 AND action = $2 ORDER BY seq DESC LIMIT $3`,

@@ -10,7 +10,14 @@ export type Checkpoint = { through_seq: number; hash: string; removed: number; a
 
 /** The signed bytes: the checkpoint's fields but the signature, in the chain's canonical JSON. */
 export const checkpointPayload = (c: Omit<Checkpoint, 'signature'>): string =>
-  canonicalJson({ at: c.at.toISOString(), hash: c.hash, key_id: c.key_id, removed: c.removed, through_seq: c.through_seq, version: 'svc-audit-checkpoint-v1' });
+  canonicalJson({
+    at: c.at.toISOString(),
+    hash: c.hash,
+    key_id: c.key_id,
+    removed: c.removed,
+    through_seq: c.through_seq,
+    version: 'svc-audit-checkpoint-v1',
+  });
 
 // Ed25519 and Ed448 sign the message itself; RSA and EC keys sign its SHA-256.
 const digestFor = (key: KeyObject) => (key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' ? null : 'sha256');
@@ -28,12 +35,19 @@ export function checkpointSigned(c: Checkpoint, publicKey: KeyObject): boolean {
 }
 
 export async function latestCheckpoint(sql: Sql): Promise<Checkpoint | undefined> {
-  const [row] = await sql.query<Checkpoint>(`SELECT through_seq, hash, removed, at, key_id, signature FROM audit_checkpoints ORDER BY through_seq DESC LIMIT 1`);
+  const [row] = await sql.query<Checkpoint>(
+    `SELECT through_seq, hash, removed, at, key_id, signature FROM audit_checkpoints ORDER BY through_seq DESC LIMIT 1`,
+  );
   return row;
 }
 
 export async function insertCheckpoint(sql: Sql, c: Checkpoint): Promise<void> {
   await sql.query(`INSERT INTO audit_checkpoints (through_seq, hash, removed, at, key_id, signature) VALUES ($1, $2, $3, $4, $5, $6)`, [
-    c.through_seq, c.hash, c.removed, c.at, c.key_id, c.signature,
+    c.through_seq,
+    c.hash,
+    c.removed,
+    c.at,
+    c.key_id,
+    c.signature,
   ]);
 }

@@ -27,8 +27,14 @@ export async function pruneChain(
     if (previous && previous.through_seq >= through) return undefined; // already cut
     const [last] = await readRecords(tx, through, 1, through);
     if (!last) throw new RetentionRefused(`record ${through} does not exist: the chain's head is ${checked.head.seq}`);
-    const [removed] = await tx.query<{ n: number }>(`WITH d AS (DELETE FROM audit_records WHERE seq <= $1 RETURNING 1) SELECT count(*)::int AS n FROM d`, [through]);
-    const checkpoint = signCheckpoint({ through_seq: through, hash: last.hash, removed: removed!.n, at: new Date(), key_id: opts.keyId }, opts.privateKey);
+    const [removed] = await tx.query<{ n: number }>(
+      `WITH d AS (DELETE FROM audit_records WHERE seq <= $1 RETURNING 1) SELECT count(*)::int AS n FROM d`,
+      [through],
+    );
+    const checkpoint = signCheckpoint(
+      { through_seq: through, hash: last.hash, removed: removed!.n, at: new Date(), key_id: opts.keyId },
+      opts.privateKey,
+    );
     await insertCheckpoint(tx, checkpoint);
     return checkpoint;
   });

@@ -9,7 +9,10 @@ const head = createRoute({
   path: '/head',
   summary: 'The audit chain head: its latest seq and hash, for an outside system to keep',
   responses: {
-    200: jsonResponse(z.object({ seq: z.int(), hash: z.string(), encoding: z.string().describe('The chain encoding version') }), 'The head'),
+    200: jsonResponse(
+      z.object({ seq: z.int(), hash: z.string(), encoding: z.string().describe('The chain encoding version') }),
+      'The head',
+    ),
     ...problems(401, 503),
   },
 });

@@ -16,7 +16,9 @@ export function loadAuditKeys(env: Env): AuditKeys {
   const raw = loadConfig(auditShape, env);
   const privateKey = raw.AUDIT_SIGNING_KEY ? key('SVC_AUDIT_SIGNING_KEY', raw.AUDIT_SIGNING_KEY, createPrivateKey) : undefined;
   // The public key follows from the private one when only that is set.
-  const publicKey = raw.AUDIT_PUBLIC_KEY ? key('SVC_AUDIT_PUBLIC_KEY', raw.AUDIT_PUBLIC_KEY, createPublicKey) : privateKey && createPublicKey(privateKey);
+  const publicKey = raw.AUDIT_PUBLIC_KEY
+    ? key('SVC_AUDIT_PUBLIC_KEY', raw.AUDIT_PUBLIC_KEY, createPublicKey)
+    : privateKey && createPublicKey(privateKey);
   return { keyId: raw.AUDIT_KEY_ID, ...(privateKey ? { privateKey } : {}), ...(publicKey ? { publicKey } : {}) };
 }
 

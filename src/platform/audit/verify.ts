@@ -51,7 +51,12 @@ async function walk(sql: Sql, opts: VerifyOptions): Promise<VerifyResult> {
   // Without a bound the walk reads past the head too: a record there was inserted.
   const through = opts.through === undefined ? Number.MAX_SAFE_INTEGER : Math.min(opts.through, head.seq);
   const result = (checked: number, last: number, finding?: Finding): VerifyResult => ({
-    ok: finding === undefined, checked, from: start.anchor.seq + 1, through: last, head, ...(finding ? { finding } : {}),
+    ok: finding === undefined,
+    checked,
+    from: start.anchor.seq + 1,
+    through: last,
+    head,
+    ...(finding ? { finding } : {}),
   });
   if ('finding' in start) return result(0, start.anchor.seq, start.finding);
 
@@ -69,7 +74,11 @@ async function walk(sql: Sql, opts: VerifyOptions): Promise<VerifyResult> {
     if (finding) return result(checked, prev.seq, finding);
     const anchored = anchors.get(r.seq);
     if (anchored !== undefined && anchored !== r.hash) {
-      return result(checked, prev.seq, { seq: r.seq, kind: 'anchor', message: `record ${r.seq} has hash ${r.hash}, not the anchored ${anchored}: the chain up to it was rewritten` });
+      return result(checked, prev.seq, {
+        seq: r.seq,
+        kind: 'anchor',
+        message: `record ${r.seq} has hash ${r.hash}, not the anchored ${anchored}: the chain up to it was rewritten`,
+      });
     }
     before = prev;
     prev = { seq: r.seq, hash: r.hash };
@@ -89,10 +98,24 @@ async function startingPoint(sql: Sql, opts: VerifyOptions): Promise<{ anchor: L
   if (!checkpoint) return { anchor: { seq: 0, hash: GENESIS_HASH } };
   const anchor = { seq: checkpoint.through_seq, hash: checkpoint.hash };
   if (!opts.publicKey) {
-    return { anchor, finding: { seq: anchor.seq, kind: 'checkpoint', message: `records through ${anchor.seq} were cut by a retention checkpoint whose signature cannot be checked: set SVC_AUDIT_PUBLIC_KEY` } };
+    return {
+      anchor,
+      finding: {
+        seq: anchor.seq,
+        kind: 'checkpoint',
+        message: `records through ${anchor.seq} were cut by a retention checkpoint whose signature cannot be checked: set SVC_AUDIT_PUBLIC_KEY`,
+      },
+    };
   }
   if (!checkpointSigned(checkpoint, opts.publicKey)) {
-    return { anchor, finding: { seq: anchor.seq, kind: 'checkpoint', message: `the retention checkpoint through record ${anchor.seq} is not signed by SVC_AUDIT_PUBLIC_KEY: it was forged or changed` } };
+    return {
+      anchor,
+      finding: {
+        seq: anchor.seq,
+        kind: 'checkpoint',
+        message: `the retention checkpoint through record ${anchor.seq} is not signed by SVC_AUDIT_PUBLIC_KEY: it was forged or changed`,
+      },
+    };
   }
   return { anchor };
 }
@@ -110,7 +133,11 @@ function judge(r: ChainedRecord, prev: Link, before: Link | undefined, ahead: Ch
       : { seq: r.seq, kind: 'changed', message: `record ${r.seq} was changed: its content no longer hashes to its stored hash` };
   }
   if (before && r.prev_hash === before.hash) {
-    return { seq: prev.seq, kind: 'inserted', message: `record ${prev.seq} was inserted: record ${r.seq} follows record ${before.seq} directly` };
+    return {
+      seq: prev.seq,
+      kind: 'inserted',
+      message: `record ${prev.seq} was inserted: record ${r.seq} follows record ${before.seq} directly`,
+    };
   }
   if (aheadFollowsPrev) {
     return r.prev_hash === ahead.hash
@@ -120,8 +147,17 @@ function judge(r: ChainedRecord, prev: Link, before: Link | undefined, ahead: Ch
   if (hashOf({ ...r, seq: r.seq + 1 }) === r.hash) {
     return { seq: r.seq, kind: 'removed', message: `the record at seq ${r.seq} was removed and the records after it renumbered` };
   }
-  if (!intact) return { seq: r.seq, kind: 'changed', message: `record ${r.seq} was changed: neither its content nor its link to record ${prev.seq} holds` };
-  return { seq: r.seq, kind: 'removed', message: `record ${r.seq} does not follow record ${prev.seq}: the record it was written after is gone` };
+  if (!intact)
+    return {
+      seq: r.seq,
+      kind: 'changed',
+      message: `record ${r.seq} was changed: neither its content nor its link to record ${prev.seq} holds`,
+    };
+  return {
+    seq: r.seq,
+    kind: 'removed',
+    message: `record ${r.seq} does not follow record ${prev.seq}: the record it was written after is gone`,
+  };
 }
 
 /** The last record walked against the head: a record past it was inserted, a missing tail removed. */

@@ -19,10 +19,7 @@ export type CallerResolver = {
 };
 
 /** One resolver per service, chosen by SVC_AUTH_MODE. */
-export function createCallerResolver(
-  settings: AuthSettings,
-  deps: Omit<TokenVerifierOptions, 'settings'>,
-): CallerResolver {
+export function createCallerResolver(settings: AuthSettings, deps: Omit<TokenVerifierOptions, 'settings'>): CallerResolver {
   if (settings.mode === 'headers') {
     const named = (headers: Headers) => Boolean((headers.get('x-query-user') ?? '').trim() || (headers.get('x-user-id') ?? '').trim());
     return {
@@ -36,8 +33,7 @@ export function createCallerResolver(
   return {
     mode: 'jwt',
     callerFrom: (headers) => verifier.callerFrom(headers),
-    optionalCallerFrom: async (headers) =>
-      tokenFrom(headers, settings.tokenHeader) ? verifier.callerFrom(headers) : undefined,
+    optionalCallerFrom: async (headers) => (tokenFrom(headers, settings.tokenHeader) ? verifier.callerFrom(headers) : undefined),
     warm: () => verifier.warm(),
   };
 }

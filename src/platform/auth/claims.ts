@@ -29,12 +29,7 @@ export function stringList(value: unknown): string[] {
 export type ClaimPaths = { userClaim: string; rolesClaim: string; groupsClaim: string };
 
 /** Roles the platform does not know are dropped here, before any policy sees them. */
-export function callerFromClaims(
-  claims: Record<string, unknown>,
-  token: string,
-  paths: ClaimPaths,
-  knownRoles: readonly string[],
-): Caller {
+export function callerFromClaims(claims: Record<string, unknown>, token: string, paths: ClaimPaths, knownRoles: readonly string[]): Caller {
   const user = claimAt(claims, paths.userClaim);
   if (typeof user !== 'string' || user.trim() === '') {
     throw invalidToken('no_user_claim', `The access token has no "${paths.userClaim}" claim to name the caller.`);

@@ -12,10 +12,7 @@ export type InvalidTokenReason =
   | 'not_yet_valid'
   | 'no_user_claim';
 
-export type AuthFailure =
-  | { kind: 'no_token' }
-  | { kind: 'invalid_token'; reason: InvalidTokenReason }
-  | { kind: 'issuer_unavailable' };
+export type AuthFailure = { kind: 'no_token' } | { kind: 'invalid_token'; reason: InvalidTokenReason } | { kind: 'issuer_unavailable' };
 
 export class AuthError extends Error {
   constructor(
@@ -32,5 +29,4 @@ export class AuthError extends Error {
 export const noToken = (detail: string) => new AuthError({ kind: 'no_token' }, detail);
 export const invalidToken = (reason: InvalidTokenReason, detail: string, cause?: unknown) =>
   new AuthError({ kind: 'invalid_token', reason }, detail, { cause });
-export const issuerUnavailable = (detail: string, cause?: unknown) =>
-  new AuthError({ kind: 'issuer_unavailable' }, detail, { cause });
+export const issuerUnavailable = (detail: string, cause?: unknown) => new AuthError({ kind: 'issuer_unavailable' }, detail, { cause });

@@ -45,10 +45,9 @@ export type AuthSettings = { mode: 'headers'; tokenHeader: string } | ({ mode: '
 /** The parsed configuration as the verifier takes it. `jwt` mode without an issuer or an audience stops start-up. */
 export function authSettings(config: AuthConfig): AuthSettings {
   if (config.AUTH_MODE === 'headers') return { mode: 'headers', tokenHeader: config.AUTH_TOKEN_HEADER };
-  const missing = [
-    config.OIDC_ISSUER ? undefined : 'SVC_OIDC_ISSUER',
-    config.OIDC_AUDIENCE ? undefined : 'SVC_OIDC_AUDIENCE',
-  ].filter(Boolean);
+  const missing = [config.OIDC_ISSUER ? undefined : 'SVC_OIDC_ISSUER', config.OIDC_AUDIENCE ? undefined : 'SVC_OIDC_AUDIENCE'].filter(
+    Boolean,
+  );
   if (missing.length > 0) {
     throw new ConfigError(`invalid configuration: SVC_AUTH_MODE=jwt needs ${missing.join(' and ')}`);
   }

@@ -89,9 +89,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
     async callerFrom(headers) {
       const found = tokenFrom(headers, settings.tokenHeader);
       if (!found) {
-        throw noToken(
-          `No access token: send "Authorization: Bearer <token>" from ${settings.issuer}, or sign in through the ingress.`,
-        );
+        throw noToken(`No access token: send "Authorization: Bearer <token>" from ${settings.issuer}, or sign in through the ingress.`);
       }
       return verify(found.token);
     },

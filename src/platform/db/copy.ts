@@ -41,7 +41,8 @@ export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]
     const buf = pending.length === 0 ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : concat(pending, chunk);
     let at = 0;
     if (!header) {
-      if (buf.length >= SIGNATURE.length && SIGNATURE.some((byte, i) => buf[i] !== byte)) throw new Error('not binary COPY output (bad signature)');
+      if (buf.length >= SIGNATURE.length && SIGNATURE.some((byte, i) => buf[i] !== byte))
+        throw new Error('not binary COPY output (bad signature)');
       const extension = buf.length >= HEADER ? int32(buf, SIGNATURE.length + 4) : 0;
       if (buf.length < HEADER + extension) {
         pending = buf.slice();

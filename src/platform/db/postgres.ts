@@ -74,7 +74,10 @@ export function openPostgres(conn: PgConnection): Database {
       try {
         await new Promise<void>((resolve, reject) => {
           let failed: unknown;
-          const query = own.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`) as unknown as { resolve(x: unknown): void; readable(): Promise<unknown> };
+          const query = own.unsafe(`COPY (${select}) TO STDOUT (FORMAT binary)`) as unknown as {
+            resolve(x: unknown): void;
+            readable(): Promise<unknown>;
+          };
           const resolveQuery = query.resolve;
           query.resolve = (result) => {
             if (result instanceof Readable) {

@@ -33,7 +33,10 @@ export function hashEmbed(text: string, dim: number): number[] {
 
 // Lower-cased runs of Unicode letters and digits, accents folded (é -> e) so spelling variants meet.
 export function tokenize(text: string): string[] {
-  const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  const folded = text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
   return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 

@@ -48,7 +48,12 @@ export function createLimiter(deps: { db: Sql; policy: PolicyEngine; limits: Lim
       const { unit } = LIMITED_ACTIONS[action];
       if (cost > limit.capacity) {
         requests.inc({ user: caller.user, action, outcome: 'too_large' });
-        throw new ProblemError(413, 'Content Too Large', `This needs ${cost} ${unit}, more than your limit of ${describeLimit(limit)} allows at once (${action}); send less at a time.`, { action, cost, capacity: limit.capacity });
+        throw new ProblemError(
+          413,
+          'Content Too Large',
+          `This needs ${cost} ${unit}, more than your limit of ${describeLimit(limit)} allows at once (${action}); send less at a time.`,
+          { action, cost, capacity: limit.capacity },
+        );
       }
       const [service, name] = action.split('.') as [string, string];
       const taken = await takeTokens(deps.db, { user: caller.user, service, action: name }, limit, cost);
@@ -73,7 +78,9 @@ function roleLimit(entry: unknown): Limit[] {
   const e = (typeof entry === 'object' && entry !== null ? entry : {}) as { role?: unknown; limit?: unknown };
   const parsed = typeof e.limit === 'string' ? parseLimit(e.limit) : { error: 'not a string' };
   if (typeof parsed === 'object' && 'error' in parsed) {
-    throw forbidden(`Usage limits: the policy data's limit for role ${String(e.role)} is unusable (${parsed.error}); an administrator must fix data.svc.config.limits.`);
+    throw forbidden(
+      `Usage limits: the policy data's limit for role ${String(e.role)} is unusable (${parsed.error}); an administrator must fix data.svc.config.limits.`,
+    );
   }
   return [parsed];
 }

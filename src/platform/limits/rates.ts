@@ -5,8 +5,22 @@ export type Rate = { capacity: number; perSeconds: number };
 export type Limit = Rate | 'unlimited';
 
 const UNITS: Record<string, number> = {
-  s: 1, sec: 1, secs: 1, second: 1, seconds: 1, m: 60, min: 60, mins: 60, minute: 60, minutes: 60,
-  h: 3600, hour: 3600, hours: 3600, d: 86400, day: 86400, days: 86400,
+  s: 1,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  m: 60,
+  min: 60,
+  mins: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hour: 3600,
+  hours: 3600,
+  d: 86400,
+  day: 86400,
+  days: 86400,
 };
 
 /** The limit a setting describes, or an error message naming what is wrong. */
@@ -18,7 +32,8 @@ export function parseLimit(text: string): Limit | { error: string } {
   if (!m || unit === undefined) return { error: `expected N/unit (e.g. 60/h, 100000/day, 500/90s) or off, got '${text}'` };
   const capacity = Number(m[1]);
   const perSeconds = Number(m[2] ?? 1) * unit;
-  if (!Number.isSafeInteger(capacity) || perSeconds <= 0) return { error: `expected a whole number of units over a positive time, got '${text}'` };
+  if (!Number.isSafeInteger(capacity) || perSeconds <= 0)
+    return { error: `expected a whole number of units over a positive time, got '${text}'` };
   return { capacity, perSeconds };
 }
 

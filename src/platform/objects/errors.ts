@@ -1,4 +1,11 @@
-export type ObjectStoreErrorCode = 'NOT_FOUND' | 'TOO_LARGE' | 'INVALID_KEY' | 'NO_SUCH_BUCKET' | 'ACCESS_DENIED' | 'UNREACHABLE' | 'FAILED';
+export type ObjectStoreErrorCode =
+  | 'NOT_FOUND'
+  | 'TOO_LARGE'
+  | 'INVALID_KEY'
+  | 'NO_SUCH_BUCKET'
+  | 'ACCESS_DENIED'
+  | 'UNREACHABLE'
+  | 'FAILED';
 
 // The one error the object store port throws. Messages name the store (describe()) and the key, never a secret.
 export class ObjectStoreError extends Error {

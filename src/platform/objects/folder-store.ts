@@ -175,6 +175,7 @@ function asStoreError(err: unknown, what: string): ObjectStoreError {
   if (err instanceof ObjectStoreError) return err;
   const c = code(err);
   const reason = err instanceof Error ? err.message : String(err);
-  if (c === 'EACCES' || c === 'EPERM') return new ObjectStoreError('ACCESS_DENIED', `${what}: permission denied (${reason})`, { cause: err });
+  if (c === 'EACCES' || c === 'EPERM')
+    return new ObjectStoreError('ACCESS_DENIED', `${what}: permission denied (${reason})`, { cause: err });
   return new ObjectStoreError('FAILED', `${what} failed: ${reason}`, { cause: err });
 }

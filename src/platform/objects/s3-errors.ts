@@ -2,7 +2,15 @@ import { ObjectStoreError } from './errors.ts';
 
 type SdkError = Error & { Code?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
 
-const DENIED = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken', 'AllAccessDisabled', 'CredentialsProviderError']);
+const DENIED = new Set([
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidToken',
+  'ExpiredToken',
+  'AllAccessDisabled',
+  'CredentialsProviderError',
+]);
 const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
 
 // One place that turns what the AWS SDK throws into the port's error codes, with a message a person can act on:
@@ -17,10 +25,14 @@ export function mapS3Error(err: unknown, ctx: { what: string; where: string; end
   const prefix = `${ctx.what} in ${ctx.where} (endpoint ${ctx.endpoint})`;
 
   if (name === 'NoSuchBucket') {
-    return new ObjectStoreError('NO_SUCH_BUCKET', `${prefix}: bucket '${ctx.bucket}' does not exist; create it or fix the artifact root`, { cause: err });
+    return new ObjectStoreError('NO_SUCH_BUCKET', `${prefix}: bucket '${ctx.bucket}' does not exist; create it or fix the artifact root`, {
+      cause: err,
+    });
   }
   if (DENIED.has(name) || status === 403) {
-    return new ObjectStoreError('ACCESS_DENIED', `${prefix}: access denied (${name || status}); check the access key id and secret`, { cause: err });
+    return new ObjectStoreError('ACCESS_DENIED', `${prefix}: access denied (${name || status}); check the access key id and secret`, {
+      cause: err,
+    });
   }
   if (name === 'NoSuchKey') return new ObjectStoreError('NOT_FOUND', `${prefix}: no such object`, { cause: err });
   if ((networkCode && NETWORK.has(networkCode)) || name === 'TimeoutError' || name === 'RequestTimeout') {

@@ -79,7 +79,9 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
       const what = `put ${JSON.stringify(key)}`;
       const ContentType = o.contentType;
       if (isBytes(body)) {
-        await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentLength: body.byteLength, ContentType })).catch(fail(what));
+        await client
+          .send(new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentLength: body.byteLength, ContentType }))
+          .catch(fail(what));
         return { size: body.byteLength };
       }
       const stream = toReadable(body);
@@ -111,7 +113,11 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
         return { size: res.ContentLength ?? 0, etag: res.ETag ?? '' };
       } catch (err) {
         // A HEAD answer has no body, so a missing key is a bare 404 named NotFound rather than NoSuchKey.
-        if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404 && (err as Error).name !== 'NoSuchBucket') return null;
+        if (
+          (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404 &&
+          (err as Error).name !== 'NoSuchBucket'
+        )
+          return null;
         const mapped = mapS3Error(err, { what: `head ${JSON.stringify(key)}`, where, endpoint, bucket });
         if (mapped.code === 'NOT_FOUND') return null;
         throw mapped;
@@ -142,7 +148,9 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
 
     async delete(key) {
       if (!key.endsWith('/')) {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: base + checkKey(key) })).catch(fail(`delete ${JSON.stringify(key)}`));
+        await client
+          .send(new DeleteObjectCommand({ Bucket: bucket, Key: base + checkKey(key) }))
+          .catch(fail(`delete ${JSON.stringify(key)}`));
         return;
       }
       const dir = checkPrefix(key);
@@ -153,7 +161,11 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
         const Objects = files.slice(i, i + 1000).map((f) => ({ Key: f.Key }));
         const res = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects, Quiet: true } })).catch(fail(what));
         const first = res.Errors?.[0];
-        if (first) throw new ObjectStoreError('FAILED', `${what} in ${where}: ${res.Errors!.length} objects not deleted, first ${first.Key}: ${first.Code} ${first.Message}`);
+        if (first)
+          throw new ObjectStoreError(
+            'FAILED',
+            `${what} in ${where}: ${res.Errors!.length} objects not deleted, first ${first.Key}: ${first.Code} ${first.Message}`,
+          );
       }
     },
   };

@@ -21,7 +21,9 @@ export async function uploadUnknownLength(t: Target, body: Readable): Promise<{ 
   const first = await parts.next();
   const firstPart = first.done ? Buffer.alloc(0) : first.value;
   if (firstPart.length < PART_SIZE) {
-    await t.client.send(new PutObjectCommand({ Bucket: t.bucket, Key: t.key, Body: firstPart, ContentLength: firstPart.length, ContentType: t.contentType }));
+    await t.client.send(
+      new PutObjectCommand({ Bucket: t.bucket, Key: t.key, Body: firstPart, ContentLength: firstPart.length, ContentType: t.contentType }),
+    );
     return { size: firstPart.length };
   }
 

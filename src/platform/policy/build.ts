@@ -32,7 +32,12 @@ export async function buildSignedBundle(opts: {
   const buildDir = opts.buildDir ?? join(POLICIES_DIR, 'build');
   const [wasm, data] = await Promise.all([readFile(join(buildDir, 'policy.wasm')), readFile(join(buildDir, 'data.json'))]);
   const { decisions } = await loadWasmPolicy(wasm, data, contentRevision(new Map()));
-  const bundle = await assembleBundle({ buildDir, policiesDir: opts.policiesDir ?? POLICIES_DIR, decisions, ...(opts.revision ? { revision: opts.revision } : {}) });
+  const bundle = await assembleBundle({
+    buildDir,
+    policiesDir: opts.policiesDir ?? POLICIES_DIR,
+    decisions,
+    ...(opts.revision ? { revision: opts.revision } : {}),
+  });
   await mkdir(dirname(opts.out), { recursive: true });
   await writeFile(opts.out, await packSignedBundle(bundle, { privateKeyPem: opts.privateKeyPem, keyId: opts.keyId }));
   return { out: opts.out, revision: bundle.manifest.revision, decisions };

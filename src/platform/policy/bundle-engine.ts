@@ -16,7 +16,9 @@ import { evaluateWasm, loadWasmPolicy, wasmEngine, type LoadedPolicy } from './w
 // committed build, which may grant what the publisher has since withdrawn.
 
 export type BundleStage = 'download' | 'verify' | 'load' | 'smoke';
-export type PollOutcome = { outcome: 'activated' | 'unchanged'; revision: string | undefined } | { outcome: 'refused'; stage: BundleStage; reason: string };
+export type PollOutcome =
+  | { outcome: 'activated' | 'unchanged'; revision: string | undefined }
+  | { outcome: 'refused'; stage: BundleStage; reason: string };
 
 export class BundleRefused extends Error {
   override name = 'BundleRefused';
@@ -68,10 +70,18 @@ export async function createBundlePolicyEngine(opts: {
       current = next;
       etag = fetched.etag;
       metrics.bundleLoads.inc();
-      logger.info({ event: 'policy_bundle_activated', url: source.url, revision: next.revision, previous, decisions: next.decisions }, 'policy bundle activated');
-      await opts.onActivated?.({ url: source.url, revision: next.revision, previous: previous ?? null, decisions: next.decisions }).catch((err: unknown) =>
-        logger.error({ event: 'policy_bundle_not_recorded', revision: next.revision, err: describeError(err) }, 'the policy bundle activation could not be recorded in the audit chain'),
+      logger.info(
+        { event: 'policy_bundle_activated', url: source.url, revision: next.revision, previous, decisions: next.decisions },
+        'policy bundle activated',
       );
+      await opts
+        .onActivated?.({ url: source.url, revision: next.revision, previous: previous ?? null, decisions: next.decisions })
+        .catch((err: unknown) =>
+          logger.error(
+            { event: 'policy_bundle_not_recorded', revision: next.revision, err: describeError(err) },
+            'the policy bundle activation could not be recorded in the audit chain',
+          ),
+        );
       return { outcome: 'activated', revision: next.revision };
     } catch (err) {
       return refuse(err instanceof BundleRefused ? err : new BundleRefused('load', describeError(err)));
@@ -82,7 +92,13 @@ export async function createBundlePolicyEngine(opts: {
     metrics.bundleRefusals.inc({ stage: err.stage });
     if (!current) failure = `no policy bundle accepted from ${source.url}: ${err.message}`;
     logger.warn(
-      { event: 'policy_bundle_refused', url: source.url, stage: err.stage, reason: err.message, revision_in_force: current?.revision ?? null },
+      {
+        event: 'policy_bundle_refused',
+        url: source.url,
+        stage: err.stage,
+        reason: err.message,
+        revision_in_force: current?.revision ?? null,
+      },
       'policy bundle refused; the previous one keeps deciding',
     );
     return { outcome: 'refused', stage: err.stage, reason: err.message };
@@ -121,7 +137,8 @@ async function accept(bytes: Uint8Array, publicKey: KeyObject, keyId: string | u
   }
   const wasm = bundle.files.get('policy.wasm');
   const data = bundle.files.get('data.json');
-  if (!wasm || !data) throw new BundleRefused('load', 'the bundle has no policy.wasm or no data.json: build it with `svc policies build --sign`');
+  if (!wasm || !data)
+    throw new BundleRefused('load', 'the bundle has no policy.wasm or no data.json: build it with `svc policies build --sign`');
   let loaded: LoadedPolicy;
   try {
     loaded = await loadWasmPolicy(wasm, data, bundle.manifest.revision);

@@ -59,7 +59,8 @@ function fileSource(url: string): BundleSource {
 
 function s3Source(url: string, s3: S3Settings): BundleSource {
   const m = /^s3:\/\/([^/]+)\/(.+)$/i.exec(url);
-  if (!m) throw new Error(`SVC_POLICY_BUNDLE_URL=${JSON.stringify(url)}: an s3 URL names a bucket and a key, s3://bucket/path/bundle.tar.gz`);
+  if (!m)
+    throw new Error(`SVC_POLICY_BUNDLE_URL=${JSON.stringify(url)}: an s3 URL names a bucket and a key, s3://bucket/path/bundle.tar.gz`);
   const store = createS3Store({ ...s3, bucket: m[1]!, maxAttempts: 1 });
   const key = m[2]!;
   return {

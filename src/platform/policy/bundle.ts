@@ -30,7 +30,12 @@ export class BundleError extends Error {
 }
 
 /** The files of a bundle from a wasm build folder and the policies folder, with its manifest. */
-export async function assembleBundle(opts: { buildDir: string; policiesDir: string; decisions: string[]; revision?: string }): Promise<Bundle> {
+export async function assembleBundle(opts: {
+  buildDir: string;
+  policiesDir: string;
+  decisions: string[];
+  revision?: string;
+}): Promise<Bundle> {
   const files: Files = new Map();
   files.set('policy.wasm', await readFile(join(opts.buildDir, 'policy.wasm')));
   files.set('data.json', await readFile(join(opts.buildDir, 'data.json')));

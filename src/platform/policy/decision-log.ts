@@ -88,7 +88,10 @@ export function createDecisionLog(opts: DecisionLogOptions): DecisionLog {
         opts.metrics.decisionLogsSent.inc(batch.length);
       } catch (err) {
         opts.metrics.decisionLogUploadFailures.inc();
-        opts.logger?.warn({ err: String(err), url: opts.url, buffered: buffer.length }, 'decision-log upload failed; the events stay buffered');
+        opts.logger?.warn(
+          { err: String(err), url: opts.url, buffered: buffer.length },
+          'decision-log upload failed; the events stay buffered',
+        );
       } finally {
         uploading = undefined;
       }

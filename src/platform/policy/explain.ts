@@ -22,8 +22,27 @@ export async function explainDecision(opts: { policiesDir: string; decision: str
   const stdout = await withTempDir(async (dir) => {
     const inputFile = join(dir, 'input.json');
     await writeFile(inputFile, JSON.stringify(opts.input));
-    const args = ['eval', '--format', 'json', '--explain', 'full', '-i', inputFile, '-d', opts.policiesDir, '--ignore', 'build', '--ignore', 'cases.json', '--ignore', '*_test.rego'];
-    const run = promisify(execFile)(opaBinary(), [...args, `data.${entrypoint.replace(/\//g, '.')}`], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
+    const args = [
+      'eval',
+      '--format',
+      'json',
+      '--explain',
+      'full',
+      '-i',
+      inputFile,
+      '-d',
+      opts.policiesDir,
+      '--ignore',
+      'build',
+      '--ignore',
+      'cases.json',
+      '--ignore',
+      '*_test.rego',
+    ];
+    const run = promisify(execFile)(opaBinary(), [...args, `data.${entrypoint.replace(/\//g, '.')}`], {
+      cwd: root,
+      maxBuffer: 256 * 1024 * 1024,
+    });
     return (
       await run.catch((err: NodeJS.ErrnoException & { stderr?: string }) => {
         if (err.code === 'ENOENT') throw new Error('opa is not installed: run scripts/install-opa.sh');

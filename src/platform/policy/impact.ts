@@ -25,7 +25,8 @@ export function policyImpact(base: Side, head: Side, world: World): Impact {
   const notes: string[] = [];
   const both = base.policy.decisions.filter((d) => head.policy.decisions.includes(d));
   for (const d of new Set([...base.policy.decisions, ...head.policy.decisions])) {
-    if (!both.includes(d)) notes.push(`decision ${d} exists only in ${base.policy.decisions.includes(d) ? base.label : head.label}: not compared`);
+    if (!both.includes(d))
+      notes.push(`decision ${d} exists only in ${base.policy.decisions.includes(d) ? base.label : head.label}: not compared`);
   }
   const roles = [...new Set([...stringList(base.config.known_roles), ...stringList(head.config.known_roles)])].sort();
   const checks = checksFor(world, [base.config, head.config]).filter((c) => both.includes(c.decision));
@@ -52,17 +53,33 @@ export function policyImpact(base: Side, head: Side, world: World): Impact {
         if (!known.actions.includes(c.action)) known.actions.push(c.action);
         if (!known.roles.includes(s.roles[0]!) && s.asRole) known.roles.push(s.asRole);
       } else {
-        found.set(key, { subject: s.label, roles: [...s.roles], resource: c.resource, actions: [c.action], before: before.reason, after: after.reason, direction, asRole: s.asRole });
+        found.set(key, {
+          subject: s.label,
+          roles: [...s.roles],
+          resource: c.resource,
+          actions: [c.action],
+          before: before.reason,
+          after: after.reason,
+          direction,
+          asRole: s.asRole,
+        });
       }
     }
   }
   const changes = [...found.values()].map(({ direction, asRole: _, ...change }) => ({ direction, change }));
-  const order = (a: Change, b: Change) => a.subject.localeCompare(b.subject) || a.resource.kind.localeCompare(b.resource.kind) || a.resource.id.localeCompare(b.resource.id);
+  const order = (a: Change, b: Change) =>
+    a.subject.localeCompare(b.subject) || a.resource.kind.localeCompare(b.resource.kind) || a.resource.id.localeCompare(b.resource.id);
   return {
     base: base.label,
     head: head.label,
-    gains: changes.filter((c) => c.direction === 'gain').map((c) => c.change).sort(order),
-    losses: changes.filter((c) => c.direction === 'loss').map((c) => c.change).sort(order),
+    gains: changes
+      .filter((c) => c.direction === 'gain')
+      .map((c) => c.change)
+      .sort(order),
+    losses: changes
+      .filter((c) => c.direction === 'loss')
+      .map((c) => c.change)
+      .sort(order),
     notes,
   };
 }
@@ -76,13 +93,15 @@ function subjectsFor(world: World, roles: string[], configs: Config[]): Subject[
     else for (const r of roles) out.push({ label: `user ${u.user}`, user: u.user, roles: [r], groups: u.groups ?? [], asRole: r });
   }
   const named = new Set<string>();
-  for (const c of configs) for (const kind of ['table_grants', 'table_denies'] as const) for (const u of Object.keys(usersOf(c[kind]))) named.add(u);
+  for (const c of configs)
+    for (const kind of ['table_grants', 'table_denies'] as const) for (const u of Object.keys(usersOf(c[kind]))) named.add(u);
   for (const d of world.dashboards) for (const u of [d.owner, ...d.allowed_users]) named.add(u);
   for (const u of [...named].filter((n) => !described.has(n)).sort()) {
     for (const r of roles) out.push({ label: `user ${u}`, user: u, roles: [r], groups: [], asRole: r });
   }
   const groups = [...new Set(world.dashboards.flatMap((d) => d.allowed_groups))].sort();
-  for (const g of groups) for (const r of roles) out.push({ label: `group ${g}`, user: `(a member of ${g})`, roles: [r], groups: [g], asRole: r });
+  for (const g of groups)
+    for (const r of roles) out.push({ label: `group ${g}`, user: `(a member of ${g})`, roles: [r], groups: [g], asRole: r });
   return out;
 }
 
@@ -92,43 +111,75 @@ function checksFor(world: World, configs: Config[]): Check[] {
   // Exact table names the policy data mentions are tables too, whether or not the catalog lists them.
   for (const c of configs) {
     for (const kind of ['table_grants', 'table_denies'] as const) {
-      const grants = (c[kind] ?? {}) as { roles?: Record<string, unknown>; users?: Record<string, unknown>; role_exceptions?: Record<string, unknown> };
-      for (const list of [...Object.values(grants.roles ?? {}), ...Object.values(grants.users ?? {}), ...Object.values(grants.role_exceptions ?? {})]) {
+      const grants = (c[kind] ?? {}) as {
+        roles?: Record<string, unknown>;
+        users?: Record<string, unknown>;
+        role_exceptions?: Record<string, unknown>;
+      };
+      for (const list of [
+        ...Object.values(grants.roles ?? {}),
+        ...Object.values(grants.users ?? {}),
+        ...Object.values(grants.role_exceptions ?? {}),
+      ]) {
         for (const p of stringList(list)) if (/^[^.*]+\.[^.*]+\.[^.*]+$/.test(p)) tables.add(p.toLowerCase());
       }
     }
   }
   for (const table of [...tables].sort()) {
-    checks.push({ decision: 'tables', resource: { kind: 'table', id: table }, action: 'read', input: (s) => ({ user: s.user, roles: s.roles, table }) });
+    checks.push({
+      decision: 'tables',
+      resource: { kind: 'table', id: table },
+      action: 'read',
+      input: (s) => ({ user: s.user, roles: s.roles, table }),
+    });
   }
   for (const d of world.dashboards) {
     const dashboard = { owner: d.owner, visibility: d.visibility, allowed_users: d.allowed_users, allowed_groups: d.allowed_groups };
-    checks.push({ decision: 'dashboards', resource: { kind: 'dashboard', id: d.id }, action: 'view', input: (s) => ({ user: s.user, roles: s.roles, groups: s.groups, action: 'view', dashboard }) });
+    checks.push({
+      decision: 'dashboards',
+      resource: { kind: 'dashboard', id: d.id },
+      action: 'view',
+      input: (s) => ({ user: s.user, roles: s.roles, groups: s.groups, action: 'view', dashboard }),
+    });
   }
   for (const col of world.collections) {
     const collection = { slug: col.slug, allowed_roles: col.allowed_roles };
     for (const action of ['read', 'upload']) {
-      checks.push({ decision: 'collections', resource: { kind: 'collection', id: col.slug }, action, input: (s) => ({ user: s.user, roles: s.roles, action, collection }) });
+      checks.push({
+        decision: 'collections',
+        resource: { kind: 'collection', id: col.slug },
+        action,
+        input: (s) => ({ user: s.user, roles: s.roles, action, collection }),
+      });
     }
   }
   const consoles = new Set(configs.flatMap((c) => Object.keys((c.console_roles ?? {}) as object)));
   for (const console of [...consoles].sort()) {
-    checks.push({ decision: 'console', resource: { kind: 'console', id: console }, action: 'use', input: (s) => ({ user: s.user, roles: s.roles, console }) });
+    checks.push({
+      decision: 'console',
+      resource: { kind: 'console', id: console },
+      action: 'use',
+      input: (s) => ({ user: s.user, roles: s.roles, console }),
+    });
   }
   return checks;
 }
 
 const stringList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const usersOf = (v: unknown): Record<string, unknown> => ((v as { users?: Record<string, unknown> } | undefined)?.users ?? {});
+const usersOf = (v: unknown): Record<string, unknown> => (v as { users?: Record<string, unknown> } | undefined)?.users ?? {};
 
 /** The report a person reads: gains, then losses, each grouped by who. */
 export function formatImpact(impact: Impact): string {
   const lines = [`policy impact: ${impact.base} -> ${impact.head}`];
-  for (const [title, sign, list] of [['gains', '+', impact.gains], ['losses', '-', impact.losses]] as const) {
+  for (const [title, sign, list] of [
+    ['gains', '+', impact.gains],
+    ['losses', '-', impact.losses],
+  ] as const) {
     lines.push('', `${title}: ${list.length}`);
     let subject = '';
     for (const c of list) {
-      if (c.subject !== subject) lines.push(`  ${(subject = c.subject)}${c.subject.startsWith('role ') ? '' : ` (as ${c.roles.join(', ')})`}`);
+      if (c.subject !== subject)
+        lines.push(`  ${(subject = c.subject)}${c.subject.startsWith('role ') ? '' : ` (as ${c.roles.join(', ')})`}`);
       lines.push(`    ${sign} ${c.resource.kind} ${c.resource.id} (${c.actions.join(', ')}): ${c.after}`);
     }
   }

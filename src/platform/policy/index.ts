@@ -46,7 +46,14 @@ export async function createPolicyEngine(
   if (cfg.OPA_URL) return withMetrics(createSidecarPolicyEngine({ url: cfg.OPA_URL, decisionLog }));
   if (settings.bundle && !opts.embedded) {
     const { url, s3, ...rest } = settings.bundle;
-    return createBundlePolicyEngine({ source: openBundleSource(url, s3), ...rest, logger, metrics, decisionLog, onActivated: opts.onBundleActivated });
+    return createBundlePolicyEngine({
+      source: openBundleSource(url, s3),
+      ...rest,
+      logger,
+      metrics,
+      decisionLog,
+      onActivated: opts.onBundleActivated,
+    });
   }
   return withMetrics(await createWasmPolicyEngine({ ...(cfg.POLICY_BUNDLE ? { buildDir: cfg.POLICY_BUNDLE } : {}), decisionLog }));
 }

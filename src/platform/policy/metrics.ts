@@ -18,9 +18,14 @@ export function createPolicyMetrics(): PolicyMetrics {
   return {
     registry,
     bundleLoads: counter('svc_policy_bundle_loads_total', 'Policy bundles activated'),
-    bundleRefusals: counter('svc_policy_bundle_refusals_total', 'Policy bundles refused, by the stage that refused them', ['stage'] as const),
+    bundleRefusals: counter('svc_policy_bundle_refusals_total', 'Policy bundles refused, by the stage that refused them', [
+      'stage',
+    ] as const),
     decisionLogsSent: counter('svc_policy_decision_logs_sent_total', 'Decision-log events accepted by the collector'),
     decisionLogsDropped: counter('svc_policy_decision_logs_dropped_total', 'Decision-log events dropped because the buffer was full'),
-    decisionLogUploadFailures: counter('svc_policy_decision_log_upload_failures_total', 'Decision-log batches the collector did not accept'),
+    decisionLogUploadFailures: counter(
+      'svc_policy_decision_log_upload_failures_total',
+      'Decision-log batches the collector did not accept',
+    ),
   };
 }

@@ -38,10 +38,17 @@ export type PolicySettings = {
 
 export function loadPolicySettings(env: Env): PolicySettings {
   const raw = loadConfig(policyShape, env);
-  const decisionLog = { url: raw.DECISION_LOG_URL, bufferSize: raw.DECISION_LOG_BUFFER, flushMs: raw.DECISION_LOG_FLUSH_SECONDS * 1000, console: raw.DECISION_LOG_CONSOLE };
+  const decisionLog = {
+    url: raw.DECISION_LOG_URL,
+    bufferSize: raw.DECISION_LOG_BUFFER,
+    flushMs: raw.DECISION_LOG_FLUSH_SECONDS * 1000,
+    console: raw.DECISION_LOG_CONSOLE,
+  };
   if (!raw.POLICY_BUNDLE_URL) return { decisionLog };
   if (!raw.POLICY_BUNDLE_PUBLIC_KEY) {
-    throw new ConfigError('invalid configuration: SVC_POLICY_BUNDLE_URL needs SVC_POLICY_BUNDLE_PUBLIC_KEY (the PEM public key the bundle is signed for, or its file)');
+    throw new ConfigError(
+      'invalid configuration: SVC_POLICY_BUNDLE_URL needs SVC_POLICY_BUNDLE_PUBLIC_KEY (the PEM public key the bundle is signed for, or its file)',
+    );
   }
   const [accessKeyId, secretAccessKey] = raw.OBJSTORE_ACCESS_KEY_ID
     ? [raw.OBJSTORE_ACCESS_KEY_ID, raw.OBJSTORE_SECRET_ACCESS_KEY]
@@ -53,7 +60,13 @@ export function loadPolicySettings(env: Env): PolicySettings {
     ...(secretAccessKey ? { secretAccessKey } : {}),
   };
   return {
-    bundle: { url: raw.POLICY_BUNDLE_URL, publicKey: readPublicKey(raw.POLICY_BUNDLE_PUBLIC_KEY), keyId: raw.POLICY_BUNDLE_KEY_ID, pollSeconds: raw.POLICY_POLL_SECONDS, s3 },
+    bundle: {
+      url: raw.POLICY_BUNDLE_URL,
+      publicKey: readPublicKey(raw.POLICY_BUNDLE_PUBLIC_KEY),
+      keyId: raw.POLICY_BUNDLE_KEY_ID,
+      pollSeconds: raw.POLICY_POLL_SECONDS,
+      s3,
+    },
     decisionLog,
   };
 }
@@ -64,7 +77,9 @@ function readPublicKey(value: string): KeyObject {
     try {
       pem = readFileSync(value, 'utf8');
     } catch (err) {
-      throw new ConfigError(`invalid configuration: SVC_POLICY_BUNDLE_PUBLIC_KEY is neither a PEM key nor a readable file: ${(err as Error).message}`);
+      throw new ConfigError(
+        `invalid configuration: SVC_POLICY_BUNDLE_PUBLIC_KEY is neither a PEM key nor a readable file: ${(err as Error).message}`,
+      );
     }
   }
   try {
@@ -73,4 +88,3 @@ function readPublicKey(value: string): KeyObject {
     throw new ConfigError(`invalid configuration: SVC_POLICY_BUNDLE_PUBLIC_KEY holds no usable public key: ${(err as Error).message}`);
   }
 }
-

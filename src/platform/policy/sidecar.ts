@@ -1,5 +1,14 @@
 import type { DecisionLog } from './decision-log.ts';
-import { asDecision, decisionOf, describeError, engineError, entrypointOf, isDecisionName, type PolicyDecision, type PolicyEngine } from './types.ts';
+import {
+  asDecision,
+  decisionOf,
+  describeError,
+  engineError,
+  entrypointOf,
+  isDecisionName,
+  type PolicyDecision,
+  type PolicyEngine,
+} from './types.ts';
 
 /**
  * An OPA server over its REST API: `POST /v1/data/svc/<name>/decision` with `{input}` answers `{result}`, or `{}`
@@ -7,7 +16,12 @@ import { asDecision, decisionOf, describeError, engineError, entrypointOf, isDec
  * body: deny, saying which. The decisions it holds are read from the annotations of the modules it serves. Each
  * answer carries its provenance, so the revision of the bundle OPA decided with is the one logged.
  */
-export function createSidecarPolicyEngine(opts: { url: string; timeoutMs?: number; fetch?: typeof fetch; decisionLog?: DecisionLog }): PolicyEngine {
+export function createSidecarPolicyEngine(opts: {
+  url: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  decisionLog?: DecisionLog;
+}): PolicyEngine {
   const base = opts.url.replace(/\/+$/, '');
   const timeoutMs = opts.timeoutMs ?? 2000;
   const doFetch = opts.fetch ?? fetch;

@@ -57,12 +57,14 @@ export async function verifyFiles(files: Files, opts: { publicKey: KeyObject; ke
     const { payload: bytes } = await compactVerify(jwt, opts.publicKey, { algorithms: ALGORITHMS });
     payload = JSON.parse(new TextDecoder().decode(bytes)) as typeof payload;
     const named = header.kid ?? payload.keyid;
-    if (opts.keyId && named !== opts.keyId) throw new BundleSignatureError(`the bundle is signed with key '${String(named)}', not '${opts.keyId}'`);
+    if (opts.keyId && named !== opts.keyId)
+      throw new BundleSignatureError(`the bundle is signed with key '${String(named)}', not '${opts.keyId}'`);
   } catch (err) {
     if (err instanceof BundleSignatureError) throw err;
     throw new BundleSignatureError(`the signature does not verify with the configured public key: ${(err as Error).message}`);
   }
-  if (payload.scope !== undefined && payload.scope !== '') throw new BundleSignatureError(`the signature has scope '${String(payload.scope)}'; none is accepted`);
+  if (payload.scope !== undefined && payload.scope !== '')
+    throw new BundleSignatureError(`the signature has scope '${String(payload.scope)}'; none is accepted`);
   if (!Array.isArray(payload.files)) throw new BundleSignatureError('the signature lists no files');
   const listed = new Map<string, SignedFile>();
   for (const f of payload.files as SignedFile[]) listed.set(String(f?.name).replace(/^\/+/, ''), f);
@@ -71,7 +73,8 @@ export async function verifyFiles(files: Files, opts: { publicKey: KeyObject; ke
     const entry = listed.get(name);
     if (!entry) throw new BundleSignatureError(`${name} is not included in the bundle signature`);
     listed.delete(name);
-    if (!DIGESTS[entry.algorithm]) throw new BundleSignatureError(`${name} is signed with digest '${entry.algorithm}'; accepted: ${Object.keys(DIGESTS).join(', ')}`);
+    if (!DIGESTS[entry.algorithm])
+      throw new BundleSignatureError(`${name} is signed with digest '${entry.algorithm}'; accepted: ${Object.keys(DIGESTS).join(', ')}`);
     let actual: string;
     try {
       actual = digest(name, bytes, entry.algorithm);
@@ -93,7 +96,9 @@ function defaultAlgorithm(key: KeyObject): string {
     if (curve === 'prime256v1') return 'ES256';
     if (curve === 'secp384r1') return 'ES384';
   }
-  throw new BundleSignatureError(`a ${key.asymmetricKeyType ?? 'unknown'} key cannot sign a bundle: use an RSA key (RS256) or an EC P-256 key (ES256)`);
+  throw new BundleSignatureError(
+    `a ${key.asymmetricKeyType ?? 'unknown'} key cannot sign a bundle: use an RSA key (RS256) or an EC P-256 key (ES256)`,
+  );
 }
 
 const STRUCTURED = new Set(['data.json', '.manifest']);
@@ -176,4 +181,7 @@ export function canonicalJson(text: string): string {
 }
 
 /** A string as Go's encoding/json writes it with HTML escaping off: JSON.stringify, plus U+2028 and U+2029 escaped. */
-const goString = (s: string): string => JSON.stringify(s).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+const goString = (s: string): string =>
+  JSON.stringify(s)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');

@@ -61,7 +61,8 @@ export function writeTarGz(files: Files): Uint8Array {
 /** Members are relative paths: a leading '/' or './' is dropped, and nothing may climb out of the bundle. */
 function memberName(raw: string): string {
   const name = raw.replace(/^(\.?\/)+/, '');
-  if (name === '' || name.split('/').some((s) => s === '..' || s === '')) throw new TarError(`member name ${JSON.stringify(raw)} is not a relative path`);
+  if (name === '' || name.split('/').some((s) => s === '..' || s === ''))
+    throw new TarError(`member name ${JSON.stringify(raw)} is not a relative path`);
   return name;
 }
 

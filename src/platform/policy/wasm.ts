@@ -24,7 +24,16 @@ export async function createWasmPolicyEngine(opts: { buildDir?: string; decision
   let loadError = '';
   try {
     const [wasm, data] = await Promise.all([readFile(join(dir, 'policy.wasm')), readFile(join(dir, 'data.json'))]);
-    loaded = await loadWasmPolicy(wasm, data, contentRevision(new Map([['policy.wasm', wasm], ['data.json', data]])));
+    loaded = await loadWasmPolicy(
+      wasm,
+      data,
+      contentRevision(
+        new Map([
+          ['policy.wasm', wasm],
+          ['data.json', data],
+        ]),
+      ),
+    );
   } catch (err) {
     loadError = `cannot load the policy build in ${dir}: ${describeError(err)}`;
   }

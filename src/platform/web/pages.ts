@@ -21,7 +21,12 @@ export const SHARED_UI_DIR = new URL('./', import.meta.url);
 
 function send(body: string, type: string): Response {
   return new Response(body, {
-    headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', 'Content-Security-Policy': PAGE_CSP, 'X-Content-Type-Options': 'nosniff' },
+    headers: {
+      'Content-Type': type,
+      'Cache-Control': 'no-cache',
+      'Content-Security-Policy': PAGE_CSP,
+      'X-Content-Type-Options': 'nosniff',
+    },
   });
 }
 

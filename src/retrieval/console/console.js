@@ -15,7 +15,13 @@ let current = null;
 let slugEdited = false;
 
 // The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
-const headers = devIdentity([['who', 'X-User-Id', 'svc.user'], ['roles', 'X-User-Role', 'svc.roles']], () => void refresh());
+const headers = devIdentity(
+  [
+    ['who', 'X-User-Id', 'svc.user'],
+    ['roles', 'X-User-Role', 'svc.roles'],
+  ],
+  () => void refresh(),
+);
 
 /**
  * @param {string} method
@@ -28,8 +34,14 @@ const api = (method, path, body) => callJson(method, path, body, headers());
 const message = (err) => (err instanceof Error ? err.message : String(err));
 
 /** @param {string} name */
-const slugify = (name) => name.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '')
-  .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+const slugify = (name) =>
+  name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
 
 input('c-name').addEventListener('input', () => {
   if (!slugEdited) input('c-slug').value = slugify(input('c-name').value);
@@ -43,10 +55,18 @@ createForm.addEventListener('submit', async (e) => {
   e.preventDefault();
   byId('create-error').textContent = '';
   try {
-    const roles = input('c-roles').value.split(',').map((r) => r.trim()).filter(Boolean);
-    const created = /** @type {Collection} */ (await api('POST', '/collections', {
-      slug: input('c-slug').value, name: input('c-name').value, description: input('c-desc').value, allowed_roles: roles,
-    }));
+    const roles = input('c-roles')
+      .value.split(',')
+      .map((r) => r.trim())
+      .filter(Boolean);
+    const created = /** @type {Collection} */ (
+      await api('POST', '/collections', {
+        slug: input('c-slug').value,
+        name: input('c-name').value,
+        description: input('c-desc').value,
+        allowed_roles: roles,
+      })
+    );
     createForm.reset();
     slugEdited = false;
     await refresh(created.slug);
@@ -64,11 +84,20 @@ async function refresh(select) {
   } catch (err) {
     byId('create-error').textContent = message(err);
   }
-  byId('collections').replaceChildren(...list.map((c) => h('li', {
-    dataset: { slug: c.slug },
-    class: current && c.slug === current.slug ? 'active' : null,
-    onclick: () => open(c.slug),
-  }, h('span', {}, c.name), h('span', { class: 'muted' }, `${c.document_count} docs · ${c.chunk_count} chunks`))));
+  byId('collections').replaceChildren(
+    ...list.map((c) =>
+      h(
+        'li',
+        {
+          dataset: { slug: c.slug },
+          class: current && c.slug === current.slug ? 'active' : null,
+          onclick: () => open(c.slug),
+        },
+        h('span', {}, c.name),
+        h('span', { class: 'muted' }, `${c.document_count} docs · ${c.chunk_count} chunks`),
+      ),
+    ),
+  );
   if (select) await open(select);
   else if (current && !list.some((c) => c.slug === current?.slug)) {
     current = null;
@@ -86,7 +115,9 @@ async function open(slug) {
   byId('d-meta').textContent = `${collection.description || 'No description'} · roles: ${collection.allowed_roles.join(', ') || 'open'}`;
   byId('results').replaceChildren();
   const docs = /** @type {DocumentList} */ (await api('GET', `/collections/${slug}/documents`)).documents;
-  byId('documents').replaceChildren(...docs.map((d) => h('tr', {}, h('td', {}, d.filename), h('td', {}, d.status), h('td', {}, d.chunk_count))));
+  byId('documents').replaceChildren(
+    ...docs.map((d) => h('tr', {}, h('td', {}, d.filename), h('td', {}, d.status), h('td', {}, d.chunk_count))),
+  );
 }
 
 /**
@@ -157,13 +188,24 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   try {
     const question = byId('question', HTMLTextAreaElement).value;
     const mode = byId('mode', HTMLSelectElement).value;
-    const res = /** @type {QueryResponse} */ (await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode }));
+    const res = /** @type {QueryResponse} */ (
+      await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode })
+    );
     // where each ranking placed the chunk, so a reader sees why hybrid put it there
     const ranks = (/** @type {QueryResponse['chunks'][number]} */ c) =>
-      [c.dense_rank === null ? '' : `meaning #${c.dense_rank}`, c.keyword_rank === null ? '' : `keywords #${c.keyword_rank}`].filter(Boolean).join(', ');
-    byId('results').replaceChildren(...res.chunks.map((c) => h('div', { class: 'chunk' },
-      h('div', { class: 'meta' }, `${c.filename} · page ${c.page} · score ${c.score.toFixed(3)}${ranks(c) ? ` · ${ranks(c)}` : ''}`),
-      h('div', { class: 'text' }, c.text))));
+      [c.dense_rank === null ? '' : `meaning #${c.dense_rank}`, c.keyword_rank === null ? '' : `keywords #${c.keyword_rank}`]
+        .filter(Boolean)
+        .join(', ');
+    byId('results').replaceChildren(
+      ...res.chunks.map((c) =>
+        h(
+          'div',
+          { class: 'chunk' },
+          h('div', { class: 'meta' }, `${c.filename} · page ${c.page} · score ${c.score.toFixed(3)}${ranks(c) ? ` · ${ranks(c)}` : ''}`),
+          h('div', { class: 'text' }, c.text),
+        ),
+      ),
+    );
     if (!res.chunks.length) byId('results').textContent = 'No chunks in this collection yet.';
   } catch (err) {
     byId('ask-error').textContent = message(err);

@@ -14,10 +14,28 @@ export type Detected = { format: Format; imageKind?: ImageKind };
 export const ACCEPTED = 'PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), HTML, Markdown or UTF-8 text (.txt, .csv, .log)';
 
 const TEXT_EXT: Record<string, 'html' | 'markdown' | 'text'> = {
-  md: 'markdown', markdown: 'markdown', mdown: 'markdown',
-  html: 'html', htm: 'html', xhtml: 'html',
-  txt: 'text', text: 'text', log: 'text', csv: 'text', tsv: 'text', json: 'text', jsonl: 'text', ndjson: 'text',
-  yaml: 'text', yml: 'text', rst: 'text', adoc: 'text', org: 'text', tex: 'text', ini: 'text', conf: 'text',
+  md: 'markdown',
+  markdown: 'markdown',
+  mdown: 'markdown',
+  html: 'html',
+  htm: 'html',
+  xhtml: 'html',
+  txt: 'text',
+  text: 'text',
+  log: 'text',
+  csv: 'text',
+  tsv: 'text',
+  json: 'text',
+  jsonl: 'text',
+  ndjson: 'text',
+  yaml: 'text',
+  yml: 'text',
+  rst: 'text',
+  adoc: 'text',
+  org: 'text',
+  tex: 'text',
+  ini: 'text',
+  conf: 'text',
 };
 const OOXML_EXT = { docx: 'docx', pptx: 'pptx', xlsx: 'xlsx' } as const;
 const OOXML_MIME: Record<string, 'docx' | 'pptx' | 'xlsx'> = {
@@ -28,8 +46,14 @@ const OOXML_MIME: Record<string, 'docx' | 'pptx' | 'xlsx'> = {
 const IMAGE_EXT: Record<string, ImageKind> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', tif: 'tiff', tiff: 'tiff' };
 /** What each claimed binary format is called in a message. */
 const CALLED: Record<string, string> = {
-  pdf: 'a PDF', docx: 'a Word document', pptx: 'a PowerPoint presentation', xlsx: 'an Excel workbook',
-  png: 'a PNG image', jpeg: 'a JPEG image', tiff: 'a TIFF image', zip: 'a zip archive',
+  pdf: 'a PDF',
+  docx: 'a Word document',
+  pptx: 'a PowerPoint presentation',
+  xlsx: 'an Excel workbook',
+  png: 'a PNG image',
+  jpeg: 'a JPEG image',
+  tiff: 'a TIFF image',
+  zip: 'a zip archive',
 };
 const LEGACY: Record<string, string> = {
   doc: 'Legacy Word .doc files are not supported: save the document as .docx or PDF and upload it again.',
@@ -54,15 +78,9 @@ export function extensionOf(filename: string): string {
 const audioMessage = (what: string) =>
   `${what} audio is not supported: there is no transcription. Transcribe the recording elsewhere and upload the text.`;
 const executableMessage = () => `Executable files are not supported: upload a document (${ACCEPTED}).`;
-const archiveMessage = (what: string) =>
-  `${what} archives are not supported: unpack the archive and upload the documents one by one.`;
+const archiveMessage = (what: string) => `${what} archives are not supported: unpack the archive and upload the documents one by one.`;
 
-export function detectFormat(input: {
-  filename: string;
-  declaredType?: string;
-  head: Uint8Array;
-  ocrEnabled?: boolean;
-}): Detected {
+export function detectFormat(input: { filename: string; declaredType?: string; head: Uint8Array; ocrEnabled?: boolean }): Detected {
   const { filename, head } = input;
   const ext = extensionOf(filename);
   const declared = (input.declaredType ?? '').toLowerCase().split(';')[0]!.trim();
@@ -72,19 +90,28 @@ export function detectFormat(input: {
   switch (sniffed?.kind) {
     case 'ole2':
       if (ext in OOXML_EXT) {
-        throw new UnsupportedFormatError(`${filename} is a password-protected (encrypted) or legacy Office file, which cannot be read: remove the password or save it again as .${ext}, then upload it again.`);
+        throw new UnsupportedFormatError(
+          `${filename} is a password-protected (encrypted) or legacy Office file, which cannot be read: remove the password or save it again as .${ext}, then upload it again.`,
+        );
       }
-      throw new UnsupportedFormatError(LEGACY[ext] ?? 'Legacy Office (OLE2) files are not supported: save the file in a current Office format (.docx, .xlsx, .pptx) or as PDF and upload it again.');
+      throw new UnsupportedFormatError(
+        LEGACY[ext] ??
+          'Legacy Office (OLE2) files are not supported: save the file in a current Office format (.docx, .xlsx, .pptx) or as PDF and upload it again.',
+      );
     case 'audio':
       throw new UnsupportedFormatError(audioMessage(sniffed.what));
     case 'video':
-      throw new UnsupportedFormatError(`${sniffed.what} video is not supported: there is no transcription. Transcribe the recording elsewhere and upload the text.`);
+      throw new UnsupportedFormatError(
+        `${sniffed.what} video is not supported: there is no transcription. Transcribe the recording elsewhere and upload the text.`,
+      );
     case 'executable':
       throw new UnsupportedFormatError(executableMessage());
     case 'archive':
       throw new UnsupportedFormatError(archiveMessage(sniffed.what));
     case 'other-image':
-      throw new UnsupportedFormatError(`${sniffed.what} images are not supported: convert the image to PNG, JPEG or TIFF and upload it again.`);
+      throw new UnsupportedFormatError(
+        `${sniffed.what} images are not supported: convert the image to PNG, JPEG or TIFF and upload it again.`,
+      );
     case 'utf16':
       throw new UnsupportedFormatError(`${filename} is UTF-16 text: save it as UTF-8 and upload it again.`);
   }
@@ -95,7 +122,9 @@ export function detectFormat(input: {
 
   const claimed = ext === 'pdf' ? 'pdf' : ext in OOXML_EXT ? OOXML_EXT[ext as keyof typeof OOXML_EXT] : IMAGE_EXT[ext];
   const mismatch = (holds: string) =>
-    new MalformedDocumentError(`${filename} holds ${CALLED[holds]} but its name says ${CALLED[claimed ?? ''] ?? `.${ext}`}: rename it with the right extension and upload it again.`);
+    new MalformedDocumentError(
+      `${filename} holds ${CALLED[holds]} but its name says ${CALLED[claimed ?? ''] ?? `.${ext}`}: rename it with the right extension and upload it again.`,
+    );
 
   if (sniffed?.kind === 'pdf' || (ext === 'pdf' && pdfHeaderOffset(head) >= 0)) {
     if (ext !== 'pdf' && (claimed || TEXT_EXT[ext])) throw mismatch('pdf');
@@ -104,14 +133,17 @@ export function detectFormat(input: {
   if (sniffed?.kind === 'zip') {
     const office = ext in OOXML_EXT ? OOXML_EXT[ext as keyof typeof OOXML_EXT] : ext === '' ? OOXML_MIME[declared] : undefined;
     if (office) return { format: office };
-    if (ODF[ext]) throw new UnsupportedFormatError(`OpenDocument .${ext} files are not supported: save the file as ${ODF[ext]} and upload it again.`);
+    if (ODF[ext])
+      throw new UnsupportedFormatError(`OpenDocument .${ext} files are not supported: save the file as ${ODF[ext]} and upload it again.`);
     if (claimed) throw mismatch('zip');
     throw new UnsupportedFormatError(archiveMessage(`Zip${ext && ext !== 'zip' ? ` (.${ext})` : ''}`));
   }
   if (sniffed?.kind === 'image') {
     if ((claimed && !IMAGE_EXT[ext]) || TEXT_EXT[ext]) throw mismatch(sniffed.image);
     if (!input.ocrEnabled) {
-      throw new UnsupportedFormatError('Image files are only indexed when OCR is on, and it is off: ask the operator to set SVC_RAG_OCR_ENABLED=true, or upload the text as a PDF or text file.');
+      throw new UnsupportedFormatError(
+        'Image files are only indexed when OCR is on, and it is off: ask the operator to set SVC_RAG_OCR_ENABLED=true, or upload the text as a PDF or text file.',
+      );
     }
     return { format: 'image', imageKind: sniffed.image };
   }
@@ -129,16 +161,22 @@ export function detectFormat(input: {
 /** No binary signature: text, strictly UTF-8 when the name says text, best effort when only the declared type does. */
 function detectText(filename: string, ext: string, declared: string, head: Uint8Array): Detected {
   const byName = TEXT_EXT[ext];
-  const byType = declared === 'text/html' || declared === 'application/xhtml+xml' ? 'html'
-    : declared === 'text/markdown' || declared === 'text/x-markdown' ? 'markdown'
-    : declared.startsWith('text/') ? 'text'
-    : undefined;
+  const byType =
+    declared === 'text/html' || declared === 'application/xhtml+xml'
+      ? 'html'
+      : declared === 'text/markdown' || declared === 'text/x-markdown'
+        ? 'markdown'
+        : declared.startsWith('text/')
+          ? 'text'
+          : undefined;
   if (head.includes(0)) {
     throw new UnsupportedFormatError(`${filename} contains binary data (NUL bytes), not text: upload ${ACCEPTED}.`);
   }
   const format = byName ?? byType ?? (ext === '' ? 'text' : undefined);
   if (!format) {
-    throw new UnsupportedFormatError(`.${ext} files are not supported: upload ${ACCEPTED}. If the file is plain UTF-8 text, rename it to .txt.`);
+    throw new UnsupportedFormatError(
+      `.${ext} files are not supported: upload ${ACCEPTED}. If the file is plain UTF-8 text, rename it to .txt.`,
+    );
   }
   const strict = byName !== undefined || !byType;
   const bad = firstInvalidUtf8(head, true);

@@ -24,13 +24,15 @@ export async function extractDocx(pkg: OfficePackage, filename: string): Promise
   const buffer = await copy.generateAsync({ type: 'nodebuffer', compression: 'STORE' });
   let html: string;
   try {
-    const result = await mammoth.convertToHtml(
-      { buffer },
-      { convertImage: mammoth.images.imgElement(async () => ({ src: '' })), externalFileAccess: false } as Parameters<typeof mammoth.convertToHtml>[1],
-    );
+    const result = await mammoth.convertToHtml({ buffer }, {
+      convertImage: mammoth.images.imgElement(async () => ({ src: '' })),
+      externalFileAccess: false,
+    } as Parameters<typeof mammoth.convertToHtml>[1]);
     html = result.value;
   } catch (err) {
-    throw new MalformedDocumentError(`${filename} cannot be read as a Word document (${(err as Error).message}): save it again from Word and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} cannot be read as a Word document (${(err as Error).message}): save it again from Word and upload it again.`,
+    );
   }
   return [{ page: 1, text: htmlLines(html).join('\n') }];
 }
@@ -51,7 +53,12 @@ export function htmlLines(html: string): string[] {
     } else if (tag === 'li') {
       // the item's own text on its line, then its nested lists and tables as their own lines
       const nested = (n: Node) => n.nodeType === 1 && /^(ul|ol|table)$/i.test((n as Element).tagName);
-      lines.push(Array.from(el.childNodes).filter((n) => !nested(n)).map(text).join(' '));
+      lines.push(
+        Array.from(el.childNodes)
+          .filter((n) => !nested(n))
+          .map(text)
+          .join(' '),
+      );
       for (const child of Array.from(el.children)) if (nested(child)) block(child);
     } else if (/^(p|h[1-6]|pre|blockquote)$/.test(tag)) lines.push(text(el));
     else walk(el);

@@ -12,9 +12,40 @@ import type { Deadline, ExtractLimits } from './limits.ts';
 
 const DROPPED = new Set(['script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object']);
 const BLOCKS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'caption', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figcaption',
-  'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre',
-  'section', 'summary', 'table', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'caption',
+  'dd',
+  'details',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tr',
+  'ul',
 ]);
 const SLICE = 1 << 16;
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -39,10 +70,14 @@ export async function htmlText(
     {
       onopentagname(name) {
         if (++elements > limits.maxElements) {
-          throw new DocumentTooLargeError(`${filename} holds more than ${limits.maxElements} HTML elements (the limit): split the page into smaller files and upload them separately.`);
+          throw new DocumentTooLargeError(
+            `${filename} holds more than ${limits.maxElements} HTML elements (the limit): split the page into smaller files and upload them separately.`,
+          );
         }
         if (++depth > limits.maxDepth) {
-          throw new UnprocessableDocumentError(`${filename} nests HTML elements more than ${limits.maxDepth} deep (the limit; unclosed tags pile up this way): close its tags, or save the page again from a browser or editor, and upload it again.`);
+          throw new UnprocessableDocumentError(
+            `${filename} nests HTML elements more than ${limits.maxDepth} deep (the limit; unclosed tags pile up this way): close its tags, or save the page again from a browser or editor, and upload it again.`,
+          );
         }
         if (DROPPED.has(name)) dropped++;
         else if (name === 'head') head++;

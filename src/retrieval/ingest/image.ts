@@ -64,13 +64,19 @@ function complete(bytes: Uint8Array, kind: ImageKind): boolean {
 /** Refuses an image that is truncated, whose header cannot be read, or that declares more pixels than OCR may decode. */
 export function checkImage(bytes: Uint8Array, kind: ImageKind, filename: string, maxPixels: number): void {
   if (!complete(bytes, kind)) {
-    throw new MalformedDocumentError(`${filename} is a truncated ${kind.toUpperCase()} image (its end is missing): upload the complete file.`);
+    throw new MalformedDocumentError(
+      `${filename} is a truncated ${kind.toUpperCase()} image (its end is missing): upload the complete file.`,
+    );
   }
   const size = imageSize(bytes, kind);
   if (!size || size.width === 0 || size.height === 0) {
-    throw new MalformedDocumentError(`${filename} is a damaged ${kind.toUpperCase()} image (its header cannot be read): export the image again and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} is a damaged ${kind.toUpperCase()} image (its header cannot be read): export the image again and upload it again.`,
+    );
   }
   if (size.width * size.height > maxPixels) {
-    throw new DocumentTooLargeError(`${filename} is ${size.width}×${size.height} pixels; OCR is limited to ${Math.round(maxPixels / 1e6)} megapixels: scale the image down (300 dpi is enough for text) and upload it again.`);
+    throw new DocumentTooLargeError(
+      `${filename} is ${size.width}×${size.height} pixels; OCR is limited to ${Math.round(maxPixels / 1e6)} megapixels: scale the image down (300 dpi is enough for text) and upload it again.`,
+    );
   }
 }

@@ -77,9 +77,11 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
     case 'xlsx': {
       const pkg = await openOfficePackage(bytes, { filename, claimed: format satisfies OfficeFormat, limits, deadline: until });
       const pages =
-        format === 'docx' ? await extractDocx(pkg, filename)
-        : format === 'pptx' ? await extractPptx(pkg, until)
-        : await extractXlsx(pkg, until, { filename, maxTextChars: limits.maxTextChars });
+        format === 'docx'
+          ? await extractDocx(pkg, filename)
+          : format === 'pptx'
+            ? await extractPptx(pkg, until)
+            : await extractXlsx(pkg, until, { filename, maxTextChars: limits.maxTextChars });
       return { pages, ocrPages: 0 };
     }
     case 'html': {
@@ -108,10 +110,13 @@ function holdsText(input: ExtractInput, bytes: Uint8Array, out: Extracted, limit
     words ||= text.trim() !== '';
   }
   if (chars > limits.maxTextChars) {
-    throw new DocumentTooLargeError(`${filename} yields ${chars} characters of text; the limit is ${limits.maxTextChars}: split it into smaller files and upload them separately.`);
+    throw new DocumentTooLargeError(
+      `${filename} yields ${chars} characters of text; the limit is ${limits.maxTextChars}: split it into smaller files and upload them separately.`,
+    );
   }
   if (words) return out;
-  if (bytes.length === 0) throw new UnprocessableDocumentError(`${filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
+  if (bytes.length === 0)
+    throw new UnprocessableDocumentError(`${filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
   const n = out.pages.length;
   const why =
     format === 'pdf'
@@ -134,7 +139,9 @@ const officeParts = (format: 'docx' | 'pptx' | 'xlsx', n: number) => {
 
 async function ocrImage(input: ExtractInput, bytes: Uint8Array, limits: ExtractLimits): Promise<string> {
   if (!input.ocrEnabled) {
-    throw new UnsupportedFormatError('Image files are only indexed when OCR is on, and it is off: ask the operator to set SVC_RAG_OCR_ENABLED=true, or upload the text as a PDF or text file.');
+    throw new UnsupportedFormatError(
+      'Image files are only indexed when OCR is on, and it is off: ask the operator to set SVC_RAG_OCR_ENABLED=true, or upload the text as a PDF or text file.',
+    );
   }
   const sniffed = sniff(bytes);
   if (sniffed?.kind !== 'image') {
@@ -144,7 +151,8 @@ async function ocrImage(input: ExtractInput, bytes: Uint8Array, limits: ExtractL
   try {
     return await input.ocr.recognize(bytes);
   } catch (err) {
-    if (err instanceof OcrImageError) throw new MalformedDocumentError(`${input.filename} is a damaged image that OCR cannot read: export it again and upload it again.`);
+    if (err instanceof OcrImageError)
+      throw new MalformedDocumentError(`${input.filename} is a damaged image that OCR cannot read: export it again and upload it again.`);
     throw err;
   }
 }

@@ -45,7 +45,9 @@ export type Deadline = { readonly at: number; check(): void; expired(): Document
 export function deadline(filename: string, timeoutMs: number, now = Date.now): Deadline {
   const at = now() + timeoutMs;
   const expired = () =>
-    new DocumentTooLargeError(`Extracting ${filename} took longer than the ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} limit and was stopped: split the document into smaller files and upload them separately.`);
+    new DocumentTooLargeError(
+      `Extracting ${filename} took longer than the ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} limit and was stopped: split the document into smaller files and upload them separately.`,
+    );
   return {
     at,
     expired,

@@ -9,8 +9,7 @@ export type Sniffed =
   | { kind: 'archive'; what: string };
 
 const at = (head: Uint8Array, offset: number, ...bytes: number[]) => bytes.every((b, i) => head[offset + i] === b);
-const ascii = (head: Uint8Array, offset: number, text: string) =>
-  [...text].every((ch, i) => head[offset + i] === ch.charCodeAt(0));
+const ascii = (head: Uint8Array, offset: number, text: string) => [...text].every((ch, i) => head[offset + i] === ch.charCodeAt(0));
 
 /** Acrobat and pdf.js accept the header anywhere in the first 1024 bytes (some generators prepend junk). */
 export function pdfHeaderOffset(head: Uint8Array): number {
@@ -21,7 +20,8 @@ export function pdfHeaderOffset(head: Uint8Array): number {
 
 export function sniff(head: Uint8Array): Sniffed | undefined {
   if (ascii(head, 0, '%PDF-')) return { kind: 'pdf' };
-  if (at(head, 0, 0x50, 0x4b, 0x03, 0x04) || at(head, 0, 0x50, 0x4b, 0x05, 0x06) || at(head, 0, 0x50, 0x4b, 0x07, 0x08)) return { kind: 'zip' };
+  if (at(head, 0, 0x50, 0x4b, 0x03, 0x04) || at(head, 0, 0x50, 0x4b, 0x05, 0x06) || at(head, 0, 0x50, 0x4b, 0x07, 0x08))
+    return { kind: 'zip' };
   if (at(head, 0, 0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1)) return { kind: 'ole2' };
   if (at(head, 0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return { kind: 'image', image: 'png' };
   if (at(head, 0, 0xff, 0xd8, 0xff)) return { kind: 'image', image: 'jpeg' };
@@ -44,7 +44,10 @@ export function sniff(head: Uint8Array): Sniffed | undefined {
   if (
     at(head, 0, 0x7f, 0x45, 0x4c, 0x46) || // ELF
     (ascii(head, 0, 'MZ') && head.subarray(0, 64).includes(0)) || // DOS/PE: real headers hold NUL bytes, a text "MZ…" does not
-    at(head, 0, 0xfe, 0xed, 0xfa, 0xce) || at(head, 0, 0xfe, 0xed, 0xfa, 0xcf) || at(head, 0, 0xcf, 0xfa, 0xed, 0xfe) || at(head, 0, 0xce, 0xfa, 0xed, 0xfe) || // Mach-O
+    at(head, 0, 0xfe, 0xed, 0xfa, 0xce) ||
+    at(head, 0, 0xfe, 0xed, 0xfa, 0xcf) ||
+    at(head, 0, 0xcf, 0xfa, 0xed, 0xfe) ||
+    at(head, 0, 0xce, 0xfa, 0xed, 0xfe) || // Mach-O
     at(head, 0, 0xca, 0xfe, 0xba, 0xbe) || // Mach-O fat binary or Java class
     at(head, 0, 0x00, 0x61, 0x73, 0x6d) // WebAssembly
   ) {

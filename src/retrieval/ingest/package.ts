@@ -47,17 +47,33 @@ export async function openOfficePackage(
   if (contentTypes === undefined) {
     const mimetype = zip.find('mimetype') && (await zip.text('mimetype'))?.trim();
     if (mimetype?.startsWith('application/vnd.oasis.opendocument')) {
-      throw new UnsupportedFormatError(`${filename} is an OpenDocument file, not ${NAMED[claimed]}: save it as .${claimed} from the office application and upload it again.`);
+      throw new UnsupportedFormatError(
+        `${filename} is an OpenDocument file, not ${NAMED[claimed]}: save it as .${claimed} from the office application and upload it again.`,
+      );
     }
-    throw new MalformedDocumentError(`${filename} is a zip archive but not an Office Open XML package (it has no [Content_Types].xml): save it again as .${claimed} from the Office application and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} is a zip archive but not an Office Open XML package (it has no [Content_Types].xml): save it again as .${claimed} from the Office application and upload it again.`,
+    );
   }
 
-  const overrides = new Map((await startTags(xml, contentTypes, '[Content_Types].xml', 'Override')).map((a) => [(a.PartName ?? '').replace(/^\//, '').toLowerCase(), (a.ContentType ?? '').toLowerCase()]));
-  const defaults = new Map((await startTags(xml, contentTypes, '[Content_Types].xml', 'Default')).map((a) => [(a.Extension ?? '').toLowerCase(), (a.ContentType ?? '').toLowerCase()]));
+  const overrides = new Map(
+    (await startTags(xml, contentTypes, '[Content_Types].xml', 'Override')).map((a) => [
+      (a.PartName ?? '').replace(/^\//, '').toLowerCase(),
+      (a.ContentType ?? '').toLowerCase(),
+    ]),
+  );
+  const defaults = new Map(
+    (await startTags(xml, contentTypes, '[Content_Types].xml', 'Default')).map((a) => [
+      (a.Extension ?? '').toLowerCase(),
+      (a.ContentType ?? '').toLowerCase(),
+    ]),
+  );
   const typeOf = (part: string) => overrides.get(part.toLowerCase()) ?? defaults.get(part.slice(part.lastIndexOf('.') + 1).toLowerCase());
 
   const packageRels = await zip.text('_rels/.rels');
-  const declaredMain = packageRels ? (await relationships(xml, packageRels, '_rels/.rels', '')).find((r) => r.type === 'officeDocument' && !r.external)?.target : undefined;
+  const declaredMain = packageRels
+    ? (await relationships(xml, packageRels, '_rels/.rels', '')).find((r) => r.type === 'officeDocument' && !r.external)?.target
+    : undefined;
   let main = declaredMain;
   let type = main ? typeOf(main) : undefined;
   if (!type || !MAIN_TYPES[type]) {
@@ -70,14 +86,20 @@ export async function openOfficePackage(
   }
   const format = type ? MAIN_TYPES[type] : undefined;
   if (!format || !main) {
-    throw new MalformedDocumentError(`${filename} is a zip archive but not an Office Open XML package of a known kind (no Word, PowerPoint or Excel main part is declared): save it again as .${claimed} and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} is a zip archive but not an Office Open XML package of a known kind (no Word, PowerPoint or Excel main part is declared): save it again as .${claimed} and upload it again.`,
+    );
   }
   if (format !== claimed) {
-    throw new MalformedDocumentError(`${filename} holds ${NAMED[format]}, not ${NAMED[claimed]}: rename it to .${format} and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} holds ${NAMED[format]}, not ${NAMED[claimed]}: rename it to .${format} and upload it again.`,
+    );
   }
   const stored = zip.find(main);
   if (!stored) {
-    throw new MalformedDocumentError(`${filename} is damaged: its main part ${main} (${MAIN_PART[format]} in a file saved by Office) is missing. Save it again from the Office application and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} is damaged: its main part ${main} (${MAIN_PART[format]} in a file saved by Office) is missing. Save it again from the Office application and upload it again.`,
+    );
   }
   const readPart = async (part: string, visitor: XmlVisitor) => {
     const text = await zip.text(part);

@@ -29,13 +29,19 @@ export async function extractPdf(
     pdf = await getDocumentProxy(new Uint8Array(bytes), { isEvalSupported: false, verbosity: 0, stopAtErrors: false });
   } catch (err) {
     if ((err as Error)?.name === 'PasswordException') {
-      throw new UnsupportedFormatError(`${filename} is password-protected: remove the password (print or export it to an unprotected PDF) and upload it again.`);
+      throw new UnsupportedFormatError(
+        `${filename} is password-protected: remove the password (print or export it to an unprotected PDF) and upload it again.`,
+      );
     }
-    throw new MalformedDocumentError(`${filename} cannot be read as a PDF (${(err as Error)?.message ?? err}): it is damaged or truncated. Export it again and upload the complete file.`);
+    throw new MalformedDocumentError(
+      `${filename} cannot be read as a PDF (${(err as Error)?.message ?? err}): it is damaged or truncated. Export it again and upload the complete file.`,
+    );
   }
   try {
     if (pdf.numPages > limits.maxPdfPages) {
-      throw new DocumentTooLargeError(`${filename} has ${pdf.numPages} pages; the limit is ${limits.maxPdfPages}. Split it into smaller PDFs and upload them separately.`);
+      throw new DocumentTooLargeError(
+        `${filename} has ${pdf.numPages} pages; the limit is ${limits.maxPdfPages}. Split it into smaller PDFs and upload them separately.`,
+      );
     }
     const pages: Page[] = [];
     let ocrPages = 0;
@@ -46,7 +52,9 @@ export async function extractPdf(
         let text = await pageText(page, n, filename);
         if (!text.trim() && (await worthOcr(page))) {
           if (++ocrPages > limits.maxOcrPages) {
-            throw new DocumentTooLargeError(`${filename} needs OCR on more than ${limits.maxOcrPages} pages (they have no text layer): split it into smaller PDFs, or upload a PDF with a text layer.`);
+            throw new DocumentTooLargeError(
+              `${filename} needs OCR on more than ${limits.maxOcrPages} pages (they have no text layer): split it into smaller PDFs, or upload a PDF with a text layer.`,
+            );
           }
           text = await ocrPage(pdf, page, n, ctx);
         }
@@ -65,7 +73,9 @@ async function readPage(pdf: PdfDocument, n: number, filename: string): Promise<
   try {
     return await pdf.getPage(n);
   } catch (err) {
-    throw new MalformedDocumentError(`${filename} is damaged: page ${n} cannot be read (${(err as Error)?.message ?? err}). Export it again and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} is damaged: page ${n} cannot be read (${(err as Error)?.message ?? err}). Export it again and upload it again.`,
+    );
   }
 }
 
@@ -85,8 +95,13 @@ async function pageText(page: PdfPage, n: number, filename: string): Promise<str
 async function worthOcr(page: PdfPage): Promise<boolean> {
   const { OPS } = await getResolvedPDFJS();
   const images = new Set<number>([
-    OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintInlineImageXObjectGroup, OPS.paintImageXObjectRepeat,
-    OPS.paintImageMaskXObject, OPS.paintImageMaskXObjectGroup, OPS.paintImageMaskXObjectRepeat,
+    OPS.paintImageXObject,
+    OPS.paintInlineImageXObject,
+    OPS.paintInlineImageXObjectGroup,
+    OPS.paintImageXObjectRepeat,
+    OPS.paintImageMaskXObject,
+    OPS.paintImageMaskXObjectGroup,
+    OPS.paintImageMaskXObjectRepeat,
   ]);
   const { fnArray } = await page.getOperatorList();
   let paths = 0;
@@ -97,20 +112,28 @@ async function worthOcr(page: PdfPage): Promise<boolean> {
   return false;
 }
 
-async function ocrPage(pdf: PdfDocument, page: PdfPage, n: number, ctx: { filename: string; ocr: OcrEngine; deadline: Deadline }): Promise<string> {
+async function ocrPage(
+  pdf: PdfDocument,
+  page: PdfPage,
+  n: number,
+  ctx: { filename: string; ocr: OcrEngine; deadline: Deadline },
+): Promise<string> {
   const { width, height } = page.getViewport({ scale: 1 });
   const scale = Math.min(RENDER_SCALE, Math.sqrt(MAX_RENDER_PIXELS / Math.max(1, width * height)));
   let image: ArrayBuffer;
   try {
     image = await renderPageAsImage(pdf, n, { canvasImport: () => import('@napi-rs/canvas'), scale });
   } catch (err) {
-    throw new MalformedDocumentError(`${ctx.filename} is damaged: page ${n} has no text layer and cannot be rendered for OCR (${(err as Error)?.message ?? err}).`);
+    throw new MalformedDocumentError(
+      `${ctx.filename} is damaged: page ${n} has no text layer and cannot be rendered for OCR (${(err as Error)?.message ?? err}).`,
+    );
   }
   ctx.deadline.check();
   try {
     return await ctx.ocr.recognize(new Uint8Array(image));
   } catch (err) {
-    if (err instanceof OcrImageError) throw new MalformedDocumentError(`${ctx.filename}: page ${n} could not be read by OCR (${err.message}).`);
+    if (err instanceof OcrImageError)
+      throw new MalformedDocumentError(`${ctx.filename}: page ${n} could not be read by OCR (${err.message}).`);
     throw err;
   }
 }

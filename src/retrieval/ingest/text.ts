@@ -22,10 +22,16 @@ export function htmlCharset(bytes: Uint8Array): string | undefined {
  */
 export function decodeText(bytes: Uint8Array, opts: { filename: string; strict: boolean; charset?: string }): string {
   if (opts.charset) return new TextDecoder(opts.charset).decode(bytes);
-  if (!opts.strict) return new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '').replaceAll('\0', '');
+  if (!opts.strict)
+    return new TextDecoder('utf-8')
+      .decode(bytes)
+      .replace(/^\uFEFF/, '')
+      .replaceAll('\0', '');
   const nul = bytes.indexOf(0);
   if (nul >= 0) {
-    throw new MalformedDocumentError(`${opts.filename} contains binary data (a NUL byte at offset ${nul}), not text: upload the document as text, PDF or Office file.`);
+    throw new MalformedDocumentError(
+      `${opts.filename} contains binary data (a NUL byte at offset ${nul}), not text: upload the document as text, PDF or Office file.`,
+    );
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '');

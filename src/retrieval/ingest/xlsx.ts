@@ -10,7 +10,11 @@ import { dirOf, relationships, relsPartOf, startTags, type XmlVisitor } from './
 // value is an empty page: its name alone is not content. A few bytes of XML can repeat a long shared string in
 // every cell, so the text is counted as rows are built and refused past `maxTextChars`.
 
-export async function extractXlsx(pkg: OfficePackage, deadline: Deadline, opts: { filename: string; maxTextChars: number }): Promise<Page[]> {
+export async function extractXlsx(
+  pkg: OfficePackage,
+  deadline: Deadline,
+  opts: { filename: string; maxTextChars: number },
+): Promise<Page[]> {
   const workbook = (await pkg.zip.text(pkg.main)) ?? '';
   const relsPart = relsPartOf(pkg.main);
   const rels = await relationships(pkg.xml, (await pkg.zip.text(relsPart)) ?? '', relsPart, dirOf(pkg.main));
@@ -19,13 +23,18 @@ export async function extractXlsx(pkg: OfficePackage, deadline: Deadline, opts: 
   const strings = sharedStringsReader();
   await pkg.readPart(sharedPart, strings.visitor);
   const shared = strings.values();
-  const sheets = (await startTags(pkg.xml, workbook, pkg.main, 'sheet')).map((a) => ({ name: a.name ?? '', part: targets.get(a['r:id'] ?? '') }));
+  const sheets = (await startTags(pkg.xml, workbook, pkg.main, 'sheet')).map((a) => ({
+    name: a.name ?? '',
+    part: targets.get(a['r:id'] ?? ''),
+  }));
   const pages: Page[] = [];
   let chars = 0;
   const count = (value: string) => {
     chars += value.length + 3;
     if (chars > opts.maxTextChars) {
-      throw new DocumentTooLargeError(`${opts.filename} yields more than ${opts.maxTextChars} characters of text (the limit): split the workbook into smaller files and upload them separately.`);
+      throw new DocumentTooLargeError(
+        `${opts.filename} yields more than ${opts.maxTextChars} characters of text (the limit): split the workbook into smaller files and upload them separately.`,
+      );
     }
   };
   for (const [i, sheet] of sheets.entries()) {
@@ -68,7 +77,10 @@ export function sharedStringsReader(): { visitor: XmlVisitor; values(): string[]
  * Rows of a worksheet as lines of cell values joined by " | ", trailing empty cells dropped, empty rows skipped.
  * `count` sees every value as it is read, before any row is joined.
  */
-export function sheetReader(shared: readonly string[], count: (value: string) => void = () => {}): { visitor: XmlVisitor; rows(): string[] } {
+export function sheetReader(
+  shared: readonly string[],
+  count: (value: string) => void = () => {},
+): { visitor: XmlVisitor; rows(): string[] } {
   const rows: string[] = [];
   let cells: string[] | undefined;
   let cell: { type: string | undefined; value: string | undefined; inline: string } | undefined;

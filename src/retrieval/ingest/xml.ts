@@ -50,7 +50,9 @@ export function xmlReader(opts: { filename: string; limits: XmlBounds; deadline:
     },
     async scan(xml, part, visitor) {
       const damaged = (what: string, at: number) =>
-        new MalformedDocumentError(`${filename} is damaged: its part ${part} is not well-formed XML (${what} at character ${at}). Save it again from the Office application and upload it again.`);
+        new MalformedDocumentError(
+          `${filename} is damaged: its part ${part} is not well-formed XML (${what} at character ${at}). Save it again from the Office application and upload it again.`,
+        );
       const stack: string[] = [];
       const n = xml.length;
       let nextPause = SLICE;
@@ -94,7 +96,9 @@ export function xmlReader(opts: { filename: string; limits: XmlBounds; deadline:
             i = end + 3;
           } else if (xml.startsWith('<!DOCTYPE', lt)) {
             // Office packages may not declare a DTD (ECMA-376 part 2); entity expansion has no place here
-            throw new MalformedDocumentError(`${filename} is not a genuine Office file: its part ${part} declares a document type (DTD), which Office files never do. Save it again from the Office application and upload it again.`);
+            throw new MalformedDocumentError(
+              `${filename} is not a genuine Office file: its part ${part} declares a document type (DTD), which Office files never do. Save it again from the Office application and upload it again.`,
+            );
           } else {
             throw damaged('a markup declaration', lt);
           }
@@ -134,10 +138,14 @@ export function xmlReader(opts: { filename: string; limits: XmlBounds; deadline:
             rooted = true;
           }
           if (++elements > limits.maxElements) {
-            throw new DocumentTooLargeError(`${filename} holds more than ${limits.maxElements} XML elements (the limit, reached in ${part}): split the document into smaller files and upload them separately.`);
+            throw new DocumentTooLargeError(
+              `${filename} holds more than ${limits.maxElements} XML elements (the limit, reached in ${part}): split the document into smaller files and upload them separately.`,
+            );
           }
           if (stack.length >= limits.maxDepth) {
-            throw new UnprocessableDocumentError(`${filename} nests XML elements more than ${limits.maxDepth} deep in ${part} (the limit; Office never writes that deep): it is damaged or crafted. Save it again from the Office application and upload it again.`);
+            throw new UnprocessableDocumentError(
+              `${filename} nests XML elements more than ${limits.maxDepth} deep in ${part} (the limit; Office never writes that deep): it is damaged or crafted. Save it again from the Office application and upload it again.`,
+            );
           }
           if (visitor.open) visitor.open(tag(name, xml.slice(attrStart, selfClosed ? j - 1 : j)));
           if (selfClosed) visitor.close?.(name, localName(name));

@@ -25,17 +25,23 @@ export async function openZip(bytes: Uint8Array, opts: { filename: string; limit
   const { filename, limits, deadline } = opts;
   const declared = declaredEntryCount(bytes);
   if (declared !== undefined && declared > limits.maxZipEntries) {
-    throw new DocumentTooLargeError(`${filename} holds ${declared} parts; the limit is ${limits.maxZipEntries}. Split the document and upload the parts separately.`);
+    throw new DocumentTooLargeError(
+      `${filename} holds ${declared} parts; the limit is ${limits.maxZipEntries}. Split the document and upload the parts separately.`,
+    );
   }
   let zip: JSZip;
   try {
     zip = await JSZip.loadAsync(bytes, { checkCRC32: false, createFolders: false });
   } catch (err) {
-    throw new MalformedDocumentError(`${filename} is a damaged zip package and cannot be read (${(err as Error).message}): save it again from the Office application and upload it again.`);
+    throw new MalformedDocumentError(
+      `${filename} is a damaged zip package and cannot be read (${(err as Error).message}): save it again from the Office application and upload it again.`,
+    );
   }
   const files = Object.values(zip.files).filter((f) => !f.dir);
   if (files.length > limits.maxZipEntries) {
-    throw new DocumentTooLargeError(`${filename} holds ${files.length} parts; the limit is ${limits.maxZipEntries}. Split the document and upload the parts separately.`);
+    throw new DocumentTooLargeError(
+      `${filename} holds ${files.length} parts; the limit is ${limits.maxZipEntries}. Split the document and upload the parts separately.`,
+    );
   }
   const byLowerName = new Map(files.map((f) => [f.name.toLowerCase(), f]));
   const cap = Math.min(limits.maxInflatedBytes, Math.max(limits.inflateRatioFloorBytes, bytes.length * limits.maxInflateRatio));
@@ -55,12 +61,22 @@ export async function openZip(bytes: Uint8Array, opts: { filename: string; limit
         .on('data', (chunk) => {
           inflated += chunk.length;
           if (inflated > cap) {
-            return fail(new DocumentTooLargeError(`${filename} inflates to more than ${mib(cap)} from a ${mib(bytes.length)} file; it is refused as a possible zip bomb. If it is a genuine document, split it into smaller files.`));
+            return fail(
+              new DocumentTooLargeError(
+                `${filename} inflates to more than ${mib(cap)} from a ${mib(bytes.length)} file; it is refused as a possible zip bomb. If it is a genuine document, split it into smaller files.`,
+              ),
+            );
           }
           if (Date.now() > deadline.at) return fail(deadline.expired());
           parts.push(chunk);
         })
-        .on('error', (err) => fail(new MalformedDocumentError(`${filename} has a damaged part ${file.name} (${err.message}): save it again from the Office application and upload it again.`)))
+        .on('error', (err) =>
+          fail(
+            new MalformedDocumentError(
+              `${filename} has a damaged part ${file.name} (${err.message}): save it again from the Office application and upload it again.`,
+            ),
+          ),
+        )
         .on('end', () => resolve(Buffer.concat(parts)))
         .resume();
     });

@@ -145,9 +145,7 @@ function topK(touched: number[], scores: Float64Array, k: number): { doc: number
       }
     }
   }
-  return heapDocs
-    .map((doc, i) => ({ doc, score: heapScores[i]! }))
-    .sort((a, b) => (better(a.score, a.doc, b.score, b.doc) ? -1 : 1));
+  return heapDocs.map((doc, i) => ({ doc, score: heapScores[i]! })).sort((a, b) => (better(a.score, a.doc, b.score, b.doc) ? -1 : 1));
 }
 
 function grow<T extends Float64Array>(a: T): T {

@@ -13,8 +13,7 @@ const queryBody = z.object({
 });
 
 export function queryRoutes(deps: RetrievalDeps) {
-  return new Hono<AppEnv>()
-    .post('/:slug/query', validate('param', slugParam), validate('json', queryBody), async (c) =>
-      c.json(await queryCollection(deps, c.var.caller, c.req.valid('param').slug, c.req.valid('json'))),
-    );
+  return new Hono<AppEnv>().post('/:slug/query', validate('param', slugParam), validate('json', queryBody), async (c) =>
+    c.json(await queryCollection(deps, c.var.caller, c.req.valid('param').slug, c.req.valid('json'))),
+  );
 }

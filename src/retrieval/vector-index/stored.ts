@@ -55,7 +55,8 @@ export async function createStoredIndex(dim: number): Promise<StoredIndex> {
     seqs = next;
   }
   function next(seq: number) {
-    if (size > 0 && seq <= seqs[size - 1]!) throw new RangeError(`rows must come in ascending sequence order: ${seq} after ${seqs[size - 1]}`);
+    if (size > 0 && seq <= seqs[size - 1]!)
+      throw new RangeError(`rows must come in ascending sequence order: ${seq} after ${seqs[size - 1]}`);
     reserve(size + 1);
     seqs[size] = seq;
     return size++;

@@ -26,7 +26,10 @@ export function parseWatchRoots(entries: string[]): WatchRoots {
 
 /** The source a watch URI names, once it is known to lie under a root (folders by their real path). */
 export async function resolveWatchUri(uri: string, roots: WatchRoots): Promise<Source> {
-  if (roots.length === 0) throw new WatchUriError('Watching is off on this server: SVC_WATCH_ROOTS is empty. Ask the operator to list the folders and S3 prefixes collections may watch.');
+  if (roots.length === 0)
+    throw new WatchUriError(
+      'Watching is off on this server: SVC_WATCH_ROOTS is empty. Ask the operator to list the folders and S3 prefixes collections may watch.',
+    );
   const source = parseSource(uri);
   const allowed = `SVC_WATCH_ROOTS (${roots.map(describeRoot).join(', ')})`;
   if (source.kind === 's3') {
@@ -43,7 +46,9 @@ export async function resolveWatchUri(uri: string, roots: WatchRoots): Promise<S
     if (rootReal && within(real, rootReal, sep)) return { kind: 'folder', path: real };
   }
   throw new WatchUriError(
-    real === source.path ? `${uri} is not under any of ${allowed}.` : `${uri} leads to ${real} through a symbolic link, which is not under any of ${allowed}.`,
+    real === source.path
+      ? `${uri} is not under any of ${allowed}.`
+      : `${uri} leads to ${real} through a symbolic link, which is not under any of ${allowed}.`,
   );
 }
 

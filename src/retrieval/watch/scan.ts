@@ -78,7 +78,14 @@ async function scanFile(
   if (entry.link) {
     if (held?.status === 'skipped') return 'skipped';
     await letGo(deps, held, {
-      ...at, version: '', sha256: null, document_id: null, owned: false, status: 'skipped', attempts: 0, retry_in_seconds: null,
+      ...at,
+      version: '',
+      sha256: null,
+      document_id: null,
+      owned: false,
+      status: 'skipped',
+      attempts: 0,
+      retry_in_seconds: null,
       reason: 'a symbolic link: not followed, since it could lead out of SVC_WATCH_ROOTS. Copy the file into the watched folder instead.',
     });
     return 'skipped';
@@ -115,7 +122,15 @@ async function scanFile(
   }
   if (!upload) return 'vanished'; // removed between the listing and the read: the next scan lets it go
 
-  const indexed = { ...at, version: entry.version, sha256: upload.sha256, status: 'indexed' as const, reason: null, attempts: 0, retry_in_seconds: null };
+  const indexed = {
+    ...at,
+    version: entry.version,
+    sha256: upload.sha256,
+    status: 'indexed' as const,
+    reason: null,
+    attempts: 0,
+    retry_in_seconds: null,
+  };
   if (held?.status !== 'skipped' && held?.document_id && held.sha256 === upload.sha256) {
     // touched, not changed
     await upload.discard();
@@ -137,7 +152,7 @@ async function scanFile(
         if (replaces && replaces !== document.document_id && (await watches.releaseDocument(tx, slug, replaces, at))) {
           await bumpCollectionVersion(tx, slug);
         }
-        const owned = document.uploaded_by === principal || (replaces === document.document_id);
+        const owned = document.uploaded_by === principal || replaces === document.document_id;
         await watches.upsertFile(tx, { ...indexed, document_id: document.document_id, owned });
       });
     }

@@ -23,7 +23,11 @@ export class FileTooLargeError extends Error {
 }
 
 /** A watched file copied to a temporary file, hashed as it streams, as an upload is; undefined when it went away. */
-export async function fetchObject(store: ObjectStore, key: string, opts: { maxBytes: number; tmpDir?: string | undefined }): Promise<SpooledUpload | undefined> {
+export async function fetchObject(
+  store: ObjectStore,
+  key: string,
+  opts: { maxBytes: number; tmpDir?: string | undefined },
+): Promise<SpooledUpload | undefined> {
   const found = await store.get(key);
   if (!found) return undefined;
   const tooLarge = () => new FileTooLargeError(`the file is larger than the upload limit of ${opts.maxBytes} bytes (SVC_MAX_UPLOAD_BYTES)`);

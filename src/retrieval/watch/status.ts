@@ -26,7 +26,10 @@ export type WatchStatus = {
 export async function getWatchStatus(deps: RetrievalDeps, caller: Caller, slug: string): Promise<WatchStatus> {
   await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
   const w = await watches.findWatch(deps.db, slug);
-  if (!w) throw notFound(`Collection '${slug}' watches no source: set one with PATCH /collections/${slug} {"watch": {"uri": ..., "interval_seconds": ...}}.`);
+  if (!w)
+    throw notFound(
+      `Collection '${slug}' watches no source: set one with PATCH /collections/${slug} {"watch": {"uri": ..., "interval_seconds": ...}}.`,
+    );
   const files = await watches.listFiles(deps.db, slug);
   return {
     uri: w.uri,
@@ -40,6 +43,12 @@ export async function getWatchStatus(deps: RetrievalDeps, caller: Caller, slug: 
     counts: { seen: w.seen, ingested: w.ingested, updated: w.updated, deleted: w.deleted, failed: w.failed },
     failures: files
       .filter((f) => f.uri === w.uri && f.status !== 'indexed')
-      .map((f) => ({ path: f.path, status: f.status as 'failed' | 'skipped', reason: f.reason ?? '', attempts: f.attempts, retry_at: f.retry_at?.toISOString() ?? null })),
+      .map((f) => ({
+        path: f.path,
+        status: f.status as 'failed' | 'skipped',
+        reason: f.reason ?? '',
+        attempts: f.attempts,
+        retry_at: f.retry_at?.toISOString() ?? null,
+      })),
   };
 }

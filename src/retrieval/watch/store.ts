@@ -96,7 +96,14 @@ export async function renewLease(sql: Sql, slug: string, owner: string, leaseSec
  * Records a finished scan of `uri` (or its failure) and frees the lease; the next scan is due one interval on,
  * unless the watch was moved to another URI meanwhile, which stays due at once.
  */
-export async function finishScan(sql: Sql, slug: string, owner: string, uri: string, counts: ScanCounts, error: string | null): Promise<void> {
+export async function finishScan(
+  sql: Sql,
+  slug: string,
+  owner: string,
+  uri: string,
+  counts: ScanCounts,
+  error: string | null,
+): Promise<void> {
   await sql.query(
     `UPDATE retrieval_watches SET lease_owner = NULL, lease_until = NULL, last_scan_at = now(),
        next_scan_at = CASE WHEN uri = $9 THEN now() + interval_seconds * interval '1 second' ELSE next_scan_at END,
@@ -108,7 +115,10 @@ export async function finishScan(sql: Sql, slug: string, owner: string, uri: str
 
 /** Frees the lease without recording a scan (the replica is stopping): the next claim picks up where this left off. */
 export async function releaseLease(sql: Sql, slug: string, owner: string): Promise<void> {
-  await sql.query(`UPDATE retrieval_watches SET lease_owner = NULL, lease_until = NULL WHERE collection_slug = $1 AND lease_owner = $2`, [slug, owner]);
+  await sql.query(`UPDATE retrieval_watches SET lease_owner = NULL, lease_until = NULL WHERE collection_slug = $1 AND lease_owner = $2`, [
+    slug,
+    owner,
+  ]);
 }
 
 export async function listFiles(sql: Sql, slug: string): Promise<FileRow[]> {
@@ -142,7 +152,11 @@ export async function releaseDocument(sql: Sql, slug: string, documentId: string
     [slug, documentId, except.uri, except.path],
   );
   if (heir[0]) {
-    await sql.query(`UPDATE retrieval_watch_files SET owned = true WHERE collection_slug = $1 AND uri = $2 AND path = $3`, [slug, heir[0].uri, heir[0].path]);
+    await sql.query(`UPDATE retrieval_watch_files SET owned = true WHERE collection_slug = $1 AND uri = $2 AND path = $3`, [
+      slug,
+      heir[0].uri,
+      heir[0].path,
+    ]);
     return false;
   }
   const gone = await sql.query(`DELETE FROM retrieval_documents WHERE id = $1 AND collection_slug = $2 RETURNING id`, [documentId, slug]);

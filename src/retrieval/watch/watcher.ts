@@ -40,12 +40,15 @@ export function startWatcher(deps: RetrievalDeps, settings: WatchSettings, opts:
     const slug = watch.collection_slug;
     const started = performance.now();
     let lost = false;
-    const renewal = setInterval(() => {
-      watches.renewLease(deps.db, slug, owner, settings.leaseSeconds).then(
-        (held) => (lost ||= !held),
-        (err) => deps.logger.warn({ err, collection: slug }, 'could not renew a watch lease'),
-      );
-    }, (settings.leaseSeconds * 1000) / 3);
+    const renewal = setInterval(
+      () => {
+        watches.renewLease(deps.db, slug, owner, settings.leaseSeconds).then(
+          (held) => (lost ||= !held),
+          (err) => deps.logger.warn({ err, collection: slug }, 'could not renew a watch lease'),
+        );
+      },
+      (settings.leaseSeconds * 1000) / 3,
+    );
     try {
       const counts = await scanWatch(deps, watch, { owner, settings, shouldStop: () => stopping || lost });
       await watches.finishScan(deps.db, slug, owner, watch.uri, counts, null);
@@ -62,7 +65,14 @@ export function startWatcher(deps: RetrievalDeps, settings: WatchSettings, opts:
       deps.metrics.watchScans.inc({ outcome: 'error' });
       deps.logger.warn({ err, event: 'retrieval.watch_scan_failed', collection: slug, uri: watch.uri }, 'scan of a watched source failed');
       await watches
-        .finishScan(deps.db, slug, owner, watch.uri, { seen: 0, ingested: 0, updated: 0, deleted: 0, failed: 0 }, reason ?? 'internal error; the service log has the details.')
+        .finishScan(
+          deps.db,
+          slug,
+          owner,
+          watch.uri,
+          { seen: 0, ingested: 0, updated: 0, deleted: 0, failed: 0 },
+          reason ?? 'internal error; the service log has the details.',
+        )
         .catch(() => {});
     } finally {
       clearInterval(renewal);

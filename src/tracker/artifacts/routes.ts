@@ -41,7 +41,10 @@ export function artifactRoutes(deps: TrackerDeps): Hono<AppEnv> {
       return c.json({});
     })
     .post('/mpu/:step{create|complete|abort}/*', () => {
-      throw new TrackerError('NOT_IMPLEMENTED', `${NO_MULTIPART}: upload each file with one PUT to /api/2.0/mlflow-artifacts/artifacts/<path>.`);
+      throw new TrackerError(
+        'NOT_IMPLEMENTED',
+        `${NO_MULTIPART}: upload each file with one PUT to /api/2.0/mlflow-artifacts/artifacts/<path>.`,
+      );
     })
     .get('/presigned/*', () => {
       throw new TrackerError('NOT_IMPLEMENTED', `${NO_PRESIGNED}: download through /api/2.0/mlflow-artifacts/artifacts/<path>.`);

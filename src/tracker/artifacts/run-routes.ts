@@ -18,14 +18,12 @@ const GetArtifact = runMessage({ path: requiredStr().transform((p) => checkArtif
 // The UI's upload of one file into a run (MLflow's ajax upload-artifact): the run and path in the query string,
 // the file as the body, at most 10 MiB; refusals in MLflow's words.
 const MAX_UI_UPLOAD = 10 * 1024 * 1024;
-const UploadArtifact = z
-  .object({ run_uuid: optionalStr(), run_id: optionalStr(), path: optionalStr() })
-  .transform((m) => {
-    const runId = m.run_uuid ?? m.run_id;
-    if (!runId) throw invalidParameter('Request must specify run_uuid.');
-    if (!m.path) throw invalidParameter('Request must specify path.');
-    return { runId, path: checkArtifactPath(m.path) };
-  });
+const UploadArtifact = z.object({ run_uuid: optionalStr(), run_id: optionalStr(), path: optionalStr() }).transform((m) => {
+  const runId = m.run_uuid ?? m.run_id;
+  if (!runId) throw invalidParameter('Request must specify run_uuid.');
+  if (!m.path) throw invalidParameter('Request must specify path.');
+  return { runId, path: checkArtifactPath(m.path) };
+});
 const tooLarge = () => invalidParameter('Artifact size is too large. Max size is 10MB.');
 
 /** The body, refused as soon as it passes `max` bytes (a body without a length is counted as it arrives). */

@@ -6,7 +6,15 @@ import { datasetNotFound } from './store.ts';
 
 // Reading evaluation datasets in MLflow's shape: tags as a JSON object in text, experiment ids as a list.
 
-type Row = { dataset_id: string; name: string; digest: string; created_time: number; last_update_time: number; created_by: string | null; last_updated_by: string | null };
+type Row = {
+  dataset_id: string;
+  name: string;
+  digest: string;
+  created_time: number;
+  last_update_time: number;
+  created_by: string | null;
+  last_updated_by: string | null;
+};
 
 export async function loadEvaluationDatasets(db: Sql, ids: string[]) {
   if (ids.length === 0) return [];

@@ -22,7 +22,12 @@ function jsonField<T>(field: string, check: (v: unknown) => v is T) {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const tagsOf = (m: Record<string, unknown>): KeyValue[] => Object.entries(m).map(([key, value]) => ({ key, value: String(value) }));
 
-export type EvaluationRecord = { inputs: Record<string, unknown>; expectations?: Record<string, unknown>; tags?: Record<string, unknown>; source?: unknown };
+export type EvaluationRecord = {
+  inputs: Record<string, unknown>;
+  expectations?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+  source?: unknown;
+};
 
 export const CreateEvaluationDataset = z.object({
   name: requiredStr(),
@@ -37,7 +42,9 @@ export const DatasetExperiments = z.object({ experiment_ids: idList().transform(
 export const SearchEvaluationDatasets = z.object({
   experiment_ids: idList().transform((ids) => ids.map((id) => experimentIdOf(id))),
   filter_string: optionalStr(),
-  max_results: int64().optional().transform((n) => n ?? 1000),
+  max_results: int64()
+    .optional()
+    .transform((n) => n ?? 1000),
   order_by: list(z.string()),
   page_token: optionalStr(),
 });
@@ -48,5 +55,10 @@ export const UpsertRecords = z.object({
   ),
 });
 
-export const GetRecords = z.object({ max_results: int64().optional().transform((n) => n ?? 1000), page_token: optionalStr() });
+export const GetRecords = z.object({
+  max_results: int64()
+    .optional()
+    .transform((n) => n ?? 1000),
+  page_token: optionalStr(),
+});
 export const DeleteRecords = z.object({ dataset_record_ids: list(z.string()) });

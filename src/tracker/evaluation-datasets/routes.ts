@@ -3,7 +3,15 @@ import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { readDeleteRequest, readRequest } from '../wire/request.ts';
 import { getEvaluationDataset, getRecords, loadEvaluationDatasets } from './load.ts';
-import { CreateEvaluationDataset, DatasetExperiments, DeleteRecords, GetRecords, SearchEvaluationDatasets, SetEvaluationDatasetTags, UpsertRecords } from './messages.ts';
+import {
+  CreateEvaluationDataset,
+  DatasetExperiments,
+  DeleteRecords,
+  GetRecords,
+  SearchEvaluationDatasets,
+  SetEvaluationDatasetTags,
+  UpsertRecords,
+} from './messages.ts';
 import { searchEvaluationDatasets } from './search.ts';
 import {
   createEvaluationDataset,
@@ -22,7 +30,9 @@ export function evaluationDatasetRoutes(deps: TrackerDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .post('/datasets/create', async (c) => {
       const m = await readRequest(c, CreateEvaluationDataset);
-      return c.json(await dataset(await createEvaluationDataset(db, { name: m.name, experimentIds: m.experiment_ids, tags: m.tags }, deps.now())));
+      return c.json(
+        await dataset(await createEvaluationDataset(db, { name: m.name, experimentIds: m.experiment_ids, tags: m.tags }, deps.now())),
+      );
     })
     .post('/datasets/search', async (c) => {
       const m = await readRequest(c, SearchEvaluationDatasets);

@@ -17,7 +17,8 @@ const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
 
 function attributeOf(key: string) {
   const attribute = ATTRIBUTES[key];
-  if (!attribute) throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
+  if (!attribute)
+    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
   return attribute;
 }
 
@@ -32,7 +33,8 @@ function condition(c: Comparison, params: Params): string {
   }
   const attribute = attributeOf(key);
   if (attribute.numeric) {
-    if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+    if (c.value.kind !== 'number')
+      throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
     checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
     return compare(attribute.column, c.op, c.value.value, params);
   }
@@ -48,7 +50,10 @@ export type SearchEvaluationDatasetsRequest = {
   pageToken?: string | undefined;
 };
 
-export async function searchEvaluationDatasets(db: Sql, req: SearchEvaluationDatasetsRequest): Promise<{ ids: string[]; nextPageToken?: string }> {
+export async function searchEvaluationDatasets(
+  db: Sql,
+  req: SearchEvaluationDatasetsRequest,
+): Promise<{ ids: string[]; nextPageToken?: string }> {
   const maxResults = checkMaxResults(req.maxResults, 50_000);
   const offset = startOffset(req.pageToken);
   const params = new Params();

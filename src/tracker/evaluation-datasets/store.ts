@@ -103,7 +103,12 @@ export async function setDatasetExperiments(db: Database, id: string, experiment
 }
 
 /** Adds records with new inputs and merges the others into the stored ones; the counts of each. */
-export async function upsertRecords(db: Database, id: string, records: EvaluationRecord[], now: number): Promise<{ inserted: number; updated: number }> {
+export async function upsertRecords(
+  db: Database,
+  id: string,
+  records: EvaluationRecord[],
+  now: number,
+): Promise<{ inserted: number; updated: number }> {
   return db.transaction(async (tx) => {
     await existing(tx, id);
     let inserted = 0;
@@ -145,10 +150,10 @@ export async function upsertRecords(db: Database, id: string, records: Evaluatio
 export async function deleteRecords(db: Database, id: string, recordIds: string[], now: number): Promise<number> {
   return db.transaction(async (tx) => {
     await existing(tx, id);
-    const rows = await tx.query(`DELETE FROM tracker_evaluation_dataset_records WHERE dataset_id = $1 AND record_id = ANY($2::text[]) RETURNING record_id`, [
-      id,
-      recordIds,
-    ]);
+    const rows = await tx.query(
+      `DELETE FROM tracker_evaluation_dataset_records WHERE dataset_id = $1 AND record_id = ANY($2::text[]) RETURNING record_id`,
+      [id, recordIds],
+    );
     await touch(tx, id, now);
     return rows.length;
   });

@@ -29,7 +29,9 @@ export const SetExperimentTag = ExperimentRef.extend({ key: requiredStr(), value
 export const DeleteExperimentTag = ExperimentRef.extend({ key: requiredStr() });
 
 export const SearchExperiments = z.object({
-  max_results: int64().optional().transform((n) => n ?? 1000),
+  max_results: int64()
+    .optional()
+    .transform((n) => n ?? 1000),
   page_token: optionalStr(),
   filter: optionalStr(),
   order_by: list(z.string()),

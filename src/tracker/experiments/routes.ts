@@ -16,7 +16,14 @@ import {
   SetExperimentTag,
 } from './messages.ts';
 import { searchExperiments } from './search.ts';
-import { artifactLocationBase, createExperiment, deleteExperimentTag, renameExperiment, setExperimentLifecycle, setExperimentTag } from './store.ts';
+import {
+  artifactLocationBase,
+  createExperiment,
+  deleteExperimentTag,
+  renameExperiment,
+  setExperimentLifecycle,
+  setExperimentTag,
+} from './store.ts';
 
 export function experimentRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
@@ -79,7 +86,10 @@ export function experimentRoutes(deps: TrackerDeps): Hono<AppEnv> {
     })
     .post('/experiments/search-datasets', async (c) => {
       const req = await readRequest(c, SearchDatasets);
-      const summaries = await searchDatasets(db, req.experiment_ids.map((id) => experimentIdOf(id)));
+      const summaries = await searchDatasets(
+        db,
+        req.experiment_ids.map((id) => experimentIdOf(id)),
+      );
       return c.json(summaries.length ? { dataset_summaries: summaries } : {});
     });
 }

@@ -25,9 +25,33 @@ const MAX_ROOT_FIELDS = 10;
 const MAX_ALIASES = 10;
 
 /** Fields MLflow's schema types as LongString (int64 in the protos). */
-const LONG = new Set(['timestamp', 'step', 'startTime', 'endTime', 'creationTime', 'lastUpdateTime', 'fileSize', 'creationTimestamp', 'lastUpdatedTimestamp']);
+const LONG = new Set([
+  'timestamp',
+  'step',
+  'startTime',
+  'endTime',
+  'creationTime',
+  'lastUpdateTime',
+  'fileSize',
+  'creationTimestamp',
+  'lastUpdatedTimestamp',
+]);
 const BOOLEAN = new Set(['isDir']);
-const LISTS = new Set(['metrics', 'params', 'tags', 'runs', 'files', 'datasetSummaries', 'modelVersions', 'latestVersions', 'aliases', 'datasetInputs', 'modelInputs', 'modelOutputs', 'experiments']);
+const LISTS = new Set([
+  'metrics',
+  'params',
+  'tags',
+  'runs',
+  'files',
+  'datasetSummaries',
+  'modelVersions',
+  'latestVersions',
+  'aliases',
+  'datasetInputs',
+  'modelInputs',
+  'modelOutputs',
+  'experiments',
+]);
 
 export class QueryRefused extends Error {}
 
@@ -49,8 +73,15 @@ function resolvers(deps: TrackerDeps): Record<string, Resolver> {
     ...run,
     experiment: (async () => getExperiment(db, experimentIdOf(run.info.experiment_id))) as Lazy,
     model_versions: (async () => {
-      const found = await searchModelVersions(db, { filter: `run_id = '${run.info.run_id.replaceAll("'", "''")}'`, maxResults: 1000, orderBy: [] });
-      return loadModelVersions(db, found.versions.map((v) => ({ name: v.name, version: Number(v.version) })));
+      const found = await searchModelVersions(db, {
+        filter: `run_id = '${run.info.run_id.replaceAll("'", "''")}'`,
+        maxResults: 1000,
+        orderBy: [],
+      });
+      return loadModelVersions(
+        db,
+        found.versions.map((v) => ({ name: v.name, version: Number(v.version) })),
+      );
     }) as Lazy,
   });
   return {
@@ -73,16 +104,35 @@ function resolvers(deps: TrackerDeps): Record<string, Resolver> {
     mlflowListArtifacts: async (input) => listRunArtifacts(deps, parseMessage(ListArtifacts, input)),
     mlflowGetMetricHistoryBulkInterval: async (input) => {
       const m = parseMessage(MetricHistoryBulkInterval, input);
-      return metricHistoryBulkInterval(db, { runIds: m.run_ids, key: m.metric_key, maxResults: m.max_results, startStep: m.start_step, endStep: m.end_step });
+      return metricHistoryBulkInterval(db, {
+        runIds: m.run_ids,
+        key: m.metric_key,
+        maxResults: m.max_results,
+        startStep: m.start_step,
+        endStep: m.end_step,
+      });
     },
     mlflowSearchDatasets: async (input) => {
       const m = parseMessage(SearchDatasets, input);
-      return { dataset_summaries: await searchDatasets(db, m.experiment_ids.map((id) => experimentIdOf(id))) };
+      return {
+        dataset_summaries: await searchDatasets(
+          db,
+          m.experiment_ids.map((id) => experimentIdOf(id)),
+        ),
+      };
     },
     mlflowSearchModelVersions: async (input) => {
       const m = parseMessage(SearchRegistry, input);
-      const page = await searchModelVersions(db, { filter: m.filter, maxResults: m.max_results ?? 10_000, orderBy: m.order_by, pageToken: m.page_token });
-      const model_versions = await loadModelVersions(db, page.versions.map((v) => ({ name: v.name, version: Number(v.version) })));
+      const page = await searchModelVersions(db, {
+        filter: m.filter,
+        maxResults: m.max_results ?? 10_000,
+        orderBy: m.order_by,
+        pageToken: m.page_token,
+      });
+      const model_versions = await loadModelVersions(
+        db,
+        page.versions.map((v) => ({ name: v.name, version: Number(v.version) })),
+      );
       return { model_versions, next_page_token: page.nextPageToken };
     },
   };
@@ -117,8 +167,10 @@ export function checkShape(doc: Document): void {
       maxAliases = Math.max(maxAliases, fields.filter((f) => f.alias).length);
     }
   }
-  if (roots > MAX_ROOT_FIELDS) throw new QueryRefused(`GraphQL queries should have at most ${MAX_ROOT_FIELDS} root fields, got ${roots} root fields.`);
-  if (maxAliases > MAX_ALIASES) throw new QueryRefused(`GraphQL queries should have at most ${MAX_ALIASES} aliases, got ${maxAliases} aliases.`);
+  if (roots > MAX_ROOT_FIELDS)
+    throw new QueryRefused(`GraphQL queries should have at most ${MAX_ROOT_FIELDS} root fields, got ${roots} root fields.`);
+  if (maxAliases > MAX_ALIASES)
+    throw new QueryRefused(`GraphQL queries should have at most ${MAX_ALIASES} aliases, got ${maxAliases} aliases.`);
 }
 
 function argValue(v: GqlValue, variables: Record<string, unknown>): unknown {

@@ -40,4 +40,3 @@ export async function getLoggedModel(db: Sql, id: string, opts: { allowDeleted?:
   if (!rows[0] || (rows[0].lifecycle_stage === 'deleted' && !opts.allowDeleted)) throw loggedModelNotFound(id);
   return (await loadLoggedModels(db, [id]))[0]!;
 }
-

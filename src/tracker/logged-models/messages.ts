@@ -33,15 +33,26 @@ export const CreateLoggedModel = z
           `following characters: ('/', ':', '.', '%', '"', "'")`,
       );
     }
-    return { experimentId: m.experiment_id, name: m.name, modelType: m.model_type, sourceRunId: m.source_run_id, params: m.params, tags: m.tags };
+    return {
+      experimentId: m.experiment_id,
+      name: m.name,
+      modelType: m.model_type,
+      sourceRunId: m.source_run_id,
+      params: m.params,
+      tags: m.tags,
+    };
   });
 
 export const SearchLoggedModels = z.object({
   experiment_ids: idList().refine((ids) => ids.length > 0, { params: { missing: true } }),
   filter: optionalStr(),
   datasets: list(z.object({ dataset_name: str(), dataset_digest: optionalStr() })),
-  max_results: int64().optional().transform((n) => n || 50),
-  order_by: list(z.object({ field_name: str(), ascending: z.boolean().optional(), dataset_name: optionalStr(), dataset_digest: optionalStr() })),
+  max_results: int64()
+    .optional()
+    .transform((n) => n || 50),
+  order_by: list(
+    z.object({ field_name: str(), ascending: z.boolean().optional(), dataset_name: optionalStr(), dataset_digest: optionalStr() }),
+  ),
   page_token: optionalStr(),
 });
 

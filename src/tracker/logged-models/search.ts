@@ -38,7 +38,8 @@ const ENTITIES = ['attributes', 'metrics', 'params', 'tags'];
 
 function attributeOf(key: string) {
   const attribute = ATTRIBUTES[key];
-  if (!attribute) throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
+  if (!attribute)
+    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
   return attribute;
 }
 
@@ -94,7 +95,9 @@ function ordering(orderBy: LoggedModelOrder[], params: Params): { joins: string[
     const field = typeof ob.field_name === 'string' ? ob.field_name.trim() : undefined;
     if (!field) throw invalidParameter('`field_name` in the `order_by` clause must be specified.');
     if (ob.ascending !== undefined && typeof ob.ascending !== 'boolean') {
-      throw invalidParameter(`Value of \`ascending\` in the \`order_by\` clause must be a boolean, got ${typeof ob.ascending} for field ${field}.`);
+      throw invalidParameter(
+        `Value of \`ascending\` in the \`order_by\` clause must be a boolean, got ${typeof ob.ascending} for field ${field}.`,
+      );
     }
     if (ob.dataset_digest && !ob.dataset_name) {
       throw invalidParameter('`dataset_digest` can only be specified if `dataset_name` is also specified.');
@@ -113,7 +116,9 @@ function ordering(orderBy: LoggedModelOrder[], params: Params): { joins: string[
     if (entity !== 'metrics') throw invalidParameter(`Invalid order by field name: ${entity}, only \`metrics.<name>\` is allowed.`);
     const key = field.slice(dot + 1).replace(/^`(.*)`$/, '$1');
     const alias = `o${n + 1}`;
-    const datasets = ob.dataset_name ? [{ dataset_name: ob.dataset_name, ...(ob.dataset_digest ? { dataset_digest: ob.dataset_digest } : {}) }] : [];
+    const datasets = ob.dataset_name
+      ? [{ dataset_name: ob.dataset_name, ...(ob.dataset_digest ? { dataset_digest: ob.dataset_digest } : {}) }]
+      : [];
     joins.push(`LEFT JOIN ${latestMetrics(key, params, datasets)} ${alias} ON ${alias}.model_id = lm.model_id`);
     terms.push(`(CASE WHEN ${alias}.model_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, `${alias}.value ${direction}`);
   });
@@ -161,7 +166,9 @@ export async function searchLoggedModels(db: Sql, req: SearchLoggedModelsRequest
   ];
   // Datasets without a metric condition keep the models with any metric on those datasets, as MLflow does.
   if (datasets.length > 0 && !comparisons.some((c) => c.identifier.entity === 'metrics')) {
-    where.push(`EXISTS (SELECT 1 FROM tracker_logged_model_metrics x WHERE x.model_id = lm.model_id AND ${onDatasets(datasets, params, 'x.')})`);
+    where.push(
+      `EXISTS (SELECT 1 FROM tracker_logged_model_metrics x WHERE x.model_id = lm.model_id AND ${onDatasets(datasets, params, 'x.')})`,
+    );
   }
   if (experimentIds.length === 0) return { modelIds: [] };
   const sql = `SELECT lm.model_id FROM tracker_logged_models lm ${joins.join(' ')}

@@ -85,7 +85,12 @@ export async function deleteLoggedModelTag(db: Database, id: string, key: string
  * The logged model lists the versions registered from it (tag mlflow.modelVersions, a JSON list), as MLflow does;
  * the UI shows it on the model's page. Called inside the registry's transaction.
  */
-export async function noteRegisteredVersion(tx: Sql, modelId: string, version: { name: string; version: number }, now: number): Promise<void> {
+export async function noteRegisteredVersion(
+  tx: Sql,
+  modelId: string,
+  version: { name: string; version: number },
+  now: number,
+): Promise<void> {
   const rows = await tx.query<{ value: string }>(
     `SELECT value FROM tracker_logged_model_tags WHERE model_id = $1 AND key = 'mlflow.modelVersions' FOR UPDATE`,
     [modelId],

@@ -88,8 +88,14 @@ export async function loadRegisteredModels(db: Sql, names: readonly string[]): P
   if (names.length === 0) return [];
   const list = [...names];
   const [models, tags, aliases, latest] = await Promise.all([
-    db.query<ModelRow>(`SELECT name, creation_time, last_updated_time, description FROM tracker_registered_models WHERE name = ANY($1::text[])`, [list]),
-    db.query<{ name: string } & Tag>(`SELECT name, key, value FROM tracker_registered_model_tags WHERE name = ANY($1::text[]) ORDER BY key`, [list]),
+    db.query<ModelRow>(
+      `SELECT name, creation_time, last_updated_time, description FROM tracker_registered_models WHERE name = ANY($1::text[])`,
+      [list],
+    ),
+    db.query<{ name: string } & Tag>(
+      `SELECT name, key, value FROM tracker_registered_model_tags WHERE name = ANY($1::text[]) ORDER BY key`,
+      [list],
+    ),
     db.query<{ name: string; alias: string; version: number }>(
       `SELECT name, alias, version FROM tracker_registered_model_aliases WHERE name = ANY($1::text[]) ORDER BY alias`,
       [list],
@@ -142,7 +148,12 @@ function assembleVersions(
 ): ModelVersionJson[] {
   const tagsOf = groupBy(tags, (t) => keyOf(t.name, t.version));
   const aliasesOf = groupBy(aliases, (a) => keyOf(a.name, a.version));
-  const json = new Map(rows.map((r) => [keyOf(r.name, r.version), toVersionJson(r, tagsOf.get(keyOf(r.name, r.version)) ?? [], aliasesOf.get(keyOf(r.name, r.version)) ?? [])]));
+  const json = new Map(
+    rows.map((r) => [
+      keyOf(r.name, r.version),
+      toVersionJson(r, tagsOf.get(keyOf(r.name, r.version)) ?? [], aliasesOf.get(keyOf(r.name, r.version)) ?? []),
+    ]),
+  );
   if (!order) return [...json.values()];
   const out: ModelVersionJson[] = [];
   for (const k of order) {
@@ -173,7 +184,8 @@ function toVersionJson(r: VersionRow, tags: Tag[], aliases: { alias: string }[])
 }
 
 export const registeredModelNotFound = (name: string) => doesNotExist(`Registered Model with name=${name} not found`);
-export const versionNotFound = (name: string, version: number) => doesNotExist(`Model Version (name=${name}, version=${version}) not found`);
+export const versionNotFound = (name: string, version: number) =>
+  doesNotExist(`Model Version (name=${name}, version=${version}) not found`);
 
 export async function getRegisteredModel(db: Sql, name: string): Promise<RegisteredModelJson> {
   const [model] = await loadRegisteredModels(db, [name]);
@@ -209,11 +221,18 @@ export async function getVersionByAlias(db: Sql, input: { name: string; alias: s
   if (exists.length === 0) throw registeredModelNotFound(name);
   const latest = alias.toLowerCase() === 'latest';
   const rows = latest
-    ? await db.query<{ version: number }>(`SELECT max(version) AS version FROM tracker_model_versions WHERE name = $1 AND NOT deleted`, [name])
-    : await db.query<{ version: number }>(`SELECT version FROM tracker_registered_model_aliases WHERE name = $1 AND alias = $2`, [name, alias]);
+    ? await db.query<{ version: number }>(`SELECT max(version) AS version FROM tracker_model_versions WHERE name = $1 AND NOT deleted`, [
+        name,
+      ])
+    : await db.query<{ version: number }>(`SELECT version FROM tracker_registered_model_aliases WHERE name = $1 AND alias = $2`, [
+        name,
+        alias,
+      ]);
   const version = rows[0]?.version;
   if (version === undefined || version === null) {
-    throw latest ? doesNotExist(`Latest version not found for model ${name}.`) : invalidParameter(`Registered model alias ${alias} not found.`);
+    throw latest
+      ? doesNotExist(`Latest version not found for model ${name}.`)
+      : invalidParameter(`Registered model alias ${alias} not found.`);
   }
   return getModelVersion(db, { name, version });
 }

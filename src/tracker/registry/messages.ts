@@ -21,7 +21,10 @@ export const NameRef = z.object({ name: requiredStr() });
 export const CreateRegisteredModel = z.object({ name: modelName(), tags: tags(), description: strOrEmpty() });
 export const RenameRegisteredModel = z.object({ name: requiredStr(), new_name: modelName('new_name') });
 export const UpdateRegisteredModel = z.object({ name: requiredStr(), description: str().optional() });
-export const GetLatestVersions = z.object({ name: requiredStr(), stages: list(z.string()).transform((s) => [...new Set(s.map(canonicalStage))]) });
+export const GetLatestVersions = z.object({
+  name: requiredStr(),
+  stages: list(z.string()).transform((s) => [...new Set(s.map(canonicalStage))]),
+});
 export const SetRegisteredModelTag = z
   .object({ name: requiredStr(), key: requiredStr(), value: strOrEmpty() })
   .transform((m) => ({ ...m, ...checkTag(m) }));
@@ -49,11 +52,16 @@ export const CreateModelVersion = z.object({
 export const UpdateModelVersion = VersionRef.extend({ description: str().optional() });
 export const TransitionStage = VersionRef.extend({
   stage: requiredStr().transform(canonicalStage),
-  archive_existing_versions: bool().optional().transform((b) => b === true),
+  archive_existing_versions: bool()
+    .optional()
+    .transform((b) => b === true),
 }).transform((m) => {
   if (m.archive_existing_versions) checkArchivable(m.stage);
   return m;
 });
-export const SetModelVersionTag = VersionRef.extend({ key: requiredStr(), value: strOrEmpty() }).transform((m) => ({ ...m, ...checkTag(m) }));
+export const SetModelVersionTag = VersionRef.extend({ key: requiredStr(), value: strOrEmpty() }).transform((m) => ({
+  ...m,
+  ...checkTag(m),
+}));
 export const DeleteModelVersionTag = VersionRef.extend({ key: requiredStr() });
 export const ModelVersionFile = VersionRef.extend({ path: requiredStr().transform((p) => checkArtifactPath(p)) });

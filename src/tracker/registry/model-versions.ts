@@ -40,7 +40,17 @@ export async function createModelVersion(
          (name, version, creation_time, last_updated_time, description, source, run_id, run_link, storage_location, model_id, user_id)
        SELECT $1, COALESCE(max(version), 0) + 1, $2, $2, $3, $4, $5, $6, $7, $8, $9 FROM tracker_model_versions WHERE name = $1
        RETURNING version`,
-      [input.name, now, input.description, resolved.source, resolved.runId, input.runLink, resolved.storageLocation, resolved.modelId, input.userId ?? ''],
+      [
+        input.name,
+        now,
+        input.description,
+        resolved.source,
+        resolved.runId,
+        input.runLink,
+        resolved.storageLocation,
+        resolved.modelId,
+        input.userId ?? '',
+      ],
     );
     const version = row!.version;
     await tx.query(`UPDATE tracker_registered_models SET last_updated_time = $2 WHERE name = $1`, [input.name, now]);
@@ -117,7 +127,10 @@ export async function deleteModelVersion(deps: Deps, ref: VersionKey): Promise<v
 }
 
 async function requireLiveVersion(tx: Sql, name: string, version: number): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted FOR UPDATE`, [name, version]);
+  const rows = await tx.query(`SELECT 1 FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted FOR UPDATE`, [
+    name,
+    version,
+  ]);
   if (rows.length === 0) throw versionNotFound(name, version);
 }
 
@@ -131,6 +144,10 @@ export async function setModelVersionTag(deps: Deps, input: VersionKey & KeyValu
 export async function deleteModelVersionTag(deps: Deps, input: VersionKey & { key: string }): Promise<void> {
   await deps.db.transaction(async (tx) => {
     await requireLiveVersion(tx, input.name, input.version);
-    await tx.query(`DELETE FROM tracker_model_version_tags WHERE name = $1 AND version = $2 AND key = $3`, [input.name, input.version, input.key]);
+    await tx.query(`DELETE FROM tracker_model_version_tags WHERE name = $1 AND version = $2 AND key = $3`, [
+      input.name,
+      input.version,
+      input.key,
+    ]);
   });
 }

@@ -22,11 +22,10 @@ export async function createRegisteredModel(
   const now = deps.now();
   try {
     return await deps.db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO tracker_registered_models (name, creation_time, last_updated_time, description) VALUES ($1, $2, $2, $3)`, [
-        input.name,
-        now,
-        input.description,
-      ]);
+      await tx.query(
+        `INSERT INTO tracker_registered_models (name, creation_time, last_updated_time, description) VALUES ($1, $2, $2, $3)`,
+        [input.name, now, input.description],
+      );
       await writeKeyValues(tx, 'registeredModelTags', [input.name], input.tags);
       return getRegisteredModel(tx, input.name);
     });
@@ -37,7 +36,10 @@ export async function createRegisteredModel(
   }
 }
 
-export async function updateRegisteredModel(deps: Deps, input: { name: string; description?: string | undefined }): Promise<RegisteredModelJson> {
+export async function updateRegisteredModel(
+  deps: Deps,
+  input: { name: string; description?: string | undefined },
+): Promise<RegisteredModelJson> {
   return deps.db.transaction(async (tx) => {
     const rows = await tx.query(
       `UPDATE tracker_registered_models SET description = COALESCE($2, description), last_updated_time = $3 WHERE name = $1 RETURNING name`,
@@ -54,7 +56,11 @@ export async function renameRegisteredModel(deps: Deps, input: { name: string; n
     return await deps.db.transaction(async (tx) => {
       await lockRegisteredModel(tx, input.name);
       const now = deps.now();
-      await tx.query(`UPDATE tracker_registered_models SET name = $2, last_updated_time = $3 WHERE name = $1`, [input.name, input.newName, now]);
+      await tx.query(`UPDATE tracker_registered_models SET name = $2, last_updated_time = $3 WHERE name = $1`, [
+        input.name,
+        input.newName,
+        now,
+      ]);
       await tx.query(`UPDATE tracker_model_versions SET last_updated_time = $2 WHERE name = $1`, [input.newName, now]);
       return getRegisteredModel(tx, input.newName);
     });
@@ -86,7 +92,10 @@ export async function deleteRegisteredModelTag(deps: Deps, input: { name: string
 export async function setAlias(deps: Deps, input: { name: string; alias: string; version: number }): Promise<void> {
   await deps.db.transaction(async (tx) => {
     await lockRegisteredModel(tx, input.name);
-    const live = await tx.query(`SELECT 1 FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted`, [input.name, input.version]);
+    const live = await tx.query(`SELECT 1 FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted`, [
+      input.name,
+      input.version,
+    ]);
     if (live.length === 0) throw versionNotFound(input.name, input.version);
     await tx.query(
       `INSERT INTO tracker_registered_model_aliases (name, alias, version) VALUES ($1, $2, $3)

@@ -64,7 +64,8 @@ export function registryRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const model = async (name: string) => ({ registered_model: await getRegisteredModel(db, name) });
 
   const version = async (ref: { name: string; version: number }) => ({ model_version: await getModelVersion(db, ref) });
-  const latest = async (c: Context<AppEnv>) => c.json({ model_versions: await getLatestVersions(db, await readRequest(c, GetLatestVersions)) });
+  const latest = async (c: Context<AppEnv>) =>
+    c.json({ model_versions: await getLatestVersions(db, await readRequest(c, GetLatestVersions)) });
   const done = (c: Context<AppEnv>) => c.json({});
 
   return new Hono<AppEnv>()
@@ -85,7 +86,12 @@ export function registryRoutes(deps: TrackerDeps): Hono<AppEnv> {
     })
     .get('/registered-models/search', async (c) => {
       const m = await readRequest(c, SearchRegistry);
-      const page = await searchRegisteredModels(db, { filter: m.filter, maxResults: m.max_results ?? MODELS_PAGE, orderBy: m.order_by, pageToken: m.page_token });
+      const page = await searchRegisteredModels(db, {
+        filter: m.filter,
+        maxResults: m.max_results ?? MODELS_PAGE,
+        orderBy: m.order_by,
+        pageToken: m.page_token,
+      });
       const registered_models = await loadRegisteredModels(db, page.names);
       return c.json({ registered_models, ...(page.nextPageToken ? { next_page_token: page.nextPageToken } : {}) });
     })
@@ -134,11 +140,21 @@ export function registryRoutes(deps: TrackerDeps): Hono<AppEnv> {
       const m = await readRequest(c, TransitionStage);
       return c.json({ model_version: await transitionStage(deps, { ...m, archiveExistingVersions: m.archive_existing_versions }) });
     })
-    .get('/model-versions/get-download-uri', async (c) => c.json({ artifact_uri: await getDownloadUri(db, await readRequest(c, VersionRef)) }))
+    .get('/model-versions/get-download-uri', async (c) =>
+      c.json({ artifact_uri: await getDownloadUri(db, await readRequest(c, VersionRef)) }),
+    )
     .get('/model-versions/search', async (c) => {
       const m = await readRequest(c, SearchRegistry);
-      const page = await searchModelVersions(db, { filter: m.filter, maxResults: m.max_results ?? VERSIONS_PAGE, orderBy: m.order_by, pageToken: m.page_token });
-      const model_versions = await loadModelVersions(db, page.versions.map((v) => ({ name: v.name, version: Number(v.version) })));
+      const page = await searchModelVersions(db, {
+        filter: m.filter,
+        maxResults: m.max_results ?? VERSIONS_PAGE,
+        orderBy: m.order_by,
+        pageToken: m.page_token,
+      });
+      const model_versions = await loadModelVersions(
+        db,
+        page.versions.map((v) => ({ name: v.name, version: Number(v.version) })),
+      );
       return c.json({ model_versions, ...(page.nextPageToken ? { next_page_token: page.nextPageToken } : {}) });
     })
     .post('/model-versions/set-tag', async (c) => {

@@ -35,7 +35,8 @@ function modelCondition(c: Comparison, params: Params): string {
     return tagCondition(c, (k) => `(SELECT t.value FROM tracker_registered_model_tags t WHERE t.name = m.name AND t.key = ${k})`, params);
   }
   if (c.identifier.key !== 'name') throw invalidKey(c.identifier.key, ['name']);
-  if (c.value.kind === 'list') throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");
+  if (c.value.kind === 'list')
+    throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");
   if (c.value.kind === 'number') {
     throw invalidParameter(`Expected a quoted string value or a list of quoted string values for attributes. Got value ${c.value.text}`);
   }
@@ -56,7 +57,9 @@ function modelOrdering(orderBy: string[]): string[] {
     const { identifier, ascending } = parseOrderBy(clause);
     const column = entityOf(identifier) === 'attribute' ? MODEL_ORDER[identifier.key] : undefined;
     if (!column) {
-      throw invalidParameter(`Invalid order by key '${identifier.text}' specified. Valid keys are '${Object.keys(MODEL_ORDER).join("', '")}'`);
+      throw invalidParameter(
+        `Invalid order by key '${identifier.text}' specified. Valid keys are '${Object.keys(MODEL_ORDER).join("', '")}'`,
+      );
     }
     keys.push(column);
     return `${column} ${ascending ? 'ASC' : 'DESC'}`;
@@ -104,7 +107,12 @@ function versionCondition(c: Comparison, params: Params): string {
   const attribute = VERSION_ATTRIBUTES[key];
   if (!attribute) throw invalidKey(key, Object.keys(VERSION_ATTRIBUTES));
   if (attribute.numeric) {
-    const number = c.value.kind === 'number' ? c.value.value : c.value.kind === 'string' && /^\s*\d+\s*$/.test(c.value.value) ? Number(c.value.value) : undefined;
+    const number =
+      c.value.kind === 'number'
+        ? c.value.value
+        : c.value.kind === 'string' && /^\s*\d+\s*$/.test(c.value.value)
+          ? Number(c.value.value)
+          : undefined;
     if (number === undefined) throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
     checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
     return compare(attribute.column, c.op, number, params);
@@ -115,7 +123,9 @@ function versionCondition(c: Comparison, params: Params): string {
     return compare(attribute.column, c.op, c.value.values, params);
   }
   if (c.value.kind === 'number') {
-    throw invalidParameter(`Only the 'version_number', 'creation_timestamp', 'last_updated_timestamp' attributes support comparison with numeric values.`);
+    throw invalidParameter(
+      `Only the 'version_number', 'creation_timestamp', 'last_updated_timestamp' attributes support comparison with numeric values.`,
+    );
   }
   checkOp(c, STRING_OPS, `attribute '${key}'`);
   return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);

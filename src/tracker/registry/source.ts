@@ -30,7 +30,9 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
   if (!scheme || scheme === 'file' || /^[a-z]$/.test(scheme)) return localSource(db, source, runId, modelId);
   checkNoRelativeParts(source);
   const invalid = (field: 'run_id' | 'model_id') =>
-    invalidParameter(`Invalid model version source: '${source}'. The ${field} request parameter must identify the resource that contains the source.`);
+    invalidParameter(
+      `Invalid model version source: '${source}'. The ${field} request parameter must identify the resource that contains the source.`,
+    );
 
   if (scheme === 'models') {
     const ref = parseModelsUri(source);
@@ -42,7 +44,9 @@ export async function resolveSource(db: Sql, input: Input): Promise<VersionSourc
     }
     const target = await referencedVersion(db, ref);
     if ((runId && runId !== (target.run_id ?? '')) || (modelId && modelId !== (target.model_id ?? ''))) {
-      throw invalidParameter(`Invalid model version source: '${source}'. The run_id and model_id request parameters must match the referenced model version.`);
+      throw invalidParameter(
+        `Invalid model version source: '${source}'. The run_id and model_id request parameters must match the referenced model version.`,
+      );
     }
     return {
       source: `models:/${target.name}/${target.version}`,
@@ -108,7 +112,14 @@ function parseModelsUri(uri: string): ModelsRef {
   return { modelId: parts[0]! };
 }
 
-type SourceVersion = { name: string; version: number; source: string; storage_location: string | null; run_id: string | null; model_id: string | null };
+type SourceVersion = {
+  name: string;
+  version: number;
+  source: string;
+  storage_location: string | null;
+  run_id: string | null;
+  model_id: string | null;
+};
 
 async function referencedVersion(db: Sql, ref: { name: string; version?: number; stage?: string; alias?: string }): Promise<SourceVersion> {
   const cols = `v.name, v.version, v.source, v.storage_location, v.run_id, v.model_id`;
@@ -128,7 +139,10 @@ async function referencedVersion(db: Sql, ref: { name: string; version?: number;
     );
   }
   const found = rows[0];
-  if (!found) throw doesNotExist(`Model version for source models:/${ref.name}${ref.alias ? `@${ref.alias}` : `/${ref.version ?? ref.stage ?? 'latest'}`} not found`);
+  if (!found)
+    throw doesNotExist(
+      `Model version for source models:/${ref.name}${ref.alias ? `@${ref.alias}` : `/${ref.version ?? ref.stage ?? 'latest'}`} not found`,
+    );
   return found;
 }
 

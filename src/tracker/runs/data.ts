@@ -41,7 +41,9 @@ async function writeParams(tx: Sql, runId: string, params: KeyValue[], opts: { s
     );
   }
   const listed = changed.map((c) => `{'key': ${pyStr(c.key)}, 'old_value': ${pyStr(c.old_value)}, 'new_value': ${pyStr(c.new_value)}}`);
-  throw invalidParameter(`Changing param values is not allowed. Params were already logged='[${listed.join(', ')}]' for run ID='${runId}'.`);
+  throw invalidParameter(
+    `Changing param values is not allowed. Params were already logged='[${listed.join(', ')}]' for run ID='${runId}'.`,
+  );
 }
 
 async function writeTags(tx: Sql, runId: string, tags: KeyValue[]): Promise<void> {

@@ -53,10 +53,11 @@ async function addDatasetInputs(tx: Sql, experimentId: number, runId: string, li
     return [...last].map(([name, value]) => ({ input: r.input_id, name, value }));
   });
   if (tagRows.length > 0) {
-    await tx.query(
-      `INSERT INTO tracker_input_tags (input_id, name, value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`,
-      [tagRows.map((r) => r.input), tagRows.map((r) => r.name), tagRows.map((r) => r.value)],
-    );
+    await tx.query(`INSERT INTO tracker_input_tags (input_id, name, value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`, [
+      tagRows.map((r) => r.input),
+      tagRows.map((r) => r.name),
+      tagRows.map((r) => r.value),
+    ]);
   }
 }
 

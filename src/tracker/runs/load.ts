@@ -18,14 +18,12 @@ export async function loadRuns(db: Sql, runIds: string[]): Promise<RunJson[]> {
   if (runIds.length === 0) return [];
   const [runs, params, tags, metrics, io] = await Promise.all([
     db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM tracker_runs WHERE run_id = ANY($1::text[])`, [runIds]),
-    db.query<KeyValue & { run_id: string }>(
-      `SELECT run_id, key, value FROM tracker_params WHERE run_id = ANY($1::text[]) ORDER BY key`,
-      [runIds],
-    ),
-    db.query<KeyValue & { run_id: string }>(
-      `SELECT run_id, key, value FROM tracker_tags WHERE run_id = ANY($1::text[]) ORDER BY key`,
-      [runIds],
-    ),
+    db.query<KeyValue & { run_id: string }>(`SELECT run_id, key, value FROM tracker_params WHERE run_id = ANY($1::text[]) ORDER BY key`, [
+      runIds,
+    ]),
+    db.query<KeyValue & { run_id: string }>(`SELECT run_id, key, value FROM tracker_tags WHERE run_id = ANY($1::text[]) ORDER BY key`, [
+      runIds,
+    ]),
     db.query<MetricRow & { run_id: string }>(
       `SELECT run_id, key, value, is_nan, timestamp, step FROM tracker_latest_metrics WHERE run_id = ANY($1::text[]) ORDER BY key`,
       [runIds],

@@ -40,7 +40,9 @@ const metricShape = {
   key: requiredStr(),
   value: double(),
   timestamp: int64(),
-  step: int64().optional().transform((s) => s ?? 0),
+  step: int64()
+    .optional()
+    .transform((s) => s ?? 0),
   model_id: optionalStr(),
   dataset_name: optionalStr(),
   dataset_digest: optionalStr(),
@@ -159,7 +161,9 @@ export const SearchRuns = z.object({
   experiment_ids: idList(),
   filter: optionalStr(),
   run_view_type: viewType().optional(),
-  max_results: int64().optional().transform((n) => n ?? 1000),
+  max_results: int64()
+    .optional()
+    .transform((n) => n ?? 1000),
   order_by: list(z.string()),
   page_token: optionalStr(),
 });
@@ -196,7 +200,16 @@ export const LogInputs = runMessage({
   return { runId: m.run_id, datasets: [...unique.values()], models: [...new Set(m.models.map((x) => x.model_id).filter(Boolean))] };
 });
 
-export const LogOutputs = runMessage({ models: z.array(z.object({ model_id: requiredStr(), step: int64().optional().transform((s) => s ?? 0) })) });
+export const LogOutputs = runMessage({
+  models: z.array(
+    z.object({
+      model_id: requiredStr(),
+      step: int64()
+        .optional()
+        .transform((s) => s ?? 0),
+    }),
+  ),
+});
 
 export const LogModel = runMessage({ model_json: requiredStr() }).transform((m) => {
   try {
@@ -232,7 +245,9 @@ export const MetricHistoryBulkInterval = z
   .transform((m) => {
     const words = (message: string) => invalidParameter(`${message} See the API docs for more information about request parameters.`);
     if (m.run_ids.length > MAX_BULK_RUNS) {
-      throw words(`GetMetricHistoryBulkInterval request must specify at most ${MAX_BULK_RUNS} run_ids. Received ${m.run_ids.length} run_ids.`);
+      throw words(
+        `GetMetricHistoryBulkInterval request must specify at most ${MAX_BULK_RUNS} run_ids. Received ${m.run_ids.length} run_ids.`,
+      );
     }
     if (m.max_results !== undefined && (m.max_results < 1 || m.max_results > MAX_POINTS_PER_RUN)) {
       throw words(`max_results must be between 1 and ${MAX_POINTS_PER_RUN}.`);

@@ -19,7 +19,15 @@ import { createRun, updateRun } from './store.ts';
 // model route and parameters as params, and the evaluation table as its artifact. svc has no AI gateway, so the
 // run records what the UI evaluated; it does not save a servable prompt model beside it.
 
-const params = () => list(keyValue().extend({ value: z.union([z.string(), z.number(), z.boolean()]).optional().transform((v) => String(v ?? '')) }));
+const params = () =>
+  list(
+    keyValue().extend({
+      value: z
+        .union([z.string(), z.number(), z.boolean()])
+        .optional()
+        .transform((v) => String(v ?? '')),
+    }),
+  );
 
 const CreatePromptlabRun = z
   .object({
@@ -42,7 +50,8 @@ const CreatePromptlabRun = z
     const required = ['experiment_id', 'prompt_template', 'prompt_parameters', 'model_route', 'model_input', 'mlflow_version'] as const;
     for (const field of required) {
       const v = m[field];
-      if (v === undefined || (Array.isArray(v) && v.length === 0)) throw invalidParameter(`CreatePromptlabRun request must specify ${field}.`);
+      if (v === undefined || (Array.isArray(v) && v.length === 0))
+        throw invalidParameter(`CreatePromptlabRun request must specify ${field}.`);
     }
     return { ...m, prompt_parameters: params().parse(m.prompt_parameters) };
   });
@@ -69,7 +78,9 @@ export function promptlabRoutes(deps: TrackerDeps): Hono<AppEnv> {
     await logBatch(db, runId, batch);
     const table = {
       columns: [...m.prompt_parameters.map((p) => p.key), 'prompt', 'output', ...m.model_output_parameters.map((p) => p.key)],
-      data: [[...m.prompt_parameters.map((p) => p.value), m.model_input!, m.model_output, ...m.model_output_parameters.map((p) => p.value)]],
+      data: [
+        [...m.prompt_parameters.map((p) => p.value), m.model_input!, m.model_output, ...m.model_output_parameters.map((p) => p.value)],
+      ],
     };
     const body = new TextEncoder().encode(pythonJson(table));
     await uploadArtifact(deps.artifacts, joinKey(requireStoreKey(deps, run.info.artifact_uri), 'eval_results_table.json'), body, {

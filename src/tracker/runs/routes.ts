@@ -32,7 +32,9 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
   return new Hono<AppEnv>()
     .route('/', promptlabRoutes(deps))
-    .post('/runs/create', async (c) => c.json({ run: await createRun(db, ownedBy(await readRequest(c, CreateRun), signedInUser(c)), deps.now()) }))
+    .post('/runs/create', async (c) =>
+      c.json({ run: await createRun(db, ownedBy(await readRequest(c, CreateRun), signedInUser(c)), deps.now()) }),
+    )
     .get('/runs/get', async (c) => c.json({ run: await getRun(db, await readRequest(c, RunRef)) }))
     .post('/runs/update', async (c) => {
       const req = await readRequest(c, UpdateRun);
@@ -102,7 +104,12 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
     })
     .get('/metrics/get-history', async (c) => {
       const req = await readRequest(c, MetricHistory);
-      const history = await metricHistory(db, { runId: req.run_id, key: req.metric_key, maxResults: req.max_results, pageToken: req.page_token });
+      const history = await metricHistory(db, {
+        runId: req.run_id,
+        key: req.metric_key,
+        maxResults: req.max_results,
+        pageToken: req.page_token,
+      });
       return c.json(history.metrics.length || history.next_page_token ? history : {});
     })
     .get('/metrics/get-history-bulk', async (c) => {

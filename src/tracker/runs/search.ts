@@ -22,7 +22,6 @@ import {
 // each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
 // page exists). Rows missing an order key sort last in both directions, NaN metrics just before them.
 
-
 export type SearchRunsRequest = {
   experimentIds: string[];
   filter?: string;
@@ -35,11 +34,20 @@ export type SearchRunsRequest = {
 type Entity = 'metric' | 'parameter' | 'tag' | 'attribute' | 'dataset';
 
 const ENTITIES: Record<string, Entity> = {
-  metric: 'metric', metrics: 'metric',
-  parameter: 'parameter', parameters: 'parameter', param: 'parameter', params: 'parameter',
-  tag: 'tag', tags: 'tag',
-  attribute: 'attribute', attributes: 'attribute', attr: 'attribute', run: 'attribute',
-  dataset: 'dataset', datasets: 'dataset',
+  metric: 'metric',
+  metrics: 'metric',
+  parameter: 'parameter',
+  parameters: 'parameter',
+  param: 'parameter',
+  params: 'parameter',
+  tag: 'tag',
+  tags: 'tag',
+  attribute: 'attribute',
+  attributes: 'attribute',
+  attr: 'attribute',
+  run: 'attribute',
+  dataset: 'dataset',
+  datasets: 'dataset',
 };
 
 // Attribute names (and MLflow's aliases) to their column; numeric ones compare as numbers.
@@ -100,7 +108,8 @@ function condition(c: Comparison, params: Params): string {
     case 'attribute': {
       const attribute = attributeOf(key);
       if (attribute.numeric) {
-        if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+        if (c.value.kind !== 'number')
+          throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
         checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
         return compare(attribute.column, c.op, c.value.value, params);
       }
@@ -151,7 +160,9 @@ function ordering(orderBy: string[], params: Params): { joins: string[]; terms: 
       }
       case 'metric':
         keys.push(`metric:${identifier.key}`);
-        joins.push(`LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${params.add(identifier.key)}`);
+        joins.push(
+          `LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${params.add(identifier.key)}`,
+        );
         // Present values first, then NaN, then runs without the metric, whatever the direction.
         terms.push(`(CASE WHEN ${alias}.run_id IS NULL THEN 2 WHEN ${alias}.is_nan THEN 1 ELSE 0 END)`, `${alias}.value ${direction}`);
         break;

@@ -35,7 +35,8 @@ export function parseFilter(filter: string | undefined): Comparison[] {
 
   const comparison = (): Comparison => {
     const start = peek();
-    if (start.kind === 'end') throw invalidParameter(`Invalid clause(s) in filter string: '${filter.trim()}'. A condition must follow AND.`);
+    if (start.kind === 'end')
+      throw invalidParameter(`Invalid clause(s) in filter string: '${filter.trim()}'. A condition must follow AND.`);
     if (start.kind !== 'identifier') return invalidClause(start, '. Expected an identifier such as metrics.<key>.');
     next();
     const identifier = toIdentifier(start);
@@ -98,7 +99,9 @@ export function parseFilter(filter: string | undefined): Comparison[] {
       const sep = next();
       if (sep.kind === 'punctuation' && sep.text === ')') break;
       if (sep.kind !== 'punctuation' || sep.text !== ',') {
-        throw invalidParameter(`While parsing a list in the query, expected ',' or ')' but got '${sep.text || 'the end'}' in: ${rest(open)}`);
+        throw invalidParameter(
+          `While parsing a list in the query, expected ',' or ')' but got '${sep.text || 'the end'}' in: ${rest(open)}`,
+        );
       }
     }
     return { kind: 'list', values, text: filter.slice(open.at, tokens[i - 1]!.at + 1) };

@@ -61,7 +61,8 @@ const location = z.object({
   mlflow_experiment: z.object({ experiment_id: requiredStr() }).optional(),
 });
 const experimentOf = (loc: z.output<typeof location> | undefined): number => {
-  if (!loc?.mlflow_experiment) throw invalidParameter('A trace location must name an MLflow experiment (trace_location.mlflow_experiment.experiment_id).');
+  if (!loc?.mlflow_experiment)
+    throw invalidParameter('A trace location must name an MLflow experiment (trace_location.mlflow_experiment.experiment_id).');
   return experimentIdOf(loc.mlflow_experiment.experiment_id);
 };
 
@@ -79,18 +80,20 @@ const traceInfo = z.object({
 });
 
 /** StartTraceV3: the whole TraceInfo, sent when a trace ends. */
-export const StartTraceV3 = z.object({ trace: z.object({ trace_info: traceInfo }) }).transform(({ trace: { trace_info: t } }): TraceWrite => ({
-  traceId: t.trace_id,
-  experimentId: experimentOf(t.trace_location),
-  clientRequestId: t.client_request_id,
-  requestTime: t.request_time,
-  executionDuration: t.execution_duration,
-  state: t.state ?? 'STATE_UNSPECIFIED',
-  requestPreview: t.request_preview,
-  responsePreview: t.response_preview,
-  metadata: t.trace_metadata,
-  tags: tagKeys(t.tags),
-}));
+export const StartTraceV3 = z.object({ trace: z.object({ trace_info: traceInfo }) }).transform(
+  ({ trace: { trace_info: t } }): TraceWrite => ({
+    traceId: t.trace_id,
+    experimentId: experimentOf(t.trace_location),
+    clientRequestId: t.client_request_id,
+    requestTime: t.request_time,
+    executionDuration: t.execution_duration,
+    state: t.state ?? 'STATE_UNSPECIFIED',
+    requestPreview: t.request_preview,
+    responsePreview: t.response_preview,
+    metadata: t.trace_metadata,
+    tags: tagKeys(t.tags),
+  }),
+);
 
 /** StartTrace (v2): a trace begins, in progress. */
 export const StartTraceV2 = z.object({
@@ -113,7 +116,9 @@ export const DeleteTraceTag = z.object({ key: requiredStr() });
 
 const searchShape = {
   filter: optionalStr(),
-  max_results: int64().optional().transform((n) => n ?? 100),
+  max_results: int64()
+    .optional()
+    .transform((n) => n ?? 100),
   order_by: list(z.string()),
   page_token: optionalStr(),
 };

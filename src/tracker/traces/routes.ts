@@ -3,7 +3,16 @@ import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { readDeleteRequest, readRequest } from '../wire/request.ts';
 import { getTrace, loadTraces, traceInfoV2, traceInfoV3 } from './load.ts';
-import { DeleteTraces, DeleteTraceTag, EndTraceV2, SearchTracesV2, SearchTracesV3, SetTraceTag, StartTraceV2, StartTraceV3 } from './messages.ts';
+import {
+  DeleteTraces,
+  DeleteTraceTag,
+  EndTraceV2,
+  SearchTracesV2,
+  SearchTracesV3,
+  SetTraceTag,
+  StartTraceV2,
+  StartTraceV3,
+} from './messages.ts';
 import { searchTraces } from './search.ts';
 import { deleteTraces, deleteTraceTag, endTraceV2, setTraceTag, startTraceV2, writeTrace } from './store.ts';
 
@@ -32,7 +41,12 @@ export function traceRoutesV2(deps: TrackerDeps): Hono<AppEnv> {
     .route('/', shared(deps))
     .post('/traces', async (c) => {
       const m = await readRequest(c, StartTraceV2);
-      const id = await startTraceV2(db, { experimentId: m.experiment_id, requestTime: m.timestamp_ms, metadata: m.request_metadata, tags: m.tags });
+      const id = await startTraceV2(db, {
+        experimentId: m.experiment_id,
+        requestTime: m.timestamp_ms,
+        metadata: m.request_metadata,
+        tags: m.tags,
+      });
       return c.json(await info(id));
     })
     .get('/traces', async (c) => {

@@ -26,7 +26,8 @@ const ATTRIBUTE_ENTITIES = [undefined, 'attribute', 'attributes', 'trace'];
 
 function attributeOf(key: string) {
   const attribute = ATTRIBUTES[key];
-  if (!attribute) throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
+  if (!attribute)
+    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
   return attribute;
 }
 
@@ -34,7 +35,9 @@ function keyedTable(entity: string | undefined): string | undefined {
   if (entity === 'tag' || entity === 'tags') return 'tracker_trace_tags';
   if (entity === 'metadata' || entity === 'request_metadata') return 'tracker_trace_metadata';
   if (ATTRIBUTE_ENTITIES.includes(entity)) return undefined;
-  throw invalidParameter(`Invalid entity type '${entity}'. Valid entity types are ('attribute', 'trace', 'tag', 'tags', 'metadata', 'request_metadata')`);
+  throw invalidParameter(
+    `Invalid entity type '${entity}'. Valid entity types are ('attribute', 'trace', 'tag', 'tags', 'metadata', 'request_metadata')`,
+  );
 }
 
 function condition(c: Comparison, params: Params): string {
@@ -46,7 +49,8 @@ function condition(c: Comparison, params: Params): string {
   }
   const attribute = attributeOf(key);
   if (attribute.numeric) {
-    if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+    if (c.value.kind !== 'number')
+      throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
     checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
     return compare(attribute.column, c.op, c.value.value, params);
   }
@@ -54,18 +58,28 @@ function condition(c: Comparison, params: Params): string {
   return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);
 }
 
-export type SearchTracesRequest = { experimentIds: number[]; filter?: string | undefined; maxResults: number; orderBy: string[]; pageToken?: string | undefined };
+export type SearchTracesRequest = {
+  experimentIds: number[];
+  filter?: string | undefined;
+  maxResults: number;
+  orderBy: string[];
+  pageToken?: string | undefined;
+};
 
 export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{ traceIds: string[]; nextPageToken?: string }> {
   const maxResults = checkMaxResults(req.maxResults, MAX_TRACES_PAGE);
   const offset = startOffset(req.pageToken);
   if (req.experimentIds.length === 0) return { traceIds: [] };
   const params = new Params();
-  const where = [`t.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[])`, ...parseFilter(req.filter).map((c) => condition(c, params))];
+  const where = [
+    `t.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[])`,
+    ...parseFilter(req.filter).map((c) => condition(c, params)),
+  ];
   const keys: string[] = [];
   const terms = orderEntries(req.orderBy).flatMap((clause) => {
     const { identifier, ascending } = parseOrderBy(clause);
-    if (keyedTable(identifier.entity)) throw invalidParameter(`Invalid order_by clause '${clause}': traces are ordered by attributes only.`);
+    if (keyedTable(identifier.entity))
+      throw invalidParameter(`Invalid order_by clause '${clause}': traces are ordered by attributes only.`);
     const { column } = attributeOf(identifier.key);
     keys.push(column);
     return [`${column} ${ascending ? 'ASC' : 'DESC'} NULLS LAST`];

@@ -54,7 +54,10 @@ export function metricChart(key, series) {
   if (!finite.length) return append(figure, [h('p', { class: 'muted' }, 'No finite values to plot.')]);
 
   const [x0, x1] = domain(finite.map((p) => p.x));
-  const [y0, y1] = domain(finite.map((p) => p.y), 0.05);
+  const [y0, y1] = domain(
+    finite.map((p) => p.y),
+    0.05,
+  );
   /** @param {number} x */
   const sx = (x) => m.left + ((x - x0) / (x1 - x0)) * (W - m.left - m.right);
   /** @param {number} y */
@@ -64,44 +67,96 @@ export function metricChart(key, series) {
   /** @param {number} v */
   const round = (v) => Math.round(v * 10) / 10;
 
-  const chart = svg('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${id}-title ${id}-desc` },
+  const chart = svg(
+    'svg',
+    { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${id}-title ${id}-desc` },
     svg('desc', { id: `${id}-desc` }, `${key} over steps for ${series.map((s) => s.label).join(', ')}`),
-    svg('g', { class: 'grid' }, yt.map((t) => svg('line', { x1: m.left, x2: W - m.right, y1: round(sy(t)), y2: round(sy(t)) }))),
-    svg('g', { class: 'axis x-axis' },
+    svg(
+      'g',
+      { class: 'grid' },
+      yt.map((t) => svg('line', { x1: m.left, x2: W - m.right, y1: round(sy(t)), y2: round(sy(t)) })),
+    ),
+    svg(
+      'g',
+      { class: 'axis x-axis' },
       svg('line', { x1: m.left, x2: W - m.right, y1: H - m.bottom, y2: H - m.bottom }),
-      xt.map((t) => svg('g', {},
-        svg('line', { x1: round(sx(t)), x2: round(sx(t)), y1: H - m.bottom, y2: H - m.bottom + 4 }),
-        svg('text', { x: round(sx(t)), y: H - m.bottom + 16, 'text-anchor': 'middle' }, formatNumber(t)))),
-      svg('text', { class: 'axis-label', x: m.left + (W - m.left - m.right) / 2, y: H - 6, 'text-anchor': 'middle' }, 'step')),
-    svg('g', { class: 'axis y-axis' },
+      xt.map((t) =>
+        svg(
+          'g',
+          {},
+          svg('line', { x1: round(sx(t)), x2: round(sx(t)), y1: H - m.bottom, y2: H - m.bottom + 4 }),
+          svg('text', { x: round(sx(t)), y: H - m.bottom + 16, 'text-anchor': 'middle' }, formatNumber(t)),
+        ),
+      ),
+      svg('text', { class: 'axis-label', x: m.left + (W - m.left - m.right) / 2, y: H - 6, 'text-anchor': 'middle' }, 'step'),
+    ),
+    svg(
+      'g',
+      { class: 'axis y-axis' },
       svg('line', { x1: m.left, x2: m.left, y1: m.top, y2: H - m.bottom }),
-      yt.map((t) => svg('g', {},
-        svg('line', { x1: m.left - 4, x2: m.left, y1: round(sy(t)), y2: round(sy(t)) }),
-        svg('text', { x: m.left - 7, y: round(sy(t)) + 4, 'text-anchor': 'end' }, formatNumber(t)))),
-      svg('text', { class: 'axis-label', transform: `translate(14 ${m.top + (H - m.top - m.bottom) / 2}) rotate(-90)`, 'text-anchor': 'middle' }, key)),
-    svg('g', { class: 'lines' }, series.map((s) => {
-      let d = '';
-      let pen = 'M';
-      let plotted = 0;
-      for (const p of s.points) {
-        if (!Number.isFinite(p.y)) {
-          pen = 'M';
-          continue;
+      yt.map((t) =>
+        svg(
+          'g',
+          {},
+          svg('line', { x1: m.left - 4, x2: m.left, y1: round(sy(t)), y2: round(sy(t)) }),
+          svg('text', { x: m.left - 7, y: round(sy(t)) + 4, 'text-anchor': 'end' }, formatNumber(t)),
+        ),
+      ),
+      svg(
+        'text',
+        { class: 'axis-label', transform: `translate(14 ${m.top + (H - m.top - m.bottom) / 2}) rotate(-90)`, 'text-anchor': 'middle' },
+        key,
+      ),
+    ),
+    svg(
+      'g',
+      { class: 'lines' },
+      series.map((s) => {
+        let d = '';
+        let pen = 'M';
+        let plotted = 0;
+        for (const p of s.points) {
+          if (!Number.isFinite(p.y)) {
+            pen = 'M';
+            continue;
+          }
+          d += `${pen}${round(sx(p.x))},${round(sy(p.y))} `;
+          pen = 'L';
+          plotted++;
         }
-        d += `${pen}${round(sx(p.x))},${round(sy(p.y))} `;
-        pen = 'L';
-        plotted++;
-      }
-      return svg('g', { class: 'run-series', dataset: { runId: s.id } },
-        svg('path', { class: 'series', d: d.trim(), stroke: s.color, dataset: { runId: s.id, points: plotted } }, svg('title', {}, `${s.label}: ${plotted} points`)),
-        plotted <= 100 ? s.points.filter((p) => Number.isFinite(p.y)).map((p) => svg('circle', { cx: round(sx(p.x)), cy: round(sy(p.y)), r: 2.5, fill: s.color }, svg('title', {}, `${s.label} · step ${p.x}: ${p.y}`))) : null);
-    })));
+        return svg(
+          'g',
+          { class: 'run-series', dataset: { runId: s.id } },
+          svg(
+            'path',
+            { class: 'series', d: d.trim(), stroke: s.color, dataset: { runId: s.id, points: plotted } },
+            svg('title', {}, `${s.label}: ${plotted} points`),
+          ),
+          plotted <= 100
+            ? s.points
+                .filter((p) => Number.isFinite(p.y))
+                .map((p) =>
+                  svg(
+                    'circle',
+                    { cx: round(sx(p.x)), cy: round(sy(p.y)), r: 2.5, fill: s.color },
+                    svg('title', {}, `${s.label} · step ${p.x}: ${p.y}`),
+                  ),
+                )
+            : null,
+        );
+      }),
+    ),
+  );
 
-  const legend = h('ul', { class: 'legend' }, series.map((s) => {
-    const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-    swatch.style.background = s.color; // through the CSSOM, which the page's CSP allows (a style attribute it would not)
-    return h('li', {}, swatch, s.label);
-  }));
+  const legend = h(
+    'ul',
+    { class: 'legend' },
+    series.map((s) => {
+      const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+      swatch.style.background = s.color; // through the CSSOM, which the page's CSP allows (a style attribute it would not)
+      return h('li', {}, swatch, s.label);
+    }),
+  );
   return append(figure, [chart, legend, chartData(key, series)]);
 }
 
@@ -113,10 +168,24 @@ export function metricChart(key, series) {
 function chartData(key, series) {
   const steps = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].sort((a, b) => a - b);
   const last = series.map((s) => new Map(s.points.map((p) => [p.x, p.y])));
-  return h('details', {},
+  return h(
+    'details',
+    {},
     h('summary', {}, 'Data'),
-    table(['step', ...series.map((s) => s.label)], steps.map((x) => h('tr', {}, h('td', { class: 'num' }, x), last.map((m) => {
-      const y = m.get(x);
-      return h('td', { class: 'num' }, y === undefined ? '' : formatNumber(y));
-    }))), { 'aria-label': `${key} by step` }));
+    table(
+      ['step', ...series.map((s) => s.label)],
+      steps.map((x) =>
+        h(
+          'tr',
+          {},
+          h('td', { class: 'num' }, x),
+          last.map((m) => {
+            const y = m.get(x);
+            return h('td', { class: 'num' }, y === undefined ? '' : formatNumber(y));
+          }),
+        ),
+      ),
+      { 'aria-label': `${key} by step` },
+    ),
+  );
 }

@@ -31,7 +31,10 @@ export function formatDuration(start, end) {
   if (!start || !end) return '';
   let s = Math.round((num(end) - num(start)) / 1000);
   const parts = [];
-  for (const [unit, size] of /** @type {const} */ ([['h', 3600], ['m', 60]])) {
+  for (const [unit, size] of /** @type {const} */ ([
+    ['h', 3600],
+    ['m', 60],
+  ])) {
     if (s >= size) parts.push(`${Math.floor(s / size)}${unit}`);
     s %= size;
   }

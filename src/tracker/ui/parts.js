@@ -25,7 +25,20 @@ export const section = (title, ...children) => h('section', {}, title ? h('h2', 
  * @param {Attrs} [attrs]
  */
 export function table(head, rows, attrs = {}) {
-  return h('table', attrs, h('thead', {}, h('tr', {}, head.flat().map((c) => (c instanceof Node ? c : h('th', { scope: 'col' }, c))))), h('tbody', {}, rows));
+  return h(
+    'table',
+    attrs,
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        head.flat().map((c) => (c instanceof Node ? c : h('th', { scope: 'col' }, c))),
+      ),
+    ),
+    h('tbody', {}, rows),
+  );
 }
 
 /**
@@ -35,5 +48,9 @@ export function table(head, rows, attrs = {}) {
  */
 export function keyValueTable(items, id, empty) {
   if (!items.length) return h('p', { class: 'muted' }, empty);
-  return table(['Name', 'Value'], items.map((i) => h('tr', {}, h('th', { scope: 'row' }, i.key), h('td', {}, i.value))), { id, class: 'wide' });
+  return table(
+    ['Name', 'Value'],
+    items.map((i) => h('tr', {}, h('th', { scope: 'row' }, i.key), h('td', {}, i.value))),
+    { id, class: 'wide' },
+  );
 }

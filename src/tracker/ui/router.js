@@ -41,13 +41,15 @@ export function showError(err) {
  * @param {(...args: A) => unknown} fn
  * @returns {(...args: A) => Promise<void>}
  */
-export const guarded = (fn) => async (...args) => {
-  try {
-    await fn(...args);
-  } catch (err) {
-    showError(err);
-  }
-};
+export const guarded =
+  (fn) =>
+  async (...args) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      showError(err);
+    }
+  };
 
 /** @param {Route[]} routes */
 async function render(routes) {
@@ -55,7 +57,10 @@ async function render(routes) {
   const { path, query } = parseHash();
   $error.hidden = true;
   $view.setAttribute('aria-busy', 'true');
-  for (const [id, prefix] of /** @type {const} */ ([['nav-experiments', '/experiments'], ['nav-models', '/models']])) {
+  for (const [id, prefix] of /** @type {const} */ ([
+    ['nav-experiments', '/experiments'],
+    ['nav-models', '/models'],
+  ])) {
     const here = path === prefix || path.startsWith(`${prefix}/`) || (prefix === '/experiments' && (path === '/' || path === ''));
     byId(id).toggleAttribute('aria-current', false);
     if (here) byId(id).setAttribute('aria-current', 'page');

@@ -24,32 +24,38 @@ export const str = () => z.preprocess((v) => (fromQuery(v) ? lastOf(v) : v), z.s
 export const requiredStr = () => str().refine((s) => s !== '', { params: { missing: true } });
 
 /** An optional string whose absence is the empty string (protobuf's default). */
-export const strOrEmpty = () => str().optional().transform((v) => v ?? '');
+export const strOrEmpty = () =>
+  str()
+    .optional()
+    .transform((v) => v ?? '');
 
 /** An optional string; empty counts as absent. */
-export const optionalStr = () => str().optional().transform((s) => (s === '' ? undefined : s));
+export const optionalStr = () =>
+  str()
+    .optional()
+    .transform((s) => (s === '' ? undefined : s));
 
 /** An int64 field: a JSON number or a numeric string (query strings, protobuf's own JSON). */
 export const int64 = () =>
-  z.preprocess(
-    (q) => {
-      const v = fromQuery(q) ? lastOf(q) : q;
-      return typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v;
-    },
-    z.number().int().refine(Number.isSafeInteger),
-  );
+  z.preprocess((q) => {
+    const v = fromQuery(q) ? lastOf(q) : q;
+    return typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v;
+  }, z.number().int().refine(Number.isSafeInteger));
 
 /** A double field: a number, or the strings protobuf's JSON uses for the values JSON has no literal for. */
 export const double = () =>
-  z.preprocess((q) => {
-    const v = fromQuery(q) ? lastOf(q) : q;
-    if (typeof v !== 'string') return v;
-    const s = v.trim();
-    if (s === 'NaN') return Number.NaN;
-    if (s === 'Infinity' || s === 'inf') return Number.POSITIVE_INFINITY;
-    if (s === '-Infinity' || s === '-inf') return Number.NEGATIVE_INFINITY;
-    return s !== '' && Number.isFinite(Number(s)) ? Number(s) : v;
-  }, z.custom<number>((v) => typeof v === 'number'));
+  z.preprocess(
+    (q) => {
+      const v = fromQuery(q) ? lastOf(q) : q;
+      if (typeof v !== 'string') return v;
+      const s = v.trim();
+      if (s === 'NaN') return Number.NaN;
+      if (s === 'Infinity' || s === 'inf') return Number.POSITIVE_INFINITY;
+      if (s === '-Infinity' || s === '-inf') return Number.NEGATIVE_INFINITY;
+      return s !== '' && Number.isFinite(Number(s)) ? Number(s) : v;
+    },
+    z.custom<number>((v) => typeof v === 'number'),
+  );
 
 /** A boolean field: JSON true/false, or 'true'/'false' in any case from a query string. */
 export const bool = () =>
@@ -99,5 +105,4 @@ const withRunId = (v: unknown) => {
 };
 
 /** A message about one run: `run_id` (or `run_uuid` from older clients) is required, beside the other fields. */
-export const runMessage = <S extends z.ZodRawShape>(shape: S) =>
-  z.preprocess(withRunId, z.object({ run_id: requiredStr(), ...shape }));
+export const runMessage = <S extends z.ZodRawShape>(shape: S) => z.preprocess(withRunId, z.object({ run_id: requiredStr(), ...shape }));

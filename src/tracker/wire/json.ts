@@ -16,7 +16,13 @@ export type LoggedModelStatus = 'PENDING' | 'READY' | 'FAILED';
 export const statusToWire = (s: LoggedModelStatus): LoggedModelWireStatus =>
   s === 'READY' ? 'LOGGED_MODEL_READY' : s === 'FAILED' ? 'LOGGED_MODEL_UPLOAD_FAILED' : 'LOGGED_MODEL_PENDING';
 export const statusFromWire = (s: LoggedModelWireStatus): LoggedModelStatus | undefined =>
-  s === 'LOGGED_MODEL_READY' ? 'READY' : s === 'LOGGED_MODEL_UPLOAD_FAILED' ? 'FAILED' : s === 'LOGGED_MODEL_PENDING' ? 'PENDING' : undefined;
+  s === 'LOGGED_MODEL_READY'
+    ? 'READY'
+    : s === 'LOGGED_MODEL_UPLOAD_FAILED'
+      ? 'FAILED'
+      : s === 'LOGGED_MODEL_PENDING'
+        ? 'PENDING'
+        : undefined;
 
 // ---- values ------------------------------------------------------------------------------------------------------
 
@@ -35,9 +41,12 @@ export function doubleJson(value: number, isNan = false): number | string {
 export function pythonJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${pythonJson(k)}: ${pythonJson(v)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${pythonJson(k)}: ${pythonJson(v)}`)
+      .join(', ')}}`;
   }
-  if (typeof value === 'string') return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (typeof value === 'string')
+    return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return JSON.stringify(value) ?? 'null';
 }
 

@@ -59,7 +59,9 @@ function issueMessage(issue: z.core.$ZodIssue, text: string): string {
 function pythonJson(value: unknown, path: readonly PropertyKey[], text: string): string {
   const key = path[path.length - 1];
   if (typeof value === 'number' && typeof key === 'string' && text) {
-    const literal = new RegExp(`"${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\s*:\\s*(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)`).exec(text)?.[1];
+    const literal = new RegExp(`"${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\s*:\\s*(-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?)`).exec(
+      text,
+    )?.[1];
     if (literal !== undefined && Number(literal) === value) return literal;
   }
   return JSON.stringify(value) ?? String(value);

@@ -47,7 +47,11 @@ export function checkKey(name: string | undefined, path: string): string {
     );
   }
   if (resolvesElsewhere(name)) {
-    throw invalidValue(path, name, 'Names may be treated as files in certain cases, and must not resolve to other names when treated as such.');
+    throw invalidValue(
+      path,
+      name,
+      'Names may be treated as files in certain cases, and must not resolve to other names when treated as such.',
+    );
   }
   checkLength(path, LIMITS.keyLength, name);
   return name;

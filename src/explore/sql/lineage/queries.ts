@@ -1,7 +1,19 @@
 import type * as T from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
 import { is, nameOf, namesOf, primaryOf } from '../tree.ts';
 import { originOf } from './expressions.ts';
-import { NOTHING, UNKNOWN, isExact, opaque, renamed, union, unqualified, type Context, type Ctes, type Field, type Scope } from './fields.ts';
+import {
+  NOTHING,
+  UNKNOWN,
+  isExact,
+  opaque,
+  renamed,
+  union,
+  unqualified,
+  type Context,
+  type Ctes,
+  type Field,
+  type Scope,
+} from './fields.ts';
 import { fromClause, relationFields } from './relations.ts';
 import { selectItemFields } from './select.ts';
 
@@ -18,13 +30,21 @@ export function queryFields(query: unknown, ctes: Ctes, outer: Scope | undefined
   for (const named of w?.namedQuery() ?? []) {
     const name = nameOf(named.identifier());
     const aliases = named.columnAliases() ? namesOf(named.columnAliases()) : undefined;
-    const fields = w!.KW_RECURSIVE() ? recursive(named, name, aliases, visible, outer, ctx) : definition(named, aliases, visible, outer, ctx);
+    const fields = w!.KW_RECURSIVE()
+      ? recursive(named, name, aliases, visible, outer, ctx)
+      : definition(named, aliases, visible, outer, ctx);
     visible.set(name, fields);
   }
   return termFields(query.queryNoWith().queryTerm(), visible, outer, ctx);
 }
 
-function definition(named: T.NamedQueryContext, aliases: string[] | undefined, ctes: Ctes, outer: Scope | undefined, ctx: Context): Field[] {
+function definition(
+  named: T.NamedQueryContext,
+  aliases: string[] | undefined,
+  ctes: Ctes,
+  outer: Scope | undefined,
+  ctx: Context,
+): Field[] {
   const fields = unqualified(queryFields(named.query(), ctes, outer, ctx));
   return aliases ? renamed(fields, aliases) : fields;
 }
@@ -34,7 +54,14 @@ function definition(named: T.NamedQueryContext, aliases: string[] | undefined, c
  * up as unknown). A query without column names cannot be recursive in Trino; it is read once, with any reference
  * to itself unknown.
  */
-function recursive(named: T.NamedQueryContext, name: string, aliases: string[] | undefined, ctes: Ctes, outer: Scope | undefined, ctx: Context): Field[] {
+function recursive(
+  named: T.NamedQueryContext,
+  name: string,
+  aliases: string[] | undefined,
+  ctes: Ctes,
+  outer: Scope | undefined,
+  ctx: Context,
+): Field[] {
   if (!aliases) return definition(named, aliases, new Map([...ctes, [name, [opaque(UNKNOWN)]]]), outer, ctx);
   let current: Field[] = aliases.map((n) => ({ name: n, origin: NOTHING }));
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -47,7 +74,12 @@ function recursive(named: T.NamedQueryContext, name: string, aliases: string[] |
 
 const sameOrigins = (a: readonly Field[], b: readonly Field[]) =>
   a.length === b.length &&
-  a.every((f, i) => f.origin.unknown === b[i]!.origin.unknown && f.origin.sources.size === b[i]!.origin.sources.size && [...f.origin.sources].every((s) => b[i]!.origin.sources.has(s)));
+  a.every(
+    (f, i) =>
+      f.origin.unknown === b[i]!.origin.unknown &&
+      f.origin.sources.size === b[i]!.origin.sources.size &&
+      [...f.origin.sources].every((s) => b[i]!.origin.sources.has(s)),
+  );
 
 function termFields(term: T.QueryTermContext, ctes: Ctes, outer: Scope | undefined, ctx: Context): Field[] {
   if (is(term, 'SetOperation')) {
@@ -91,5 +123,8 @@ function valuesFields(rows: T.ExpressionContext[], ctes: Ctes, outer: Scope | un
 
 function specificationFields(spec: T.QuerySpecificationContext, ctes: Ctes, outer: Scope | undefined, ctx: Context): Field[] {
   const scope: Scope = { fields: fromClause(spec.relation(), ctes, outer, ctx), outer };
-  return spec.selectList().selectItem().flatMap((item) => selectItemFields(item, scope, ctes, ctx));
+  return spec
+    .selectList()
+    .selectItem()
+    .flatMap((item) => selectItemFields(item, scope, ctes, ctx));
 }

@@ -2,7 +2,19 @@ import type * as T from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
 import { qualify } from '../tables.ts';
 import { is, nameOf, namesOf } from '../tree.ts';
 import { originOf } from './expressions.ts';
-import { UNKNOWN, aliased, isExact, opaque, sourceKey, union, unqualified, type Context, type Ctes, type Field, type Scope } from './fields.ts';
+import {
+  UNKNOWN,
+  aliased,
+  isExact,
+  opaque,
+  sourceKey,
+  union,
+  unqualified,
+  type Context,
+  type Ctes,
+  type Field,
+  type Scope,
+} from './fields.ts';
 import { queryFields } from './queries.ts';
 
 // The FROM clause as Trino's analyzer sees it: one ordered list of qualified fields. Joins concatenate, except
@@ -22,9 +34,10 @@ function relation(r: T.RelationContext, ctes: Ctes, outer: Scope | undefined, le
   const leftFields = relation(r.relation(0)!, ctes, outer, left, ctx);
   const rightNode = r.sampledRelation() ?? r.relation(1);
   const seen = [...left, ...leftFields];
-  const rightFields = is(rightNode, 'JoinRelation') || is(rightNode, 'RelationDefault')
-    ? relation(rightNode, ctes, outer, seen, ctx)
-    : sampled(rightNode as T.SampledRelationContext, ctes, outer, seen, ctx);
+  const rightFields =
+    is(rightNode, 'JoinRelation') || is(rightNode, 'RelationDefault')
+      ? relation(rightNode, ctes, outer, seen, ctx)
+      : sampled(rightNode as T.SampledRelationContext, ctes, outer, seen, ctx);
   const criteria = r.joinCriteria();
   if (criteria?.KW_USING()) return joinedUsing(leftFields, rightFields, namesOf(criteria));
   if (r.KW_NATURAL()) {

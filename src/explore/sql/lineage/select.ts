@@ -22,7 +22,11 @@ export function selectItemFields(item: T.SelectItemContext, scope: Scope, ctes: 
   const expression = literal ?? item.selectExpressionColumnName();
   if (!expression) return [opaque(UNKNOWN)];
   const alias = item.identifier();
-  const name = alias ? nameOf(alias) : literal ? namesOf(literal.columnRef().qualifiedName()).at(-1) : implicitName(item.selectExpressionColumnName()!);
+  const name = alias
+    ? nameOf(alias)
+    : literal
+      ? namesOf(literal.columnRef().qualifiedName()).at(-1)
+      : implicitName(item.selectExpressionColumnName()!);
   return [{ name, origin: originOf(expression, scope, ctes, ctx) }];
 }
 

@@ -46,20 +46,23 @@ function folderItem(run, file, preview) {
   /** @type {HTMLElement | null} */
   let children = null;
   const toggle = h('button', { type: 'button', class: 'link', 'aria-expanded': 'false', 'aria-label': `Folder ${file.path}` }, `${name}/`);
-  toggle.addEventListener('click', guarded(async () => {
-    const open = toggle.getAttribute('aria-expanded') === 'true';
-    if (open && children) {
-      toggle.setAttribute('aria-expanded', 'false');
-      children.hidden = true;
-      return;
-    }
-    if (!children) {
-      children = await artifactList(run, file.path, preview);
-      li.append(children);
-    }
-    children.hidden = false;
-    toggle.setAttribute('aria-expanded', 'true');
-  }));
+  toggle.addEventListener(
+    'click',
+    guarded(async () => {
+      const open = toggle.getAttribute('aria-expanded') === 'true';
+      if (open && children) {
+        toggle.setAttribute('aria-expanded', 'false');
+        children.hidden = true;
+        return;
+      }
+      if (!children) {
+        children = await artifactList(run, file.path, preview);
+        li.append(children);
+      }
+      children.hidden = false;
+      toggle.setAttribute('aria-expanded', 'true');
+    }),
+  );
   return append(li, [toggle]);
 }
 
@@ -72,17 +75,24 @@ function fileItem(run, file, preview) {
   const name = file.path.split('/').pop();
   const href = artifactHref(run, file.path);
   const size = file.file_size === undefined ? null : num(file.file_size);
-  const show = h('button', {
-    type: 'button',
-    class: 'link',
-    'aria-label': `Preview ${file.path}`,
-    onclick: guarded(() => showPreview(href, file.path, preview)),
-  }, 'Preview');
+  const show = h(
+    'button',
+    {
+      type: 'button',
+      class: 'link',
+      'aria-label': `Preview ${file.path}`,
+      onclick: guarded(() => showPreview(href, file.path, preview)),
+    },
+    'Preview',
+  );
   if (size !== null && size > PREVIEW_LIMIT) show.disabled = true;
-  return h('li', { dataset: { path: file.path } },
+  return h(
+    'li',
+    { dataset: { path: file.path } },
     h('span', { class: 'file' }, name),
     h('span', { class: 'muted size' }, formatBytes(size)),
-    h('span', { class: 'actions' }, h('a', { href, download: name, 'aria-label': `Download ${file.path}` }, 'Download'), show));
+    h('span', { class: 'actions' }, h('a', { href, download: name, 'aria-label': `Download ${file.path}` }, 'Download'), show),
+  );
 }
 
 /**

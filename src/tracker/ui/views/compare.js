@@ -15,15 +15,24 @@ const COLORS = ['#2f6fae', '#d9534f', '#3c9d5d', '#e08a1e', '#7b4fb3', '#1a9ea8'
 
 /** @param {string[]} runIds */
 export async function compareView(runIds) {
-  if (!runIds.length) return section('Compare runs', h('p', { class: 'muted' }, 'Select runs in an experiment\'s runs table first.'));
+  if (!runIds.length) return section('Compare runs', h('p', { class: 'muted' }, "Select runs in an experiment's runs table first."));
   const runs = await Promise.all(runIds.map((id) => api('GET', 'runs/get', { run_id: id }).then((r) => r.run)));
   const colors = new Map(runs.map((r, i) => [r.info.run_id, COLORS[i % COLORS.length] ?? '']));
-  const experiments = new Map(await Promise.all([...new Set(runs.map((r) => r.info.experiment_id))].map((id) =>
-    api('GET', 'experiments/get', { experiment_id: id }).then(
-      (e) => /** @type {const} */ ([id, e.experiment.name]),
-      () => /** @type {const} */ ([id, id])))));
+  const experiments = new Map(
+    await Promise.all(
+      [...new Set(runs.map((r) => r.info.experiment_id))].map((id) =>
+        api('GET', 'experiments/get', { experiment_id: id }).then(
+          (e) => /** @type {const} */ ([id, e.experiment.name]),
+          () => /** @type {const} */ ([id, id]),
+        ),
+      ),
+    ),
+  );
   // A fresh header per table: a DOM node lives in one place only.
-  const header = () => [h('td', {}), runs.map((r) => h('th', { scope: 'col' }, link(`#/runs/${encodeURIComponent(r.info.run_id)}`, runName(r))))];
+  const header = () => [
+    h('td', {}),
+    runs.map((r) => h('th', { scope: 'col' }, link(`#/runs/${encodeURIComponent(r.info.run_id)}`, runName(r)))),
+  ];
 
   /**
    * @template {KeyValue | Metric} T
@@ -38,37 +47,77 @@ export async function compareView(runIds) {
     const rows = keys.map((k) => {
       const values = runs.map((r) => byKey(pick(r)).get(k)?.value);
       const differs = new Set(values.map((v) => (v === undefined ? '' : String(v)))).size > 1;
-      return h('tr', { class: differs ? 'differs' : null },
+      return h(
+        'tr',
+        { class: differs ? 'differs' : null },
         h('th', { scope: 'row' }, k, differs ? h('span', { class: 'muted' }, ' (differs)') : null),
-        values.map((v) => h('td', { class: format === formatNumber ? 'num' : null }, v === undefined ? '' : format(v))));
+        values.map((v) => h('td', { class: format === formatNumber ? 'num' : null }, v === undefined ? '' : format(v))),
+      );
     });
     return section(label, table(header(), rows, { id, class: 'wide' }));
   };
 
   const metricKeys = [...new Set(runs.flatMap((r) => (r.data?.metrics ?? []).map((m) => m.key)))].sort();
-  const charts = await Promise.all(metricKeys.map(async (key) => {
-    const withKey = runs.filter((r) => byKey(r.data?.metrics).has(key));
-    const points = await chartPoints(withKey.map((r) => r.info.run_id), key);
-    const series = withKey.map((r) => ({
-      id: r.info.run_id,
-      label: runName(r),
-      color: colors.get(r.info.run_id) ?? '',
-      points: (points.get(r.info.run_id) ?? []).sort((a, b) => a.x - b.x || a.t - b.t),
-    }));
-    return metricChart(key, series);
-  }));
+  const charts = await Promise.all(
+    metricKeys.map(async (key) => {
+      const withKey = runs.filter((r) => byKey(r.data?.metrics).has(key));
+      const points = await chartPoints(
+        withKey.map((r) => r.info.run_id),
+        key,
+      );
+      const series = withKey.map((r) => ({
+        id: r.info.run_id,
+        label: runName(r),
+        color: colors.get(r.info.run_id) ?? '',
+        points: (points.get(r.info.run_id) ?? []).sort((a, b) => a.x - b.x || a.t - b.t),
+      }));
+      return metricChart(key, series);
+    }),
+  );
 
-  return h('div', {},
-    section(`Compare ${runs.length} run${runs.length === 1 ? '' : 's'}`,
-      table(header(), [
-        h('tr', {}, h('th', { scope: 'row' }, 'Experiment'), runs.map((r) => h('td', {}, link(`#/experiments/${encodeURIComponent(r.info.experiment_id)}`, experiments.get(r.info.experiment_id))))),
-        h('tr', {}, h('th', { scope: 'row' }, 'Status'), runs.map((r) => h('td', {}, r.info.status))),
-        h('tr', {}, h('th', { scope: 'row' }, 'Started'), runs.map((r) => h('td', {}, formatTime(r.info.start_time)))),
-      ], { class: 'wide', id: 'compare-runs' })),
-    h('div', { class: 'grid2' },
+  return h(
+    'div',
+    {},
+    section(
+      `Compare ${runs.length} run${runs.length === 1 ? '' : 's'}`,
+      table(
+        header(),
+        [
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, 'Experiment'),
+            runs.map((r) =>
+              h('td', {}, link(`#/experiments/${encodeURIComponent(r.info.experiment_id)}`, experiments.get(r.info.experiment_id))),
+            ),
+          ),
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, 'Status'),
+            runs.map((r) => h('td', {}, r.info.status)),
+          ),
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, 'Started'),
+            runs.map((r) => h('td', {}, formatTime(r.info.start_time))),
+          ),
+        ],
+        { class: 'wide', id: 'compare-runs' },
+      ),
+    ),
+    h(
+      'div',
+      { class: 'grid2' },
       side('Parameters', 'compare-params', (r) => r.data?.params, String),
-      side('Metrics', 'compare-metrics', (r) => r.data?.metrics, formatNumber)),
-    section('Metric charts', metricKeys.length ? h('div', { class: 'charts', id: 'charts' }, charts) : h('p', { class: 'muted' }, 'No metrics.')));
+      side('Metrics', 'compare-metrics', (r) => r.data?.metrics, formatNumber),
+    ),
+    section(
+      'Metric charts',
+      metricKeys.length ? h('div', { class: 'charts', id: 'charts' }, charts) : h('p', { class: 'muted' }, 'No metrics.'),
+    ),
+  );
 }
 
 /**
@@ -86,7 +135,11 @@ async function chartPoints(runIds, key) {
   /** @type {Map<string, Point[]>} */
   const byRun = new Map();
   for (let i = 0; i < runIds.length; i += 100) {
-    const page = await api('GET', 'metrics/get-history-bulk-interval', { run_ids: runIds.slice(i, i + 100), metric_key: key, max_results: CHART_POINTS });
+    const page = await api('GET', 'metrics/get-history-bulk-interval', {
+      run_ids: runIds.slice(i, i + 100),
+      metric_key: key,
+      max_results: CHART_POINTS,
+    });
     for (const m of page.metrics ?? []) {
       const runId = m.run_id ?? '';
       const points = byRun.get(runId) ?? [];

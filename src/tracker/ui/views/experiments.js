@@ -34,10 +34,16 @@ export async function experimentsView() {
     });
     token = page.next_page_token;
     more.hidden = !token;
-    append(rows, (page.experiments ?? []).map((e) => experimentRow(e, chosen, compare)));
+    append(
+      rows,
+      (page.experiments ?? []).map((e) => experimentRow(e, chosen, compare)),
+    );
     if (!rows.children.length) rows.append(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No experiments.')));
   };
-  more.addEventListener('click', guarded(() => load(false)));
+  more.addEventListener(
+    'click',
+    guarded(() => load(false)),
+  );
   compare.addEventListener('click', () => {
     location.hash = `#/experiments/${[...chosen].map(encodeURIComponent).join(',')}`;
   });
@@ -53,9 +59,21 @@ export async function experimentsView() {
   return section(
     'Experiments',
     form,
-    h('table', { class: 'wide', id: 'experiments' },
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, h('span', { class: 'muted' }, 'Select')), ['Name', 'ID', 'Artifact location', 'Created', 'Last updated'].map((c) => h('th', { scope: 'col' }, c)))),
-      rows),
+    h(
+      'table',
+      { class: 'wide', id: 'experiments' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, h('span', { class: 'muted' }, 'Select')),
+          ['Name', 'ID', 'Artifact location', 'Created', 'Last updated'].map((c) => h('th', { scope: 'col' }, c)),
+        ),
+      ),
+      rows,
+    ),
     more,
   );
 }
@@ -75,11 +93,14 @@ function experimentRow(e, chosen, compare) {
       compare.disabled = chosen.size === 0;
     },
   });
-  return h('tr', { dataset: { experimentId: e.experiment_id } },
+  return h(
+    'tr',
+    { dataset: { experimentId: e.experiment_id } },
     h('td', {}, box),
     h('td', {}, link(`#/experiments/${encodeURIComponent(e.experiment_id)}`, e.name)),
     h('td', {}, e.experiment_id),
     h('td', { class: 'mono' }, e.artifact_location ?? ''),
     h('td', {}, formatTime(e.creation_time)),
-    h('td', {}, formatTime(e.last_update_time)));
+    h('td', {}, formatTime(e.last_update_time)),
+  );
 }

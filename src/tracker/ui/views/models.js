@@ -32,15 +32,36 @@ export async function modelsView() {
     append(rows, (page.registered_models ?? []).map(modelRow));
     if (!rows.children.length) rows.append(h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No registered models.')));
   };
-  more.addEventListener('click', guarded(() => load(false)));
+  more.addEventListener(
+    'click',
+    guarded(() => load(false)),
+  );
   await load(true);
-  return section('Registered models',
-    h('form', { class: 'toolbar', role: 'search', onsubmit: guarded((e) => (e.preventDefault(), load(true))) },
-      h('label', { for: 'model-filter' }, 'Filter'), search, h('button', { type: 'submit' }, 'Search')),
-    h('table', { class: 'wide', id: 'models' },
-      h('thead', {}, h('tr', {}, ['Name', 'Latest versions', 'Aliases', 'Last modified', 'Description'].map((c) => h('th', { scope: 'col' }, c)))),
-      rows),
-    more);
+  return section(
+    'Registered models',
+    h(
+      'form',
+      { class: 'toolbar', role: 'search', onsubmit: guarded((e) => (e.preventDefault(), load(true))) },
+      h('label', { for: 'model-filter' }, 'Filter'),
+      search,
+      h('button', { type: 'submit' }, 'Search'),
+    ),
+    h(
+      'table',
+      { class: 'wide', id: 'models' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Name', 'Latest versions', 'Aliases', 'Last modified', 'Description'].map((c) => h('th', { scope: 'col' }, c)),
+        ),
+      ),
+      rows,
+    ),
+    more,
+  );
 }
 
 /** @param {string | undefined} stage */
@@ -51,12 +72,23 @@ const aliasBadge = (alias) => h('span', { class: 'badge alias' }, `@${alias}`);
 /** @param {RegisteredModel} model */
 function modelRow(model) {
   const latest = [...(model.latest_versions ?? [])].sort((a, b) => num(b.version) - num(a.version));
-  return h('tr', { dataset: { model: model.name } },
+  return h(
+    'tr',
+    { dataset: { model: model.name } },
     h('th', { scope: 'row' }, link(`#/models/${encodeURIComponent(model.name)}`, model.name)),
-    h('td', {}, latest.map((v) => h('span', {}, `v${v.version} `, stageBadge(v.current_stage), ' '))),
-    h('td', {}, (model.aliases ?? []).map((a) => h('span', {}, aliasBadge(a.alias), `→ v${a.version} `))),
+    h(
+      'td',
+      {},
+      latest.map((v) => h('span', {}, `v${v.version} `, stageBadge(v.current_stage), ' ')),
+    ),
+    h(
+      'td',
+      {},
+      (model.aliases ?? []).map((a) => h('span', {}, aliasBadge(a.alias), `→ v${a.version} `)),
+    ),
     h('td', {}, formatTime(model.last_updated_timestamp)),
-    h('td', {}, model.description ?? ''));
+    h('td', {}, model.description ?? ''),
+  );
 }
 
 /** @param {string} name */
@@ -74,12 +106,22 @@ export async function modelView(name) {
   versions.sort((a, b) => num(b.version) - num(a.version));
   // Source runs by name; a run that is gone (or unreadable) shows its id.
   const runIds = [...new Set(versions.flatMap((v) => (v.run_id ? [v.run_id] : [])))];
-  const runNames = new Map(await Promise.all(runIds.map((id) =>
-    api('GET', 'runs/get', { run_id: id }).then((r) => /** @type {const} */ ([id, runName(r.run)]), () => /** @type {const} */ ([id, id])))));
+  const runNames = new Map(
+    await Promise.all(
+      runIds.map((id) =>
+        api('GET', 'runs/get', { run_id: id }).then(
+          (r) => /** @type {const} */ ([id, runName(r.run)]),
+          () => /** @type {const} */ ([id, id]),
+        ),
+      ),
+    ),
+  );
 
   const rows = versions.map((v) => {
-    const aliases = v.aliases?.length ? v.aliases : aliasesOf.get(String(v.version)) ?? [];
-    return h('tr', { dataset: { version: v.version } },
+    const aliases = v.aliases?.length ? v.aliases : (aliasesOf.get(String(v.version)) ?? []);
+    return h(
+      'tr',
+      { dataset: { version: v.version } },
       h('th', { scope: 'row' }, `Version ${v.version}`),
       h('td', { dataset: { column: 'stage' } }, stageBadge(v.current_stage)),
       h('td', { dataset: { column: 'aliases' } }, aliases.map(aliasBadge)),
@@ -87,17 +129,39 @@ export async function modelView(name) {
       h('td', { class: 'mono' }, v.source ?? ''),
       h('td', {}, v.status ?? ''),
       h('td', {}, formatTime(v.creation_timestamp)),
-      h('td', {}, v.description ?? ''));
+      h('td', {}, v.description ?? ''),
+    );
   });
   if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No versions.')));
-  return h('div', {},
+  return h(
+    'div',
+    {},
     h('p', { class: 'muted' }, link('#/models', 'Models'), ' / ', model.name),
-    section(`Model ${model.name}`,
+    section(
+      `Model ${model.name}`,
       model.description ? h('p', {}, model.description) : null,
-      h('dl', { class: 'facts' },
-        h('dt', {}, 'Created'), h('dd', {}, formatTime(model.creation_timestamp)),
-        h('dt', {}, 'Last modified'), h('dd', {}, formatTime(model.last_updated_timestamp)),
-        h('dt', {}, 'Aliases'), h('dd', {}, (model.aliases ?? []).map((a) => h('span', {}, aliasBadge(a.alias), `→ v${a.version} `))))),
-    section('Versions', table(['Version', 'Stage', 'Aliases', 'Source run', 'Source', 'Status', 'Registered', 'Description'], rows, { id: 'versions', class: 'wide' })),
-    model.tags?.length ? section('Tags', keyValueTable(model.tags, 'model-tags', '')) : null);
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Created'),
+        h('dd', {}, formatTime(model.creation_timestamp)),
+        h('dt', {}, 'Last modified'),
+        h('dd', {}, formatTime(model.last_updated_timestamp)),
+        h('dt', {}, 'Aliases'),
+        h(
+          'dd',
+          {},
+          (model.aliases ?? []).map((a) => h('span', {}, aliasBadge(a.alias), `→ v${a.version} `)),
+        ),
+      ),
+    ),
+    section(
+      'Versions',
+      table(['Version', 'Stage', 'Aliases', 'Source run', 'Source', 'Status', 'Registered', 'Description'], rows, {
+        id: 'versions',
+        class: 'wide',
+      }),
+    ),
+    model.tags?.length ? section('Tags', keyValueTable(model.tags, 'model-tags', '')) : null,
+  );
 }

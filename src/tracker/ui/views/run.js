@@ -12,7 +12,10 @@ import { artifactBrowser } from './artifacts.js';
 /** @param {string} runId */
 export async function runView(runId) {
   const { run } = await api('GET', 'runs/get', { run_id: runId });
-  const experiment = await api('GET', 'experiments/get', { experiment_id: run.info.experiment_id }).then((r) => r.experiment, () => null);
+  const experiment = await api('GET', 'experiments/get', { experiment_id: run.info.experiment_id }).then(
+    (r) => r.experiment,
+    () => null,
+  );
   const info = run.info;
   const tags = run.data?.tags ?? [];
   const userTags = tags.filter((t) => !t.key.startsWith('mlflow.'));
@@ -30,21 +33,58 @@ export async function runView(runId) {
     ['Duration', formatDuration(info.start_time, info.end_time)],
     ['Artifact URI', h('span', { class: 'mono' }, info.artifact_uri ?? '')],
   ];
-  const facts = h('dl', { class: 'facts' }, factList.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  const facts = h(
+    'dl',
+    { class: 'facts' },
+    factList.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+  );
 
   const metrics = [...(run.data?.metrics ?? [])].sort((a, b) => a.key.localeCompare(b.key));
   const params = [...(run.data?.params ?? [])].sort((a, b) => a.key.localeCompare(b.key));
-  return h('div', {},
-    h('p', { class: 'muted' }, link('#/experiments', 'Experiments'), ' / ', link(`#/experiments/${encodeURIComponent(info.experiment_id)}`, expName), ' / ', runName(run)),
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      { class: 'muted' },
+      link('#/experiments', 'Experiments'),
+      ' / ',
+      link(`#/experiments/${encodeURIComponent(info.experiment_id)}`, expName),
+      ' / ',
+      runName(run),
+    ),
     section(`Run ${runName(run)}`, facts, h('p', {}, link(hashFor('/compare', { runs: info.run_id }), 'Metric charts'))),
-    h('div', { class: 'grid2' },
+    h(
+      'div',
+      { class: 'grid2' },
       section('Parameters', keyValueTable(params, 'params', 'No parameters.')),
-      section('Metrics',
+      section(
+        'Metrics',
         metrics.length
-          ? table(['Name', 'Latest value', 'Step', 'Logged'], metrics.map((m) => h('tr', {}, h('th', { scope: 'row' }, m.key), h('td', { class: 'num', title: String(m.value) }, formatNumber(m.value)), h('td', { class: 'num' }, m.step ?? 0), h('td', {}, formatTime(m.timestamp)))), { id: 'metrics', class: 'wide' })
-          : h('p', { class: 'muted' }, 'No metrics.')),
-      section('Tags',
+          ? table(
+              ['Name', 'Latest value', 'Step', 'Logged'],
+              metrics.map((m) =>
+                h(
+                  'tr',
+                  {},
+                  h('th', { scope: 'row' }, m.key),
+                  h('td', { class: 'num', title: String(m.value) }, formatNumber(m.value)),
+                  h('td', { class: 'num' }, m.step ?? 0),
+                  h('td', {}, formatTime(m.timestamp)),
+                ),
+              ),
+              { id: 'metrics', class: 'wide' },
+            )
+          : h('p', { class: 'muted' }, 'No metrics.'),
+      ),
+      section(
+        'Tags',
         keyValueTable(userTags, 'tags', 'No tags.'),
-        systemTags.length ? h('details', {}, h('summary', {}, `System tags (${systemTags.length})`), keyValueTable(systemTags, 'system-tags', '')) : null)),
-    await artifactBrowser(run));
+        systemTags.length
+          ? h('details', {}, h('summary', {}, `System tags (${systemTags.length})`), keyValueTable(systemTags, 'system-tags', ''))
+          : null,
+      ),
+    ),
+    await artifactBrowser(run),
+  );
 }

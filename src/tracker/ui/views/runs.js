@@ -64,7 +64,12 @@ export async function experimentView(ids, query) {
   await load();
   updateCompare();
 
-  const filterInput = h('input', { type: 'search', id: 'run-filter', value: filter, placeholder: "metrics.rmse < 1 and params.model = 'tree'" });
+  const filterInput = h('input', {
+    type: 'search',
+    id: 'run-filter',
+    value: filter,
+    placeholder: "metrics.rmse < 1 and params.model = 'tree'",
+  });
   const form = h(
     'form',
     {
@@ -82,10 +87,14 @@ export async function experimentView(ids, query) {
     clear,
     count,
   );
-  const title = experiments.length === 1 ? `Experiment ${experiments[0]?.name}` : `Experiments ${experiments.map((e) => e.name).join(', ')}`;
-  return h('div', {},
+  const title =
+    experiments.length === 1 ? `Experiment ${experiments[0]?.name}` : `Experiments ${experiments.map((e) => e.name).join(', ')}`;
+  return h(
+    'div',
+    {},
     h('p', { class: 'muted' }, link('#/experiments', 'Experiments'), ' / ', experiments.map((e) => e.name).join(', ')),
-    section(title, form, holder, more));
+    section(title, form, holder, more),
+  );
 }
 
 /**
@@ -108,15 +117,23 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
   const sortHeader = (label, column, term, firstDir) => {
     const active = orderColumn === term;
     const next = active ? (orderDir === 'DESC' ? 'ASC' : 'DESC') : firstDir;
-    const th = h('th', { scope: 'col', 'aria-sort': active ? (orderDir === 'DESC' ? 'descending' : 'ascending') : 'none', dataset: { column } },
-      h('button', {
-        type: 'button',
-        class: 'sort',
-        title: `Sort by ${label}`,
-        onclick: () => {
-          location.hash = hashFor(`/experiments/${ids.map(encodeURIComponent).join(',')}`, { filter, order: `${term} ${next}` });
+    const th = h(
+      'th',
+      { scope: 'col', 'aria-sort': active ? (orderDir === 'DESC' ? 'descending' : 'ascending') : 'none', dataset: { column } },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'sort',
+          title: `Sort by ${label}`,
+          onclick: () => {
+            location.hash = hashFor(`/experiments/${ids.map(encodeURIComponent).join(',')}`, { filter, order: `${term} ${next}` });
+          },
         },
-      }, label, active ? (orderDir === 'DESC' ? ' ▼' : ' ▲') : ''));
+        label,
+        active ? (orderDir === 'DESC' ? ' ▼' : ' ▲') : '',
+      ),
+    );
     return th;
   };
 
@@ -130,7 +147,8 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
       if (all.checked) selection.add(r.info.run_id);
       else selection.delete(r.info.run_id);
     }
-    for (const box of all.closest('table')?.querySelectorAll('tbody input[type=checkbox]') ?? []) if (box instanceof HTMLInputElement) box.checked = all.checked;
+    for (const box of all.closest('table')?.querySelectorAll('tbody input[type=checkbox]') ?? [])
+      if (box instanceof HTMLInputElement) box.checked = all.checked;
     onSelect();
   });
   const fixed = [
@@ -141,14 +159,20 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
     sortHeader('Started', 'start_time', 'attributes.start_time', 'DESC'),
     h('th', { scope: 'col' }, 'Duration'),
   ].filter(Boolean);
-  const groups = h('tr', {},
+  const groups = h(
+    'tr',
+    {},
     h('td', { colspan: fixed.length }),
     paramKeys.length ? h('th', { scope: 'colgroup', colspan: paramKeys.length, class: 'group' }, 'Parameters') : null,
-    metricKeys.length ? h('th', { scope: 'colgroup', colspan: metricKeys.length, class: 'group' }, 'Metrics') : null);
-  const head = h('tr', {},
+    metricKeys.length ? h('th', { scope: 'colgroup', colspan: metricKeys.length, class: 'group' }, 'Metrics') : null,
+  );
+  const head = h(
+    'tr',
+    {},
     fixed,
     paramKeys.map((k) => sortHeader(k, `params.${k}`, `params.${quoteKey(k)}`, 'ASC')),
-    metricKeys.map((k) => sortHeader(k, `metrics.${k}`, `metrics.${quoteKey(k)}`, 'DESC')));
+    metricKeys.map((k) => sortHeader(k, `metrics.${k}`, `metrics.${quoteKey(k)}`, 'DESC')),
+  );
 
   const rows = runs.map((run) => {
     const params = byKey(run.data?.params);
@@ -160,7 +184,9 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
       else selection.delete(id);
       onSelect();
     });
-    return h('tr', { dataset: { runId: id } },
+    return h(
+      'tr',
+      { dataset: { runId: id } },
       h('td', {}, box),
       h('th', { scope: 'row' }, link(`#/runs/${encodeURIComponent(id)}`, runName(run))),
       several ? h('td', {}, names.get(run.info.experiment_id) ?? run.info.experiment_id) : null,
@@ -170,10 +196,16 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
       paramKeys.map((k) => h('td', { dataset: { column: `params.${k}` } }, params.get(k)?.value ?? '')),
       metricKeys.map((k) => {
         const m = metrics.get(k);
-        return h('td', { class: 'num', dataset: { column: `metrics.${k}` }, title: m ? `${m.value} at step ${m.step ?? 0}` : null }, m ? formatNumber(m.value) : '');
-      }));
+        return h(
+          'td',
+          { class: 'num', dataset: { column: `metrics.${k}` }, title: m ? `${m.value} at step ${m.step ?? 0}` : null },
+          m ? formatNumber(m.value) : '',
+        );
+      }),
+    );
   });
-  if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: fixed.length + paramKeys.length + metricKeys.length, class: 'muted' }, 'No runs.')));
+  if (!rows.length)
+    rows.push(h('tr', {}, h('td', { colspan: fixed.length + paramKeys.length + metricKeys.length, class: 'muted' }, 'No runs.')));
   return h('table', { class: 'wide', id: 'runs' }, h('thead', {}, groups, head), h('tbody', {}, rows));
 }
 
