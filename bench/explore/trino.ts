@@ -58,7 +58,7 @@ async function main() {
     },
   );
   let recording = false;
-  const h = await exploreHarness({ SVC_LLM_URL: gw.url }, { engine, tokens: { [who.user]: token }, logger });
+  const h = await exploreHarness({ SVC_LLM_URL: gw.url }, { engine, tokens: { [who.user]: token }, logger, conformance: false });
 
   const peer: number[] = [];
   const explain: number[] = [];

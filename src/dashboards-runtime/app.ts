@@ -1,3 +1,4 @@
+import { createRoute, z } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
@@ -7,6 +8,7 @@ import type { CallerResolver } from '../platform/auth/index.ts';
 import { createApp, HEADER_CALLERS, type AppEnv } from '../platform/http.ts';
 import { identityHeaders, type Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
+import { apiRoutes, CALLER_SECURITY, documentRoutes, problems } from '../platform/openapi/index.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import { readObject, type ObjectStore } from '../platform/objects/index.ts';
@@ -30,6 +32,31 @@ export type RuntimeDeps = {
   callers?: CallerResolver;
 };
 
+const SESSION_SCHEME = {
+  type: 'apiKey',
+  in: 'cookie',
+  name: SESSION_COOKIE,
+  description: 'The session the runtime issues (HS256, 8 h) the first time a viewer comes through the ingress',
+} as const;
+
+const open = createRoute({
+  method: 'get',
+  path: '/d/{id}',
+  summary: "A dashboard's page, served from the viewer's own sandbox once explore's launch decision allows it",
+  request: { params: z.object({ id: z.string() }) },
+  security: [...CALLER_SECURITY, { session: [] }],
+  responses: {
+    200: { description: 'The page, as the sandbox serves it', content: { 'text/html': { schema: z.string() } } },
+    ...problems(401, 403, 404, 503),
+  },
+});
+
+const RUNTIME_DOCUMENT = {
+  title: 'svc dashboards runtime',
+  version: '1',
+  description: 'Opens published dashboards, each in a sandbox of its viewer, after explore decides the viewer may.',
+};
+
 type Launch = { allow: true; reason: string; object_key: string; digest: string; owner: string };
 
 /**
@@ -47,13 +74,13 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
     callers,
     ...(deps.policy ? { policy: deps.policy } : {}),
   });
-  app.get('/d/:id', async (c) => {
+  const routes = apiRoutes().openapi(open, async (c) => {
     const found = await viewerOf(callers, c.req.raw.headers, getCookie(c, SESSION_COOKIE), deps.sessions);
     if (!found) throw unauthorized('No viewer identity: open dashboards through the ingress, which signs you in.');
     const { viewer } = found;
     if (found.fromHeaders) setCookie(c, SESSION_COOKIE, await deps.sessions.issue(viewer), { httpOnly: true, sameSite: 'Lax', path: '/' });
 
-    const id = c.req.param('id');
+    const { id } = c.req.valid('param');
     const launch = await launchDecision(deps, viewer, id);
     const page = await readObject(deps.pages, launch.object_key, MAX_PAGE_BYTES).catch((err: unknown) => {
       throw unavailable(`The page of dashboard '${id}' could not be read from ${deps.pages.describe()}: ${(err as Error).message}`);
@@ -75,6 +102,11 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
       if (!/^(content-length|transfer-encoding|connection|keep-alive)$/i.test(name)) c.header(name, value);
     return c.body(await res.arrayBuffer(), res.status as 200);
   });
+  app.route(
+    '/',
+    documentRoutes(routes, RUNTIME_DOCUMENT, (registry) => registry.registerComponent('securitySchemes', 'session', SESSION_SCHEME)),
+  );
+  app.route('/', routes);
   return app;
 }
 

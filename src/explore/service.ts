@@ -6,6 +6,7 @@ import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { createOpenAiChat } from '../platform/gateway/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import { apiRoutes, documentRoutes } from '../platform/openapi/index.ts';
 import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
@@ -30,6 +31,13 @@ import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
 
+const EXPLORE_DOCUMENT = {
+  title: 'svc explore',
+  version: '1',
+  description:
+    'Questions in plain language answered with validated read-only SQL on Trino (or the embedded sample), and the dashboards they publish.',
+};
+
 /** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
 export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
@@ -44,11 +52,13 @@ export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolea
   });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
   app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
-  const api = new Hono<AppEnv>().use(requireCaller);
+  const api = apiRoutes();
+  api.use(requireCaller);
   api.route('/', queryRoutes(deps));
   api.route('/', miscRoutes(deps));
   api.route('/dashboards', dashboardRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
+  app.route('/', documentRoutes(api, EXPLORE_DOCUMENT));
   app.route('/', api);
   return app;
 }

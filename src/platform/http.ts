@@ -128,7 +128,15 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   if (err instanceof AuthError) return authProblemResponse(err, requestId);
   let problem: ProblemError;
   if (err instanceof ProblemError) problem = err;
-  else if (err instanceof HTTPException && err.status < 500) {
+  else if (err instanceof HTTPException && err.status === 415) {
+    // the request-body gate of an OpenAPI route: a body whose media type the operation does not declare
+    const type = c.req.header('content-type') || 'none';
+    problem = new ProblemError(
+      415,
+      TITLES[415]!,
+      `The request body's Content-Type (${type}) is not one this operation accepts: send JSON with Content-Type: application/json (GET /openapi.json gives each operation's body).`,
+    );
+  } else if (err instanceof HTTPException && err.status < 500) {
     problem = new ProblemError(err.status, TITLES[err.status] ?? 'Bad Request', err.message || 'The request was refused.');
   } else {
     c.get('log')?.error({ err }, 'unhandled error');
@@ -160,19 +168,25 @@ export const requireCaller: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>
 /** zod validation whose failure is a 400 problem listing every failing field, not only the first. */
 export function validate<T extends z.ZodType, Target extends 'json' | 'query' | 'param' | 'header'>(target: Target, schema: T) {
   return zValidator(target, schema, (result) => {
-    if (!result.success) {
-      const errors = result.error.issues.map((issue) => ({
-        location: [target, ...issue.path.map(String)].join('.'),
-        message: issue.message,
-      }));
-      throw new ProblemError(
-        400,
-        'Bad Request',
-        `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`,
-        { errors },
-      );
-    }
+    if (!result.success) throw validationProblem(target, result.error);
   });
+}
+
+/** The 400 a failed validation is: every failing field with where it is (`json.question`) and why. */
+export function validationProblem(
+  target: 'json' | 'query' | 'param' | 'header' | 'cookie' | 'form',
+  error: Pick<z.ZodError, 'issues'>,
+): ProblemError {
+  const errors = error.issues.map((issue) => ({
+    location: [target, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+  return new ProblemError(
+    400,
+    'Bad Request',
+    `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`,
+    { errors },
+  );
 }
 
 export type RunningServer = { url: string; port: number; close(): Promise<void> };

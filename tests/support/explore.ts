@@ -27,7 +27,14 @@ export const as = {
   viewer: roleCaller(PEOPLE.vic),
 } satisfies Record<string, ExploreIdentity>;
 
-export type HarnessOptions = { engine?: QueryEngine; logger?: Logger; tokens?: Record<string, string>; callers?: CallerResolver };
+export type HarnessOptions = {
+  engine?: QueryEngine;
+  logger?: Logger;
+  tokens?: Record<string, string>;
+  callers?: CallerResolver;
+  /** Every answer `call` gets is checked against the app's OpenAPI document (default); benchmarks turn it off. */
+  conformance?: boolean;
+};
 
 export async function exploreHarness(env: Record<string, string> = {}, opts: HarnessOptions = {}) {
   const db: Database = await openPglite({});
@@ -65,6 +72,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
         headers: { ...headers(who), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
+      if (opts.conformance ?? true) await (await import('./openapi-contract.ts')).expectAnswerDocumented(app, method, path, res.clone());
       const text = await res.text();
       return { status: res.status, type: res.headers.get('content-type') ?? '', body: text ? JSON.parse(text) : undefined };
     },

@@ -1,6 +1,5 @@
-import { Hono } from 'hono';
-import { z } from 'zod';
-import { validate, type AppEnv } from '../../platform/http.ts';
+import { createRoute, z } from '@hono/zod-openapi';
+import { apiRoutes, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import { accessOf, deleteDashboard, launchOf, listVisible, shareDashboard } from '../dashboards/sharing.ts';
 import type { ExploreDeps } from '../deps.ts';
 
@@ -12,15 +11,80 @@ const shareBody = z.object({
   allowed_groups: z.array(z.string().trim().min(1).max(200)).max(500).default([]),
 });
 
+const dashboard = z.object({
+  id: z.string(),
+  owner: z.string(),
+  visibility: z.enum(['private', 'users', 'groups', 'public']),
+  allowed_users: z.array(z.string()),
+  allowed_groups: z.array(z.string()),
+  title: z.string(),
+  question: z.string(),
+  sql: z.string(),
+  columns: z.array(z.object({ name: z.string(), type: z.string() })),
+  created_at: z.iso.datetime(),
+});
+const decision = z.looseObject({ allow: z.boolean(), reason: z.string() });
+
+const list = createRoute({
+  method: 'get',
+  path: '/',
+  summary: 'The dashboards the caller may open, narrowed by scope',
+  request: { query: scopeQuery },
+  responses: { 200: json(z.object({ dashboards: z.array(dashboard) }), 'The dashboards'), ...problems(400, 401, 503) },
+});
+
+const access = createRoute({
+  method: 'get',
+  path: '/{id}/access',
+  summary: "The dashboards policy's view decision for the caller",
+  request: { params: idParam },
+  responses: { 200: json(decision, 'The decision'), ...problems(400, 401, 404, 503) },
+});
+
+const launch = createRoute({
+  method: 'get',
+  path: '/{id}/launch',
+  summary: "The runtime's one question: may the caller open it, and where is its page (only when allowed)",
+  request: { params: idParam },
+  responses: {
+    200: json(
+      z.union([
+        z.object({ allow: z.literal(false), reason: z.string() }),
+        z.object({
+          allow: z.literal(true),
+          reason: z.string(),
+          object_key: z.string(),
+          digest: z.string().describe('sha256 of the page'),
+          owner: z.string(),
+        }),
+      ]),
+      'The decision',
+    ),
+    ...problems(400, 401, 404, 503),
+  },
+});
+
+const share = createRoute({
+  method: 'patch',
+  path: '/{id}/share',
+  summary: 'Change who may open a dashboard (its owner only)',
+  request: { params: idParam, body: jsonBody(shareBody) },
+  responses: { 200: json(dashboard, 'The updated dashboard'), ...problems(400, 401, 404, 413, 415, 503) },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: '/{id}',
+  summary: 'Delete a dashboard (owner, an allowed user, an administrator); its page goes with the periodic cleanup',
+  request: { params: idParam },
+  responses: { 200: json(z.object({ deleted: z.string() }), 'Deleted'), ...problems(400, 401, 404, 503) },
+});
+
 export function dashboardRoutes(deps: ExploreDeps) {
-  return new Hono<AppEnv>()
-    .get('/', validate('query', scopeQuery), async (c) =>
-      c.json({ dashboards: await listVisible(deps, c.var.caller, c.req.valid('query').scope) }),
-    )
-    .get('/:id/access', validate('param', idParam), async (c) => c.json(await accessOf(deps, c.var.caller, c.req.valid('param').id)))
-    .get('/:id/launch', validate('param', idParam), async (c) => c.json(await launchOf(deps, c.var.caller, c.req.valid('param').id)))
-    .patch('/:id/share', validate('param', idParam), validate('json', shareBody), async (c) =>
-      c.json(await shareDashboard(deps, c.var.caller, c.req.valid('param').id, c.req.valid('json'))),
-    )
-    .delete('/:id', validate('param', idParam), async (c) => c.json(await deleteDashboard(deps, c.var.caller, c.req.valid('param').id)));
+  return apiRoutes()
+    .openapi(list, async (c) => c.json({ dashboards: await listVisible(deps, c.var.caller, c.req.valid('query').scope) }, 200))
+    .openapi(access, async (c) => c.json(await accessOf(deps, c.var.caller, c.req.valid('param').id), 200))
+    .openapi(launch, async (c) => c.json(await launchOf(deps, c.var.caller, c.req.valid('param').id), 200))
+    .openapi(share, async (c) => c.json(await shareDashboard(deps, c.var.caller, c.req.valid('param').id, c.req.valid('json')), 200))
+    .openapi(remove, async (c) => c.json(await deleteDashboard(deps, c.var.caller, c.req.valid('param').id), 200));
 }

@@ -1,0 +1,61 @@
+import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
+import { Hono } from 'hono';
+import { validationProblem, type AppEnv } from '../http.ts';
+import { PAGE_CSP } from '../web/pages.ts';
+import { CALLER_SECURITY, registerComponents } from './components.ts';
+import { renderDocsPage } from './docs-page.ts';
+
+export {
+  CALLER_SECURITY,
+  IDENTITY_SCHEMES,
+  jsonBody,
+  jsonResponse,
+  PROBLEM_TYPE,
+  problems,
+  problemSchema,
+  type ProblemStatus,
+} from './components.ts';
+
+// A service's API routes are declared with createRoute (path, method, request and response schemas), so the zod
+// schema that validates a request is the one the document shows. One OpenAPIHono per resource, joined with route().
+
+/** A request that fails its schema is the same 400 problem as `validate` gives: every failing field, one message. */
+const validationHook: Hook<unknown, AppEnv, string, undefined> = (result) => {
+  if (!result.success) throw validationProblem(result.target as Parameters<typeof validationProblem>[0], result.error);
+};
+
+/** An OpenAPIHono for a service's routes, validating like every other route of the platform. */
+export function apiRoutes(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+}
+
+export type DocumentInfo = { title: string; version: string; description: string };
+
+/**
+ * GET /openapi.json (OpenAPI 3.1, generated from the routes of `api`) and GET /docs (the same document as a page).
+ * Both are open, like the console: the description of an API is no secret, every operation in it still needs a caller.
+ */
+export function documentRoutes(
+  api: OpenAPIHono<AppEnv>,
+  info: DocumentInfo,
+  extra?: (registry: OpenAPIHono['openAPIRegistry']) => void,
+): Hono<AppEnv> {
+  registerComponents(api.openAPIRegistry);
+  extra?.(api.openAPIRegistry);
+  let document: ReturnType<OpenAPIHono['getOpenAPI31Document']> | undefined;
+  let page: string | undefined;
+  const doc = () => (document ??= api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY }));
+  return new Hono<AppEnv>()
+    .get('/openapi.json', (c) => c.json(doc()))
+    .get('/docs', () => {
+      page ??= renderDocsPage(doc() as unknown as Record<string, unknown>);
+      return new Response(page, {
+        headers: {
+          'Content-Type': 'text/html; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          'Content-Security-Policy': PAGE_CSP,
+          'X-Content-Type-Options': 'nosniff',
+        },
+      });
+    });
+}
