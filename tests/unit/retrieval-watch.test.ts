@@ -166,7 +166,8 @@ describe('a stopped scan', () => {
         return Number(/retrieval_watch_files_total\{[^}]*outcome="ingested"[^}]*\} (\d+)/.exec(metrics)?.[1] ?? 0);
       };
       expect(await ingestedBy(first)).toBe(done.length);
-      await expect.poll(() => ingestedBy(second), { timeout: 10_000 }).toBe(files.length - done.length);
+      const picker = second;
+      await expect.poll(() => ingestedBy(picker), { timeout: 10_000 }).toBe(files.length - done.length);
       expect(await names()).toEqual(files);
     } finally {
       await second?.close();
