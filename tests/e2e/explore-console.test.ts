@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { launchBrowser, pageFailures } from '../support/browser.ts';
+import { checkedPages, launchBrowser } from '../support/browser.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
@@ -30,17 +30,7 @@ afterAll(async () => {
 });
 
 // Every page a test opens must run without an error or a Content-Security-Policy violation.
-let failures: string[] = [];
-async function newPage(): Promise<Page> {
-  const page = await browser.newPage();
-  failures = pageFailures(page);
-  return page;
-}
-afterEach(() => {
-  const seen = failures;
-  failures = [];
-  expect(seen).toEqual([]);
-});
+const newPage = checkedPages(() => browser);
 
 it('is served with a Content-Security-Policy that allows no inline script', async () => {
   const res = await fetch(server.url);

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { ANSWER_ENV, coastPdf, FOG_SENTENCE, ledgerNote, sourcesOf } from '../support/answer-fixtures.ts';
-import { launchBrowser, pageFailures } from '../support/browser.ts';
+import { checkedPages, launchBrowser } from '../support/browser.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
@@ -39,17 +39,8 @@ afterAll(async () => {
   await db?.close();
 });
 
-let failures: string[] = [];
-async function newPage(): Promise<Page> {
-  const page = await browser.newPage();
-  failures = pageFailures(page);
-  return page;
-}
-afterEach(() => {
-  const seen = failures;
-  failures = [];
-  expect(seen).toEqual([]);
-});
+// Every page a test opens must run without an error or a Content-Security-Policy violation.
+const newPage = checkedPages(() => browser);
 
 it('streams an answer in, and opens the cited page with the quote marked when its marker is clicked', async () => {
   const page = await newPage();

@@ -1,4 +1,5 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterEach, expect } from 'vitest';
 
 // Debian's Chromium, headless, with the flags that keep it off the network (this machine has none).
 export function launchBrowser(): Promise<Browser> {
@@ -28,4 +29,22 @@ export function pageFailures(page: Page): string[] {
       failures.push(msg.text());
   });
   return failures;
+}
+
+/**
+ * Every page a test opens must run without an error or a Content-Security-Policy violation: the function returned
+ * opens a page of `browser()`, and after each test the failures of the last page opened are asserted empty.
+ */
+export function checkedPages(browser: () => Browser): () => Promise<Page> {
+  let failures: string[] = [];
+  afterEach(() => {
+    const seen = failures;
+    failures = [];
+    expect(seen).toEqual([]);
+  });
+  return async () => {
+    const page = await browser().newPage();
+    failures = pageFailures(page);
+    return page;
+  };
 }
