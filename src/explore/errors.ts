@@ -14,6 +14,7 @@ const ENGINE_ANSWERS = {
 } as const;
 
 export function exploreProblem(err: unknown): ProblemError | undefined {
+  if (err instanceof ProblemError) return err;
   if (err instanceof EngineError) {
     const [status, title] = ENGINE_ANSWERS[err.kind];
     return new ProblemError(status, title, `The query engine answered: ${err.message}`);

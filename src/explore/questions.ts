@@ -1,6 +1,5 @@
 import { appendAudit } from '../platform/audit/index.ts';
 import type { Database } from '../platform/db/index.ts';
-import { ProblemError } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import type { QueryRequest, QueryResponse } from './answer.ts';
@@ -37,7 +36,7 @@ export async function recordQuestion(
   q: { caller: Caller; request: QueryRequest; requestId: string; trail: Trail; answer?: QueryResponse; error?: unknown },
 ): Promise<void> {
   const field = (event: string, name: string) => q.trail.findLast((e) => e.event === event)?.fields[name];
-  const problem = q.error instanceof ProblemError ? q.error : exploreProblem(q.error);
+  const problem = exploreProblem(q.error);
   const status = q.answer ? 200 : (problem?.status ?? 500);
   await appendAudit(db, {
     service: 'explore',

@@ -1,4 +1,4 @@
-import { badGateway, badRequest, payloadTooLarge, unprocessable, type ProblemError } from '../platform/errors.ts';
+import { badGateway, badRequest, payloadTooLarge, ProblemError, unprocessable } from '../platform/errors.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
 import { AnswerModelError } from './answer/errors.ts';
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
@@ -7,6 +7,7 @@ import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentErr
 // does not take (400), beyond a bound (413) or without text (422), and a gateway that failed after its retries (502:
 // whatever was being written was not; a chat model's failure leaves no answer).
 export function retrievalProblem(err: unknown): ProblemError | undefined {
+  if (err instanceof ProblemError) return err;
   if (err instanceof UnsupportedFormatError || err instanceof MalformedDocumentError) return badRequest(err.message);
   if (err instanceof DocumentTooLargeError) return payloadTooLarge(err.message);
   if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);

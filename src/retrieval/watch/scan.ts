@@ -1,5 +1,4 @@
 import type { Sql } from '../../platform/db/index.ts';
-import { ProblemError } from '../../platform/errors.ts';
 import { ObjectStoreError, type ObjectStore, type TreeEntry } from '../../platform/objects/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { ingestSpooled } from '../documents.ts';
@@ -158,7 +157,7 @@ async function scanFile(
     }
     return held?.document_id ? 'updated' : 'ingested';
   } catch (err) {
-    const problem = err instanceof ProblemError ? err : retrievalProblem(err);
+    const problem = retrievalProblem(err);
     if (problem) return failed(problem.detail);
     deps.logger.error({ err, event: 'retrieval.watch_file_failed', collection: slug, path: entry.key }, 'watched file failed');
     return failed('internal error while ingesting the file; the service log has the details.');
