@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ProblemError, unprocessable } from '../platform/errors.ts';
+import { unprocessable } from '../platform/errors.ts';
 import type { Sql } from '../platform/db/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
@@ -154,7 +154,7 @@ export async function ingestSpooled(
     deps.metrics.chunksIngested.inc(rows.length);
     return { document: { ...view(stored.document), duplicate: false }, created: true };
   } catch (err) {
-    const refused = retrievalProblem(err) ?? (err instanceof ProblemError ? err : undefined);
+    const refused = retrievalProblem(err);
     deps.metrics.documentsIngested.inc({ outcome: refused && refused.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
