@@ -33,6 +33,8 @@ async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (command) {
     case 'dev': {
+      // The runtime asks explore about every launch: in one process, that is explore on whatever port it was given.
+      process.env.SVC_EXPLORE_URL ||= `http://127.0.0.1:${process.env.SVC_EXPLORE_PORT || 8081}`;
       const shared = await openSharedParts(process.env, { embedded: true });
       // The embedded defaults trust identity headers from anyone who can connect: only this machine, unless told
       // and on a terminal its logs are for a person (pino-pretty); piped, they stay JSON lines
