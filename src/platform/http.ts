@@ -8,7 +8,9 @@ import { HTTPException } from 'hono/http-exception';
 import { routePath } from 'hono/route';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import { allowedMethods } from './allowed-methods.ts';
 import { AuthError, authProblemResponse, createCallerResolver, type CallerResolver } from './auth/index.ts';
+import { sqlState } from './db/values.ts';
 import { ProblemError } from './errors.ts';
 import type { Caller } from './identity.ts';
 import type { Logger } from './log.ts';
@@ -108,7 +110,16 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
 
   const mapError = opts.mapError ?? ((err: unknown, c: Context<AppEnv>) => problemResponse(opts.domainProblem?.(err) ?? err, c));
   app.onError((err, c) => mapError(err, c));
-  app.notFound((c) => mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c));
+  // Looked up when first needed: by then every route is mounted.
+  let methodsAt: ((path: string) => string[]) | undefined;
+  app.notFound((c) => {
+    const allowed = (methodsAt ??= allowedMethods(app.routes))(c.req.path);
+    // a route of this method that answered "not here" itself (an unknown asset under /ui/*) is a 404 as well
+    if (allowed.length === 0 || allowed.includes(c.req.method))
+      return mapError(new ProblemError(404, 'Not Found', `No route for ${c.req.method} ${c.req.path}.`), c);
+    const detail = `${c.req.path} does not answer ${c.req.method}: use ${allowed.join(', ')}.`;
+    return mapError(new ProblemError(405, 'Method Not Allowed', detail, {}, { Allow: allowed.join(', ') }), c);
+  });
   return app;
 }
 
@@ -121,6 +132,9 @@ function routeOf(c: Context): string {
 }
 
 const TITLES: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 413: 'Content Too Large', 415: 'Unsupported Media Type' };
+
+/** SQLSTATEs of text Postgres cannot store: character_not_in_repertoire (a NUL), untranslatable_character. */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 
 /** problem+json (RFC 9457). A 5xx says only "internal error" and the request id; the stack goes to the log. */
 export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
@@ -138,6 +152,9 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
     );
   } else if (err instanceof HTTPException && err.status < 500) {
     problem = new ProblemError(err.status, TITLES[err.status] ?? 'Bad Request', err.message || 'The request was refused.');
+  } else if (UNSTORABLE_TEXT.has(sqlState(err) ?? '')) {
+    // valid JSON, but Postgres text holds no NUL (U+0000): the caller's to fix, and the statement changed nothing
+    problem = new ProblemError(400, 'Bad Request', 'Text in the request holds a character that cannot be stored (U+0000, NUL): remove it.');
   } else {
     c.get('log')?.error({ err }, 'unhandled error');
     problem = new ProblemError(500, 'Internal Server Error', `internal error (request ${requestId})`);

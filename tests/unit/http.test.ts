@@ -83,6 +83,30 @@ describe('app factory', () => {
     expect(res.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  it('answers a served path with a method it does not serve with 405 and the methods it does', async () => {
+    const a = app();
+    a.delete('/things/:id', (c) => c.body(null, 204));
+    const ada = { 'X-User-Id': 'ada' };
+    const res = await a.request('/things/echo', { method: 'PUT', headers: ada });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('DELETE, POST');
+    expect((await res.json()).detail).toBe('/things/echo does not answer PUT: use DELETE, POST.');
+    const me = await a.request('/things/me', { method: 'PATCH', headers: ada });
+    expect(me.headers.get('allow')).toBe('DELETE, GET, HEAD');
+    expect((await a.request('/things/a/b', { method: 'PUT', headers: ada })).status).toBe(404);
+  });
+
+  it('refuses text Postgres cannot store (a NUL) with 400, not a 500', async () => {
+    const a = app();
+    const nul = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021', severity: 'ERROR' });
+    a.get('/things/nul', () => {
+      throw nul;
+    });
+    const res = await a.request('/things/nul', { headers: { 'X-User-Id': 'ada' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toContain('U+0000');
+  });
+
   it('counts requests by route in /metrics', async () => {
     const a = app();
     await a.request('/things/me', { headers: { 'X-User-Id': 'ada' } });
