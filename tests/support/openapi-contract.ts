@@ -11,6 +11,7 @@ import { expect } from 'vitest';
 export type OpenApiDocument = {
   openapi: string;
   paths: Record<string, Record<string, { responses: Record<string, Response31 | { $ref: string }> }>>;
+  security?: Record<string, string[]>[];
   components: { schemas?: Record<string, unknown>; responses?: Record<string, Response31> };
 };
 type Response31 = { description: string; content?: Record<string, { schema: unknown }> };

@@ -105,6 +105,16 @@ describe('explore in jwt mode', () => {
     expectChallenge(res, 'invalid_token');
     expect(((await res.json()) as { detail: string }).detail).toContain('preferred_username');
   });
+
+  it('documents the bearer token as the only way in, every operation but the open ones', async () => {
+    const doc = (await (await h.app.request('/openapi.json')).json()) as {
+      security: unknown[];
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    expect(doc.security).toEqual([{ bearer: [] }]);
+    const ways = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.security ?? doc.security));
+    expect(new Set(ways.map((w) => JSON.stringify(w)))).toEqual(new Set([JSON.stringify([{ bearer: [] }])]));
+  });
 });
 
 describe('an issuer out of reach', () => {
@@ -217,5 +227,12 @@ describe('the dashboards runtime in jwt mode', () => {
     expectChallenge(await open({ 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' }));
     expect((await open(bearer(await tokenOf('vic', 'svc-viewer')))).status).toBe(403);
     expect((await open({ Cookie: 'svc_dashboard_session=anything' })).status).toBe(401);
+  });
+
+  it('documents the bearer token alone, not the session cookie it does not read', async () => {
+    const doc = (await (await runtime.app.request('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    expect(doc.paths['/d/{id}']!.get!.security).toEqual([{ bearer: [] }]);
   });
 });

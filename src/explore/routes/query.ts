@@ -1,17 +1,17 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { apiRoutes, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
+import { apiRoutes, jsonBody, jsonResponse as json, nonBlank, problems } from '../../platform/openapi/index.ts';
 import type { ExploreDeps } from '../deps.ts';
 import { measureQuery } from '../metrics.ts';
 import { askQuestion } from '../questions.ts';
 
 const queryBody = z.object({
-  question: z.string().trim().min(1, 'question must not be empty').max(4000),
-  session_id: z.string().trim().min(1).max(200).optional(),
+  question: nonBlank(4000, 'question must not be empty'),
+  session_id: nonBlank(200).optional(),
   execute: z.boolean().default(true),
   confirm_cost: z.boolean().default(false),
   force: z.boolean().default(false),
   persist: z.boolean().default(true),
-  model: z.string().trim().min(1).max(200).optional(),
+  model: nonBlank(200).optional(),
 });
 
 const column = z.object({ name: z.string(), type: z.string() });

@@ -1,5 +1,6 @@
 import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
 import { Hono } from 'hono';
+import type { AuthSettings } from '../auth/index.ts';
 import { validationProblem, type AppEnv } from '../http.ts';
 import { PAGE_CSP } from '../web/pages.ts';
 import { CALLER_SECURITY, registerComponents } from './components.ts';
@@ -10,6 +11,7 @@ export {
   IDENTITY_SCHEMES,
   jsonBody,
   jsonResponse,
+  nonBlank,
   PROBLEM_TYPE,
   problems,
   problemSchema,
@@ -42,13 +44,22 @@ export function documentRoutes(
 ): Hono<AppEnv> {
   registerComponents(api.openAPIRegistry);
   extra?.(api.openAPIRegistry);
-  let document: ReturnType<OpenAPIHono['getOpenAPI31Document']> | undefined;
-  let page: string | undefined;
-  const doc = () => (document ??= api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY }));
+  const documents = new Map<AuthMode, OpenApiDocument>();
+  const pages = new Map<AuthMode, string>();
+  const doc = (mode: AuthMode) => {
+    let document = documents.get(mode);
+    if (!document) {
+      document = underAuthMode(mode, api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY }));
+      documents.set(mode, document);
+    }
+    return document;
+  };
   return new Hono<AppEnv>()
-    .get('/openapi.json', (c) => c.json(doc()))
-    .get('/docs', () => {
-      page ??= renderDocsPage(doc() as unknown as Record<string, unknown>);
+    .get('/openapi.json', (c) => c.json(doc(c.var.callers.mode)))
+    .get('/docs', (c) => {
+      const mode = c.var.callers.mode;
+      const page = pages.get(mode) ?? renderDocsPage(doc(mode) as unknown as Record<string, unknown>);
+      pages.set(mode, page);
       return new Response(page, {
         headers: {
           'Content-Type': 'text/html; charset=utf-8',
@@ -58,4 +69,30 @@ export function documentRoutes(
         },
       });
     });
+}
+
+type AuthMode = AuthSettings['mode'];
+type OpenApiDocument = ReturnType<OpenAPIHono['getOpenAPI31Document']>;
+type Security = Record<string, string[]>[];
+
+/**
+ * The document as this process authenticates (SVC_AUTH_MODE): under jwt a bearer token is the only way in (identity
+ * headers and the runtime's session are ignored), under headers the ingress's headers (or a session) are, and a
+ * token is not verified. An operation open to anyone (`security: []`) stays open.
+ */
+function underAuthMode(mode: AuthMode, document: OpenApiDocument): OpenApiDocument {
+  const under = (security: Security): Security =>
+    security.length === 0 ? security : mode === 'jwt' ? [{ bearer: [] }] : security.filter((ways) => !('bearer' in ways));
+  const paths = Object.fromEntries(
+    Object.entries(document.paths ?? {}).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item as Record<string, { security?: Security }>).map(([method, op]) => [
+          method,
+          op.security ? { ...op, security: under(op.security) } : op,
+        ]),
+      ),
+    ]),
+  );
+  return { ...document, security: under(document.security ?? []), paths } as OpenApiDocument;
 }
