@@ -35,8 +35,9 @@ async function fill(db: Database, slug: string, dist: Distribution, n: number, l
      VALUES (gen_random_uuid(), $1, 'bench.txt', 'text/plain', 'text', 0, $1, 1, 'INDEXED', $2, 'bench') RETURNING id::text AS id`,
     [slug, n],
   );
-  // a vocabulary of 2000 made-up words and, per chunk, 400 of them from a window of a long random text
-  await db.exec(`CREATE TEMP TABLE bench_words AS SELECT string_agg(substr(md5(g::text), 1, 3 + g % 7), ' ') AS words
+  // a vocabulary of 2000 made-up words and, per chunk, 400 of them from a window of a long random text; a plain
+  // table, not a temporary one, because the pool's next statement may run on another connection
+  await db.exec(`DROP TABLE IF EXISTS bench_words; CREATE UNLOGGED TABLE bench_words AS SELECT string_agg(substr(md5(g::text), 1, 3 + g % 7), ' ') AS words
                  FROM (SELECT (random() * 2000)::int AS g FROM generate_series(1, 60000)) s`);
   for (let from = 1; from <= n; from += BATCH) {
     await db.query(

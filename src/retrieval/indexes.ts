@@ -14,6 +14,7 @@ type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number 
 type Entry = { version: number; copy: Copy | 'too-large' };
 
 export type RankedChunk = store.ChunkHit & { score: number };
+export type RankedId = { id: string; score: number };
 
 export type CollectionIndexes = {
   /**
@@ -21,6 +22,11 @@ export type CollectionIndexes = {
    * similarity to `vector`, best first; 'too-large' when the collection has more chunks than a copy may hold.
    */
   rank(db: Database, slug: string, version: number, vector: readonly number[], k: number): Promise<RankedChunk[] | 'too-large'>;
+  /**
+   * The same ranking as `rank`, read back without the chunks' text and documents: for a list fused with another
+   * before its few winners are read (hybrid), where the text of every candidate would be read for nothing.
+   */
+  rankIds(db: Database, slug: string, version: number, vector: readonly number[], k: number): Promise<RankedId[] | 'too-large'>;
   drop(slug: string): void;
   /** Bytes the collection's copy holds (0 when there is none). */
   bytes(slug: string): number;
@@ -67,15 +73,29 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
     return running;
   }
 
+  async function search<T>(
+    db: Database,
+    slug: string,
+    version: number,
+    vector: readonly number[],
+    k: number,
+    fetch: (seqs: number[]) => Promise<{ seq: number; vector: Float32Array; item: T }[]>,
+  ): Promise<(T & { score: number })[] | 'too-large'> {
+    const { copy } = await copyAt(db, slug, version);
+    if (copy === 'too-large') return 'too-large';
+    const hits = await copy.index.search(vector, k, fetch);
+    return hits.map((h) => ({ ...h.item, score: h.score }));
+  }
+
   return {
-    async rank(db, slug, version, vector, k) {
-      const { copy } = await copyAt(db, slug, version);
-      if (copy === 'too-large') return 'too-large';
-      const hits = await copy.index.search(vector, k, async (seqs) =>
+    rank: (db, slug, version, vector, k) =>
+      search(db, slug, version, vector, k, async (seqs) =>
         (await store.chunksBySeq(db, slug, seqs)).map(({ seq, vector: stored, ...chunk }) => ({ seq, vector: stored, item: chunk })),
-      );
-      return hits.map((h) => ({ ...h.item, score: h.score }));
-    },
+      ),
+    rankIds: (db, slug, version, vector, k) =>
+      search(db, slug, version, vector, k, async (seqs) =>
+        (await store.vectorsBySeq(db, slug, seqs)).map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } })),
+      ),
     drop(slug) {
       entries.delete(slug);
     },

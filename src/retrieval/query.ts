@@ -103,8 +103,9 @@ async function hybrid(
   similarity: Map<string, number>,
 ): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
+  // the dense candidates without their text: only the fused top k are read back
   const [dense, keyword] = await Promise.all([
-    denseList(deps, collection, question, depth),
+    denseList(deps, collection, question, depth, 'ids'),
     keywordList(deps, collection, question, depth),
   ]);
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
@@ -118,24 +119,31 @@ async function denseOnly(
   topK: number,
   similarity: Map<string, number>,
 ): Promise<ChunkResult[]> {
-  const dense = await denseList(deps, collection, question, topK);
+  const dense = await denseList(deps, collection, question, topK, 'chunks');
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   return withText(deps, single(dense.hits, 'dense'), dense.rows);
 }
 
 /**
- * The dense candidates: the in-memory copy up to its size limit, pgvector's exact scan past it. Both return the
- * rows with their text, kept so they are not read twice.
+ * The dense candidates: the in-memory copy up to its size limit, pgvector's exact scan past it. With `read`
+ * 'chunks' the copy's candidates come with their rows (text, document), kept so they are not read twice; with
+ * 'ids' only their ids and scores (pgvector's scan returns its rows either way).
  */
 async function denseList(
   deps: RetrievalDeps,
   collection: Head,
   question: string,
   k: number,
+  read: 'chunks' | 'ids',
 ): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
   const [vector] = await embedQuestion(deps, question);
-  const ranked = await deps.indexes.rank(deps.db, collection.slug, collection.version, vector!, k);
-  const found = ranked === 'too-large' ? await store.rankByPgvector(deps.db, collection.slug, vector!, k) : ranked;
+  const { slug, version } = collection;
+  if (read === 'ids') {
+    const ranked = await deps.indexes.rankIds(deps.db, slug, version, vector!, k);
+    if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map() };
+  }
+  const ranked = read === 'chunks' ? await deps.indexes.rank(deps.db, slug, version, vector!, k) : 'too-large';
+  const found = ranked === 'too-large' ? await store.rankByPgvector(deps.db, slug, vector!, k) : ranked;
   return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
 }
 

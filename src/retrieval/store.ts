@@ -259,6 +259,16 @@ export async function chunksBySeq(sql: Sql, slug: string, seqs: number[]): Promi
   return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
 }
 
+/** The ids and stored vectors of the chunks of `seqs`: what ranking needs, without the text it does not. */
+export async function vectorsBySeq(sql: Sql, slug: string, seqs: number[]): Promise<{ seq: number; id: string; vector: Float32Array }[]> {
+  const rows = await sql.query<{ seq: number; id: string; embedding: Uint8Array }>(
+    `SELECT k.seq, k.id::text AS id, vector_send(k.embedding) AS embedding
+     FROM retrieval_chunks k WHERE k.collection_slug = $1 AND k.seq = ANY($2::bigint[])`,
+    [slug, seqs],
+  );
+  return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
+}
+
 export async function chunksByIds(sql: Sql, ids: string[]): Promise<ChunkHit[]> {
   return sql.query<ChunkHit>(
     `SELECT k.id::text AS id, k.document_id::text AS document_id, d.filename, k.page, k.text

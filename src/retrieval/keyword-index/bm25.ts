@@ -19,9 +19,28 @@ export interface KeywordIndex {
 
 /**
  * A term's chunks and counts, in insertion order; `impacts` caches each chunk's BM25 contribution for the index
- * size it was computed at (idf and the average length move with every append), so a query only adds numbers.
+ * size it was computed at (idf and the average length move with every append), so a query only adds numbers, and
+ * `maxImpact` is the largest of them: no chunk gains more than that from the term.
  */
-type Postings = { docs: number[]; tfs: number[]; impacts: Float64Array | undefined; impactsAt: number; lastDoc: number };
+type Postings = {
+  docs: number[];
+  tfs: number[];
+  impacts: Float64Array | undefined;
+  impactsAt: number;
+  maxImpact: number;
+  lastDoc: number;
+};
+
+// Search is MaxScore (Turtle and Flood, 1995) over windows of chunks. Terms are ordered by their largest
+// contribution; once the k-th best score so far (the threshold) is at least the sum of the smallest ones' largest
+// contributions, a chunk holding only those cannot enter, so their lists are only looked into for chunks the other
+// lists bring. A window's chunks are gathered from the other lists, dropped when even their best case stays at or
+// under the threshold, and the rest scored exactly: Σ over the question's distinct terms, in the question's order,
+// as every replica adds them. Windows and chunks go in insertion order, so an equal score never displaces an
+// earlier chunk. Bounds are sums of floats added in another order than the score's, so each is raised by SLACK
+// (far above any rounding error of a sum of so few terms) before it may drop a chunk: pruning never changes an answer.
+const WINDOW = 4096;
+const SLACK = 1 + 1e-9;
 
 export function createKeywordIndex(): KeywordIndex {
   const ids: string[] = [];
@@ -31,7 +50,9 @@ export function createKeywordIndex(): KeywordIndex {
   // per-chunk length normalisation, recomputed after an append changed the average
   let norms = new Float64Array(0);
   let normsFor = -1;
-  let scores = new Float64Array(0);
+  // a window's partial scores (bounds) and the chunks it touched; search runs to its end without yielding
+  const bounds = new Float64Array(WINDOW);
+  const touched = new Int32Array(WINDOW);
 
   function normalisation(): Float64Array {
     const n = ids.length;
@@ -57,7 +78,7 @@ export function createKeywordIndex(): KeywordIndex {
       // counted in the postings themselves: a chunk's terms arrive together, so its entry is the last one
       for (const term of terms) {
         let p = postings.get(term);
-        if (!p) postings.set(term, (p = { docs: [], tfs: [], impacts: undefined, impactsAt: 0, lastDoc: -1 }));
+        if (!p) postings.set(term, (p = { docs: [], tfs: [], impacts: undefined, impactsAt: 0, maxImpact: 0, lastDoc: -1 }));
         if (p.lastDoc === doc) {
           p.tfs[p.tfs.length - 1]!++;
         } else {
@@ -72,25 +93,98 @@ export function createKeywordIndex(): KeywordIndex {
       const n = ids.length;
       if (n === 0 || k < 1) return [];
       const norm = normalisation();
-      if (scores.length < n) scores = new Float64Array(lengths.length);
-      const touched: number[] = [];
-      // distinct terms in the question's order, so every replica adds the same floats in the same order
+      // the distinct terms the index holds, in the question's order: the order their contributions are added in
+      const lists: Postings[] = [];
       for (const term of new Set(terms)) {
         const p = postings.get(term);
-        if (!p) continue;
-        const impacts = impactsOf(p, n, norm);
-        const docs = p.docs;
-        for (let i = 0; i < docs.length; i++) {
-          const doc = docs[i]!;
-          if (scores[doc] === 0) touched.push(doc);
-          scores[doc] = scores[doc]! + impacts[i]!;
+        if (p) lists.push((impactsOf(p, n, norm), p));
+      }
+      const m = lists.length;
+      if (m === 0) return [];
+      // by largest contribution, smallest first; below[j] bounds what the lists byBound[0..j] can add together
+      const byBound = lists.map((_, i) => i).sort((a, b) => lists[a]!.maxImpact - lists[b]!.maxImpact || a - b);
+      const below = new Float64Array(m);
+      for (let j = 0, sum = 0; j < m; j++) below[j] = (sum += lists[byBound[j]!]!.maxImpact) * SLACK;
+      const gathered = new Int32Array(m); // per byBound position: the next posting a window gathers
+      const probed = new Int32Array(m); // per question position: where the last look-up stopped
+      const best = createTopK(k);
+      // byBound[essential..] are gathered; those before it are only looked into
+      let essential = 0;
+      let threshold = -Infinity;
+
+      const contribution = (q: number, doc: number): number => {
+        const p = lists[q]!;
+        const at = seek(p.docs, probed[q]!, doc);
+        probed[q] = at;
+        return p.docs[at] === doc ? p.impacts![at]! : 0;
+      };
+
+      while (essential < m) {
+        let start = n;
+        for (let j = essential; j < m; j++) {
+          const docs = lists[byBound[j]!]!.docs;
+          if (gathered[j]! < docs.length && docs[gathered[j]!]! < start) start = docs[gathered[j]!]!;
+        }
+        if (start === n) break;
+        const end = start + WINDOW;
+        let count = 0;
+        for (let j = essential; j < m; j++) {
+          const p = lists[byBound[j]!]!;
+          const docs = p.docs;
+          const impacts = p.impacts!;
+          let at = gathered[j]!;
+          for (; at < docs.length && docs[at]! < end; at++) {
+            const slot = docs[at]! - start;
+            if (bounds[slot] === 0) touched[count++] = slot;
+            bounds[slot] = bounds[slot]! + impacts[at]!;
+          }
+          gathered[j] = at;
+        }
+        const slots = touched.subarray(0, count).sort();
+        const looked = essential; // lists gathered in this window: the ones before are looked into
+        for (let t = 0; t < count; t++) {
+          const slot = slots[t]!;
+          const doc = start + slot;
+          let bound = bounds[slot]! * SLACK;
+          bounds[slot] = 0;
+          let dropped = false;
+          for (let j = looked - 1; j >= 0; j--) {
+            if (bound + below[j]! <= threshold) {
+              dropped = true;
+              break;
+            }
+            bound += contribution(byBound[j]!, doc) * SLACK;
+          }
+          if (dropped || bound <= threshold) continue;
+          let score = 0;
+          for (let q = 0; q < m; q++) score += contribution(q, doc);
+          if (!best.offer(score, doc)) continue;
+          if (best.full) {
+            threshold = best.worst;
+            while (essential < m && below[essential]! <= threshold) essential++;
+          }
         }
       }
-      const best = topK(touched, scores, k);
-      for (const doc of touched) scores[doc] = 0;
-      return best.map(({ doc, score }) => ({ id: ids[doc]!, score }));
+      return best.sorted().map(({ doc, score }) => ({ id: ids[doc]!, score }));
     },
   };
+}
+
+/** The first position at or after `from` whose chunk is `doc` or later: galloping, then halving. */
+function seek(docs: number[], from: number, doc: number): number {
+  let low = from;
+  let high = from;
+  for (let step = 1; high < docs.length && docs[high]! < doc; step *= 2) {
+    low = high + 1;
+    high = low + step;
+  }
+  if (high > docs.length) high = docs.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (docs[mid]! < doc) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function impactsOf(p: Postings, n: number, norm: Float64Array): Float64Array {
@@ -98,54 +192,70 @@ function impactsOf(p: Postings, n: number, norm: Float64Array): Float64Array {
   const df = p.docs.length;
   const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
   const impacts = p.impacts && p.impacts.length === df ? p.impacts : new Float64Array(df);
+  let max = 0;
   for (let i = 0; i < df; i++) {
     const tf = p.tfs[i]!;
     impacts[i] = (idf * tf * (K1 + 1)) / (tf + norm[p.docs[i]!]!);
+    if (impacts[i]! > max) max = impacts[i]!;
   }
   p.impacts = impacts;
   p.impactsAt = n;
+  p.maxImpact = max;
   return impacts;
 }
 
 /** Better first: the higher score, then the earlier chunk. */
 const better = (sa: number, da: number, sb: number, db: number) => sa > sb || (sa === sb && da < db);
 
-/** The k best of the touched chunks, best first, through a heap of k whose root is the worst kept. */
-function topK(touched: number[], scores: Float64Array, k: number): { doc: number; score: number }[] {
-  const heapDocs: number[] = [];
-  const heapScores: number[] = [];
-  const worse = (i: number, j: number) => better(heapScores[j]!, heapDocs[j]!, heapScores[i]!, heapDocs[i]!);
+/** The k best chunks offered, through a heap of k whose root is the worst kept. */
+function createTopK(k: number) {
+  const docs: number[] = [];
+  const scores: number[] = [];
+  const worse = (i: number, j: number) => better(scores[j]!, docs[j]!, scores[i]!, docs[i]!);
   const swap = (i: number, j: number) => {
-    [heapDocs[i], heapDocs[j]] = [heapDocs[j]!, heapDocs[i]!];
-    [heapScores[i], heapScores[j]] = [heapScores[j]!, heapScores[i]!];
+    [docs[i], docs[j]] = [docs[j]!, docs[i]!];
+    [scores[i], scores[j]] = [scores[j]!, scores[i]!];
   };
-  for (const doc of touched) {
-    const score = scores[doc]!;
-    if (heapDocs.length < k) {
-      heapDocs.push(doc);
-      heapScores.push(score);
-      for (let i = heapDocs.length - 1; i > 0; ) {
-        const parent = (i - 1) >> 1;
-        if (!worse(i, parent)) break;
-        swap(i, parent);
-        i = parent;
+  return {
+    get full() {
+      return docs.length === k;
+    },
+    /** The score of the worst kept: what a chunk must beat once the heap is full. */
+    get worst() {
+      return scores[0]!;
+    },
+    /** Keeps the chunk if it is among the k best so far; says whether it was kept. */
+    offer(score: number, doc: number): boolean {
+      if (docs.length < k) {
+        docs.push(doc);
+        scores.push(score);
+        for (let i = docs.length - 1; i > 0; ) {
+          const parent = (i - 1) >> 1;
+          if (!worse(i, parent)) break;
+          swap(i, parent);
+          i = parent;
+        }
+        return true;
       }
-    } else if (better(score, doc, heapScores[0]!, heapDocs[0]!)) {
-      heapDocs[0] = doc;
-      heapScores[0] = score;
+      if (!better(score, doc, scores[0]!, docs[0]!)) return false;
+      docs[0] = doc;
+      scores[0] = score;
       for (let i = 0; ; ) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < heapDocs.length && worse(l, m)) m = l;
-        if (r < heapDocs.length && worse(r, m)) m = r;
+        if (l < docs.length && worse(l, m)) m = l;
+        if (r < docs.length && worse(r, m)) m = r;
         if (m === i) break;
         swap(i, m);
         i = m;
       }
-    }
-  }
-  return heapDocs.map((doc, i) => ({ doc, score: heapScores[i]! })).sort((a, b) => (better(a.score, a.doc, b.score, b.doc) ? -1 : 1));
+      return true;
+    },
+    sorted(): { doc: number; score: number }[] {
+      return docs.map((doc, i) => ({ doc, score: scores[i]! })).sort((a, b) => (better(a.score, a.doc, b.score, b.doc) ? -1 : 1));
+    },
+  };
 }
 
 function grow<T extends Float64Array>(a: T): T {
