@@ -65,6 +65,12 @@ export const IDENTITY_SCHEMES = {
     name: 'X-User-Id',
     description: "The caller's user id, set by the ingress (SVC_AUTH_MODE=headers)",
   },
+  queryUser: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Query-User',
+    description: 'The user an agent asks on behalf of; wins over X-User-Id (SVC_AUTH_MODE=headers)',
+  },
   userRole: {
     type: 'apiKey',
     in: 'header',
@@ -90,6 +96,7 @@ export const IDENTITY_SCHEMES = {
 export const CALLER_SECURITY: Record<string, string[]>[] = [
   { userId: [], userRole: [], userGroups: [], userToken: [] },
   { userId: [] },
+  { queryUser: [] },
   { bearer: [] },
 ];
 
