@@ -201,6 +201,19 @@ describe('retrieval: GET /openapi.json', () => {
     expect(page.document_id!.schema).toMatchObject({ type: 'string', format: 'uuid' });
     expect(page.page!.schema).toMatchObject({ type: 'integer', minimum: 1 });
     expect(params('/audit/queries/{id}/feedback', 'post').id!.schema).toMatchObject({ type: 'integer', minimum: 1 });
+    type Body = {
+      requestBody: { content: { 'application/json': { schema: Record<string, unknown> & { properties: Record<string, unknown> } } } };
+    };
+    const body = (path: string, method: string) =>
+      (doc.paths[path]![method] as unknown as Body).requestBody.content['application/json'].schema;
+    // the server's own ceiling (SVC_MAX_TOP_K, 50 by default), and a patch must name something
+    expect(body('/collections/{slug}/query', 'post').properties.top_k).toMatchObject({ type: 'integer', minimum: 1, maximum: 50 });
+    expect(body('/collections/{slug}/answer', 'post').properties.top_k).toMatchObject({ maximum: 50 });
+    expect(body('/collections/{slug}', 'patch')).toMatchObject({ minProperties: 1, additionalProperties: false });
+    // a question is text that trim() leaves non-empty, in words any regex engine reads alike
+    const question = new RegExp((body('/collections/{slug}/query', 'post').properties.question as { pattern: string }).pattern);
+    for (const blank of ['', ' ', '\t\n', '\u00a0\u3000\ufeff']) expect(question.test(blank), JSON.stringify(blank)).toBe(false);
+    for (const filled of ['leave', ' leave ', '\u001c']) expect(question.test(filled), JSON.stringify(filled)).toBe(true);
     expect(params('/audit/queries', 'get').limit).toMatchObject({
       in: 'query',
       required: false,
@@ -280,7 +293,9 @@ describe('retrieval: GET /openapi.json', () => {
     );
     expect(streamed.status).toBe(200);
     expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    expect(String(await expectConforms(doc, 'POST', '/collections/{slug}/answer', streamed))).toContain('event: done');
+    const events = (await expectConforms(doc, 'POST', '/collections/{slug}/answer', streamed)) as { event: string; data: string }[];
+    expect(events.map((e) => e.event)).toEqual(['retrieval', ...events.slice(1, -2).map(() => 'delta'), 'citations', 'done']);
+    expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ grounded: true, audit_id: expect.any(Number) });
     const rated = await h.app.request(`/audit/queries/${audit_id}/feedback`, postJson({ rating: 'up' }, ids(who.analyst)));
     expect(rated.status).toBe(201);
     await expectConforms(doc, 'POST', '/audit/queries/{id}/feedback', rated);
@@ -303,6 +318,35 @@ describe('retrieval: GET /openapi.json', () => {
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       await expectConforms(doc, method, template, res);
     }
+  });
+
+  it('text the database cannot store (a NUL character) is a 400 naming the field, and the document says so', async () => {
+    const createBody = (
+      doc.paths['/collections']!.post as unknown as {
+        requestBody: { content: { 'application/json': { schema: { properties: Record<string, { pattern?: string }> } } } };
+      }
+    ).requestBody.content['application/json'].schema;
+    expect(new RegExp(createBody.properties.name!.pattern!).test('a\u0000b')).toBe(false);
+    const cases: [string, string, string, unknown, string][] = [
+      ['POST', '/collections', '/collections', { slug: 'nul', name: 'a\u0000b' }, 'json.name'],
+      ['POST', '/collections', '/collections', { slug: 'nul', name: 'Nul', allowed_roles: ['svc-\u0000'] }, 'json.allowed_roles.0'],
+      ['PATCH', '/collections/handbook', '/collections/{slug}', { description: '\u0000' }, 'json.description'],
+      [
+        'POST',
+        '/collections/handbook/answer',
+        '/collections/{slug}/answer',
+        { question: 'leave', session_id: 's\u0000' },
+        'json.session_id',
+      ],
+    ];
+    for (const [method, path, template, body, location] of cases) {
+      const res = await h.app.request(path, { ...postJson(body, ids(who.admin)), method });
+      expect(res.status, `${method} ${path}`).toBe(400);
+      const problem = (await expectConforms(doc, method, template, res)) as { errors: { location: string; message: string }[] };
+      expect(problem.errors).toEqual([{ location, message: 'must not contain a NUL character (U+0000)' }]);
+    }
+    const listed = await h.json('GET', '/collections', who.admin);
+    expect(listed.body.collections.map((c: { slug: string }) => c.slug)).not.toContain('nul');
   });
 
   it('a JSON operation sent another media type is a 415 that says what to send, as documented', async () => {

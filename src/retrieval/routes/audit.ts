@@ -1,8 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { apiRoutes, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
+import { apiRoutes, jsonBody, jsonResponse as json, problems, storableText } from '../../platform/openapi/index.ts';
 import { listRetrievals } from '../audit.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { rateAnswer } from '../feedback.ts';
+import { positiveInt } from './schemas.ts';
 
 const auditQuery = z.object({
   limit: z.coerce
@@ -13,12 +14,10 @@ const auditQuery = z.object({
     .default(50),
 });
 
-const idParam = z.object({
-  id: z.coerce.number({ message: 'id must be a number' }).int('id must be an integer').min(1, 'id must be at least 1'),
-});
+const idParam = z.object({ id: positiveInt('id') });
 const feedbackBody = z.object({
   rating: z.enum(['up', 'down'], { message: 'rating must be up or down' }),
-  comment: z.string().max(2000, 'comment must be at most 2000 characters').optional(),
+  comment: storableText().max(2000, 'comment must be at most 2000 characters').optional(),
 });
 
 const rating = z.enum(['up', 'down']);

@@ -1,17 +1,17 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { apiRoutes, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
+import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems, storableText } from '../../platform/openapi/index.ts';
 import { createCollection, deleteCollection, getCollection, listCollections, updateCollection } from '../collections.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { getWatchStatus } from '../watch/status.ts';
 import { slugParam, slugSchema } from './schemas.ts';
 
-const name = z.string().trim().min(1, 'name must not be empty').max(200);
-const description = z.string().max(2000);
-const allowedRoles = z.array(z.string().trim().min(1).max(100)).max(100);
+const name = filledText(200, 'name must not be empty');
+const description = storableText().max(2000);
+const allowedRoles = z.array(filledText(100)).max(100);
 /** A folder or S3 prefix under SVC_WATCH_ROOTS, scanned every interval_seconds; null stops watching. */
 const watch = z
   .object({
-    uri: z.string().trim().min(1, 'uri must not be empty').max(2000),
+    uri: filledText(2000, 'uri must not be empty'),
     interval_seconds: z
       .number()
       .int('interval_seconds must be an integer')
@@ -32,7 +32,8 @@ const createBody = z.object({
 const patchBody = z
   .object({ name: name.optional(), description: description.optional(), allowed_roles: allowedRoles.optional(), watch: watch.optional() })
   .strict()
-  .refine((p) => Object.keys(p).length > 0, 'name at least one of name, description, allowed_roles, watch');
+  .refine((p) => Object.keys(p).length > 0, 'name at least one of name, description, allowed_roles, watch')
+  .openapi({ minProperties: 1 });
 
 const collection = z.object({
   slug: z.string(),

@@ -2,12 +2,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { readPage } from '../pages.ts';
-import { slugSchema } from './schemas.ts';
+import { positiveInt, slugSchema } from './schemas.ts';
 
 const pageParams = z.object({
   slug: slugSchema,
   document_id: z.uuid({ message: 'document_id must be a document id (a UUID)' }),
-  page: z.coerce.number({ message: 'page must be a number' }).int('page must be an integer').min(1, 'page must be at least 1'),
+  page: positiveInt('page'),
 });
 
 const pageView = z.object({

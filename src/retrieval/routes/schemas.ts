@@ -11,6 +11,24 @@ export const slugSchema = z
 
 export const slugParam = z.object({ slug: slugSchema });
 
+/** How many chunks to retrieve: at most SVC_MAX_TOP_K, so the document carries the server's own ceiling. */
+export const topK = (max: number) =>
+  z
+    .number()
+    .int('top_k must be an integer')
+    .min(1, 'top_k must be at least 1')
+    .max(max, `top_k must be at most ${max}, the ceiling (SVC_MAX_TOP_K)`)
+    .optional()
+    .describe('Default SVC_DEFAULT_TOP_K (5)');
+
+/** A path's id or page number: a positive integer JavaScript holds exactly. */
+export const positiveInt = (name: string) =>
+  z.coerce
+    .number({ message: `${name} must be a number` })
+    .int(`${name} must be an integer`)
+    .min(1, `${name} must be at least 1`)
+    .max(Number.MAX_SAFE_INTEGER, `${name} must be at most ${Number.MAX_SAFE_INTEGER}`);
+
 export const chunk = z.object({
   chunk_id: z.string(),
   document_id: z.string(),
