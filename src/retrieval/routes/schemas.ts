@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 
-// What several of retrieval's routes share: the slug that names a collection in a path, and a ranked chunk.
+// What several of retrieval's routes share: the slug that names a collection in a path, top_k, a path's positive
+// integer, and a ranked chunk.
 
 export const slugSchema = z
   .string()
