@@ -134,7 +134,11 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   // a replica with no copy yet: the first query loads it
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
-  const h = await retrievalHarness(db, { embedder, env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)) } });
+  const h = await retrievalHarness(db, {
+    embedder,
+    env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)) },
+    conformance: false,
+  });
   const [first] = await time(() => queryCollection(h.deps, admin, slug, { question: '0', top_k: K, mode: 'dense' }));
   global.gc?.();
   const rssLoaded = process.memoryUsage().rss;
@@ -235,7 +239,7 @@ async function benchIngestion(): Promise<string[]> {
   const fresh = await freshDatabase('bench_ingest');
   const db = openPostgres(fresh.cfg);
   try {
-    const h = await retrievalHarness(db, { embedder: createOfflineEmbedder(DIM) });
+    const h = await retrievalHarness(db, { embedder: createOfflineEmbedder(DIM), conformance: false });
     await h.json('POST', '/collections', who.engineer, { slug: 'ingest', name: 'Ingest', allowed_roles: [] });
     const pdf = (d: number) =>
       writePdf(

@@ -4,6 +4,7 @@ import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../p
 import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
+import { apiRoutes, documentRoutes } from '../platform/openapi/index.ts';
 import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
@@ -20,10 +21,17 @@ import { createRetrievalMetrics } from './metrics.ts';
 import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
-import { documentRoutes } from './routes/documents.ts';
+import { collectionDocumentRoutes } from './routes/documents.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
 import { startWatcher } from './watch/watcher.ts';
+
+const RETRIEVAL_DOCUMENT = {
+  title: 'svc retrieval',
+  version: '1',
+  description:
+    'Collections of documents, ingested (extracted, chunked, embedded) and queried by meaning and by keyword, answered with citations.',
+};
 
 /** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
 export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
@@ -50,14 +58,16 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   });
   app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
   // every API route needs a caller
-  const api = new Hono<AppEnv>().use(requireCaller);
+  const api = apiRoutes();
+  api.use(requireCaller);
   api.route('/collections', collectionRoutes(deps));
-  api.route('/collections', documentRoutes(deps));
+  api.route('/collections', collectionDocumentRoutes(deps));
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));
   api.route('/collections', pageRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
+  app.route('/', documentRoutes(api, RETRIEVAL_DOCUMENT));
   app.route('/', api);
   return app;
 }

@@ -31,7 +31,14 @@ export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
 
 export async function retrievalHarness(
   db: Database,
-  opts: { env?: Record<string, string>; embedder?: Embedder; watch?: { owner?: string }; callers?: CallerResolver } = {},
+  opts: {
+    env?: Record<string, string>;
+    embedder?: Embedder;
+    watch?: { owner?: string };
+    callers?: CallerResolver;
+    /** Every answer `json` and `upload` get is checked against the app's OpenAPI document (default); benchmarks turn it off. */
+    conformance?: boolean;
+  } = {},
 ) {
   await retrievalService.migrate(db);
   const config = loadRetrievalConfig({ ...opts.env });
@@ -59,6 +66,9 @@ export async function retrievalHarness(
     : undefined;
 
   const headers = (as?: Identity): Record<string, string> => (as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {});
+  const documented = async (method: string, path: string, res: Response) => {
+    if (opts.conformance ?? true) await (await import('./openapi-contract.ts')).expectAnswerDocumented(app, method, path, res.clone());
+  };
 
   return {
     app,
@@ -71,6 +81,7 @@ export async function retrievalHarness(
         headers: { ...headers(as), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
         ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
       });
+      await documented(method, path, res);
       const text = await res.text();
       return { status: res.status, type: res.headers.get('content-type') ?? '', body: text ? JSON.parse(text) : undefined };
     },
@@ -78,6 +89,7 @@ export async function retrievalHarness(
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type ?? 'application/octet-stream' }), file.name);
       const res = await app.request(`/collections/${slug}/documents`, { method: 'POST', headers: headers(as), body: form });
+      await documented('POST', `/collections/${slug}/documents`, res);
       return { status: res.status, body: await res.json() };
     },
     async close() {

@@ -7,6 +7,23 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 
+/**
+ * Text a request gives to be stored: Postgres's text and jsonb refuse NUL (U+0000), so it is refused here as a 400
+ * naming the field, and the document's `pattern` says so, instead of a 500 from the database.
+ */
+export const storableText = () => z.string().regex(/^[^\u0000]*$/, 'must not contain a NUL character (U+0000)');
+
+// What String.prototype.trim removes, spelled out: a regex engine's \s is not the same set everywhere (Python's
+// holds \x1c-\x1f, not U+FEFF), and a client generating from the document must agree with the server.
+const TRIMMED = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const FILLED = `^[^\\u0000]*[^${TRIMMED}\\u0000][^\\u0000]*$`;
+
+/**
+ * storableText, trimmed, that must not be empty once trimmed (`empty` says so) and at most `max` long: the document's
+ * pattern says what trim().min(1) means, so only text the server takes is described as valid.
+ */
+export const filledText = (max: number, empty?: string) => storableText().trim().min(1, empty).max(max).openapi({ pattern: FILLED });
+
 export const problemSchema = z
   .looseObject({
     type: z.string(),
@@ -77,6 +94,12 @@ export const IDENTITY_SCHEMES = {
     name: 'X-User-Id',
     description: "The caller's user id, set by the ingress (SVC_AUTH_MODE=headers)",
   },
+  queryUser: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Query-User',
+    description: 'The user an agent asks on behalf of; wins over X-User-Id (SVC_AUTH_MODE=headers)',
+  },
   userRole: {
     type: 'apiKey',
     in: 'header',
@@ -102,6 +125,7 @@ export const IDENTITY_SCHEMES = {
 export const CALLER_SECURITY: Record<string, string[]>[] = [
   { userId: [], userRole: [], userGroups: [], userToken: [] },
   { userId: [] },
+  { queryUser: [] },
   { bearer: [] },
 ];
 

@@ -16,6 +16,8 @@ export {
   problems,
   problemSchema,
   type ProblemStatus,
+  filledText,
+  storableText,
 } from './components.ts';
 
 // A service's API routes are declared with createRoute (path, method, request and response schemas), so the zod

@@ -1,21 +1,65 @@
-import { Hono } from 'hono';
-import { z } from 'zod';
-import { validate, type AppEnv } from '../../platform/http.ts';
+import { createRoute, z } from '@hono/zod-openapi';
+import { apiRoutes, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { listDocuments, uploadDocument } from '../documents.ts';
-import { slugSchema } from './collections.ts';
+import { slugParam } from './schemas.ts';
 
-const slugParam = z.object({ slug: slugSchema });
+const document = z.object({
+  document_id: z.uuid(),
+  collection: z.string(),
+  filename: z.string(),
+  content_type: z.string(),
+  format: z.string(),
+  size_bytes: z.int(),
+  sha256: z.string(),
+  pages: z.int(),
+  ocr_pages: z.int(),
+  status: z.string().describe('INDEXED once ingestion has finished'),
+  chunk_count: z.int(),
+  uploaded_by: z.string(),
+  created_at: z.iso.datetime(),
+});
+const uploaded = document.extend({
+  duplicate: z.boolean().describe('The collection already held these bytes: this is that document, nothing was stored'),
+});
 
-/** Multipart with one part named `file`, streamed to disk; the body is never parsed into memory. */
-export function documentRoutes(deps: RetrievalDeps) {
-  return new Hono<AppEnv>()
-    .post('/:slug/documents', validate('param', slugParam), async (c) => {
-      // 201 for a new document; 200 with `duplicate: true` when the collection already held these bytes
+// Written as a plain JSON Schema, not zod: a zod schema would have the route parse the form into memory, and the
+// upload streams its one part to disk (upload-stream.ts), which refuses anything else with a 400.
+const multipartFile = {
+  type: 'object' as const,
+  required: ['file'],
+  properties: {
+    file: { type: 'string' as const, format: 'binary', description: 'The document, at most SVC_MAX_UPLOAD_BYTES (50 MiB by default)' },
+  },
+};
+
+const upload = createRoute({
+  method: 'post',
+  path: '/{slug}/documents',
+  summary: 'Upload a document: extracted, chunked, embedded and stored, or nothing is',
+  description: 'multipart/form-data with one file part named `file`, streamed to disk; 200 when the collection already held these bytes.',
+  request: { params: slugParam, body: { required: true, content: { 'multipart/form-data': { schema: multipartFile } } } },
+  responses: {
+    201: json(uploaded, 'The new document, INDEXED with its chunk count'),
+    200: json(uploaded, 'The document the collection already held (`duplicate: true`)'),
+    ...problems(400, 401, 403, 404, 413, 422, 429, 502, 503),
+  },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: '/{slug}/documents',
+  summary: "The collection's documents",
+  request: { params: slugParam },
+  responses: { 200: json(z.object({ documents: z.array(document) }), 'The documents'), ...problems(400, 401, 404, 503) },
+});
+
+export function collectionDocumentRoutes(deps: RetrievalDeps) {
+  return apiRoutes()
+    .openapi(upload, async (c) => {
+      // the raw request: its body is read once, by the spooler
       const { document, created } = await uploadDocument(deps, c.var.caller, c.req.valid('param').slug, c.req.raw);
-      return c.json(document, created ? 201 : 200);
+      return created ? c.json(document, 201) : c.json(document, 200);
     })
-    .get('/:slug/documents', validate('param', slugParam), async (c) =>
-      c.json({ documents: await listDocuments(deps, c.var.caller, c.req.valid('param').slug) }),
-    );
+    .openapi(list, async (c) => c.json({ documents: await listDocuments(deps, c.var.caller, c.req.valid('param').slug) }, 200));
 }
