@@ -16,6 +16,7 @@ bash "$here/start-s3.sh"
 bash "$here/start-trino.sh"
 bash "$here/install-chromium.sh"
 bash "$here/install-mlflow.sh" >/dev/null
+bash "$here/install-schemathesis.sh" >/dev/null
 bash "$here/install-oauth2-proxy.sh"
 wait "$keycloak"
 # oauth2-proxy and nginx in front of the services' usual ports (docs/auth.md); they read the realm at start.

@@ -8,7 +8,7 @@ import type { CallerResolver } from '../platform/auth/index.ts';
 import { createApp, HEADER_CALLERS, type AppEnv } from '../platform/http.ts';
 import { identityHeaders, type Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
-import { apiRoutes, CALLER_SECURITY, documentRoutes, problems } from '../platform/openapi/index.ts';
+import { apiRoutes, CALLER_SECURITY, documentRoutes, problems, storableText } from '../platform/openapi/index.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import { readObject, type ObjectStore } from '../platform/objects/index.ts';
@@ -43,11 +43,11 @@ const open = createRoute({
   method: 'get',
   path: '/d/{id}',
   summary: "A dashboard's page, served from the viewer's own sandbox once explore's launch decision allows it",
-  request: { params: z.object({ id: z.string() }) },
+  request: { params: z.object({ id: storableText().min(1).max(100) }) },
   security: [...CALLER_SECURITY, { session: [] }],
   responses: {
     200: { description: 'The page, as the sandbox serves it', content: { 'text/html': { schema: z.string() } } },
-    ...problems(401, 403, 404, 503),
+    ...problems(400, 401, 403, 404, 503),
   },
 });
 

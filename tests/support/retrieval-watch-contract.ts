@@ -121,7 +121,12 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       expect((await patch(who.engineer, { bogus: 1 })).status).toBe(400);
       const stopped = await patch(who.engineer, { watch: null, description: 'no longer watched' });
       expect(stopped.body).toMatchObject({ watch: null, description: 'no longer watched', allowed_roles: [] });
-      expect((await admin.json('GET', '/collections/managed/watch', who.user)).status).toBe(404);
+      // the collection still has a watch status: watching nothing
+      expect((await admin.json('GET', '/collections/managed/watch', who.user)).body).toMatchObject({
+        uri: null,
+        next_scan_at: null,
+        failures: [],
+      });
     });
 
     it(

@@ -311,7 +311,7 @@ describe('retrieval: GET /openapi.json', () => {
       ['POST', '/collections/board/query', '/collections/{slug}/query', postJson({ question: 'minutes' }, ids(who.analyst)), 403],
       ['POST', '/collections', '/collections', postJson({ slug: 'refused', name: 'Refused' }, ids(who.viewer)), 403],
       ['GET', '/collections/board', '/collections/{slug}', { headers: ids(who.analyst) }, 404],
-      ['GET', '/collections/handbook/watch', '/collections/{slug}/watch', { headers: ids(who.analyst) }, 404],
+      ['GET', '/collections/board/watch', '/collections/{slug}/watch', { headers: ids(who.analyst) }, 404],
       ['POST', '/collections', '/collections', postJson({ slug: 'handbook', name: 'Again' }, ids(who.admin)), 409],
     ];
     for (const [method, path, template, init, status] of cases) {

@@ -1,14 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { apiRoutes, jsonBody, jsonResponse as json, nonBlank, problems } from '../../platform/openapi/index.ts';
+import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems, storableText } from '../../platform/openapi/index.ts';
 import { accessOf, deleteDashboard, launchOf, listVisible, shareDashboard } from '../dashboards/sharing.ts';
 import type { ExploreDeps } from '../deps.ts';
 
-const idParam = z.object({ id: z.string().min(1).max(100) });
+const idParam = z.object({ id: storableText().min(1).max(100) });
 const scopeQuery = z.object({ scope: z.enum(['mine', 'shared', 'public', 'all']).default('all') });
 const shareBody = z.object({
   visibility: z.enum(['private', 'users', 'groups', 'public']),
-  allowed_users: z.array(nonBlank(200)).max(500).default([]),
-  allowed_groups: z.array(nonBlank(200)).max(500).default([]),
+  allowed_users: z.array(filledText(200)).max(500).default([]),
+  allowed_groups: z.array(filledText(200)).max(500).default([]),
 });
 
 const dashboard = z.object({

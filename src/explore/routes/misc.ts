@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { decideConsole } from '../../platform/policy/index.ts';
-import { apiRoutes, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
+import { apiRoutes, jsonBody, jsonResponse as json, problems, storableText } from '../../platform/openapi/index.ts';
 import { openToCaller, searchCatalog } from '../catalog.ts';
 import { recordFeedback } from '../dashboards/feedback.ts';
 import type { ExploreDeps } from '../deps.ts';
@@ -44,7 +44,7 @@ const catalog = createRoute({
   method: 'get',
   path: '/catalog',
   summary: 'The tables the tables policy opens to the caller, searched by q; every one of them when nothing matches',
-  request: { query: z.object({ q: z.string().max(500).default('') }) },
+  request: { query: z.object({ q: storableText().max(500).default('') }) },
   responses: {
     200: json(
       z.object({ entries: z.array(catalogEntry), fallback: z.boolean().describe('Nothing matched q: entries are every table') }),
@@ -58,7 +58,7 @@ const session = createRoute({
   method: 'get',
   path: '/session/{session_id}',
   summary: "The caller's own turns of a session younger than SVC_SESSION_TTL, newest first",
-  request: { params: z.object({ session_id: z.string() }) },
+  request: { params: z.object({ session_id: storableText().min(1).max(200) }) },
   responses: {
     200: json(
       z.object({
@@ -67,14 +67,14 @@ const session = createRoute({
       }),
       'The turns',
     ),
-    ...problems(401),
+    ...problems(400, 401),
   },
 });
 
 const feedbackBody = z.object({
-  dashboard_id: z.string().min(1).max(100),
+  dashboard_id: storableText().min(1).max(100),
   rating: z.enum(['up', 'down'], { message: "rating is 'up' or 'down'" }),
-  comment: z.string().max(2000).default(''),
+  comment: storableText().max(2000).default(''),
 });
 const feedback = createRoute({
   method: 'post',

@@ -1,17 +1,17 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { apiRoutes, jsonBody, jsonResponse as json, nonBlank, problems } from '../../platform/openapi/index.ts';
+import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import type { ExploreDeps } from '../deps.ts';
 import { measureQuery } from '../metrics.ts';
 import { askQuestion } from '../questions.ts';
 
 const queryBody = z.object({
-  question: nonBlank(4000, 'question must not be empty'),
-  session_id: nonBlank(200).optional(),
+  question: filledText(4000, 'question must not be empty'),
+  session_id: filledText(200, 'session_id must not be empty').optional(),
   execute: z.boolean().default(true),
   confirm_cost: z.boolean().default(false),
   force: z.boolean().default(false),
   persist: z.boolean().default(true),
-  model: nonBlank(200).optional(),
+  model: filledText(200, 'model must not be empty').optional(),
 });
 
 const column = z.object({ name: z.string(), type: z.string() });

@@ -38,18 +38,6 @@ export const problemSchema = z
   })
   .describe('RFC 9457 problem details; some answers add fields of their own (a rejected statement its `sql`, the cost gate `cost_bytes`)');
 
-/**
- * Text that must hold something besides white space: trimmed, then at least one character, and the document's
- * pattern says so too, so a client generating requests from it never sends a blank one it believes valid. (U+FEFF
- * is white space to JavaScript's trim but not to every regex engine, hence named.)
- */
-export const nonBlank = (max: number, message = 'must not be empty or blank') =>
-  z
-    .string()
-    .trim()
-    .max(max)
-    .regex(/[^\s\uFEFF]/, message);
-
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' as const } } };
 
 /** Each status a service answers with a problem, as a named response component. */

@@ -11,7 +11,6 @@ export {
   IDENTITY_SCHEMES,
   jsonBody,
   jsonResponse,
-  nonBlank,
   PROBLEM_TYPE,
   problems,
   problemSchema,

@@ -51,12 +51,12 @@ const collection = z.object({
 });
 
 const watchStatus = z.object({
-  uri: z.string(),
-  interval_seconds: z.int(),
-  set_by: z.string(),
-  set_at: z.iso.datetime(),
+  uri: z.string().nullable().describe('null: the collection watches nothing (set a watch with PATCH)'),
+  interval_seconds: z.int().nullable(),
+  set_by: z.string().nullable(),
+  set_at: z.iso.datetime().nullable(),
   last_scan_at: z.iso.datetime().nullable(),
-  next_scan_at: z.iso.datetime(),
+  next_scan_at: z.iso.datetime().nullable(),
   scanning: z.boolean().describe('A replica holds the lease and is scanning now'),
   error: z.string().nullable().describe('Why the last scan could not read the source'),
   counts: z.object({ seen: z.int(), ingested: z.int(), updated: z.int(), deleted: z.int(), failed: z.int() }),

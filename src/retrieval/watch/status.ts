@@ -1,17 +1,17 @@
-import { notFound } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
 import { requireVisible } from '../access.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import * as store from '../store.ts';
 import * as watches from './store.ts';
 
+/** A collection that watches nothing has a status too: every field about the source null, nothing counted. */
 export type WatchStatus = {
-  uri: string;
-  interval_seconds: number;
-  set_by: string;
-  set_at: string;
+  uri: string | null;
+  interval_seconds: number | null;
+  set_by: string | null;
+  set_at: string | null;
   last_scan_at: string | null;
-  next_scan_at: string;
+  next_scan_at: string | null;
   /** A replica holds the lease and is scanning now. */
   scanning: boolean;
   /** Why the last scan could not read the source, or null. */
@@ -22,14 +22,24 @@ export type WatchStatus = {
   failures: { path: string; status: 'failed' | 'skipped'; reason: string; attempts: number; retry_at: string | null }[];
 };
 
-/** For whoever may see the collection; 404 when it has no watch. */
+/** For whoever may see the collection (404 for anyone else); a collection that watches nothing answers UNWATCHED. */
+const UNWATCHED: WatchStatus = {
+  uri: null,
+  interval_seconds: null,
+  set_by: null,
+  set_at: null,
+  last_scan_at: null,
+  next_scan_at: null,
+  scanning: false,
+  error: null,
+  counts: { seen: 0, ingested: 0, updated: 0, deleted: 0, failed: 0 },
+  failures: [],
+};
+
 export async function getWatchStatus(deps: RetrievalDeps, caller: Caller, slug: string): Promise<WatchStatus> {
   await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
   const w = await watches.findWatch(deps.db, slug);
-  if (!w)
-    throw notFound(
-      `Collection '${slug}' watches no source: set one with PATCH /collections/${slug} {"watch": {"uri": ..., "interval_seconds": ...}}.`,
-    );
+  if (!w) return UNWATCHED;
   const files = await watches.listFiles(deps.db, slug);
   return {
     uri: w.uri,
