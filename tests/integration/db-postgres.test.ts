@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { openDatabase } from '../../src/platform/db/index.ts';
+import { openDatabase, openPostgres } from '../../src/platform/db/index.ts';
 import { dbContract } from '../support/db-contract.ts';
 import { freshDatabase, openFreshPostgres } from '../support/pg.ts';
 
@@ -19,6 +19,24 @@ it('openDatabase selects Postgres when PG_HOST is set and applies the platform s
   try {
     expect(db.kind).toBe('postgres');
     expect(await db.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`)).toEqual([{ extname: 'vector' }]);
+  } finally {
+    await db.close();
+    await fresh.drop();
+  }
+});
+
+it('keeps a statement prepared on its connection unless asked to plan it with its values at each call', async () => {
+  const fresh = await freshDatabase('db_plan');
+  // One connection, so the session asked about is the one that ran the statements (postgres.js prepares its own
+  // catalogue query too: only ours are looked at).
+  const db = openPostgres({ ...fresh.cfg, max: 1 });
+  const prepared = () =>
+    db.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements WHERE statement LIKE 'SELECT $1::int%'`);
+  try {
+    for (let i = 0; i < 6; i++) expect(await db.query(`SELECT $1::int + 1 AS n`, [i], { planEachCall: true })).toEqual([{ n: i + 1 }]);
+    expect(await prepared()).toEqual([]);
+    await db.query(`SELECT $1::int + 2 AS n`, [1]);
+    expect((await prepared()).map((r) => r.statement)).toEqual(['SELECT $1::int + 2 AS n']);
   } finally {
     await db.close();
     await fresh.drop();

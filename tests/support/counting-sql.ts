@@ -1,12 +1,12 @@
-import type { Sql } from '../../src/platform/db/index.ts';
+import type { QueryOptions, Sql } from '../../src/platform/db/index.ts';
 
 /** A connection that counts the statements sent through it, to prove a request costs a fixed number of them. */
 export function countingSql(inner: Sql): Sql & { count: number } {
   const counted = {
     count: 0,
-    query: <T>(text: string, params?: readonly unknown[]) => {
+    query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
       counted.count += 1;
-      return inner.query<T>(text, params);
+      return inner.query<T>(text, params, options);
     },
     exec: (script: string) => {
       counted.count += 1;

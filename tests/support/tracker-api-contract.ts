@@ -357,6 +357,102 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(summaries.body.dataset_summaries).toEqual([{ experiment_id: exp, name: 'iris', digest: 'abc123', context: 'training' }]);
       });
 
+      it('answers a whole run byte for byte as JSON.stringify writes it: field order, escapes, every double', async () => {
+        // The database writes runs/get and runs/search answers (runs/load.ts): the text must be the one
+        // JSON.stringify gives for the run written out here in MLflow's field order.
+        const exp = (await t.post('experiments/create', { name: 'bytes' })).body.experiment_id;
+        const odd = 'quote " backslash \\ newline \n tab \t bell \u0007 del \u007f é 日本 🚀 \u2028 </script>';
+        const run = await newRun(exp, { run_name: 'bytes-run', start_time: 1_700_000_000_123 });
+        const id = run.info.run_id;
+        // At and around each edge of fixed and exponent notation, both signs, the extremes, and the strings.
+        const values = [
+          0, -0, 1, -1, 0.1, 123.456, 1e-4, 9.999999999999999e-5, 1.5e-5, -1e-6, 1e-7, 2.5e-300, 5e-324, 123456789012345.67,
+          999999999999999.9, 1e15, -1.2345e16, 70953660111773020, 2.023153215867568e18, 1e20, 1e21, -1.5e21, 1.7976931348623157e308,
+        ];
+        const points = values.map((value, i) => ({
+          key: `m${String(i).padStart(2, '0')}`,
+          value,
+          timestamp: 1_700_000_000_000 + i,
+          step: i,
+        }));
+        const strings = [
+          { key: 'nan', value: 'NaN', timestamp: 5, step: 2 ** 40 },
+          { key: 'pinf', value: 'Infinity', timestamp: 5, step: 0 },
+          { key: 'ninf', value: '-Infinity', timestamp: 5, step: -3 },
+        ];
+        const batch = await t.post('runs/log-batch', {
+          run_id: id,
+          metrics: [...points, ...strings],
+          params: [{ key: 'odd', value: odd }],
+          tags: [{ key: 'odd tag', value: odd }],
+        });
+        expect(batch.status, batch.text).toBe(200);
+        const inputs = await t.post('runs/log-inputs', {
+          run_id: id,
+          datasets: [
+            {
+              tags: [
+                { key: 'mlflow.data.context', value: 'training' },
+                { key: 'b', value: odd },
+              ],
+              dataset: { name: 'b-set', digest: 'd2', source_type: 'local', source: odd, schema: '{"a": 1}', profile: '{"rows": 3}' },
+            },
+            { tags: [], dataset: { name: 'a-set', digest: 'd1', source_type: 'http', source: 'https://x/y' } },
+          ],
+          models: [{ model_id: 'm-2' }, { model_id: 'm-1' }],
+        });
+        expect(inputs.status, inputs.text).toBe(200);
+        const output = await t.post('runs/outputs', { run_id: id, models: [{ model_id: 'm-9', step: 7 }] });
+        expect(output.status, output.text).toBe(200);
+        await t.post('runs/update', { run_id: id, status: 'FINISHED', end_time: 1_700_000_009_999 });
+
+        const metrics = [...points, ...strings].sort((a, b) => (a.key < b.key ? -1 : 1));
+        const expected = {
+          info: {
+            run_id: id,
+            run_uuid: id,
+            run_name: 'bytes-run',
+            experiment_id: exp,
+            user_id: '',
+            status: 'FINISHED',
+            start_time: 1_700_000_000_123,
+            end_time: 1_700_000_009_999,
+            artifact_uri: run.info.artifact_uri,
+            lifecycle_stage: 'active',
+          },
+          data: {
+            metrics,
+            params: [{ key: 'odd', value: odd }],
+            tags: [
+              { key: 'mlflow.runName', value: 'bytes-run' },
+              { key: 'odd tag', value: odd },
+            ],
+          },
+          inputs: {
+            dataset_inputs: [
+              { dataset: { name: 'a-set', digest: 'd1', source_type: 'http', source: 'https://x/y' } },
+              {
+                tags: [
+                  { key: 'b', value: odd },
+                  { key: 'mlflow.data.context', value: 'training' },
+                ],
+                dataset: { name: 'b-set', digest: 'd2', source_type: 'local', source: odd, schema: '{"a": 1}', profile: '{"rows": 3}' },
+              },
+            ],
+            model_inputs: [{ model_id: 'm-1' }, { model_id: 'm-2' }],
+          },
+          outputs: { model_outputs: [{ model_id: 'm-9', step: 7 }] },
+        };
+        const got = await t.get('runs/get', { run_id: id });
+        expect(got.status, got.text).toBe(200);
+        expect(got.text).toBe(JSON.stringify({ run: expected }));
+        const found = await t.post('runs/search', { experiment_ids: [exp], order_by: ['metrics.m05 DESC'] });
+        expect(found.text).toBe(JSON.stringify({ runs: [expected] }));
+        const none = await t.post('runs/search', { experiment_ids: [exp], filter: "params.odd = 'other'" });
+        expect(none.text).toBe('{}');
+        expect((await t.get('runs/get', { run_id: 'f'.repeat(32) })).status).toBe(404);
+      });
+
       it('pages a search ordered by a metric in MLflow order across the NaN runs and the runs without it', async () => {
         // 10 runs with a value (ties, infinities), 8 with NaN, 12 without the metric; start times tie in fours. The
         // expected order is computed here from MLflow's rule, not read from the server: values in the asked

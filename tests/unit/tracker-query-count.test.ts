@@ -6,9 +6,9 @@ import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 // set-based statements: the count does not grow with the page size.
 function counting(db: Database): Database & { statements: number } {
   const wrap = (sql: Sql): Sql => ({
-    query: (text, params) => {
+    query: (text, params, options) => {
       counter.statements++;
-      return sql.query(text, params);
+      return sql.query(text, params, options);
     },
     exec: (script) => {
       counter.statements++;

@@ -6,7 +6,7 @@ import type { Database } from './types.ts';
 export { loadMigrations, migrate, type Migration } from './migrate.ts';
 export { openPostgres } from './postgres.ts';
 export { copyFloat8, copyInt4, copyInt8, createCopyDecoder, readCopyRows } from './copy.ts';
-export { sqlLiteral, toVector, type Database, type PgConnection, type Sql } from './types.ts';
+export { sqlLiteral, toVector, type Database, type PgConnection, type QueryOptions, type Sql } from './types.ts';
 export { isUniqueViolation, sqlState } from './values.ts';
 
 /**

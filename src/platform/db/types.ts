@@ -14,9 +14,18 @@
 // and lists meant as JSON as JSON text with a `$n::jsonb` cast; vectors as text from toVector() with `$n::vector`.
 // query() runs exactly one statement; exec() runs a script of several statements without parameters.
 
+export type QueryOptions = {
+  /**
+   * Plan the statement with this call's values every time. By default a statement with parameters is prepared once
+   * per connection, and after five runs Postgres may settle on a generic plan that ignores the values: wrong for a
+   * statement whose best plan depends on them (a search filter that matches 5 rows or 5 000).
+   */
+  planEachCall?: boolean;
+};
+
 /** A connection or a transaction: the same interface, so domain code runs inside or outside a transaction. */
 export interface Sql {
-  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations, DDL). */
   exec(script: string): Promise<void>;
 }

@@ -2,7 +2,17 @@ import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison } from '../search/filter.ts';
 import { checkMaxResults, page, startOffset } from '../search/paging.ts';
-import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
+import {
+  checkDistinct,
+  checkOp,
+  compare,
+  NUMERIC_OPS,
+  orderEntries,
+  Params,
+  SEARCH_STATEMENT,
+  STRING_OPS,
+  stringValue,
+} from '../search/sql.ts';
 
 // search_datasets (evaluation datasets): by experiment, `name`, `dataset_id`, `created_time`, `last_update_time`
 // and `tags.<key>`; ordered by those attributes, newest first by default.
@@ -77,6 +87,7 @@ export async function searchEvaluationDatasets(
     `SELECT d.dataset_id FROM tracker_evaluation_datasets d ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY ${terms.join(', ')} LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`,
     params.values,
+    SEARCH_STATEMENT,
   );
   const result = page(rows, offset, maxResults);
   return { ids: result.rows.map((r) => r.dataset_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };

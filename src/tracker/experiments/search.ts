@@ -2,7 +2,17 @@ import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
 import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
-import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
+import {
+  checkDistinct,
+  checkOp,
+  compare,
+  NUMERIC_OPS,
+  orderEntries,
+  Params,
+  SEARCH_STATEMENT,
+  STRING_OPS,
+  stringValue,
+} from '../search/sql.ts';
 import type { ViewType } from '../wire/fields.ts';
 
 // search_experiments: attributes name, creation_time, last_update_time and tags.<key>; ordered by name,
@@ -97,7 +107,7 @@ export async function searchExperiments(
     WHERE ${where.join(' AND ')}
     ORDER BY ${terms.join(', ')}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  const rows = await db.query<{ experiment_id: number | bigint }>(sql, params.values);
+  const rows = await db.query<{ experiment_id: number | bigint }>(sql, params.values, SEARCH_STATEMENT);
   const result = page(rows, offset, maxResults);
   return {
     experimentIds: result.rows.map((r) => String(r.experiment_id)),

@@ -2,7 +2,7 @@ import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseFilter, type Comparison } from '../search/filter.ts';
 import { checkMaxResults, decodePageToken, encodePageToken, MAX_RESULTS, page, readOffset } from '../search/paging.ts';
-import { checkOp, compare, compareMetric, experimentIdsOf, NUMERIC_OPS, Params, STRING_OPS } from '../search/sql.ts';
+import { checkOp, compare, compareMetric, experimentIdsOf, NUMERIC_OPS, Params, SEARCH_STATEMENT, STRING_OPS } from '../search/sql.ts';
 
 // search_logged_models (MLflow 3): entities are written `attributes.`, `metrics.`, `params.`, `tags.` (or a bare
 // attribute name); a model's metric value is its latest point for the key (greatest timestamp, then step). Order
@@ -175,7 +175,7 @@ export async function searchLoggedModels(db: Sql, req: SearchLoggedModelsRequest
     WHERE ${where.join(' AND ')}
     ORDER BY ${terms.join(', ')}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  const rows = await db.query<{ model_id: string }>(sql, params.values);
+  const rows = await db.query<{ model_id: string }>(sql, params.values, SEARCH_STATEMENT);
   const result = page(rows, offset, maxResults, (next) =>
     encodePageToken({
       experiment_ids: req.experimentIds,

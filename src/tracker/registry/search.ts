@@ -2,7 +2,17 @@ import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
 import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
-import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
+import {
+  checkDistinct,
+  checkOp,
+  compare,
+  NUMERIC_OPS,
+  orderEntries,
+  Params,
+  SEARCH_STATEMENT,
+  STRING_OPS,
+  stringValue,
+} from '../search/sql.ts';
 
 // search_registered_models and search_model_versions. MLflow 3 clients append
 // tag.`mlflow.prompt.is_prompt` != 'true' to both searches to hide prompts; a model without that tag is not a
@@ -79,7 +89,7 @@ export async function searchRegisteredModels(db: Sql, req: RegistrySearchRequest
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY ${terms.join(', ')}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  const rows = await db.query<{ name: string }>(sql, params.values);
+  const rows = await db.query<{ name: string }>(sql, params.values, SEARCH_STATEMENT);
   const result = page(rows, offset, maxResults);
   return { names: result.rows.map((r) => r.name), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
 }
@@ -169,7 +179,7 @@ export async function searchModelVersions(
     WHERE ${where.join(' AND ')}
     ORDER BY ${terms.join(', ')}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  const rows = await db.query<{ name: string; version: number }>(sql, params.values);
+  const rows = await db.query<{ name: string; version: number }>(sql, params.values, SEARCH_STATEMENT);
   const result = page(rows, offset, maxResults);
   return {
     versions: result.rows.map((r) => ({ name: r.name, version: Number(r.version) })),

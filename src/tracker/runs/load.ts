@@ -1,104 +1,110 @@
 import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist } from '../errors.ts';
-import { groupBy, keyValues } from '../rows.ts';
-import type { KeyValue } from '../wire/fields.ts';
-import { runJson, type DatasetJson, type MetricRow, type RunInputsJson, type RunOutputsJson, type RunRow } from '../wire/json.ts';
+import type { runJson } from '../wire/json.ts';
+import { sqlArrayMember, sqlJsonDouble, sqlJsonObject, sqlJsonString, sqlMember } from '../wire/sql-json.ts';
 
-// Reading runs: whole runs for runs/get and a search's page, in a fixed number of statements whatever the count.
+// Reading runs: whole runs for runs/get and a search's page. The database writes them as MLflow's JSON (the shape
+// of runJson, byte for byte what JSON.stringify would give), in one statement whatever the count: a page of 100
+// runs is about 2 000 rows of params, tags and metrics, which cost more to parse into objects and write out again
+// than to aggregate where they are.
 
 export type RunJson = ReturnType<typeof runJson>;
 
 export const RUN_COLUMNS = `run_id, experiment_id, name, user_id, status, start_time, end_time, lifecycle_stage, artifact_uri`;
 
+const str = sqlJsonString;
+const keyValues = (table: string) =>
+  `(SELECT string_agg('{"key":' || ${str('x.key')} || ',"value":' || ${str('x.value')} || '}', ',' ORDER BY x.key)
+    FROM ${table} x WHERE x.run_id = r.run_id)`;
+const latestMetrics = `(SELECT string_agg('{"key":' || ${str('m.key')} || ',"value":' || ${sqlJsonDouble('m.value', 'm.is_nan')}
+      || ',"timestamp":' || m.timestamp || ',"step":' || m.step || '}', ',' ORDER BY m.key)
+    FROM tracker_latest_metrics m WHERE m.run_id = r.run_id)`;
+
+const info = sqlJsonObject([
+  sqlMember('run_id', str('r.run_id')),
+  sqlMember('run_uuid', str('r.run_id')),
+  sqlMember('run_name', str('r.name')),
+  sqlMember('experiment_id', str('r.experiment_id')),
+  sqlMember('user_id', str('r.user_id')),
+  sqlMember('status', str('r.status')),
+  sqlMember('start_time', 'r.start_time'),
+  sqlMember('end_time', 'r.end_time'),
+  sqlMember('artifact_uri', str('r.artifact_uri')),
+  sqlMember('lifecycle_stage', str('r.lifecycle_stage')),
+]);
+
+// A run's edges: datasets (with the input's tags) and logged models as inputs, logged models as outputs, each list
+// in the order of (dataset name, digest, source id).
+const dataset = sqlJsonObject([
+  sqlArrayMember(
+    'tags',
+    `(SELECT string_agg('{"key":' || ${str('t.name')} || ',"value":' || ${str('t.value')} || '}', ',' ORDER BY t.name)
+      FROM tracker_input_tags t WHERE t.input_id = i.input_id)`,
+  ),
+  sqlMember(
+    'dataset',
+    sqlJsonObject([
+      sqlMember('name', str('d.name')),
+      sqlMember('digest', str('d.digest')),
+      sqlMember('source_type', str('d.source_type')),
+      sqlMember('source', str('d.source')),
+      sqlMember('schema', str(`nullif(d.schema, '')`)),
+      sqlMember('profile', str(`nullif(d.profile, '')`)),
+    ]),
+  ),
+]);
+const edgeOrder = `ORDER BY d.name, d.digest, i.source_id`;
+const edges = `LEFT JOIN LATERAL (
+    SELECT string_agg(${dataset}, ',' ${edgeOrder})
+             FILTER (WHERE i.destination_type = 'RUN_INPUT' AND i.source_type = 'DATASET' AND d.name IS NOT NULL) AS datasets,
+           string_agg('{"model_id":' || ${str('i.source_id')} || '}', ',' ${edgeOrder})
+             FILTER (WHERE i.destination_type = 'RUN_INPUT' AND i.source_type = 'MODEL') AS models_in,
+           string_agg('{"model_id":' || ${str('i.source_id')} || ',"step":' || i.step || '}', ',' ${edgeOrder})
+             FILTER (WHERE i.destination_type = 'RUN_OUTPUT') AS models_out
+    FROM tracker_inputs i LEFT JOIN tracker_datasets d ON i.source_type = 'DATASET' AND d.dataset_id = i.source_id
+    WHERE i.destination_id = r.run_id AND i.destination_type IN ('RUN_INPUT', 'RUN_OUTPUT')) io ON true`;
+
+const run = sqlJsonObject([
+  sqlMember('info', info),
+  sqlMember(
+    'data',
+    sqlJsonObject([
+      sqlArrayMember('metrics', latestMetrics),
+      sqlArrayMember('params', keyValues('tracker_params')),
+      sqlArrayMember('tags', keyValues('tracker_tags')),
+    ]),
+  ),
+  sqlMember('inputs', sqlJsonObject([sqlArrayMember('dataset_inputs', 'io.datasets'), sqlArrayMember('model_inputs', 'io.models_in')])),
+  sqlMember('outputs', sqlJsonObject([sqlArrayMember('model_outputs', 'io.models_out')])),
+]);
+
+const RUNS_JSON = `SELECT '[' || coalesce(string_agg(${run}, ',' ORDER BY ids.n), '') || ']' AS runs
+  FROM unnest($1::text[]) WITH ORDINALITY AS ids(run_id, n)
+  JOIN tracker_runs r ON r.run_id = ids.run_id
+  ${edges}`;
+
 /**
- * Full runs (info, data, inputs, outputs) in the order of `runIds`, ids that do not exist left out. A fixed number
- * of statements whatever the count: runs, params, tags, latest metrics, inputs and outputs.
+ * Full runs (info, data, inputs, outputs) as the text of a JSON array, in the order of `runIds`, ids that do not
+ * exist left out; one statement whatever the count.
  */
+export async function runsJsonText(db: Sql, runIds: string[]): Promise<string> {
+  if (runIds.length === 0) return '[]';
+  const [row] = await db.query<{ runs: string }>(RUNS_JSON, [runIds]);
+  return row!.runs;
+}
+
+/** One run as the text of its JSON object. */
+export async function runJsonText(db: Sql, runId: string): Promise<string> {
+  const runs = await runsJsonText(db, [runId]);
+  if (runs === '[]') throw doesNotExist(`Run with id=${runId} not found`);
+  return runs.slice(1, -1);
+}
+
+/** Full runs as objects, for answers that add to them (GraphQL, the prompt lab's run). */
 export async function loadRuns(db: Sql, runIds: string[]): Promise<RunJson[]> {
-  if (runIds.length === 0) return [];
-  const [runs, params, tags, metrics, io] = await Promise.all([
-    db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM tracker_runs WHERE run_id = ANY($1::text[])`, [runIds]),
-    db.query<KeyValue & { run_id: string }>(`SELECT run_id, key, value FROM tracker_params WHERE run_id = ANY($1::text[]) ORDER BY key`, [
-      runIds,
-    ]),
-    db.query<KeyValue & { run_id: string }>(`SELECT run_id, key, value FROM tracker_tags WHERE run_id = ANY($1::text[]) ORDER BY key`, [
-      runIds,
-    ]),
-    db.query<MetricRow & { run_id: string }>(
-      `SELECT run_id, key, value, is_nan, timestamp, step FROM tracker_latest_metrics WHERE run_id = ANY($1::text[]) ORDER BY key`,
-      [runIds],
-    ),
-    loadRunInputsOutputs(db, runIds),
-  ]);
-  const byId = new Map(runs.map((r) => [r.run_id, r]));
-  const paramsOf = groupBy(params, (p) => p.run_id);
-  const tagsOf = groupBy(tags, (t) => t.run_id);
-  const metricsOf = groupBy(metrics, (m) => m.run_id);
-  return runIds.flatMap((id) => {
-    const row = byId.get(id);
-    if (!row) return [];
-    const { inputs, outputs } = io.get(id) ?? { inputs: {}, outputs: {} };
-    const runMetrics = (metricsOf.get(id) ?? []).map(({ run_id: _, ...m }) => m);
-    return [runJson(row, { metrics: runMetrics, params: keyValues(paramsOf.get(id)), tags: keyValues(tagsOf.get(id)) }, inputs, outputs)];
-  });
+  return JSON.parse(await runsJsonText(db, runIds)) as RunJson[];
 }
 
 export async function getRun(db: Sql, runId: string): Promise<RunJson> {
-  const [run] = await loadRuns(db, [runId]);
-  if (!run) throw doesNotExist(`Run with id=${runId} not found`);
-  return run;
-}
-
-type EdgeRow = {
-  destination_id: string;
-  destination_type: 'RUN_INPUT' | 'RUN_OUTPUT';
-  source_type: 'DATASET' | 'MODEL';
-  source_id: string;
-  step: number;
-  name: string | null;
-  digest: string | null;
-  dataset_source_type: string | null;
-  source: string | null;
-  schema: string | null;
-  profile: string | null;
-  tags: { key: string; value: string }[] | null;
-};
-
-/** Inputs and outputs of many runs in one statement. */
-export async function loadRunInputsOutputs(
-  db: Sql,
-  runIds: string[],
-): Promise<Map<string, { inputs: RunInputsJson; outputs: RunOutputsJson }>> {
-  const rows = await db.query<EdgeRow>(
-    `SELECT i.destination_id, i.destination_type, i.source_type, i.source_id, i.step,
-            d.name, d.digest, d.source_type AS dataset_source_type, d.source, d.schema, d.profile,
-            (SELECT json_agg(json_build_object('key', t.name, 'value', t.value) ORDER BY t.name)
-               FROM tracker_input_tags t WHERE t.input_id = i.input_id) AS tags
-     FROM tracker_inputs i
-     LEFT JOIN tracker_datasets d ON i.source_type = 'DATASET' AND d.dataset_id = i.source_id
-     WHERE i.destination_id = ANY($1::text[]) AND i.destination_type IN ('RUN_INPUT', 'RUN_OUTPUT')
-     ORDER BY i.destination_id, d.name, d.digest, i.source_id`,
-    [runIds],
-  );
-  const out = new Map<string, { inputs: RunInputsJson; outputs: RunOutputsJson }>();
-  for (const row of rows) {
-    let entry = out.get(row.destination_id);
-    if (!entry) out.set(row.destination_id, (entry = { inputs: {}, outputs: {} }));
-    if (row.destination_type === 'RUN_OUTPUT') {
-      (entry.outputs.model_outputs ??= []).push({ model_id: row.source_id, step: Number(row.step) });
-    } else if (row.source_type === 'MODEL') {
-      (entry.inputs.model_inputs ??= []).push({ model_id: row.source_id });
-    } else if (row.name !== null) {
-      const dataset: DatasetJson = {
-        name: row.name,
-        digest: row.digest ?? '',
-        source_type: row.dataset_source_type ?? '',
-        source: row.source ?? '',
-        ...(row.schema ? { schema: row.schema } : {}),
-        ...(row.profile ? { profile: row.profile } : {}),
-      };
-      (entry.inputs.dataset_inputs ??= []).push({ ...(row.tags?.length ? { tags: row.tags } : {}), dataset });
-    }
-  }
-  return out;
+  return JSON.parse(await runJsonText(db, runId)) as RunJson;
 }

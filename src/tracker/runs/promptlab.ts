@@ -8,10 +8,10 @@ import type { TrackerDeps } from '../deps.ts';
 import { invalidParameter } from '../errors.ts';
 import { experimentIdOf } from '../wire/rules.ts';
 import { int64, keyValue, list, optionalStr, strOrEmpty } from '../wire/fields.ts';
-import { pythonJson } from '../wire/json.ts';
+import { jsonText, pythonJson } from '../wire/json.ts';
 import { readRequest } from '../wire/request.ts';
 import { logBatch } from './data.ts';
-import { getRun } from './load.ts';
+import { runJsonText } from './load.ts';
 import { checkedBatch, RUN_NAME_TAG } from './messages.ts';
 import { createRun, updateRun } from './store.ts';
 
@@ -88,6 +88,6 @@ export function promptlabRoutes(deps: TrackerDeps): Hono<AppEnv> {
       contentType: 'application/json',
     });
     await updateRun(db, runId, { status: 'FINISHED', endTime: deps.now(), runName: undefined });
-    return c.json({ run: await getRun(db, runId) });
+    return jsonText(c, `{"run":${await runJsonText(db, runId)}}`);
   });
 }

@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
+import { jsonText } from '../wire/json.ts';
 import { readRequest } from '../wire/request.ts';
 import { logBatch } from './data.ts';
 import { logInputs, logOutputs } from './inputs.ts';
-import { getRun, loadRuns } from './load.ts';
+import { runJsonText, runsJsonText } from './load.ts';
 import {
   CreateRun,
   DeleteTag,
@@ -35,7 +36,7 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
     .post('/runs/create', async (c) =>
       c.json({ run: await createRun(db, ownedBy(await readRequest(c, CreateRun), signedInUser(c)), deps.now()) }),
     )
-    .get('/runs/get', async (c) => c.json({ run: await getRun(db, await readRequest(c, RunRef)) }))
+    .get('/runs/get', async (c) => jsonText(c, `{"run":${await runJsonText(db, await readRequest(c, RunRef))}}`))
     .post('/runs/update', async (c) => {
       const req = await readRequest(c, UpdateRun);
       const runInfo = await updateRun(db, req.run_id, { status: req.status, endTime: req.end_time, runName: req.run_name });
@@ -84,8 +85,13 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
         ...(req.order_by.length ? { orderBy: req.order_by } : {}),
         ...(req.page_token ? { pageToken: req.page_token } : {}),
       });
-      const runs = await loadRuns(db, found.runIds);
-      return c.json({ ...(runs.length ? { runs } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
+      // The page is written by the database (load.ts): the answer is put together around its text.
+      const runs = await runsJsonText(db, found.runIds);
+      const members = [
+        ...(runs === '[]' ? [] : [`"runs":${runs}`]),
+        ...(found.nextPageToken ? [`"next_page_token":${JSON.stringify(found.nextPageToken)}`] : []),
+      ];
+      return jsonText(c, `{${members.join(',')}}`);
     })
     .post('/runs/log-inputs', async (c) => {
       const req = await readRequest(c, LogInputs);

@@ -14,6 +14,7 @@ import {
   numberValue,
   orderEntries,
   Params,
+  SEARCH_STATEMENT,
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
@@ -252,7 +253,7 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
     WHERE ${where.join(' AND ')}
     ORDER BY ${orderList(terms)}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  const rows = await db.query<{ run_id: string }>(sql, params.values);
+  const rows = await db.query<{ run_id: string }>(sql, params.values, SEARCH_STATEMENT);
   const result = page(rows, offset, maxResults);
   return { runIds: result.rows.map((r) => r.run_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
 }

@@ -2,7 +2,17 @@ import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison } from '../search/filter.ts';
 import { checkMaxResults, page, startOffset } from '../search/paging.ts';
-import { checkDistinct, checkOp, compare, NUMERIC_OPS, orderEntries, Params, STRING_OPS, stringValue } from '../search/sql.ts';
+import {
+  checkDistinct,
+  checkOp,
+  compare,
+  NUMERIC_OPS,
+  orderEntries,
+  Params,
+  SEARCH_STATEMENT,
+  STRING_OPS,
+  stringValue,
+} from '../search/sql.ts';
 
 // search_traces over the experiments given: filters on tags (`tags.<key>`), request metadata
 // (`metadata.<key>`, `request_metadata.<key>`) and the attributes below; ordered by them, newest first by default.
@@ -91,6 +101,7 @@ export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{
     `SELECT t.trace_id FROM tracker_traces t WHERE ${where.join(' AND ')}
      ORDER BY ${terms.join(', ')} LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`,
     params.values,
+    SEARCH_STATEMENT,
   );
   const result = page(rows, offset, maxResults);
   return { traceIds: result.rows.map((r) => r.trace_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { protoEnum, type KeyValue, type RunStatus } from './fields.ts';
 
 // MLflow's JSON answers: protobuf messages as its server writes them. Unset fields and empty lists are left out,
@@ -23,6 +24,9 @@ export const statusFromWire = (s: LoggedModelWireStatus): LoggedModelStatus | un
       : s === 'LOGGED_MODEL_PENDING'
         ? 'PENDING'
         : undefined;
+
+/** An answer whose JSON is already text (written by the database, sql-json.ts), sent as c.json() sends one. */
+export const jsonText = (c: Context, text: string) => c.body(text, 200, { 'Content-Type': 'application/json' });
 
 // ---- values ------------------------------------------------------------------------------------------------------
 
