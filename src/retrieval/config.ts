@@ -33,6 +33,11 @@ export const retrievalShape = {
    * about 800 bytes a chunk at 768 dimensions (int8 rows and their bounds; the float rows stay in the database).
    */
   RAG_MEMORY_INDEX_MAX_CHUNKS: int(1_000_000, 0),
+  /**
+   * Bytes of float rows (about 3 KiB a chunk at 768 dimensions) the process keeps, across collections, after
+   * hybrid's exact re-rank has read them, so repeated questions re-rank without reading them again; 0: none kept.
+   */
+  RAG_FLOAT_CACHE_BYTES: int(67_108_864, 0),
   /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
   RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */

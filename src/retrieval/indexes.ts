@@ -9,8 +9,12 @@ import { createStoredIndex, type StoredIndex } from './vector-index/index.ts';
 // sequence order); otherwise the copy is rebuilt. So an upload through any replica costs the others the new rows
 // only, and a replica never answers from vectors another replica has removed.
 // A copy holds the int8 row codes that ingestion stores beside each chunk, read with binary COPY; the float rows
-// for the exact re-rank are read from the database per query, a few at a time (vector-index/stored.ts).
-type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number };
+// for the exact re-rank are read from the database per query, a few at a time (vector-index/stored.ts). The rows
+// hybrid's re-rank reads are kept on the copy while one process-wide budget lasts: a chunk's vector never changes
+// (a replaced chunk gets a new sequence number), and the copy asks only for rows it holds, so a kept row is always
+// the one the database held at the copy's version. A copy rebuilt or dropped gives its bytes back.
+type Floats = Map<number, { vector: Float32Array; id: string }>;
+type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number; floats: Floats | undefined; floatBytes: number };
 type Entry = { version: number; copy: Copy | 'too-large' };
 
 export type RankedChunk = store.ChunkHit & { score: number };
@@ -28,13 +32,20 @@ export type CollectionIndexes = {
    */
   rankIds(db: Database, slug: string, version: number, vector: readonly number[], k: number): Promise<RankedId[] | 'too-large'>;
   drop(slug: string): void;
-  /** Bytes the collection's copy holds (0 when there is none). */
+  /** Bytes the collection's copy holds (0 when there is none), without its kept float rows. */
   bytes(slug: string): number;
+  /** Bytes of float rows kept across collections, counted against SVC_RAG_FLOAT_CACHE_BYTES. */
+  floatBytes(): number;
 };
 
-export function createCollectionIndexes(dim: number, maxChunks: number): CollectionIndexes {
+// a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
+const FLOAT_ROW_OVERHEAD = 160;
+
+export function createCollectionIndexes(dim: number, maxChunks: number, floatBudget: number): CollectionIndexes {
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
+  const rowBytes = dim * 4 + FLOAT_ROW_OVERHEAD;
+  let floatBytes = 0;
 
   async function catchUp(db: Database, slug: string, version: number, held: Copy | 'too-large' | undefined): Promise<Entry> {
     const tooLarge = () => remember(slug, { version, copy: 'too-large' });
@@ -53,12 +64,35 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
       }
     }
     // one read past the limit tells a collection too large for a copy, without counting it first
-    const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0 };
+    const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0, floats: new Map(), floatBytes: 0 };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
     return read.total > maxChunks ? tooLarge() : remember(slug, { version, copy });
   }
 
-  const remember = (slug: string, entry: Entry) => (entries.set(slug, entry), entry);
+  function remember(slug: string, entry: Entry): Entry {
+    const held = entries.get(slug)?.copy;
+    if (held !== entry.copy) release(held);
+    entries.set(slug, entry);
+    return entry;
+  }
+
+  /** Keeps rows read for the re-rank while the budget lasts; a released copy keeps nothing (a search still on it). */
+  function keep(copy: Copy, rows: { seq: number; id: string; vector: Float32Array }[]) {
+    for (const { seq, id, vector } of rows) {
+      if (!copy.floats || floatBytes + rowBytes > floatBudget) return;
+      if (copy.floats.has(seq)) continue; // two searches read it at once
+      copy.floats.set(seq, { vector, id });
+      copy.floatBytes += rowBytes;
+      floatBytes += rowBytes;
+    }
+  }
+
+  function release(copy: Copy | 'too-large' | undefined) {
+    if (!copy || copy === 'too-large') return;
+    floatBytes -= copy.floatBytes;
+    copy.floatBytes = 0;
+    copy.floats = undefined;
+  }
 
   async function copyAt(db: Database, slug: string, version: number): Promise<Entry> {
     const held = entries.get(slug);
@@ -79,30 +113,42 @@ export function createCollectionIndexes(dim: number, maxChunks: number): Collect
     version: number,
     vector: readonly number[],
     k: number,
-    fetch: (seqs: number[]) => Promise<{ seq: number; vector: Float32Array; item: T }[]>,
+    fetch: (copy: Copy, seqs: number[]) => Promise<{ seq: number; vector: Float32Array; item: T }[]>,
   ): Promise<(T & { score: number })[] | 'too-large'> {
     const { copy } = await copyAt(db, slug, version);
     if (copy === 'too-large') return 'too-large';
-    const hits = await copy.index.search(vector, k, fetch);
+    const hits = await copy.index.search(vector, k, (seqs) => fetch(copy, seqs));
     return hits.map((h) => ({ ...h.item, score: h.score }));
   }
 
   return {
     rank: (db, slug, version, vector, k) =>
-      search(db, slug, version, vector, k, async (seqs) =>
+      search(db, slug, version, vector, k, async (_, seqs) =>
         (await store.chunksBySeq(db, slug, seqs)).map(({ seq, vector: stored, ...chunk }) => ({ seq, vector: stored, item: chunk })),
       ),
     rankIds: (db, slug, version, vector, k) =>
-      search(db, slug, version, vector, k, async (seqs) =>
-        (await store.vectorsBySeq(db, slug, seqs)).map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } })),
-      ),
+      search(db, slug, version, vector, k, async (copy, seqs) => {
+        const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
+        const missing: number[] = [];
+        for (const seq of seqs) {
+          const row = copy.floats?.get(seq);
+          if (row) held.push({ seq, vector: row.vector, item: { id: row.id } });
+          else missing.push(seq);
+        }
+        if (missing.length === 0) return held;
+        const read = await store.vectorsBySeq(db, slug, missing);
+        keep(copy, read);
+        return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
+      }),
     drop(slug) {
+      release(entries.get(slug)?.copy);
       entries.delete(slug);
     },
     bytes(slug) {
       const copy = entries.get(slug)?.copy;
       return copy && copy !== 'too-large' ? copy.index.bytes : 0;
     },
+    floatBytes: () => floatBytes,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { QueryOptions, Sql } from '../../src/platform/db/index.ts';
+import type { Database, QueryOptions, Sql } from '../../src/platform/db/index.ts';
 
 /** A connection that counts the statements sent through it, to prove a request costs a fixed number of them. */
 export function countingSql(inner: Sql): Sql & { count: number } {
@@ -35,4 +35,24 @@ export async function pageThrough(
     pageToken = result.nextPageToken;
   } while (pageToken);
   return seen;
+}
+
+/** A database that records the text of every statement sent through it, in transactions and COPY too. */
+export function recordingDatabase(inner: Database): Database & { statements: string[] } {
+  const statements: string[] = [];
+  const recorded = (sql: Sql): Sql => ({
+    query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => (
+      statements.push(text), sql.query<T>(text, params, options)
+    ),
+    exec: (script: string) => (statements.push(script), sql.exec(script)),
+  });
+  return {
+    ...recorded(inner),
+    statements,
+    kind: inner.kind,
+    transaction: (fn) => inner.transaction((tx) => fn(recorded(tx))),
+    copyOut: (select, onChunk) => (statements.push(select), inner.copyOut(select, onChunk)),
+    ping: () => inner.ping(),
+    close: () => inner.close(),
+  };
 }
