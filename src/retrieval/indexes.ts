@@ -12,7 +12,9 @@ import { createStoredIndex, type StoredIndex } from './vector-index/index.ts';
 // for the exact re-rank are read from the database per query, a few at a time (vector-index/stored.ts). The rows
 // hybrid's re-rank reads are kept on the copy while one process-wide budget lasts: a chunk's vector never changes
 // (a replaced chunk gets a new sequence number), and the copy asks only for rows it holds, so a kept row is always
-// the one the database held at the copy's version. A copy rebuilt or dropped gives its bytes back.
+// the one the database held at the copy's version. A copy rebuilt or dropped gives its bytes back. A copy whose
+// every row fits what is left of the budget reads them all in the background once it is built (warmUp), so even a
+// question never asked before re-ranks from memory; until then, and for larger copies, the re-rank reads as above.
 type Floats = Map<number, { vector: Float32Array; id: string }>;
 type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number; floats: Floats | undefined; floatBytes: number };
 type Entry = { version: number; copy: Copy | 'too-large' };
@@ -40,6 +42,8 @@ export type CollectionIndexes = {
 
 // a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
 const FLOAT_ROW_OVERHEAD = 160;
+/** Rows a warm-up reads per statement: about 6 MB of vectors at 768 dimensions. */
+const WARM_BATCH = 2000;
 
 export function createCollectionIndexes(dim: number, maxChunks: number, floatBudget: number): CollectionIndexes {
   const entries = new Map<string, Entry>();
@@ -66,7 +70,25 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     // one read past the limit tells a collection too large for a copy, without counting it first
     const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0, floats: new Map(), floatBytes: 0 };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
-    return read.total > maxChunks ? tooLarge() : remember(slug, { version, copy });
+    if (read.total > maxChunks) return tooLarge();
+    const entry = remember(slug, { version, copy });
+    if (copy.rows * rowBytes <= floatBudget - floatBytes) void warmUp(db, slug, copy);
+    return entry;
+  }
+
+  /** Reads every row of a new copy into its kept floats, a batch at a time, while the copy is current. */
+  async function warmUp(db: Database, slug: string, copy: Copy): Promise<void> {
+    const through = copy.lastSeq;
+    try {
+      for (let after = 0; copy.floats && after < through; ) {
+        const rows = await store.vectorsInRange(db, slug, after, through, WARM_BATCH);
+        if (rows.length === 0) break;
+        keep(copy, rows);
+        after = rows.at(-1)!.seq;
+      }
+    } catch {
+      // nothing lost: a row not kept is read by the re-rank that needs it, as without a warm-up
+    }
   }
 
   function remember(slug: string, entry: Entry): Entry {

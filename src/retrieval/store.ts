@@ -269,6 +269,22 @@ export async function vectorsBySeq(sql: Sql, slug: string, seqs: number[]): Prom
   return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
 }
 
+/** The vectors of the chunks after `afterSeq` up to `throughSeq`, in sequence order, at most `limit`: a copy's warm-up. */
+export async function vectorsInRange(
+  sql: Sql,
+  slug: string,
+  afterSeq: number,
+  throughSeq: number,
+  limit: number,
+): Promise<{ seq: number; id: string; vector: Float32Array }[]> {
+  const rows = await sql.query<{ seq: number; id: string; embedding: Uint8Array }>(
+    `SELECT k.seq, k.id::text AS id, vector_send(k.embedding) AS embedding
+     FROM retrieval_chunks k WHERE k.collection_slug = $1 AND k.seq > $2 AND k.seq <= $3 ORDER BY k.seq LIMIT $4`,
+    [slug, afterSeq, throughSeq, limit],
+  );
+  return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
+}
+
 export async function chunksByIds(sql: Sql, ids: string[]): Promise<ChunkHit[]> {
   return sql.query<ChunkHit>(
     `SELECT k.id::text AS id, k.document_id::text AS document_id, d.filename, k.page, k.text

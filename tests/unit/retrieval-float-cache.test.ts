@@ -99,6 +99,18 @@ describe('float rows kept for the hybrid re-rank (SVC_RAG_FLOAT_CACHE_BYTES)', (
     expect(none.deps.indexes.floatBytes()).toBe(0);
   });
 
+  it('warms a new copy that fits the budget: a question never asked before re-ranks from memory', async () => {
+    // two candidates a list, so one question reads only a few rows itself; `kept` has read every row (above)
+    const warm = await replica({ SVC_HYBRID_CANDIDATES: '2' });
+    const first = await ask(warm, 'seals every week');
+    expect(first.chunks.length).toBeGreaterThan(0);
+    await eventually(async () => warm.deps.indexes.floatBytes() === kept.deps.indexes.floatBytes());
+    const unseen = await ask(warm, 'inspection note for pump P-7');
+    expect(unseen.vectorReads).toBe(0);
+    const cold = await replica({ SVC_HYBRID_CANDIDATES: '2', SVC_RAG_FLOAT_CACHE_BYTES: '0' });
+    expect(ranking(unseen.chunks)).toEqual(ranking((await ask(cold, 'inspection note for pump P-7')).chunks));
+  });
+
   it('never answers from a kept row whose document was replaced or deleted since', async () => {
     const question = 'pump valve maintenance';
     const before = (await ask(kept, question)).chunks;
