@@ -32,3 +32,35 @@ apt_install() {
   log "apt-get install ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# A virtual environment under $SVC_CACHE/<name> holding exactly the pinned packages, built once: a second call with
+# the same pins is a no-op, and two runs building at once take turns (a half-built venv is never shared).
+# Usage: python_venv NAME PIN... ; sets $venv to its folder. Pip's cache is under $SVC_CACHE.
+python_venv() {
+  local name="$1"
+  shift
+  venv="$SVC_CACHE/$name"
+  local stamp="$venv/.svc-pins" wanted
+  wanted="$(printf '%s\n' "$@")"
+  [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ] && return 0
+  mkdir -p "$SVC_CACHE"
+  exec 9>"$SVC_CACHE/$name.lock"
+  flock -w 900 9
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+    flock -u 9
+    return 0
+  fi
+  local python=python3
+  if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    # Debian splits venv and ensurepip out of python3.
+    apt_install python3 python3-venv
+    python=/usr/bin/python3
+  fi
+  rm -rf "$venv"
+  log "creating $venv with $($python --version 2>&1)"
+  "$python" -m venv "$venv"
+  log "pip install $* (first run only)"
+  PIP_CACHE_DIR="$SVC_CACHE/pip" PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet "$@" >&2
+  echo "$wanted" >"$stamp"
+  flock -u 9
+}

@@ -45,23 +45,13 @@ export function documentRoutes(
 ): Hono<AppEnv> {
   registerComponents(api.openAPIRegistry);
   extra?.(api.openAPIRegistry);
-  const documents = new Map<AuthMode, OpenApiDocument>();
-  const pages = new Map<AuthMode, string>();
-  const doc = (mode: AuthMode) => {
-    let document = documents.get(mode);
-    if (!document) {
-      document = underAuthMode(mode, api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY }));
-      documents.set(mode, document);
-    }
-    return document;
-  };
+  // made on first use, once per auth mode (a process has one; the mode is known from the first request)
+  const doc = perMode((mode) => underAuthMode(mode, api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY })));
+  const page = perMode((mode) => renderDocsPage(doc(mode) as unknown as Record<string, unknown>));
   return new Hono<AppEnv>()
     .get('/openapi.json', (c) => c.json(doc(c.var.callers.mode)))
     .get('/docs', (c) => {
-      const mode = c.var.callers.mode;
-      const page = pages.get(mode) ?? renderDocsPage(doc(mode) as unknown as Record<string, unknown>);
-      pages.set(mode, page);
-      return new Response(page, {
+      return new Response(page(c.var.callers.mode), {
         headers: {
           'Content-Type': 'text/html; charset=utf-8',
           'Cache-Control': 'no-cache',
@@ -73,6 +63,14 @@ export function documentRoutes(
 }
 
 type AuthMode = AuthSettings['mode'];
+
+function perMode<T>(make: (mode: AuthMode) => T): (mode: AuthMode) => T {
+  const made = new Map<AuthMode, T>();
+  return (mode) => {
+    if (!made.has(mode)) made.set(mode, make(mode));
+    return made.get(mode)!;
+  };
+}
 type OpenApiDocument = ReturnType<OpenAPIHono['getOpenAPI31Document']>;
 type Security = Record<string, string[]>[];
 
