@@ -20,6 +20,7 @@ import { openPostgres, toVector, type Database } from '../../src/platform/db/ind
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { createOfflineEmbedder } from '../../src/platform/gateway/index.ts';
 import { queryCollection } from '../../src/retrieval/query.ts';
+import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
@@ -140,6 +141,7 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
     env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)) },
     conformance: false,
   });
+  await kernelModule(); // the replica has started: its kernel is assembled at start (indexes.ts), the copy is not
   const [first] = await time(() => queryCollection(h.deps, admin, slug, { question: '0', top_k: K, mode: 'dense' }));
   global.gc?.();
   const rssLoaded = process.memoryUsage().rss;

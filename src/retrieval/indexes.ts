@@ -1,6 +1,7 @@
 import type { Database } from '../platform/db/index.ts';
 import * as store from './store.ts';
 import { createStoredIndex, type StoredIndex } from './vector-index/index.ts';
+import { kernelModule } from './vector-index/kernel.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
 // every use first reads the collection's version (one indexed row), and a copy whose version differs catches up.
@@ -50,6 +51,9 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
   const pending = new Map<string, Promise<Entry>>();
   const rowBytes = dim * 4 + FLOAT_ROW_OVERHEAD;
   let floatBytes = 0;
+  // assembled now, beside the replica's start, so its first question pays only for the copy it loads; a failure
+  // here is met again, and reported, by the first copy built
+  if (maxChunks > 0) kernelModule().catch(() => undefined);
 
   async function catchUp(db: Database, slug: string, version: number, held: Copy | 'too-large' | undefined): Promise<Entry> {
     const tooLarge = () => remember(slug, { version, copy: 'too-large' });

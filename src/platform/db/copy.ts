@@ -8,6 +8,8 @@ const HEADER = SIGNATURE.length + 8;
 const int16 = (b: Uint8Array, at: number) => ((b[at]! << 24) >> 16) | b[at + 1]!;
 const int32 = (b: Uint8Array, at: number) => (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
 
+const EMPTY = new Uint8Array(0);
+
 /** Reads the rows of `select` with binary COPY (Database.copyOut), calling `onRow` for each; resolves with the count. */
 export async function readCopyRows(
   db: { copyOut(select: string, onChunk: (chunk: Uint8Array) => void): Promise<void> },
@@ -26,7 +28,7 @@ export async function readCopyRows(
  * is not binary COPY.
  */
 export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]) => void) {
-  let pending: Uint8Array = new Uint8Array(0);
+  let pending: Uint8Array = EMPTY;
   let header = false;
   let ended = false;
   let rows = 0;
@@ -80,7 +82,7 @@ export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]
       at = p;
     }
     if (ended && at < buf.length) throw new Error('binary COPY output continues after its trailer');
-    pending = at < buf.length ? buf.slice(at) : new Uint8Array(0);
+    pending = at < buf.length ? buf.slice(at) : EMPTY; // one piece a row: no allocation when it ends whole
   }
 
   return {
