@@ -47,9 +47,10 @@ export function documentRoutes(
   extra?.(api.openAPIRegistry);
   // made on first use, once per auth mode (a process has one; the mode is known from the first request)
   const doc = perMode((mode) => underAuthMode(mode, api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY })));
+  const text = perMode((mode) => JSON.stringify(doc(mode)));
   const page = perMode((mode) => renderDocsPage(doc(mode) as unknown as Record<string, unknown>));
   return new Hono<AppEnv>()
-    .get('/openapi.json', (c) => c.json(doc(c.var.callers.mode)))
+    .get('/openapi.json', (c) => c.body(text(c.var.callers.mode), 200, { 'Content-Type': 'application/json' }))
     .get('/docs', (c) => {
       return new Response(page(c.var.callers.mode), {
         headers: {
