@@ -33,7 +33,7 @@ async function main() {
   const issuer = await startTestIssuer();
   const keys = { RS256: issuer.keys[0]!, ES256: await issuer.addKey('ES256'), EdDSA: await issuer.addKey('EdDSA') };
   const settings = oidcSettings(issuer.url);
-  const verifier = createTokenVerifier({ settings: { ...settings, tokenCacheSize: 4 * (N + WARM) }, knownRoles: KNOWN_ROLES });
+  const verifier = createTokenVerifier({ settings: { ...settings, tokenCacheSize: 4 * (N + WARM) }, knownRoles: () => KNOWN_ROLES });
   if (!(await verifier.warm())) throw new Error('the test issuer did not answer');
   const localSet = createLocalJWKSet({ keys: issuer.keys.map((k) => k.jwk) });
   const joseOptions = { issuer: issuer.url, audience: 'svc', algorithms: ['RS256', 'ES256', 'EdDSA'], clockTolerance: 30 };

@@ -47,7 +47,7 @@ export type AppOptions = {
 /** Today's behaviour and `svc dev`'s: the caller as the ingress's X-User-* headers name it. */
 export const HEADER_CALLERS: CallerResolver = createCallerResolver(
   { mode: 'headers', tokenHeader: 'X-Auth-Request-Access-Token' },
-  { knownRoles: [] },
+  { knownRoles: () => [] },
 );
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

@@ -7,7 +7,7 @@ import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
 import { appendAudit } from './audit/index.ts';
-import { createPolicyEngine, type BundleActivation } from './policy/index.ts';
+import { createPolicyEngine, knownRolesOf, type BundleActivation, type PolicyEngine } from './policy/index.ts';
 import { POLICIES_DIR } from './policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
 import { initTracing } from './tracing.ts';
@@ -67,16 +67,19 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
       ? undefined
       : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
   const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
-  return { platform: selected, db, policy, embedded: opts.embedded, callers: openCallerResolver(env) };
+  return { platform: selected, db, policy, embedded: opts.embedded, callers: openCallerResolver(env, policy) };
 }
 
 /**
  * SVC_AUTH_MODE's resolver. In jwt mode the issuer's keys are fetched now; an issuer that cannot be reached is
- * logged and the service starts (each request that needs keys then answers 503 until it can).
+ * logged and the service starts (each request that needs keys then answers 503 until it can). A token's roles are
+ * kept when the policy deciding now knows them, so a bundle that adds a role is honoured as soon as it is in force;
+ * an engine that cannot tell (the OPA sidecar) or has no policy loaded yet falls back to the committed build's.
  */
-export function openCallerResolver(env: Env): CallerResolver {
+export function openCallerResolver(env: Env, policy: Pick<PolicyEngine, 'knownRoles'>): CallerResolver {
   const settings = authSettings(loadConfig(authShape, env));
-  const callers = createCallerResolver(settings, { knownRoles: knownRoles() });
+  const committed = settings.mode === 'jwt' ? committedKnownRoles() : [];
+  const callers = createCallerResolver(settings, { knownRoles: () => policy.knownRoles?.() ?? committed });
   if (settings.mode === 'jwt') {
     void callers.warm().then((ok) => {
       if (!ok)
@@ -89,13 +92,9 @@ export function openCallerResolver(env: Env): CallerResolver {
   return callers;
 }
 
-/** The platform's roles (policies/data.json `known_roles`); a token's other roles are dropped before any policy. */
-function knownRoles(): string[] {
-  const data = JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')) as {
-    svc?: { config?: { known_roles?: unknown } };
-  };
-  const roles = data.svc?.config?.known_roles;
-  return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
+/** The committed build's roles (policies/data.json `known_roles`). */
+function committedKnownRoles(): string[] {
+  return knownRolesOf(JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')));
 }
 
 export async function migrateAll(db: Database, services: ServiceDefinition[]): Promise<string[]> {

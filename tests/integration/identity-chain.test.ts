@@ -24,7 +24,7 @@ type Echo = { service: string; url: string; headers: IncomingHttpHeaders };
 
 beforeAll(async () => {
   issuer = startKeycloak();
-  verifier = createTokenVerifier({ settings: oidcSettings(issuer), knownRoles: KNOWN_ROLES });
+  verifier = createTokenVerifier({ settings: oidcSettings(issuer), knownRoles: () => KNOWN_ROLES });
   upstream = createServer((req, res) => {
     const echo: Echo = { service: req.headers.host ?? '', url: req.url ?? '', headers: req.headers };
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -64,7 +64,7 @@ describe('tokens Keycloak issues', () => {
   it('a Keycloak token past its exp and the skew is refused with the RFC 6750 challenge', async () => {
     const token = await passwordToken(issuer, 'ana');
     const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
-    const later = createTokenVerifier({ settings: oidcSettings(issuer), knownRoles: KNOWN_ROLES, now: () => (exp + 31) * 1000 });
+    const later = createTokenVerifier({ settings: oidcSettings(issuer), knownRoles: () => KNOWN_ROLES, now: () => (exp + 31) * 1000 });
     const err = await later.verify(token).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthError);
     const problem = authProblem(err as AuthError);

@@ -45,6 +45,20 @@ export async function analystLosesTable(revision: string): Promise<Bundle> {
   return bundle;
 }
 
+export const NEW_ROLE = 'svc-auditor';
+
+/** The committed bundle with one more known role, NEW_ROLE, granted the nation table only. */
+export async function roleAdded(revision: string): Promise<Bundle> {
+  const bundle = await committedBundle(revision);
+  const data = JSON.parse(text(bundle.files.get('data.json')!)) as {
+    svc: { config: { known_roles: string[]; table_grants: { roles: Record<string, string[]> } } };
+  };
+  data.svc.config.known_roles.push(NEW_ROLE);
+  data.svc.config.table_grants.roles[NEW_ROLE] = ['tpch.tiny.nation'];
+  bundle.files.set('data.json', bytes(JSON.stringify(data, null, 1)));
+  return bundle;
+}
+
 export const sign = (bundle: Bundle, key: KeyPair, keyId = 'svc'): Promise<Uint8Array> =>
   packSignedBundle(bundle, { privateKeyPem: key.privateKeyPem, keyId });
 

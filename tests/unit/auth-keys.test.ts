@@ -17,7 +17,7 @@ async function setup(overrides: Partial<OidcSettings> = {}) {
   const clock = { now: Date.now() };
   const resolver = createCallerResolver(
     { mode: 'jwt', ...oidcSettings(issuer.url, overrides) },
-    { knownRoles: KNOWN_ROLES, now: () => clock.now },
+    { knownRoles: () => KNOWN_ROLES, now: () => clock.now },
   );
   const app = whoamiService(resolver);
   const ask = async (token?: string) => app.request('/whoami', { headers: token ? { Authorization: `Bearer ${token}` } : {} });
@@ -161,7 +161,7 @@ describe('an issuer that cannot be reached', () => {
 it('a discovery document that names another issuer is refused with the setting to check', async () => {
   const { issuer, sign } = await setup();
   // Configured with a trailing slash the provider's own document does not have: OIDC Discovery wants them identical.
-  const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(`${issuer.url}/`) }, { knownRoles: KNOWN_ROLES });
+  const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(`${issuer.url}/`) }, { knownRoles: () => KNOWN_ROLES });
   const res = await whoamiService(resolver).request('/whoami', { headers: { Authorization: `Bearer ${await sign()}` } });
   expect(res.status).toBe(503);
   expect((await res.json()).detail).toMatch(/names the issuer .* check SVC_OIDC_ISSUER/);

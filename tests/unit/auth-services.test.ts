@@ -21,7 +21,7 @@ const tokenOf = (user: string, role: string, claims: Record<string, unknown> = {
 
 beforeAll(async () => {
   issuer = await startTestIssuer();
-  callers = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: KNOWN_ROLES });
+  callers = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: () => KNOWN_ROLES });
 });
 afterAll(() => issuer.close());
 
@@ -122,7 +122,7 @@ describe('an issuer out of reach', () => {
     const unreachable = await startTestIssuer();
     const resolver = createCallerResolver(
       { mode: 'jwt', ...oidcSettings(unreachable.url, { jwksCooldownMs: 1 }) },
-      { knownRoles: KNOWN_ROLES },
+      { knownRoles: () => KNOWN_ROLES },
     );
     const h = await retrievalHarness(await openPglite({}), { callers: resolver });
     try {

@@ -56,7 +56,7 @@ describe('settings', () => {
 
 describe('headers mode', () => {
   it('keeps today behaviour: the ingress headers name the caller', async () => {
-    const resolver = createCallerResolver({ mode: 'headers', tokenHeader: 'X-Auth-Request-Access-Token' }, { knownRoles: [] });
+    const resolver = createCallerResolver({ mode: 'headers', tokenHeader: 'X-Auth-Request-Access-Token' }, { knownRoles: () => [] });
     const caller = await resolver.callerFrom(new Headers({ 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst', 'X-User-Groups': 'finance' }));
     expect(caller).toEqual({ user: 'ana', roles: ['svc-analyst'], groups: ['finance'] });
     await expect(resolver.callerFrom(new Headers())).rejects.toBeInstanceOf(ProblemError);

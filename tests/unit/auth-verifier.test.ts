@@ -18,7 +18,7 @@ beforeAll(async () => {
   // Published before the first request: a key added later waits for the cooldown (auth-keys.test.ts).
   extraKeys.ES256 = await issuer.addKey('ES256');
   extraKeys.EdDSA = await issuer.addKey('EdDSA');
-  const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: KNOWN_ROLES, now: () => clock });
+  const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: () => KNOWN_ROLES, now: () => clock });
   app = whoamiService(resolver);
 });
 afterAll(() => issuer.close());
@@ -132,7 +132,10 @@ describe('a good token names the caller', () => {
 
 describe('a service that also serves calls without identity (the tracker)', () => {
   it('no token is no caller; a good token names one; a bad one is still a 401', async () => {
-    const resolver = createCallerResolver({ mode: 'jwt', ...oidcSettings(issuer.url) }, { knownRoles: KNOWN_ROLES, now: () => clock });
+    const resolver = createCallerResolver(
+      { mode: 'jwt', ...oidcSettings(issuer.url) },
+      { knownRoles: () => KNOWN_ROLES, now: () => clock },
+    );
     expect(await resolver.optionalCallerFrom(new Headers({ 'X-User-Id': 'ada' }))).toBeUndefined();
     const token = await issuer.sign({ preferred_username: 'uma', realm_access: { roles: ['svc-user'] } });
     expect(await resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}` }))).toMatchObject({

@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/platform/http.ts';
+import { openCallerResolver } from '../../src/platform/launcher.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import { unpackBundle } from '../../src/platform/policy/bundle.ts';
@@ -16,6 +17,7 @@ import {
 } from '../../src/platform/policy/index.ts';
 import { canonicalJson, verifyFiles } from '../../src/platform/policy/signing.ts';
 import { readTarGz, writeTarGz } from '../../src/platform/policy/tar.ts';
+import { startTestIssuer } from '../support/oidc-issuer.ts';
 import {
   analystLosesTable,
   bundleServer,
@@ -25,6 +27,8 @@ import {
   eventually,
   keyPair,
   LOST_TABLE,
+  NEW_ROLE,
+  roleAdded,
   sign,
   tampered,
 } from '../support/policy-bundles.ts';
@@ -206,6 +210,42 @@ describe('a bundle engine polling a published bundle', () => {
     const app = createApp({ service: 'retrieval', logger: silent, metrics: createMetrics('retrieval'), policy: engine });
     expect(await (await app.request('/ready')).json()).toEqual({ status: 'ready', service: 'retrieval', policy: { revision: 'rev-2' } });
     expect(await (await app.request('/metrics')).text()).toContain('svc_policy_bundle_refusals_total');
+  });
+});
+
+describe("a token's roles under a bundle engine", () => {
+  it('are the roles the bundle in force knows: a role a new bundle adds is honoured once it is taken, without a restart', async () => {
+    const server = await bundleServer();
+    const issuer = await startTestIssuer();
+    const engine = await createBundlePolicyEngine({
+      source: openBundleSource(server.url),
+      publicKey: createPublicKey(key.publicKeyPem),
+      pollSeconds: 3600,
+      logger: silent,
+      metrics: createPolicyMetrics(),
+    });
+    try {
+      const callers = openCallerResolver({ SVC_AUTH_MODE: 'jwt', SVC_OIDC_ISSUER: issuer.url, SVC_OIDC_AUDIENCE: 'svc' }, engine);
+      const token = await issuer.sign({ preferred_username: 'aud', realm_access: { roles: [NEW_ROLE, 'svc-viewer', 'offline_access'] } });
+      const caller = () => callers.callerFrom(new Headers({ Authorization: `Bearer ${token}` }));
+      const nation = async () => (await engine.decide('tables', { ...(await caller()), table: 'tpch.tiny.nation' })).allow;
+
+      // no bundle yet: the committed build's roles
+      expect((await caller()).roles).toEqual(['svc-viewer']);
+      server.publish(await sign(await committedBundle('rev-1'), key));
+      expect(await engine.poll()).toMatchObject({ outcome: 'activated' });
+      expect((await caller()).roles).toEqual(['svc-viewer']);
+      expect(await nation()).toBe(false);
+
+      server.publish(await sign(await roleAdded('rev-2'), key));
+      expect(await engine.poll()).toEqual({ outcome: 'activated', revision: 'rev-2' });
+      expect((await caller()).roles).toEqual([NEW_ROLE, 'svc-viewer']);
+      expect(await nation()).toBe(true);
+    } finally {
+      await engine.close?.();
+      await server.close();
+      await issuer.close();
+    }
   });
 });
 

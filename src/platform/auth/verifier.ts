@@ -25,8 +25,8 @@ export type TokenVerifier = {
 
 export type TokenVerifierOptions = {
   settings: OidcSettings;
-  /** The roles the platform knows (policies/data.json `known_roles`); any other role in a token is dropped. */
-  knownRoles: readonly string[];
+  /** The roles the platform knows now (policies/data.json `known_roles`); any other role in a token is dropped. */
+  knownRoles: () => readonly string[];
   fetch?: Fetch;
   /** Milliseconds since the epoch. */
   now?: () => number;
@@ -74,13 +74,14 @@ export function createTokenVerifier(opts: TokenVerifierOptions): TokenVerifier {
 
   async function verify(token: string): Promise<Caller> {
     const keysVersion = keys.version;
+    const known = knownRoles();
     // A stale key set is refetched by a full verification first: a key the issuer withdrew stops working.
-    const cached = keys.isFresh() ? cache.get(token, now() / 1000, keysVersion) : undefined;
+    const cached = keys.isFresh() ? cache.get(token, now() / 1000, keysVersion, known) : undefined;
     if (cached) return cached;
     const claims = await verifyClaims(token);
-    const caller = callerFromClaims(claims, token, settings, knownRoles);
+    const caller = callerFromClaims(claims, token, settings, known);
     // exp is required, so it is a number here; the version is the one the signature was checked against.
-    if (keys.version === keysVersion) cache.set(token, { caller, exp: claims.exp!, nbf: claims.nbf, keysVersion });
+    if (keys.version === keysVersion) cache.set(token, { caller, exp: claims.exp!, nbf: claims.nbf, keysVersion, knownRoles: known });
     return caller;
   }
 

@@ -11,7 +11,7 @@ import { createWasmPolicyEngine } from './wasm.ts';
 
 export { decideConsole, type ConsoleName } from './console.ts';
 export { createSidecarPolicyEngine } from './sidecar.ts';
-export { createWasmPolicyEngine, DEFAULT_BUILD_DIR } from './wasm.ts';
+export { createWasmPolicyEngine, DEFAULT_BUILD_DIR, knownRolesOf } from './wasm.ts';
 export { createBundlePolicyEngine, type BundleActivation, type BundleEngine, type PollOutcome } from './bundle-engine.ts';
 export { openBundleSource } from './bundle-source.ts';
 export { createDecisionLog, type DecisionEvent } from './decision-log.ts';

@@ -14,6 +14,11 @@ export interface PolicyEngine {
   /** The decisions the engine holds, sorted: its entrypoint annotations. Rejects when the engine cannot tell. */
   decisions(): Promise<string[]>;
   ready(): Promise<boolean>;
+  /**
+   * The roles the policy deciding now knows (its data's `svc.config.known_roles`), which follow a new bundle as it
+   * is taken into force; undefined while none is loaded, or where the engine cannot tell (the OPA sidecar).
+   */
+  knownRoles?(): readonly string[] | undefined;
   /** The bundle revision deciding now (for /ready and the decision log); undefined while none is loaded. */
   readonly revision: string | undefined;
   /** The port's own counters in Prometheus text (bundle loads and refusals, decision-log drops), for /metrics. */

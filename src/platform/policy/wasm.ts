@@ -10,7 +10,13 @@ import { asDecision, decisionOf, describeError, engineError, entrypointOf, type 
 export const DEFAULT_BUILD_DIR = fileURLToPath(new URL('../../../policies/build', import.meta.url));
 
 /** One compiled policy with its data, ready to decide: what a reloading engine swaps whole. */
-export type LoadedPolicy = { policy: Awaited<ReturnType<typeof loadPolicy>>; decisions: string[]; revision: string };
+export type LoadedPolicy = {
+  policy: Awaited<ReturnType<typeof loadPolicy>>;
+  decisions: string[];
+  revision: string;
+  /** Its data's `svc.config.known_roles`: the roles a token may bring to this policy. */
+  knownRoles: string[];
+};
 
 /**
  * The compiled policies evaluated in-process: loaded once, each decision a synchronous call into the same instance
@@ -64,6 +70,7 @@ export function wasmEngine(opts: {
       return [...loaded.decisions];
     },
     ready: async () => opts.current() !== undefined,
+    knownRoles: () => opts.current()?.knownRoles,
     close: async () => {
       await opts.close?.();
       await opts.decisionLog?.close();
@@ -90,6 +97,13 @@ export async function loadWasmPolicy(wasm: Uint8Array, data: Uint8Array, revisio
   const entrypoints = Object.keys(policy.entrypoints as Record<string, number>);
   const decisions = entrypoints.flatMap((e) => decisionOf(e) ?? []).sort();
   if (decisions.length === 0) throw new Error(`the build declares no decision (its entrypoints: ${entrypoints.join(', ') || 'none'})`);
-  policy.setData(JSON.parse(new TextDecoder().decode(data)) as object);
-  return { policy, decisions, revision };
+  const parsed = JSON.parse(new TextDecoder().decode(data)) as object;
+  policy.setData(parsed);
+  return { policy, decisions, revision, knownRoles: knownRolesOf(parsed) };
+}
+
+/** `svc.config.known_roles` of a policy's data (policies/data.json); none when it names none. */
+export function knownRolesOf(data: unknown): string[] {
+  const roles = (data as { svc?: { config?: { known_roles?: unknown } } } | null)?.svc?.config?.known_roles;
+  return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }
