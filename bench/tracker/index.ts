@@ -1,15 +1,19 @@
-// svc's tracker against the real MLflow server, in one run, on the same Postgres (each its own database) and MinIO:
+// svc's tracker against the real MLflow server and, when it installs, mlflow-go-backend (MLflow's server with the hot
+// endpoints in Go), in one run, on the same Postgres (each its own database) and MinIO:
 //   create runs, log batches, and search runs ordered by a metric over RUNS runs (default 10 000).
 // Driver: this script's HTTP loop issues the requests the official Python client sends for create_run, log_batch
 // and search_runs (same paths, JSON bodies and headers, read from mlflow's rest_store), CONCURRENCY at a time, so
 // the driver's own cost stays small next to the servers' on a two-core machine. Then the official client itself
-// (bench/tracker/client_search.py) times search_runs on both and checks that both return the same top runs.
-// Memory: resident set of each server's whole process group (MLflow forks workers, default 4), sampled during the
-// workload; RSS adds pages the forked workers share, PSS counts them once, both are printed. Before the searches each
-// server's database is analyzed (see analyze()).
-// Run: npx tsx bench/tracker/index.ts [--runs 10000] [--concurrency 8] [--searches 100]
-// (Postgres and MinIO from scripts/; a fresh mlflow server (scripts/start-mlflow.sh on its own port and database)
-// and a fresh `bin/svc serve tracker` (tests/tracker-client/server.ts) are started and stopped by this run)
+// (bench/tracker/client_search.py) times search_runs on each and checks that all return the same top runs.
+// Memory: resident set of each server's whole session (MLflow forks workers, default 4; mlflow-go starts a Python
+// `mlflow server` with as many, in a process group of its own), sampled during the workload; RSS adds pages the
+// forked workers share, PSS counts them once, both are printed. Before the searches each server's database is
+// analyzed (see analyze()).
+// Run: npx tsx bench/tracker/index.ts [--runs 10000] [--concurrency 8] [--searches 100] [--no-go]
+// (Postgres and MinIO from scripts/; a fresh mlflow server (scripts/start-mlflow.sh), a fresh mlflow-go server
+// (scripts/start-mlflow-go.sh; its own venv and MLflow version, scripts/install-mlflow-go.sh), each on its own port
+// and database, and a fresh `bin/svc serve tracker` (tests/tracker-client/server.ts) are started and stopped by
+// this run. When mlflow-go does not install or start, the run says why and compares svc with MLflow alone.)
 import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -27,22 +31,23 @@ const arg = (name: string, fallback: string) => {
 const RUNS = Number(arg('runs', '10000'));
 const CONCURRENCY = Number(arg('concurrency', '8'));
 const SEARCHES = Number(arg('searches', '100'));
+const WITH_GO = !process.argv.includes('--no-go');
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const MLFLOW_VERSION = '3.17.2';
 const HEADERS = { 'Content-Type': 'application/json', 'User-Agent': `mlflow-python-client/${MLFLOW_VERSION}` };
 
-// ---- memory of a process group, from /proc ----
+// ---- memory of a session (a server and every process it started), from /proc ----
 type Mem = { rss: number; pss: number };
-function groupMemory(pgid: number): Mem {
+function sessionMemory(sid: number): Mem {
   let rss = 0;
   let pss = 0;
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // Fields after the command (which may hold spaces) start at the closing parenthesis: state ppid pgrp ...
+      // Fields after the command (which may hold spaces) start at the closing parenthesis: state ppid pgrp session ...
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== pgid) continue;
+      if (Number(fields[3]) !== sid) continue;
       rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1] ?? 0);
       pss += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${name}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
     } catch {
@@ -52,10 +57,10 @@ function groupMemory(pgid: number): Mem {
   return { rss: rss / 1024, pss: pss / 1024 };
 }
 
-function sampler(pgid: number) {
+function sampler(sid: number) {
   const peak: Mem = { rss: 0, pss: 0 };
   const take = () => {
-    const m = groupMemory(pgid);
+    const m = sessionMemory(sid);
     peak.rss = Math.max(peak.rss, m.rss);
     peak.pss = Math.max(peak.pss, m.pss);
   };
@@ -96,7 +101,7 @@ async function phase(name: string, count: number, one: (i: number) => Promise<un
   return { name, requests: count, seconds: (performance.now() - t0) / 1000, latencies };
 }
 
-// Deterministic values, the same on both servers: acc is a permutation of i, so the order is total.
+// Deterministic values, the same on every server: acc is a permutation of i, so the order is total.
 const accOf = (i: number) => ((i * 7919) % RUNS) / RUNS;
 
 async function workload(
@@ -170,7 +175,7 @@ async function workload(
 
 /**
  * The statistics autovacuum gathers within a minute or so of such writes, gathered at once: searches are measured
- * on tables the planner knows, on both servers alike. (Right after the writes, before autovacuum's ANALYZE, both
+ * on tables the planner knows, on every server alike. (Right after the writes, before autovacuum's ANALYZE, both
  * plan without statistics; svc's first 100 searches then took about 4 times as long.)
  */
 async function analyze(database: string): Promise<void> {
@@ -196,108 +201,131 @@ async function clientSearch(uri: string, experimentId: string): Promise<{ p50: n
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const f = (x: number, d = 1) => x.toFixed(d);
 
-async function main() {
-  // Both servers start fresh for this run: svc on a new database and bucket, mlflow server on a new database and a
-  // port of its own (scripts/start-mlflow.sh), stopped at the end.
-  const mlflowDb = await freshDatabase('mlflow-bench');
-  const mlflowPort = String(15100 + Math.floor(Math.random() * 800));
-  const mlflowUrl = execFileSync('bash', [join(root, 'scripts/start-mlflow.sh'), mlflowPort], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, MLFLOW_REF_DATABASE: mlflowDb.cfg.database },
-  })
-    .toString()
-    .trim()
-    .split('=')[1]!;
-  const runDir = process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run');
-  const mlflowPgid = Number(readFileSync(join(runDir, `mlflow-${mlflowPort}/mlflow.pid`), 'utf8'));
-  const stopMlflow = async () => {
-    execFileSync('bash', [join(root, 'scripts/stop-mlflow.sh'), mlflowPort], { stdio: 'inherit' });
-    await mlflowDb.drop();
+type Server = { name: string; url: string; sid: number; database: string; version: string; stop(): Promise<void> };
+
+/**
+ * mlflow server or mlflow-go server by its script in scripts/, on a fresh database and a port of its own; its
+ * session id is the pid the script recorded (setsid).
+ */
+async function startMlflow(name: 'mlflow' | 'mlflow-go', portBase: number): Promise<Server> {
+  const db = await freshDatabase(`${name}-bench`);
+  const port = String(portBase + Math.floor(Math.random() * 400));
+  const scripts = name === 'mlflow' ? ['start-mlflow.sh', 'stop-mlflow.sh'] : ['start-mlflow-go.sh', 'stop-mlflow-go.sh'];
+  const stop = async () => {
+    execFileSync('bash', [join(root, 'scripts', scripts[1]!), port], { stdio: 'inherit' });
+    await db.drop();
   };
-  process.env.TRACKER_CLIENT_LOG_LEVEL ??= 'info'; // one access log line per request, as MLflow's uvicorn writes
-  const svc = await startTracker('bench-tracker');
-  console.log(
-    `svc tracker ${svc.url} (database ${svc.database}); mlflow server ${mlflowUrl} (${MLFLOW_VERSION}, database ${mlflowDb.cfg.database})`,
-  );
-  console.log(`workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches; ${CONCURRENCY} requests in flight\n`);
-
-  const results: Record<string, { phases: Phase[]; mem: Mem; idle: Mem; client: { p50: number; p99: number; top: string[] } }> = {};
+  let url: string;
   try {
-    for (const [name, url, pgid, database] of [
-      ['svc', svc.url, svc.pid, svc.database],
-      ['mlflow', mlflowUrl, mlflowPgid, mlflowDb.cfg.database],
-    ] as const) {
-      const idle = groupMemory(pgid);
-      const mem = sampler(pgid);
-      const run = await workload(url, name, database);
-      const peak = mem.stop();
-      const client = await clientSearch(url, run.experimentId);
-      results[name] = { phases: run.phases, mem: peak, idle, client };
-      console.log(`${name}: done (${run.phases.map((p) => `${p.name.split(' (')[0]} ${f(p.seconds)} s`).join(', ')})`);
-    }
-  } finally {
-    await svc.stop();
-    await stopMlflow();
+    url = execFileSync('bash', [join(root, 'scripts', scripts[0]!), port], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, MLFLOW_REF_DATABASE: db.cfg.database, MLFLOW_GO_DATABASE: db.cfg.database },
+    })
+      .toString()
+      .trim()
+      .split('=')[1]!;
+  } catch (e) {
+    await stop();
+    throw e;
   }
+  const runDir = process.env.SVC_RUN ?? join(process.env.SVC_CACHE ?? join(homedir(), '.cache/svc'), 'run');
+  const sid = Number(readFileSync(join(runDir, `${name}-${port}/${name}.pid`), 'utf8'));
+  const version = await fetch(`${url}/version`).then((r) => r.text());
+  return { name, url, sid, database: db.cfg.database, version: version.trim(), stop };
+}
 
-  const s = results.svc!;
-  const m = results.mlflow!;
-  const rows: string[][] = [['', 'svc req/s', 'p50 ms', 'p99 ms', 'mlflow req/s', 'p50 ms', 'p99 ms', 'throughput x']];
+async function main() {
+  // Every server starts fresh for this run: svc on a new database and bucket, mlflow server and mlflow-go server
+  // each on a new database and a port of its own, all stopped at the end.
+  const servers: Server[] = [];
+  try {
+    servers.push(await startMlflow('mlflow', 15100));
+    if (WITH_GO) {
+      try {
+        servers.push(await startMlflow('mlflow-go', 15500));
+      } catch (e) {
+        console.log(
+          `mlflow-go-backend not run: ${(e as Error).message.split('\n')[0]} (its script's output is above); svc vs MLflow only\n`,
+        );
+      }
+    }
+    process.env.TRACKER_CLIENT_LOG_LEVEL ??= 'info'; // one access log line per request, as MLflow's uvicorn writes
+    const svc = await startTracker('bench-tracker');
+    servers.unshift({ name: 'svc', url: svc.url, sid: svc.pid, database: svc.database, version: '', stop: svc.stop });
+    for (const x of servers) {
+      console.log(`${x.name} ${x.url} (${x.version ? `MLflow ${x.version}, ` : ''}database ${x.database})`);
+    }
+    console.log(`workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches; ${CONCURRENCY} requests in flight\n`);
+
+    const results: Result[] = [];
+    for (const x of servers) {
+      const idle = sessionMemory(x.sid);
+      const mem = sampler(x.sid);
+      const run = await workload(x.url, x.name, x.database);
+      const peak = mem.stop();
+      const client = await clientSearch(x.url, run.experimentId);
+      results.push({ name: x.name, phases: run.phases, mem: peak, idle, client });
+      console.log(
+        `${x.name}: done (${run.phases.map((p) => `${p.name.split(' (')[0]} ${f(p.seconds)} s`).join(', ')}; load average ${loadAverage()})`,
+      );
+    }
+    report(results);
+  } finally {
+    for (const x of servers) await x.stop();
+  }
+}
+
+type Result = { name: string; phases: Phase[]; mem: Mem; idle: Mem; client: { p50: number; p99: number; top: string[] } };
+
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/** One table: each server's req/s, p50 and p99 per phase, then svc's throughput over each peer's. */
+function report(results: Result[]) {
+  const [s, ...peers] = results as [Result, ...Result[]];
+  const total = (r: Result) => r.phases.reduce((n, p) => n + p.requests, 0) / r.phases.reduce((n, p) => n + p.seconds, 0);
+  const all = (r: Result) => r.phases.flatMap((p) => p.latencies);
+  const rows: string[][] = [
+    ['', ...results.flatMap((r) => [`${r.name} req/s`, 'p50 ms', 'p99 ms']), ...peers.map((p) => `svc / ${p.name}`)],
+  ];
   for (let i = 0; i < s.phases.length; i++) {
-    const a = s.phases[i]!;
-    const b = m.phases[i]!;
-    const ra = a.requests / a.seconds;
-    const rb = b.requests / b.seconds;
+    const rate = (r: Result) => r.phases[i]!.requests / r.phases[i]!.seconds;
     rows.push([
-      a.name,
-      f(ra),
-      f(pct(a.latencies, 50), 2),
-      f(pct(a.latencies, 99), 2),
-      f(rb),
-      f(pct(b.latencies, 50), 2),
-      f(pct(b.latencies, 99), 2),
-      f(ra / rb, 2),
+      s.phases[i]!.name,
+      ...results.flatMap((r) => [f(rate(r)), f(pct(r.phases[i]!.latencies, 50), 2), f(pct(r.phases[i]!.latencies, 99), 2)]),
+      ...peers.map((p) => `${f(rate(s) / rate(p), 2)}x`),
     ]);
   }
-  const total = (r: typeof s) => r.phases.reduce((n, p) => n + p.requests, 0) / r.phases.reduce((n, p) => n + p.seconds, 0);
-  const all = (r: typeof s) => r.phases.flatMap((p) => p.latencies);
   rows.push([
     'all requests',
-    f(total(s)),
-    f(pct(all(s), 50), 2),
-    f(pct(all(s), 99), 2),
-    f(total(m)),
-    f(pct(all(m), 50), 2),
-    f(pct(all(m), 99), 2),
-    f(total(s) / total(m), 2),
+    ...results.flatMap((r) => [f(total(r)), f(pct(all(r), 50), 2), f(pct(all(r), 99), 2)]),
+    ...peers.map((p) => `${f(total(s) / total(p), 2)}x`),
   ]);
   rows.push([
     'official client search_runs (top 100)',
-    '',
-    f(s.client.p50, 1),
-    f(s.client.p99, 1),
-    '',
-    f(m.client.p50, 1),
-    f(m.client.p99, 1),
-    f(m.client.p50 / s.client.p50, 2),
+    ...results.flatMap((r) => ['', f(r.client.p50, 1), f(r.client.p99, 1)]),
+    ...peers.map((p) => `${f(p.client.p50 / s.client.p50, 2)}x`),
   ]);
   const width = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(width[c]!) : cell.padStart(width[c]!))).join('  '));
 
-  console.log(`\nmemory (process group, MiB)   idle RSS   peak RSS   peak PSS`);
-  for (const [name, r] of [
-    ['svc', s],
-    ['mlflow', m],
-  ] as const) {
-    console.log(`${name.padEnd(28)} ${f(r.idle.rss).padStart(9)} ${f(r.mem.rss).padStart(10)} ${f(r.mem.pss).padStart(10)}`);
+  console.log(`\nmemory (session, MiB)         idle RSS   peak RSS   peak PSS`);
+  for (const r of results) {
+    console.log(`${r.name.padEnd(28)} ${f(r.idle.rss).padStart(9)} ${f(r.mem.rss).padStart(10)} ${f(r.mem.pss).padStart(10)}`);
   }
-  const same = JSON.stringify(s.client.top) === JSON.stringify(m.client.top);
-  console.log(`\nsame top 10 through the official client on both: ${same ? 'yes' : `NO: svc ${s.client.top} mlflow ${m.client.top}`}`);
+  const differ = peers.filter((p) => JSON.stringify(p.client.top) !== JSON.stringify(s.client.top));
   console.log(
-    `ratio: svc throughput ${f(total(s) / total(m), 2)}x MLflow's (target >= 5); ` +
-      `svc memory ${f(s.mem.rss / m.mem.rss, 2)} of MLflow's by peak RSS, ${f(s.mem.pss / m.mem.pss, 2)} by peak PSS (target <= 0.33)`,
+    `\nsame top 10 through the official client on ${results.map((r) => r.name).join(', ')}: ` +
+      (differ.length === 0 ? 'yes' : `NO: svc ${s.client.top} ${differ.map((p) => `${p.name} ${p.client.top}`).join(' ')}`),
   );
-  if (!same) process.exitCode = 1;
+  for (const p of peers) {
+    console.log(
+      `ratio: svc throughput ${f(total(s) / total(p), 2)}x ${p.name}'s` +
+        (p.name === 'mlflow' ? ' (target >= 5)' : '') +
+        `; svc memory ${f(s.mem.rss / p.mem.rss, 2)} of ${p.name}'s by peak RSS, ${f(s.mem.pss / p.mem.pss, 2)} by peak PSS` +
+        (p.name === 'mlflow' ? ' (target <= 0.33)' : ''),
+    );
+  }
+  if (differ.length > 0) process.exitCode = 1;
 }
 
 await main();
