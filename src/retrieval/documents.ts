@@ -56,9 +56,10 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * document, its chunks and embeddings in one transaction. Any failure before the commit leaves nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
- * existing document, marked `duplicate`, once the name and first bytes are checked and before any extraction.
- * Uploads of one new file that race past that check are decided by the unique index at the first insert of the
- * transaction: the losers write nothing (no chunks, no version bump) and answer with the winner's document.
+ * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
+ * starts, and a duplicate stops the extraction at its next page. Uploads of one new file that race past that check
+ * are decided by the unique index at the first insert of the transaction: the losers write nothing (no chunks, no
+ * version bump) and answer with the winner's document.
  */
 export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
   // the collection's row without its counts: an upload needs only its roles
@@ -83,6 +84,8 @@ export async function ingestSpooled(
   onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
 ): Promise<UploadResult> {
   let format = 'unknown';
+  // stops an extraction whose text is no longer wanted (a duplicate, or any failure on the way)
+  const abandon = new AbortController();
   try {
     if (upload.size === 0)
       throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
@@ -93,17 +96,24 @@ export async function ingestSpooled(
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
     });
     format = detected.format;
-    // after the name and first bytes are checked (a refused file is refused whatever the collection holds)
-    const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
-    if (held) return duplicate(deps, held);
-    const extracted = await extractDocument({
+    // Extraction (pdf.js, on this thread) starts while the database looks the content up in another process; the
+    // lookup still decides first, after the name and first bytes are checked (a refused file is refused whatever
+    // the collection holds), so a duplicate is answered as such even when its extraction would fail.
+    const extraction = extractDocument({
       filename: upload.filename,
       format: detected.format,
       path: upload.path,
       ocr: deps.ocr,
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
       maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
+      signal: abandon.signal,
     });
+    extraction.catch(() => {}); // answered below, or abandoned
+    const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
+    if (held) return duplicate(deps, held);
+    const extracted = await extraction;
+    // the text is in memory: the file goes while the rest runs, not after it
+    upload.discard().catch(() => {}); // awaited at the end
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
@@ -158,6 +168,7 @@ export async function ingestSpooled(
     deps.metrics.documentsIngested.inc({ outcome: refused && refused.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
+    abandon.abort();
     await upload.discard();
   }
 }
