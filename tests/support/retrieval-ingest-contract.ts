@@ -93,13 +93,20 @@ export function retrievalIngestContract(label: string, openDb: OpenDb) {
           RETURN NEW;
         END $$;
         CREATE TRIGGER refuse_poison BEFORE INSERT ON retrieval_chunks FOR EACH ROW EXECUTE FUNCTION refuse_poison();`);
+      // one written in several statements (a transaction), and one short enough for a single statement
       const poisoned = pdfOf(20, (i) => (i === 19 * WORDS_PER_PAGE + 7 ? 'poison' : `q${wordAt(i)}`));
+      const short = pdfOf(2, (i) => (i === WORDS_PER_PAGE + 300 ? 'poison' : `s${wordAt(i)}`));
       try {
-        const refused = await pdf('poisoned.pdf', poisoned);
-        expect(refused.status).toBe(500);
-        expect(await counts()).toEqual(before);
+        for (const [name, bytes] of [
+          ['poisoned.pdf', poisoned],
+          ['short.pdf', short],
+        ] as const) {
+          const refused = await pdf(name, bytes);
+          expect(refused.status, name).toBe(500);
+          expect(await counts()).toEqual(before);
+        }
         const stray = await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM retrieval_chunks WHERE collection_slug = 'manuals' AND text LIKE '%qp1w%'`,
+          `SELECT count(*)::int AS n FROM retrieval_chunks WHERE collection_slug = 'manuals' AND (text LIKE '%qp1w%' OR text LIKE '%sp1w%')`,
         );
         expect(stray[0]!.n).toBe(0);
         expect(await readdir(spool)).toEqual([]);
