@@ -59,8 +59,8 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
  * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
  * starts, and a duplicate stops the extraction at its next page. Uploads of one new file that race past that check
- * are decided by the unique index at the first insert of the transaction: the losers write nothing (no chunks, no
- * version bump) and answer with the winner's document.
+ * are decided by the unique index at the document's insert, the first part of the write: the losers write nothing
+ * (no chunks, no version bump) and answer with the winner's document.
  */
 export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
   // the collection's row without its counts: an upload needs only its roles
