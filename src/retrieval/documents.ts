@@ -53,12 +53,14 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 
 /**
  * Upload: spool to disk (hashing as it streams), recognise the format, extract, chunk, embed, then write the
- * document, its chunks and embeddings in one transaction. Any failure before the commit leaves nothing behind.
+ * document, its chunks and embeddings in one statement or one transaction. Any failure before the commit leaves
+ * nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
- * existing document, marked `duplicate`, once the name and first bytes are checked and before any extraction.
- * Uploads of one new file that race past that check are decided by the unique index at the first insert of the
- * transaction: the losers write nothing (no chunks, no version bump) and answer with the winner's document.
+ * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
+ * starts, and a duplicate stops the extraction at its next page. Uploads of one new file that race past that check
+ * are decided by the unique index at the document's insert, the first part of the write: the losers write nothing
+ * (no chunks, no version bump) and answer with the winner's document.
  */
 export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
   // the collection's row without its counts: an upload needs only its roles
@@ -83,6 +85,8 @@ export async function ingestSpooled(
   onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
 ): Promise<UploadResult> {
   let format = 'unknown';
+  // stops an extraction whose text is no longer wanted (a duplicate, or any failure on the way)
+  const abandon = new AbortController();
   try {
     if (upload.size === 0)
       throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
@@ -93,17 +97,24 @@ export async function ingestSpooled(
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
     });
     format = detected.format;
-    // after the name and first bytes are checked (a refused file is refused whatever the collection holds)
-    const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
-    if (held) return duplicate(deps, held);
-    const extracted = await extractDocument({
+    // Extraction (pdf.js, on this thread) starts while the database looks the content up in another process; the
+    // lookup still decides first, after the name and first bytes are checked (a refused file is refused whatever
+    // the collection holds), so a duplicate is answered as such even when its extraction would fail.
+    const extraction = extractDocument({
       filename: upload.filename,
       format: detected.format,
       path: upload.path,
       ocr: deps.ocr,
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
       maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
+      signal: abandon.signal,
     });
+    extraction.catch(() => {}); // answered below, or abandoned
+    const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
+    if (held) return duplicate(deps, held);
+    const extracted = await extraction;
+    // the text is in memory: the file goes while the rest runs, not after it
+    upload.discard().catch(() => {}); // awaited at the end
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
@@ -113,51 +124,61 @@ export async function ingestSpooled(
     const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
+    const document: Omit<store.DocumentRow, 'created_at'> = {
+      id: documentId,
+      collection_slug: slug,
+      filename: upload.filename,
+      content_type: upload.declaredType || 'application/octet-stream',
+      format: detected.format,
+      size_bytes: upload.size,
+      sha256: upload.sha256,
+      page_count: extracted.pages.length,
+      ocr_pages: extracted.ocrPages,
+      status: 'INDEXED',
+      chunk_count: rows.length,
+      uploaded_by: uploader.user,
+    };
+    const [first = [], ...rest] = batches(rows, CHUNK_BATCH);
 
-    const stored = await deps.db.transaction(async (tx) => {
-      // Sent together and answered in order (one round trip on Postgres): the chunks and the version bump write only
-      // if the document row went in, so an upload that lost the unique index to another writes nothing.
-      const [document] = await Promise.all([
-        store.insertDocument(tx, {
-          id: documentId,
-          collection_slug: slug,
-          filename: upload.filename,
-          content_type: upload.declaredType || 'application/octet-stream',
-          format: detected.format,
-          size_bytes: upload.size,
-          sha256: upload.sha256,
-          page_count: extracted.pages.length,
-          ocr_pages: extracted.ocrPages,
-          status: 'INDEXED',
-          chunk_count: rows.length,
-          uploaded_by: uploader.user,
-        }),
-        ...batches(rows, CHUNK_BATCH).map((batch) => store.insertChunks(tx, slug, documentId, batch)),
-        ...(onStored ? [] : [store.bumpCollectionVersion(tx, slug, documentId)]),
-      ]);
-      // another upload of the same bytes committed first: nothing was written, answer with its document
-      if (!document) return { held: await store.findDocumentByContent(tx, slug, upload.sha256) };
-      if (onStored) {
-        // what the caller records (a watch letting go of the document this one replaces) comes before the bump, the
-        // order of the watch's other writes (let a document go, then bump): no two take the same rows in opposite orders
-        await onStored(tx, document);
-        await store.bumpCollectionVersion(tx, slug);
-      }
-      return { document };
-    });
-    if (!stored.document) {
-      // the winner can only be gone if the collection or the document was deleted in between
-      if (!stored.held) throw new Error(`upload of ${upload.sha256} to ${slug} lost a race to a document that no longer exists`);
-      return duplicate(deps, stored.held);
+    // The chunks and the version bump write only if the document row went in, so an upload that lost the unique
+    // index to another writes nothing. A document whose chunks fit one statement is written by that statement alone
+    // (atomic by itself: no round trips to open and commit a transaction); a longer one, or one its caller records
+    // something with, in one transaction.
+    const stored =
+      rest.length === 0 && !onStored
+        ? await store.insertDocument(deps.db, document, first, { bump: true })
+        : await deps.db.transaction(async (tx) => {
+            // sent together and answered in order (one round trip on Postgres)
+            const [inserted] = await Promise.all([
+              store.insertDocument(tx, document, first, { bump: false }),
+              ...rest.map((batch) => store.insertChunks(tx, slug, documentId, batch)),
+              ...(onStored ? [] : [store.bumpCollectionVersion(tx, slug, documentId)]),
+            ]);
+            if (inserted && onStored) {
+              // what the caller records (a watch letting go of the document this one replaces) comes before the bump,
+              // the order of the watch's other writes (let a document go, then bump): no two take the same rows in
+              // opposite orders
+              await onStored(tx, inserted);
+              await store.bumpCollectionVersion(tx, slug);
+            }
+            return inserted;
+          });
+    if (!stored) {
+      // another upload of the same bytes committed first: nothing was written, answer with its document (which can
+      // only be gone if the collection or the document was deleted in between)
+      const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
+      if (!held) throw new Error(`upload of ${upload.sha256} to ${slug} lost a race to a document that no longer exists`);
+      return duplicate(deps, held);
     }
     deps.metrics.documentsIngested.inc({ outcome: 'indexed', format });
     deps.metrics.chunksIngested.inc(rows.length);
-    return { document: { ...view(stored.document), duplicate: false }, created: true };
+    return { document: { ...view(stored), duplicate: false }, created: true };
   } catch (err) {
     const refused = retrievalProblem(err);
     deps.metrics.documentsIngested.inc({ outcome: refused && refused.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
+    abandon.abort();
     await upload.discard();
   }
 }

@@ -109,16 +109,31 @@ export async function bumpCollectionVersion(sql: Sql, slug: string, ifDocument?:
 }
 
 /**
- * Inserts the document unless the collection already holds one with the same content (sha256): undefined then,
- * and nothing is written. The unique index decides, so of two concurrent uploads of one file exactly one inserts;
- * on Postgres the other waits for the first to commit (or roll back) before it is told.
+ * Inserts the document with its first chunks, and bumps the collection's version when `bump` says so, in one
+ * statement (atomic on its own: a document that fits one batch needs no transaction, and no round trips to open and
+ * commit one), unless the collection already holds a document with the same content (sha256): undefined then, and
+ * nothing is written. The unique index decides, so of two concurrent uploads of one file exactly one inserts; on
+ * Postgres the other waits for the first to commit (or roll back) before it is told.
  */
-export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'>): Promise<DocumentRow | undefined> {
+export async function insertDocument(
+  sql: Sql,
+  d: Omit<DocumentRow, 'created_at'>,
+  chunks: ChunkInsert[],
+  opts: { bump: boolean },
+): Promise<DocumentRow | undefined> {
   const rows = await sql.query<DocumentRow>(
-    `INSERT INTO retrieval_documents
-       (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-     ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *`,
+    `WITH document AS (
+       INSERT INTO retrieval_documents
+         (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *
+     ), chunks AS (
+       ${chunkInsert('$13', '$1', '$2', 'EXISTS (SELECT 1 FROM document)')}
+     ), bump AS (
+       UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')
+       WHERE slug = $2 AND $14::boolean AND EXISTS (SELECT 1 FROM document)
+     )
+     SELECT * FROM document`,
     [
       d.id,
       d.collection_slug,
@@ -132,6 +147,8 @@ export async function insertDocument(sql: Sql, d: Omit<DocumentRow, 'created_at'
       d.status,
       d.chunk_count,
       d.uploaded_by,
+      chunkBatch(chunks),
+      opts.bump,
     ],
   );
   return rows[0];
@@ -151,24 +168,28 @@ export async function listDocuments(sql: Sql, slug: string): Promise<DocumentRow
  * document row is there (it may have lost the unique index to a concurrent upload of the same bytes).
  */
 export async function insertChunks(sql: Sql, slug: string, documentId: string, chunks: ChunkInsert[]): Promise<void> {
-  await sql.query(
-    `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding, embedding_i8)
-     SELECT r.id, $2, $3, r.ordinal, r.page, r.text, r.embedding::vector, decode(r.code, 'hex')
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text, code text)
-     WHERE EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)`,
-    [
-      JSON.stringify(
-        chunks.map((c) => ({
-          ...c,
-          embedding: float32Text(c.embedding),
-          code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex'),
-        })),
-      ),
-      documentId,
-      slug,
-    ],
-  );
+  await sql.query(chunkInsert('$1', '$2', '$3', 'EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)'), [
+    chunkBatch(chunks),
+    documentId,
+    slug,
+  ]);
 }
+
+/** The chunks of the JSON batch in parameter `batch`, inserted when `guard` holds. */
+const chunkInsert = (batch: string, documentId: string, slug: string, guard: string) =>
+  `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding, embedding_i8)
+   SELECT r.id, ${documentId}, ${slug}, r.ordinal, r.page, r.text, r.embedding::vector, decode(r.code, 'hex')
+   FROM jsonb_to_recordset(${batch}::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text, code text)
+   WHERE ${guard}`;
+
+const chunkBatch = (chunks: ChunkInsert[]) =>
+  JSON.stringify(
+    chunks.map((c) => ({
+      ...c,
+      embedding: float32Text(c.embedding),
+      code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex'),
+    })),
+  );
 
 /**
  * A float32 vector's text with 9 significant digits, which reads back as the very same float32 values (FLT_DECIMAL_DIG)

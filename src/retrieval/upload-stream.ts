@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -9,8 +9,9 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { badRequest, payloadTooLarge } from '../platform/errors.ts';
 
-// Streams the multipart part `file` to a temporary file, hashing as it goes and stopping at the size cap, so an
-// upload never sits in memory. The caller removes the file (`discard`) whatever happens next.
+// Streams the multipart part `file` to a temporary file, hashing as it goes (and keeping its first bytes for format
+// detection) and stopping at the size cap, so an upload never sits in memory. The caller removes the file
+// (`discard`, which removes it once however often it is called) whatever happens next.
 
 export type SpooledUpload = {
   path: string;
@@ -36,23 +37,18 @@ export async function spoolUpload(request: Request, opts: { maxBytes: number; tm
   const dir = opts.tmpDir ?? join(tmpdir(), 'svc-uploads');
   await mkdir(dir, { recursive: true });
   const path = join(dir, randomUUID());
-  const discard = () => rm(path, { force: true });
+  let removed: Promise<void> | undefined;
+  const discard = () => (removed ??= rm(path, { force: true }));
 
   try {
-    const file = await receive(request, contentType, path, opts.maxBytes);
-    return { ...file, path, head: await readHead(path), discard };
+    return { ...(await receive(request, contentType, path, opts.maxBytes)), path, discard };
   } catch (err) {
     await discard();
     throw err;
   }
 }
 
-function receive(
-  request: Request,
-  contentType: string,
-  path: string,
-  maxBytes: number,
-): Promise<Omit<SpooledUpload, 'path' | 'head' | 'discard'>> {
+function receive(request: Request, contentType: string, path: string, maxBytes: number): Promise<Omit<SpooledUpload, 'path' | 'discard'>> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -61,16 +57,18 @@ function receive(
       reject(badRequest(`Malformed multipart request: ${(err as Error).message}`));
       return;
     }
-    let found: Promise<Omit<SpooledUpload, 'path' | 'head' | 'discard'>> | undefined;
+    let found: Promise<Omit<SpooledUpload, 'path' | 'discard'>> | undefined;
     parser.on('file', (field, stream, info) => {
       if (field !== 'file' || found) {
         stream.resume();
         return;
       }
       const hash = createHash('sha256');
+      const head = Buffer.alloc(HEAD_BYTES);
       let size = 0;
       let truncated = false;
       stream.on('data', (chunk: Buffer) => {
+        if (size < HEAD_BYTES) chunk.copy(head, size, 0, Math.min(chunk.length, HEAD_BYTES - size));
         size += chunk.length;
         hash.update(chunk);
       });
@@ -79,7 +77,13 @@ function receive(
       });
       found = pipeline(stream, createWriteStream(path)).then(() => {
         if (truncated) throw tooLarge(maxBytes);
-        return { filename: info.filename ?? 'upload', declaredType: info.mimeType ?? '', size, sha256: hash.digest('hex') };
+        return {
+          filename: info.filename ?? 'upload',
+          declaredType: info.mimeType ?? '',
+          size,
+          sha256: hash.digest('hex'),
+          head: new Uint8Array(head.buffer, head.byteOffset, Math.min(size, HEAD_BYTES)),
+        };
       });
       found.catch(() => {});
     });
@@ -92,17 +96,6 @@ function receive(
       .on('error', reject)
       .pipe(parser);
   });
-}
-
-async function readHead(path: string): Promise<Uint8Array> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
 }
 
 const tooLarge = (maxBytes: number) =>

@@ -2,9 +2,11 @@ import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalContract } from '../support/retrieval-contract.ts';
 import { retrievalFormatsContract } from '../support/retrieval-formats-contract.ts';
 import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
+import { retrievalIngestContract } from '../support/retrieval-ingest-contract.ts';
 import { retrievalHybridContract } from '../support/retrieval-hybrid-contract.ts';
 
 retrievalContract('Postgres', () => openFreshPostgres('retrieval'));
 retrievalFormatsContract('Postgres', () => openFreshPostgres('formats'));
 retrievalHostileContract('Postgres', () => openFreshPostgres('hostile'));
+retrievalIngestContract('Postgres', () => openFreshPostgres('ingest'));
 retrievalHybridContract('Postgres', () => openFreshPostgres('hybrid'));

@@ -2,6 +2,7 @@ import { openPglite } from '../../src/platform/db/index.ts';
 import { retrievalContract } from '../support/retrieval-contract.ts';
 import { retrievalFormatsContract } from '../support/retrieval-formats-contract.ts';
 import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
+import { retrievalIngestContract } from '../support/retrieval-ingest-contract.ts';
 
 const pglite = async () => {
   const db = await openPglite({});
@@ -11,3 +12,4 @@ const pglite = async () => {
 retrievalContract('PGlite', pglite);
 retrievalFormatsContract('PGlite', pglite);
 retrievalHostileContract('PGlite', pglite);
+retrievalIngestContract('PGlite', pglite);

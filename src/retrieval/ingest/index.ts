@@ -38,6 +38,8 @@ export type ExtractInput = {
   maxExtractedBytes?: number;
   /** Shorthand for limits.timeoutMs. */
   timeoutMs?: number;
+  /** Stops the extraction at its next check when aborted (the upload turned out to be a duplicate). */
+  signal?: AbortSignal;
 };
 
 export async function extractDocument(input: ExtractInput): Promise<Extracted> {
@@ -47,7 +49,7 @@ export async function extractDocument(input: ExtractInput): Promise<Extracted> {
     ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
     ...input.limits,
   };
-  const until = deadline(input.filename, limits.timeoutMs);
+  const until = deadline(input.filename, limits.timeoutMs, Date.now, input.signal);
   const work = readFile(input.path).then(async (buffer) => {
     const bytes = new Uint8Array(buffer);
     return holdsText(input, bytes, await extract(input, bytes, limits, until), limits);

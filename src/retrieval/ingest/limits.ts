@@ -39,10 +39,13 @@ export const DEFAULT_LIMITS: ExtractLimits = {
   timeoutMs: 300_000,
 };
 
-/** A point in time past which extraction stops at its next check (between pages, parts and zip chunks). */
+/**
+ * A point in time past which extraction stops at its next check (between pages, parts and zip chunks); it also stops
+ * there once `signal` aborts (its caller no longer wants the text), throwing the signal's reason.
+ */
 export type Deadline = { readonly at: number; check(): void; expired(): DocumentTooLargeError };
 
-export function deadline(filename: string, timeoutMs: number, now = Date.now): Deadline {
+export function deadline(filename: string, timeoutMs: number, now = Date.now, signal?: AbortSignal): Deadline {
   const at = now() + timeoutMs;
   const expired = () =>
     new DocumentTooLargeError(
@@ -52,6 +55,7 @@ export function deadline(filename: string, timeoutMs: number, now = Date.now): D
     at,
     expired,
     check() {
+      signal?.throwIfAborted();
       if (now() > at) throw expired();
     },
   };

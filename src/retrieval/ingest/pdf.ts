@@ -65,7 +65,8 @@ export async function extractPdf(
     }
     return { pages, ocrPages };
   } finally {
-    await pdf.destroy();
+    // the text is read: the document's teardown (a message to pdf.js's worker side) need not hold up the upload
+    pdf.destroy().catch(() => {});
   }
 }
 
