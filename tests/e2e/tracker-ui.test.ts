@@ -132,7 +132,7 @@ const cell = (page: Page, runId: string, column: string) =>
 const rowOrder = (page: Page) => page.$$eval('#runs tbody tr[data-run-id]', (rows) => rows.map((r) => (r as HTMLElement).dataset.runId));
 
 describe('tracker UI', () => {
-  it('serves the page, its modules and its stylesheet from its own origin only', async () => {
+  it('serves the page, its modules and its stylesheets from its own origin only', async () => {
     const page = await fetch(`${server.url}/`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
@@ -141,6 +141,7 @@ describe('tracker UI', () => {
     expect(html).not.toMatch(/https?:\/\//);
     expect((await fetch(`${server.url}/ui/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
     expect((await fetch(`${server.url}/ui/app.css`)).headers.get('content-type')).toMatch(/^text\/css/);
+    expect((await fetch(`${server.url}/ui/base.css`)).headers.get('content-type')).toMatch(/^text\/css/);
   });
 
   it('lists experiments, showing names as text, never as markup', async () => {

@@ -71,7 +71,9 @@ describe.each(Object.keys(apps))('the %s page', (name) => {
     const html = await (await app.request('/')).text();
     const base = 'http://page.test/';
     const styles = [...html.matchAll(/<link rel="stylesheet" href="([^"]+)">/g)].map((m) => new URL(m[1]!, base).pathname);
-    expect(styles.length).toBeGreaterThan(0);
+    // the look the pages share first, so the page's own stylesheet after it can override a value
+    expect(styles[0]).toBe('/ui/base.css');
+    expect(styles.length).toBeGreaterThan(1);
     for (const path of styles) expectStrictHeaders(await app.request(path), /^text\/css/);
 
     const pending = [...html.matchAll(/<script type="module" src="([^"]+)">/g)].map((m) => new URL(m[1]!, base).pathname);

@@ -16,7 +16,10 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-/** This folder: the DOM helpers every page imports as `./dom.js` (tsconfig.web.json's rootDirs says the same). */
+/**
+ * This folder: the DOM helpers every page imports as `./dom.js` (tsconfig.web.json's rootDirs says the same) and the
+ * stylesheet every page links as `ui/base.css` before its own.
+ */
 export const SHARED_UI_DIR = new URL('./', import.meta.url);
 
 function send(body: string, type: string): Response {
