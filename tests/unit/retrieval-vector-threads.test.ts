@@ -9,6 +9,7 @@ import {
   unitRow,
   type VectorIndex,
 } from '../../src/retrieval/vector-index/index.ts';
+import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import { vectorThreadWorkers } from '../../src/retrieval/vector-index/parallel.ts';
 
 // A large index splits its pass across threads (a worker per extra core). The split must change nothing: the same
@@ -178,5 +179,17 @@ describe('when a pass is split', () => {
     before = index.stats.split;
     expect(queries.map((q) => index.search(q, 10))).toEqual(want);
     expect(index.stats.split).toBe(before);
+  });
+});
+
+describe('thread settings', () => {
+  it('default to one thread per core from 50 000 chunks, and refuse what is not a count', () => {
+    expect(loadRetrievalConfig({})).toMatchObject({ RAG_VECTOR_THREADS: 0, RAG_VECTOR_PARALLEL_MIN_CHUNKS: 50_000 });
+    expect(loadRetrievalConfig({ SVC_RAG_VECTOR_THREADS: '2', SVC_RAG_VECTOR_PARALLEL_MIN_CHUNKS: '1000' })).toMatchObject({
+      RAG_VECTOR_THREADS: 2,
+      RAG_VECTOR_PARALLEL_MIN_CHUNKS: 1000,
+    });
+    expect(() => loadRetrievalConfig({ SVC_RAG_VECTOR_THREADS: '-1' })).toThrow(/SVC_RAG_VECTOR_THREADS/);
+    expect(() => loadRetrievalConfig({ SVC_RAG_VECTOR_PARALLEL_MIN_CHUNKS: 'many' })).toThrow(/SVC_RAG_VECTOR_PARALLEL_MIN_CHUNKS/);
   });
 });
