@@ -174,7 +174,7 @@ async function main() {
     const splitShare = `${after.split - before.split}/${after.searches - before.searches} split`;
     lines.push(
       `${String(n).padStart(7)} | int8 SIMD + exact re-rank | ${ms(percentile(fast, 50))} | ${ms(percentile(fast, 99))} | ${reranked.toFixed(1).padStart(9)} | ${(units ? `${identical}/${QUERIES}` : 'no scan').padEnd(8)} | ${(index.bytes / n).toFixed(0)} B/row, add ${(addMs / 1000).toFixed(1)} s`,
-      `${String(n).padStart(7)} | the same on ${threads} threads    | ${ms(percentile(split, 50))} | ${ms(percentile(split, 99))} | ${reranked.toFixed(1).padStart(9)} | ${`${splitIdentical}/${QUERIES}`.padEnd(8)} | same hits and scores as one thread; ${splitShare}`,
+      `${String(n).padStart(7)} | ${`the same on ${threads} threads`.padEnd(25)} | ${ms(percentile(split, 50))} | ${ms(percentile(split, 99))} | ${reranked.toFixed(1).padStart(9)} | ${`${splitIdentical}/${QUERIES}`.padEnd(8)} | same hits and scores as one thread; ${splitShare}`,
     );
     if (units) {
       lines.push(

@@ -40,8 +40,11 @@ function defaultThreads(): number {
 
 /** Sets how passes are split, for the whole process; 0 threads: one per available core. */
 export function configureVectorThreads(next: Partial<ThreadSettings>): void {
-  const threads = next.threads === 0 ? defaultThreads() : next.threads;
-  settings = { ...settings, ...next, ...(threads === undefined ? {} : { threads }) };
+  settings = {
+    threads: next.threads === undefined ? settings.threads : next.threads === 0 ? defaultThreads() : next.threads,
+    minRows: next.minRows ?? settings.minRows,
+    waitMs: next.waitMs ?? settings.waitMs,
+  };
   for (const helper of helpers.splice(Math.max(0, settings.threads - 1))) helper.stop();
   started = helpers.length;
 }
