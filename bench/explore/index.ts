@@ -26,7 +26,10 @@ const collector: SpanProcessor = {
   onStart() {},
   onEnd(span: ReadableSpan) {
     const ms = span.duration[0] * 1e3 + span.duration[1] / 1e6;
-    durations.set(span.name, [...(durations.get(span.name) ?? []), ms]);
+    // appended in place: copying the list at every span made garbage that the measured steps then paid for
+    const list = durations.get(span.name);
+    if (list) list.push(ms);
+    else durations.set(span.name, [ms]);
   },
   forceFlush: async () => {},
   shutdown: async () => {},
