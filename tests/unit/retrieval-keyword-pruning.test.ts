@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { B, createKeywordIndex, K1 } from '../../src/retrieval/keyword-index/index.ts';
+import { mulberry32 } from '../support/random-vectors.ts';
 
 // The index prunes (MaxScore over windows of chunks); held here to BM25 computed the plain way, every chunk scored
 // over every distinct term of the question, on generated corpora: the same chunks, the same order (equal scores in
@@ -31,17 +32,6 @@ function exhaustive(docs: readonly Doc[], question: readonly string[], k: number
     .sort((a, b) => b.score - a.score || a.i - b.i)
     .slice(0, k)
     .map(({ id, score }) => ({ id, score }));
-}
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 const corpus = fc.record({

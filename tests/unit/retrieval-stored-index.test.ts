@@ -8,28 +8,13 @@ import {
   unitRow,
   type StoredIndex,
 } from '../../src/retrieval/vector-index/index.ts';
+import { gaussians } from '../support/random-vectors.ts';
 
 // A collection's copy keeps only the int8 codes in memory and reads float rows back for the exact scores. It must
 // answer exactly what the all-in-memory index answers (itself held to a full scan in retrieval-vector-index), and
 // read back only a small share of the rows.
 
 const DIM = 768;
-
-function mulberry32(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-function gaussians(n: number, seed: number, dim = DIM): Float32Array[] {
-  const next = mulberry32(seed);
-  return Array.from({ length: n }, () =>
-    Float32Array.from({ length: dim }, () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())),
-  );
-}
 
 /** A stored index over `vectors` (seq = 10·row + 7), with codes as ingestion writes them or, for `legacy` rows, none. */
 async function storedOf(vectors: readonly Float32Array[], legacy: (row: number) => boolean = () => false, dim = DIM) {

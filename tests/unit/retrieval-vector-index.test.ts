@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createVectorIndex, type Hit } from '../../src/retrieval/vector-index/index.ts';
 import { quantise } from '../../src/retrieval/vector-index/quantise.ts';
 import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
+import { mulberry32 } from '../support/random-vectors.ts';
 
 // The index must answer exactly what a full scan answers: the same ids in the same order. The scan here is the
 // plain definition: rows v/‖v‖ rounded to float32, the query q/‖q‖ in float64, score = Σ row[i]·query[i] in
@@ -10,15 +11,6 @@ import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
 type Vec = Float32Array | number[];
 const DIM = 768;
 const KS = [1, 5, 10, 50];
-
-function mulberry32(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** Normally distributed components, scaled to length 1 (the index scales them again, as it must). */
 function randomUnits(n: number, seed: number, dim = DIM): Float32Array[] {

@@ -11,6 +11,7 @@ import {
 } from '../../src/retrieval/vector-index/index.ts';
 import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import { vectorThreadWorkers } from '../../src/retrieval/vector-index/parallel.ts';
+import { gaussians } from '../support/random-vectors.ts';
 
 // A large index splits its pass across threads (a worker per extra core). The split must change nothing: the same
 // ids, scores and order of ties as the pass on one thread, for any number of rows and any k; it is used only from
@@ -19,22 +20,6 @@ import { vectorThreadWorkers } from '../../src/retrieval/vector-index/parallel.t
 const DIM = 768;
 const ONE_THREAD = { minRows: Number.MAX_SAFE_INTEGER };
 const SPLIT = { minRows: 0 };
-
-function mulberry32(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-function gaussians(n: number, seed: number, dim = DIM): Float32Array[] {
-  const next = mulberry32(seed);
-  return Array.from({ length: n }, () =>
-    Float32Array.from({ length: dim }, () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())),
-  );
-}
 
 async function indexOf(vectors: readonly Float32Array[], dim = DIM) {
   const index = await createVectorIndex(dim);
