@@ -12,7 +12,6 @@
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)]
-//        [--threads N (threads svc's int8 pass may use, as SVC_RAG_VECTOR_THREADS; 0, the default: one per core)]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
@@ -21,7 +20,6 @@ import { openPostgres, toVector, type Database } from '../../src/platform/db/ind
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { createOfflineEmbedder } from '../../src/platform/gateway/index.ts';
 import { queryCollection } from '../../src/retrieval/query.ts';
-import { configureVectorThreads, vectorThreadSettings } from '../../src/retrieval/vector-index/index.ts';
 import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { writePdf } from '../../tests/support/pdf-writer.ts';
@@ -41,7 +39,6 @@ const INGEST = !process.argv.includes('--no-ingest');
 const QUERY = !process.argv.includes('--no-query');
 const BUILT_ONLY = process.argv.includes('--built-only');
 const KEYWORD = !process.argv.includes('--no-keyword');
-const THREADS = Number(arg('threads', '0'));
 const K = 10;
 const TARGET_RECALL = 0.95;
 const EF_LADDER = [40, 64, 100, 160, 250, 400, 640, 1000];
@@ -295,7 +292,6 @@ async function benchIngestion(): Promise<string[]> {
 }
 
 async function main() {
-  configureVectorThreads({ threads: THREADS });
   execFileSync('bash', ['scripts/start-postgres.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const db = await openBenchDatabase();
   const rows: string[] = [];
@@ -307,7 +303,7 @@ async function main() {
   }
   const ingestion = INGEST ? await benchIngestion() : [];
   console.log(
-    `\nload average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores; svc's int8 pass on up to ${vectorThreadSettings().threads} threads from ${vectorThreadSettings().minRows} chunks`,
+    `\nload average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores`,
   );
   if (QUERY)
     console.log(`\nquery latency, top ${K}, ${QUERIES} queries (exact answers known for ${EXACT_QUERIES}), embedding excluded (ms)`);

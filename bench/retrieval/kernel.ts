@@ -1,13 +1,9 @@
 // Micro-benchmark of the in-memory vector index (src/retrieval/vector-index) against a plain JS float scan, on
 // random unit vectors of 768 dimensions: search p50/p99, rows scored exactly per search, and whether both return
-// the same ids in the same order (they must). Each query is searched twice in turn, its pass on one thread and
-// split across --threads (0: one per core), which must answer the same ids and scores. Also the one-time kernel
-// compile, index creation and bytes per row. Above --scan-max rows the plain scans are left out (at a million rows
-// they take most of a second a query) and the rows are generated in batches, not kept twice.
-// Run: npx tsx bench/retrieval/kernel.ts [--sizes 10000,100000] [--queries 200] [--k 10] [--threads 0] [--scan-max 100000]
+// the same ids in the same order (they must). Also the one-time kernel compile, index creation and bytes per row.
+// Run: npx tsx bench/retrieval/kernel.ts [--sizes 10000,100000] [--queries 200] [--k 10]
 import { loadavg } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { configureVectorThreads, createVectorIndex, vectorThreadSettings } from '../../src/retrieval/vector-index/index.ts';
+import { createVectorIndex } from '../../src/retrieval/vector-index/index.ts';
 import { kernelCompileMs } from '../../src/retrieval/vector-index/kernel.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -17,11 +13,6 @@ const arg = (name: string, fallback: string) => {
 const SIZES = arg('sizes', '10000,100000').split(',').map(Number);
 const QUERIES = Number(arg('queries', '200'));
 const K = Number(arg('k', '10'));
-const THREADS = Number(arg('threads', '0'));
-const SCAN_MAX = Number(arg('scan-max', '100000'));
-const BATCH = 50_000;
-const ONE_THREAD = { minRows: Number.MAX_SAFE_INTEGER };
-const SPLIT = { minRows: 0 };
 const DIM = 768;
 const WARMUP = 20;
 
@@ -108,53 +99,29 @@ async function main() {
     `kernel: assembled and compiled once in ${kernelCompileMs()!.toFixed(0)} ms (first index ${firstCreate.toFixed(0)} ms); each further index ${(create * 1000).toFixed(0)} µs`,
   );
 
-  configureVectorThreads({ threads: THREADS });
-  const threads = vectorThreadSettings().threads;
   const lines: string[] = [];
   for (const n of SIZES) {
-    const scan = n <= SCAN_MAX;
-    const index = await createVectorIndex(DIM);
-    const matrix = scan ? gaussianUnits(n, n) : undefined;
-    t = performance.now();
-    for (let first = 0; first < n; first += BATCH) {
-      const count = Math.min(BATCH, n - first);
-      const batch = matrix ? matrix.subarray(first * DIM, (first + count) * DIM) : gaussianUnits(count, n + first);
-      index.add(
-        Array.from({ length: count }, (_, r) => String(first + r)),
-        Array.from({ length: count }, (_, r) => batch.subarray(r * DIM, (r + 1) * DIM)),
-      );
-    }
-    const addMs = performance.now() - t;
+    const matrix = gaussianUnits(n, n);
     const queryData = gaussianUnits(QUERIES + WARMUP, 7 + n);
-    configureVectorThreads(SPLIT);
-    index.search(queryData.subarray(0, DIM), K); // starts the workers
-    await sleep(500);
+    const index = await createVectorIndex(DIM);
+    const ids = Array.from({ length: n }, (_, r) => String(r));
+    const vectors = Array.from({ length: n }, (_, r) => matrix.subarray(r * DIM, (r + 1) * DIM));
+    t = performance.now();
+    index.add(ids, vectors);
+    const addMs = performance.now() - t;
 
-    const units = matrix ? unitRows(matrix, n) : undefined;
+    const units = unitRows(matrix, n);
     const fast: number[] = [];
-    const split: number[] = [];
     const plain: number[] = [];
     const quick: number[] = [];
     let identical = 0;
     let quickIdentical = 0;
-    let splitIdentical = 0;
     const before = index.stats;
     for (let q = 0; q < QUERIES + WARMUP; q++) {
       const query = queryData.subarray(q * DIM, (q + 1) * DIM);
-      configureVectorThreads(ONE_THREAD);
       t = performance.now();
       const hits = index.search(query, K);
       const tFast = performance.now() - t;
-      configureVectorThreads(SPLIT);
-      t = performance.now();
-      const splitHits = index.search(query, K);
-      const tSplit = performance.now() - t;
-      if (q >= WARMUP) {
-        fast.push(tFast);
-        split.push(tSplit);
-        if (JSON.stringify(splitHits) === JSON.stringify(hits)) splitIdentical++;
-      }
-      if (!units) continue;
       const length = Math.sqrt(query.reduce((sum, x) => sum + x * x, 0));
       const unit = Float64Array.from(query, (x) => x / length);
       t = performance.now();
@@ -164,28 +131,21 @@ async function main() {
       const quicker = floatScan(units, n, unit, K, fourSums);
       const tQuick = performance.now() - t;
       if (q < WARMUP) continue;
+      fast.push(tFast);
       plain.push(tPlain);
       quick.push(tQuick);
       if (hits.map((h) => h.id).join() === want.join()) identical++;
       if (quicker.join() === want.join()) quickIdentical++;
     }
-    const after = index.stats;
-    const reranked = (after.reranked - before.reranked) / (after.searches - before.searches);
-    const splitShare = `${after.split - before.split}/${after.searches - before.searches} split`;
+    const reranked = (index.stats.reranked - before.reranked) / (index.stats.searches - before.searches);
     lines.push(
-      `${String(n).padStart(7)} | int8 SIMD + exact re-rank | ${ms(percentile(fast, 50))} | ${ms(percentile(fast, 99))} | ${reranked.toFixed(1).padStart(9)} | ${(units ? `${identical}/${QUERIES}` : 'no scan').padEnd(8)} | ${(index.bytes / n).toFixed(0)} B/row, add ${(addMs / 1000).toFixed(1)} s`,
-      `${String(n).padStart(7)} | ${`the same on ${threads} threads`.padEnd(25)} | ${ms(percentile(split, 50))} | ${ms(percentile(split, 99))} | ${reranked.toFixed(1).padStart(9)} | ${`${splitIdentical}/${QUERIES}`.padEnd(8)} | same hits and scores as one thread; ${splitShare}`,
+      `${String(n).padStart(7)} | int8 SIMD + exact re-rank | ${ms(percentile(fast, 50))} | ${ms(percentile(fast, 99))} | ${reranked.toFixed(1).padStart(9)} | ${`${identical}/${QUERIES}`.padEnd(8)} | ${(index.bytes / n).toFixed(0)} B/row, add ${(addMs / 1000).toFixed(1)} s`,
+      `${String(n).padStart(7)} | plain JS scan, in order   | ${ms(percentile(plain, 50))} | ${ms(percentile(plain, 99))} | ${String(n).padStart(9)} | (ref)    | ${DIM * 4} B/row`,
+      `${String(n).padStart(7)} | plain JS scan, 4 sums     | ${ms(percentile(quick, 50))} | ${ms(percentile(quick, 99))} | ${String(n).padStart(9)} | ${`${quickIdentical}/${QUERIES}`.padEnd(8)} | ${DIM * 4} B/row`,
     );
-    if (units) {
-      lines.push(
-        `${String(n).padStart(7)} | plain JS scan, in order   | ${ms(percentile(plain, 50))} | ${ms(percentile(plain, 99))} | ${String(n).padStart(9)} | (ref)    | ${DIM * 4} B/row`,
-        `${String(n).padStart(7)} | plain JS scan, 4 sums     | ${ms(percentile(quick, 50))} | ${ms(percentile(quick, 99))} | ${String(n).padStart(9)} | ${`${quickIdentical}/${QUERIES}`.padEnd(8)} | ${DIM * 4} B/row`,
-      );
-    }
-    index.clear();
   }
   console.log(
-    `\nsearch, top ${K}, ${QUERIES} random unit queries per size, ${DIM} dimensions (ms); load average ${loadavg()[0]!.toFixed(1)} at the end, on 2 cores`,
+    `\nsearch, top ${K}, ${QUERIES} random unit queries per size, ${DIM} dimensions (ms); load average ${loadavg()[0]!.toFixed(1)} on 2 cores`,
   );
   console.log(`   rows | method                    |      p50 |      p99 | re-ranked | same ids | memory`);
   console.log(lines.join('\n'));

@@ -38,13 +38,6 @@ export const retrievalShape = {
    * hybrid's exact re-rank has read them, so repeated questions re-rank without reading them again; 0: none kept.
    */
   RAG_FLOAT_CACHE_BYTES: int(67_108_864, 0),
-  /**
-   * Threads a copy's int8 pass may use, the request's own included (one worker thread per extra one, per process);
-   * 0: one per available core, 1: no worker threads.
-   */
-  RAG_VECTOR_THREADS: int(0, 0),
-  /** Chunks from which a copy's pass is split across those threads (below, a worker's handshake costs more than it saves). */
-  RAG_VECTOR_PARALLEL_MIN_CHUNKS: int(50_000, 0),
   /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
   RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */

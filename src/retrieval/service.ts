@@ -24,7 +24,6 @@ import { collectionRoutes } from './routes/collections.ts';
 import { collectionDocumentRoutes } from './routes/documents.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
-import { configureVectorThreads } from './vector-index/index.ts';
 import { startWatcher } from './watch/watcher.ts';
 
 const RETRIEVAL_DOCUMENT = {
@@ -97,7 +96,6 @@ export const retrievalService: ServiceDefinition = {
   ],
   async start({ env, shared, logger }) {
     const config = loadRetrievalConfig(env);
-    configureVectorThreads({ threads: config.RAG_VECTOR_THREADS, minRows: config.RAG_VECTOR_PARALLEL_MIN_CHUNKS });
     const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
     const metrics = createRetrievalMetrics(createMetrics('retrieval'));
     const deps: RetrievalDeps = {

@@ -1,11 +1,10 @@
 import { kernelModule } from './kernel.ts';
 import { checkVector, normaliseInto, quantise, unitRow } from './quantise.ts';
-import { bestExact } from './rank.ts';
+import { bestExact, candidates } from './rank.ts';
 import { createRowStore, type RowStore } from './rows.ts';
 
 export { createStoredIndex, type StoredHit, type StoredIndex } from './stored.ts';
 export { CODE_HEADER, encodeRow, unitRow } from './quantise.ts';
-export { configureVectorThreads, type ThreadSettings, vectorThreadSettings } from './parallel.ts';
 
 // Exact top-k by cosine similarity, fast, with every row held in memory (a collection's copy keeps only the int8
 // rows in memory and reads the float rows from the database: stored.ts). An integer SIMD pass scores every row approximately with a proven error
@@ -26,11 +25,8 @@ export interface VectorIndex {
   search(query: Float32Array | readonly number[], k: number): Hit[];
   /** Removes every row and gives the memory back. */
   clear(): void;
-  /**
-   * Searches answered (non-empty) and rows scored exactly by them, since creation (the filter's effectiveness), and
-   * the searches whose pass was split across threads (parallel.ts).
-   */
-  readonly stats: { readonly searches: number; readonly reranked: number; readonly split: number };
+  /** Searches answered (non-empty) and rows scored exactly by them, since creation: the filter's effectiveness. */
+  readonly stats: { readonly searches: number; readonly reranked: number };
 }
 
 /** An empty index for vectors of `dim` components; the first call in a process assembles the SIMD kernel. */
@@ -42,7 +38,7 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
   let ids: string[] = [];
   const unit = new Float64Array(dim);
   const queryInts = new Int16Array(Math.ceil(dim / 16) * 16);
-  const stats = { searches: 0, reranked: 0, split: 0 };
+  const stats = { searches: 0, reranked: 0 };
 
   return {
     dim,
@@ -83,9 +79,9 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
       if (q.scale === 0) return ids.slice(0, want).map((id) => ({ id, score: 0 })); // a zero query scores 0 everywhere
       let length = 0;
       for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
-      const found = rows.candidates(queryInts, size, want, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) });
+      const dots = rows.dots(queryInts, size);
+      const found = candidates(dots, rows, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
       stats.searches += 1;
-      if (found.threads > 1) stats.split += 1;
       stats.reranked += found.rows.length;
       return bestExact(found.rows, (row) => floats.exact(row, unit), want).map(({ row, score }) => ({ id: ids[row]!, score }));
     },

@@ -1,5 +1,4 @@
-;; Integer dot products of one query against every stored row, with 128-bit SIMD, and the rows they leave in the
-;; running for the top k. Several instances (one per thread) may share one memory, each working on its own rows.
+;; Integer dot products of one query against every stored row, with 128-bit SIMD.
 ;;
 ;; Memory layout (owned by the JS side, see rows.ts):
 ;;   $query  the query as i16, $stride values (zero past the dimension), 32-byte blocks of 16 values
@@ -14,8 +13,7 @@
 ;; Exactness: rows hold values in [-127, 127] and the query values in [-Q, Q] with $stride*127*Q < 2^31 (chosen by
 ;; the caller), so every product, pair sum and running total fits in i32: the result is the exact integer dot product.
 (module
-  ;; imported, so threads can share it (shared: a grown memory stays valid for every instance); at most 4 GiB
-  (import "kernel" "memory" (memory 1 65536 shared))
+  (memory (export "memory") 1)
 
   (func (export "dots") (param $query i32) (param $rows i32) (param $groups i32) (param $stride i32) (param $out i32)
     (local $g i32) (local $p i32) (local $end i32) (local $qp i32)
@@ -80,86 +78,4 @@
     (i32.store (local.get $at)
       (i32.add
         (i32.add (i32x4.extract_lane 0 (local.get $acc)) (i32x4.extract_lane 1 (local.get $acc)))
-        (i32.add (i32x4.extract_lane 2 (local.get $acc)) (i32x4.extract_lane 3 (local.get $acc))))))
-
-  ;; The rows of one range that may still be among the best k, as rank.ts's argument needs (the arithmetic is the
-  ;; one written there: same operations, same order, float64). Per row r < $rows: its dot at $out + 4r (from
-  ;; "dots"), its bounds at $bounds + 12r (float32 scale, ‖x − x̂‖, ‖x̂‖, as a code's header). A min-heap of
-  ;; min(k, rows) float64 at $heap keeps the largest lower bounds; a row is kept while its upper bound reaches the
-  ;; heap's floor as it stands. Kept rows are written over the dots (index r at $out + 4j: j ≤ r, so each dot is read
-  ;; before its place is reused) and their upper bounds at $upper + 8j; returns how many were kept.
-  (func (export "select") (param $out i32) (param $bounds i32) (param $rows i32) (param $k i32) (param $heap i32)
-    (param $upper i32) (param $qScale f64) (param $qResidual f64) (param $qLength f64) (param $slack f64) (result i32)
-    (local $r i32) (local $kept i32) (local $approx f64) (local $error f64) (local $lower f64) (local $high f64)
-    (local $floor f64)
-    (local.set $floor (f64.const -inf))
-    (block $done
-      (loop $each_row
-        (br_if $done (i32.ge_u (local.get $r) (local.get $rows)))
-        ;; approx = dot · scale · qScale;  error = ‖x − x̂‖·‖q‖ + ‖x̂‖·‖q − q̂‖ + slack
-        (local.set $approx (f64.mul
-          (f64.mul
-            (f64.convert_i32_s (i32.load (i32.add (local.get $out) (i32.shl (local.get $r) (i32.const 2)))))
-            (f64.promote_f32 (f32.load (local.get $bounds))))
-          (local.get $qScale)))
-        (local.set $error (f64.add
-          (f64.add
-            (f64.mul (f64.promote_f32 (f32.load offset=4 (local.get $bounds))) (local.get $qLength))
-            (f64.mul (f64.promote_f32 (f32.load offset=8 (local.get $bounds))) (local.get $qResidual)))
-          (local.get $slack)))
-        (local.set $lower (f64.sub (local.get $approx) (local.get $error)))
-        (if (i32.lt_u (local.get $r) (local.get $k))
-          (then
-            (call $sift_up (local.get $heap) (local.get $r) (local.get $lower))
-            (if (i32.eq (local.get $r) (i32.sub (local.get $k) (i32.const 1)))
-              (then (local.set $floor (f64.load (local.get $heap))))))
-          (else
-            (if (f64.gt (local.get $lower) (local.get $floor))
-              (then
-                (call $sift_down (local.get $heap) (local.get $k) (local.get $lower))
-                (local.set $floor (f64.load (local.get $heap)))))))
-        (local.set $high (f64.add (local.get $approx) (local.get $error)))
-        (if (f64.ge (local.get $high) (local.get $floor))
-          (then
-            (i32.store (i32.add (local.get $out) (i32.shl (local.get $kept) (i32.const 2))) (local.get $r))
-            (f64.store (i32.add (local.get $upper) (i32.shl (local.get $kept) (i32.const 3))) (local.get $high))
-            (local.set $kept (i32.add (local.get $kept) (i32.const 1)))))
-        (local.set $bounds (i32.add (local.get $bounds) (i32.const 12)))
-        (local.set $r (i32.add (local.get $r) (i32.const 1)))
-        (br $each_row)))
-    (local.get $kept))
-
-  ;; Inserts $value as element $at of the min-heap at $heap (elements 0 .. $at-1 already form one).
-  (func $sift_up (param $heap i32) (param $at i32) (param $value f64)
-    (local $parent i32) (local $above f64)
-    (block $done
-      (loop $up
-        (br_if $done (i32.eqz (local.get $at)))
-        (local.set $parent (i32.shr_u (i32.sub (local.get $at) (i32.const 1)) (i32.const 1)))
-        (local.set $above (f64.load (i32.add (local.get $heap) (i32.shl (local.get $parent) (i32.const 3)))))
-        (br_if $done (f64.le (local.get $above) (local.get $value)))
-        (f64.store (i32.add (local.get $heap) (i32.shl (local.get $at) (i32.const 3))) (local.get $above))
-        (local.set $at (local.get $parent))
-        (br $up)))
-    (f64.store (i32.add (local.get $heap) (i32.shl (local.get $at) (i32.const 3))) (local.get $value)))
-
-  ;; Replaces the smallest element (the root) of the min-heap of $size at $heap with $value and restores the heap.
-  (func $sift_down (param $heap i32) (param $size i32) (param $value f64)
-    (local $i i32) (local $left i32) (local $child i32) (local $below f64)
-    (block $done
-      (loop $down
-        (local.set $left (i32.add (i32.shl (local.get $i) (i32.const 1)) (i32.const 1)))
-        (br_if $done (i32.ge_u (local.get $left) (local.get $size)))
-        (local.set $child (local.get $left))
-        (if (i32.lt_u (i32.add (local.get $left) (i32.const 1)) (local.get $size))
-          (then
-            (if (f64.lt
-                  (f64.load offset=8 (i32.add (local.get $heap) (i32.shl (local.get $left) (i32.const 3))))
-                  (f64.load (i32.add (local.get $heap) (i32.shl (local.get $left) (i32.const 3)))))
-              (then (local.set $child (i32.add (local.get $left) (i32.const 1)))))))
-        (local.set $below (f64.load (i32.add (local.get $heap) (i32.shl (local.get $child) (i32.const 3)))))
-        (br_if $done (f64.ge (local.get $below) (local.get $value)))
-        (f64.store (i32.add (local.get $heap) (i32.shl (local.get $i) (i32.const 3))) (local.get $below))
-        (local.set $i (local.get $child))
-        (br $down)))
-    (f64.store (i32.add (local.get $heap) (i32.shl (local.get $i) (i32.const 3))) (local.get $value))))
+        (i32.add (i32x4.extract_lane 2 (local.get $acc)) (i32x4.extract_lane 3 (local.get $acc)))))))

@@ -5,44 +5,59 @@
 // and cannot be in the top k, whatever the tie-break. Scoring the remaining rows exactly gives the exact top k.
 // SLACK widens each interval for float64 rounding: all values are at most about 1 (unit vectors) and each is a
 // sum of at most a few thousand rounded terms, so the rounding is below 1e-12; stored bounds are rounded up.
-//
-// The rows may be split into ranges, each passed on its own (kernel.wat's "select", possibly on another thread):
-// a range keeps its k largest lower bounds and every row whose upper bound reached its own floor as it stood,
-// which is never above the range's k-th largest lower bound, itself never above L (L is the k-th largest of more
-// rows). So every row with an upper bound ≥ L is among some range's kept rows, and L is the k-th largest of the
-// ranges' kept lower bounds taken together (they hold the k largest of all): the kept rows filtered by L, in
-// range order, are exactly the rows one pass over everything keeps, however the rows were split.
-export const SLACK = 1e-9;
+const SLACK = 1e-9;
 
 /** The query's integer approximation: q̂ = scale·q_int, ‖q − q̂‖, and ‖q‖. */
 export type QueryBounds = { scale: number; residual: number; length: number };
 
-/** What one range's pass left: its largest lower bounds (up to k), and its kept rows with their upper bounds. */
-export type RangePass = { lowers: ArrayLike<number>; rows: ArrayLike<number>; upper: ArrayLike<number>; first: number };
+export type RowBounds = {
+  readonly scale: Float32Array;
+  readonly residual: Float32Array;
+  readonly norm: Float32Array;
+};
 
 /**
- * Rows whose exact score may be among the best `k` (k ≤ the rows passed), in row order, with the upper bound of
- * each one's score; `passes` in row order.
+ * Rows whose exact score may be among the best `k` of the first `rows` (k ≤ rows), in row order, with the upper
+ * bound of each one's score.
  */
-export function candidates(passes: readonly RangePass[], k: number): { rows: number[]; upper: number[] } {
-  let count = 0;
-  for (const pass of passes) count += pass.lowers.length;
-  const lowers = new Float64Array(count);
-  let at = 0;
-  for (const pass of passes) {
-    lowers.set(pass.lowers, at);
-    at += pass.lowers.length;
-  }
-  lowers.sort();
-  const floor = lowers[count - k]!; // L: the k-th largest lower bound of all rows
-  const out: { rows: number[]; upper: number[] } = { rows: [], upper: [] };
-  for (const pass of passes) {
-    for (let i = 0; i < pass.rows.length; i++) {
-      const upper = pass.upper[i]!;
-      if (upper < floor) continue;
-      out.rows.push(pass.first + pass.rows[i]!);
-      out.upper.push(upper);
+export function candidates(
+  dots: Int32Array,
+  bounds: RowBounds,
+  query: QueryBounds,
+  rows: number,
+  k: number,
+): { rows: number[]; upper: number[] } {
+  const { scale, residual, norm } = bounds;
+  const qScale = query.scale;
+  const qResidual = query.residual;
+  const qLength = query.length;
+  // One pass: a min-heap keeps the k largest lower bounds so far, so its root (the floor) only rises, and a row is
+  // kept while its upper bound reaches the floor as it stands; the final floor then drops the rows kept too early.
+  const heap = new Float64Array(k);
+  let floor = -Infinity;
+  const kept: number[] = [];
+  const keptUpper: number[] = [];
+  for (let r = 0; r < rows; r++) {
+    const approx = dots[r]! * scale[r]! * qScale;
+    const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
+    const lower = approx - error;
+    if (r < k) {
+      siftUp(heap, r, lower);
+      if (r === k - 1) floor = heap[0]!;
+    } else if (lower > floor) {
+      siftDown(heap, k, lower);
+      floor = heap[0]!;
     }
+    if (approx + error >= floor) {
+      kept.push(r);
+      keptUpper.push(approx + error);
+    }
+  }
+  const out: { rows: number[]; upper: number[] } = { rows: [], upper: [] };
+  for (let i = 0; i < kept.length; i++) {
+    if (keptUpper[i]! < floor) continue;
+    out.rows.push(kept[i]!);
+    out.upper.push(keptUpper[i]!);
   }
   return out;
 }
@@ -52,4 +67,30 @@ export function bestExact(rows: readonly number[], exact: (row: number) => numbe
   const scored = rows.map((row) => ({ row, score: exact(row) }));
   scored.sort((a, b) => b.score - a.score || a.row - b.row);
   return scored.slice(0, k);
+}
+
+function siftUp(heap: Float64Array, at: number, value: number) {
+  let i = at;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (heap[parent]! <= value) break;
+    heap[i] = heap[parent]!;
+    i = parent;
+  }
+  heap[i] = value;
+}
+
+/** Replaces the smallest (the root) with `value` and restores the heap. */
+function siftDown(heap: Float64Array, size: number, value: number) {
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= size) break;
+    const right = left + 1;
+    const child = right < size && heap[right]! < heap[left]! ? right : left;
+    if (heap[child]! >= value) break;
+    heap[i] = heap[child]!;
+    i = child;
+  }
+  heap[i] = value;
 }

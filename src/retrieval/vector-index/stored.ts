@@ -1,5 +1,6 @@
 import { kernelModule } from './kernel.ts';
 import { checkVector, CODE_HEADER, normaliseInto, quantise, unitRow } from './quantise.ts';
+import { candidates } from './rank.ts';
 import { createRowStore } from './rows.ts';
 
 // A collection's copy: only the int8 rows and their bounds in memory (792 bytes a row at 768 dimensions, so a
@@ -18,7 +19,7 @@ export type StoredHit<T> = { seq: number; score: number; item: T };
 export interface StoredIndex {
   readonly dim: number;
   readonly size: number;
-  /** Bytes held: the kernel's memory (int8 rows and their bounds, query, a pass's scratch) and sequence numbers. */
+  /** Bytes held: the kernel's memory (int8 rows, query, results), per-row bounds and sequence numbers. */
   readonly bytes: number;
   /** Room for `rows` rows in all, so a load of known size grows the memory once. */
   reserve(rows: number): void;
@@ -31,8 +32,8 @@ export interface StoredIndex {
    * back (any it no longer finds are left out of the answer).
    */
   search<T>(query: Float32Array | readonly number[], k: number, fetch: (seqs: number[]) => Promise<Fetched<T>[]>): Promise<StoredHit<T>[]>;
-  /** Searches answered (non-empty), rows read back to be scored exactly, and searches whose pass was split across threads. */
-  readonly stats: { readonly searches: number; readonly fetched: number; readonly split: number };
+  /** Searches answered (non-empty) and rows read back to be scored exactly. */
+  readonly stats: { readonly searches: number; readonly fetched: number };
 }
 
 export async function createStoredIndex(dim: number): Promise<StoredIndex> {
@@ -44,7 +45,7 @@ export async function createStoredIndex(dim: number): Promise<StoredIndex> {
   const scratch = new Float64Array(dim);
   const row32 = new Float32Array(dim);
   const queryInts = new Int16Array(Math.ceil(dim / 16) * 16);
-  const stats = { searches: 0, fetched: 0, split: 0 };
+  const stats = { searches: 0, fetched: 0 };
 
   function reserve(total: number) {
     if (total <= seqs.length) return;
@@ -106,9 +107,9 @@ export async function createStoredIndex(dim: number): Promise<StoredIndex> {
       }
       let length = 0;
       for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
-      const found = rows.candidates(queryInts, size, want, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) });
+      const dots = rows.dots(queryInts, size);
+      const found = candidates(dots, rows, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
       stats.searches += 1;
-      if (found.threads > 1) stats.split += 1;
 
       const order = found.rows.map((_, i) => i).sort((a, b) => found.upper[b]! - found.upper[a]! || found.rows[a]! - found.rows[b]!);
       const best: { row: number; score: number; seq: number; item: unknown }[] = [];
