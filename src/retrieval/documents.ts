@@ -150,9 +150,8 @@ export async function ingestSpooled(
         : await deps.db.transaction(async (tx) => {
             // sent together and answered in order (one round trip on Postgres)
             const [inserted] = await Promise.all([
-              store.insertDocument(tx, document, first, { bump: false }),
+              store.insertDocument(tx, document, first, { bump: !onStored }),
               ...rest.map((batch) => store.insertChunks(tx, slug, documentId, batch)),
-              ...(onStored ? [] : [store.bumpCollectionVersion(tx, slug, documentId)]),
             ]);
             if (inserted && onStored) {
               // what the caller records (a watch letting go of the document this one replaces) comes before the bump,

@@ -92,20 +92,12 @@ export async function collectionVersion(sql: Sql, slug: string): Promise<number 
   return rows[0]?.version;
 }
 
-/**
- * Moves the collection to a new version; given `ifDocument`, only when that document is stored (so the bump can be
- * sent in the same flight as the document's insert, and writes nothing when the insert lost to another upload).
- */
-export async function bumpCollectionVersion(sql: Sql, slug: string, ifDocument?: string): Promise<void> {
-  if (ifDocument === undefined) {
-    await sql.query(`UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions') WHERE slug = $1`, [slug]);
-    return;
-  }
-  await sql.query(
-    `UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')
-     WHERE slug = $1 AND EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)`,
-    [slug, ifDocument],
-  );
+/** A collection's next version: one sequence across collections, so a version is never taken twice. */
+const BUMP_VERSION = `UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')`;
+
+/** Moves the collection to a new version (a document's own insert bumps it as part of that statement). */
+export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<void> {
+  await sql.query(`${BUMP_VERSION} WHERE slug = $1`, [slug]);
 }
 
 /**
@@ -130,8 +122,7 @@ export async function insertDocument(
      ), chunks AS (
        ${chunkInsert('$13', '$1', '$2', 'EXISTS (SELECT 1 FROM document)')}
      ), bump AS (
-       UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')
-       WHERE slug = $2 AND $14::boolean AND EXISTS (SELECT 1 FROM document)
+       ${BUMP_VERSION} WHERE slug = $2 AND $14::boolean AND EXISTS (SELECT 1 FROM document)
      )
      SELECT * FROM document`,
     [
