@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { ConfigError, flag, int, list, loadConfig, num, optionalStr, str, url, type Env } from '../platform/config.ts';
 import { parseWatchRoots } from './watch/roots.ts';
 
@@ -26,6 +27,11 @@ export const retrievalShape = {
   /** How long an answer session's turns are remembered. */
   ANSWER_SESSION_TTL: int(3600, 1),
   RAG_OCR_ENABLED: flag(false),
+  /**
+   * Worker threads that read PDF text, each document split across all of them; 0 reads on the thread that answers
+   * requests. Default: the cores the process may use, at most 4 (each holds its own pdf.js, about 40 MiB).
+   */
+  RAG_PDF_WORKERS: int(Math.min(4, availableParallelism()), 0),
   /** Bytes an Office package may inflate to before it is refused as a zip bomb. */
   RAG_MAX_EXTRACTED_BYTES: int(268_435_456, 1),
   /**

@@ -6,7 +6,7 @@ import type { Logger } from '../platform/log.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { RetrievalConfig } from './config.ts';
 import type { CollectionIndexes } from './indexes.ts';
-import type { OcrEngine } from './ingest/index.ts';
+import type { OcrEngine, PdfWorkers } from './ingest/index.ts';
 import type { KeywordIndexes } from './keyword-index/index.ts';
 import type { RetrievalMetrics } from './metrics.ts';
 
@@ -17,6 +17,8 @@ export type RetrievalDeps = {
   policy: PolicyEngine;
   embedder: Embedder;
   ocr: OcrEngine;
+  /** The threads PDF text is read on; absent: on the thread that answers requests. */
+  pdfWorkers?: PdfWorkers | undefined;
   indexes: CollectionIndexes;
   keywords: KeywordIndexes;
   metrics: RetrievalMetrics;

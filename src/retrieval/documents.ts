@@ -105,6 +105,7 @@ export async function ingestSpooled(
       format: detected.format,
       path: upload.path,
       ocr: deps.ocr,
+      pdfWorkers: deps.pdfWorkers,
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
       maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
       signal: abandon.signal,

@@ -15,7 +15,7 @@ import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { retrievalProblem } from './errors.ts';
 import { createCollectionIndexes } from './indexes.ts';
-import { createOcrEngine } from './ingest/index.ts';
+import { createOcrEngine, createPdfWorkers } from './ingest/index.ts';
 import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
 import { answerRoutes } from './routes/answer.ts';
@@ -97,6 +97,7 @@ export const retrievalService: ServiceDefinition = {
   async start({ env, shared, logger }) {
     const config = loadRetrievalConfig(env);
     const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+    const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS) : undefined;
     const metrics = createRetrievalMetrics(createMetrics('retrieval'));
     const deps: RetrievalDeps = {
       config,
@@ -104,6 +105,7 @@ export const retrievalService: ServiceDefinition = {
       policy: shared.policy,
       embedder: createEmbedder(config, logger),
       ocr,
+      pdfWorkers,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
       metrics,
@@ -120,6 +122,7 @@ export const retrievalService: ServiceDefinition = {
       close: async () => {
         await watcher?.stop();
         await ocr.close();
+        await pdfWorkers?.close();
       },
     };
   },

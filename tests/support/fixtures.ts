@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import JSZip from 'jszip';
-import { detectFormat, extractDocument, type ExtractLimits, type OcrEngine } from '../../src/retrieval/ingest/index.ts';
+import { detectFormat, extractDocument, type ExtractLimits, type OcrEngine, type PdfWorkers } from '../../src/retrieval/ingest/index.ts';
 import { scanJpeg, scanPngBytes, scanTiff } from '../fixtures/images.ts';
 import { contentTypes, docx, pack, pptx, rels, xlsx } from '../fixtures/ooxml.ts';
 import { writePdf } from './pdf-writer.ts';
@@ -368,7 +368,10 @@ export async function zipBombDocx(bytes: number, declared?: number): Promise<Uin
 }
 
 /** What the upload path does with a fixture: detect from the first 8 KiB, then extract from a file on disk. */
-export async function ingestFixture(f: Fixture, opts: { ocr: OcrEngine; ocrEnabled?: boolean; limits?: Partial<ExtractLimits> }) {
+export async function ingestFixture(
+  f: Fixture,
+  opts: { ocr: OcrEngine; ocrEnabled?: boolean; limits?: Partial<ExtractLimits>; pdfWorkers?: PdfWorkers; signal?: AbortSignal },
+) {
   const ocrEnabled = opts.ocrEnabled ?? false;
   const detected = detectFormat({ filename: f.name, declaredType: f.type, head: f.bytes.subarray(0, 8192), ocrEnabled });
   const dir = await mkdtemp(join(tmpdir(), 'svc-ingest-test-'));
@@ -382,6 +385,8 @@ export async function ingestFixture(f: Fixture, opts: { ocr: OcrEngine; ocrEnabl
       ocr: opts.ocr,
       ocrEnabled,
       ...(opts.limits ? { limits: opts.limits } : {}),
+      ...(opts.pdfWorkers ? { pdfWorkers: opts.pdfWorkers } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
     return { ...detected, ...extracted };
   } finally {

@@ -8,7 +8,7 @@ import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
 import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import type { RetrievalDeps } from '../../src/retrieval/deps.ts';
 import { createCollectionIndexes } from '../../src/retrieval/indexes.ts';
-import { createOcrEngine } from '../../src/retrieval/ingest/index.ts';
+import { createOcrEngine, createPdfWorkers } from '../../src/retrieval/ingest/index.ts';
 import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts';
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
 import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
@@ -44,6 +44,7 @@ export async function retrievalHarness(
   const config = loadRetrievalConfig({ ...opts.env });
   const logger = createLogger('retrieval', 'silent');
   const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
+  const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS) : undefined;
   const policy = await createWasmPolicyEngine();
   const metrics = createRetrievalMetrics(createMetrics('retrieval'));
   const deps: RetrievalDeps = {
@@ -52,6 +53,7 @@ export async function retrievalHarness(
     policy,
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
+    pdfWorkers,
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     metrics,
@@ -95,6 +97,7 @@ export async function retrievalHarness(
     async close() {
       await watcher?.stop();
       await ocr.close();
+      await pdfWorkers?.close();
     },
   };
 }

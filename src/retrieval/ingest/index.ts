@@ -9,6 +9,7 @@ import { sniff } from './magic.ts';
 import { OcrImageError, type OcrEngine } from './ocr.ts';
 import { openOfficePackage, type OfficeFormat } from './package.ts';
 import { extractPdf } from './pdf.ts';
+import type { PdfWorkers } from './pdf-workers.ts';
 import { extractPptx } from './pptx.ts';
 import { decodeText, htmlCharset, type Page } from './text.ts';
 import { extractXlsx } from './xlsx.ts';
@@ -21,6 +22,7 @@ export { ACCEPTED, detectFormat, extensionOf, type Detected, type Format, type I
 export { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './errors.ts';
 export { DEFAULT_LIMITS, type ExtractLimits } from './limits.ts';
 export { createOcrEngine, type OcrEngine } from './ocr.ts';
+export { createPdfWorkers, type PdfWorkers } from './pdf-workers.ts';
 export type { Page } from './text.ts';
 
 export type Extracted = { pages: Page[]; ocrPages: number };
@@ -31,6 +33,8 @@ export type ExtractInput = {
   /** A temporary file holding the whole upload. */
   path: string;
   ocr: OcrEngine;
+  /** The threads PDF text is read on; absent: this thread. */
+  pdfWorkers?: PdfWorkers | undefined;
   /** SVC_RAG_OCR_ENABLED: gates image files only; a scanned PDF page is OCR'd whatever it says. */
   ocrEnabled: boolean;
   limits?: Partial<ExtractLimits>;
@@ -73,7 +77,7 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
   const one = (text: string): Extracted => ({ pages: [{ page: 1, text }], ocrPages: 0 });
   switch (format) {
     case 'pdf':
-      return extractPdf(bytes, { filename, ocr: input.ocr, limits, deadline: until });
+      return extractPdf(bytes, { filename, ocr: input.ocr, limits, deadline: until, workers: input.pdfWorkers, signal: input.signal });
     case 'docx':
     case 'pptx':
     case 'xlsx': {

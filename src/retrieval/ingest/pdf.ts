@@ -1,6 +1,8 @@
-import { getDocumentProxy, getResolvedPDFJS, renderPageAsImage } from 'unpdf';
+import { getDocumentProxy, renderPageAsImage } from 'unpdf';
 import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
+import { OPEN_OPTIONS, pageText, worthOcr } from './pdf-page.mjs';
+import type { PdfWorkers, WorkerFailure } from './pdf-workers.ts';
 import { OcrImageError, type OcrEngine } from './ocr.ts';
 import type { Page } from './text.ts';
 
@@ -15,47 +17,32 @@ type PdfPage = Awaited<ReturnType<PdfDocument['getPage']>>;
 /** About 144 dpi for a letter page, and never more than this many pixels whatever the page size. */
 const RENDER_SCALE = 2;
 const MAX_RENDER_PIXELS = 16_000_000;
-/** Path drawings that make a page worth OCR when it paints no image (text converted to outlines). */
-const OUTLINE_PATHS = 200;
 
 export async function extractPdf(
   bytes: Uint8Array,
-  ctx: { filename: string; ocr: OcrEngine; limits: ExtractLimits; deadline: Deadline },
+  ctx: {
+    filename: string;
+    ocr: OcrEngine;
+    limits: ExtractLimits;
+    deadline: Deadline;
+    workers?: PdfWorkers | undefined;
+    signal?: AbortSignal | undefined;
+  },
 ): Promise<{ pages: Page[]; ocrPages: number }> {
+  if (ctx.workers) return extractOnWorkers(bytes, ctx, ctx.workers);
   const { filename, limits, deadline } = ctx;
-  let pdf: PdfDocument;
+  const pdf = await openPdf(bytes, filename);
   try {
-    // pdf.js takes ownership of the buffer it is given: hand it a copy
-    pdf = await getDocumentProxy(new Uint8Array(bytes), { isEvalSupported: false, verbosity: 0, stopAtErrors: false });
-  } catch (err) {
-    if ((err as Error)?.name === 'PasswordException') {
-      throw new UnsupportedFormatError(
-        `${filename} is password-protected: remove the password (print or export it to an unprotected PDF) and upload it again.`,
-      );
-    }
-    throw new MalformedDocumentError(
-      `${filename} cannot be read as a PDF (${(err as Error)?.message ?? err}): it is damaged or truncated. Export it again and upload the complete file.`,
-    );
-  }
-  try {
-    if (pdf.numPages > limits.maxPdfPages) {
-      throw new DocumentTooLargeError(
-        `${filename} has ${pdf.numPages} pages; the limit is ${limits.maxPdfPages}. Split it into smaller PDFs and upload them separately.`,
-      );
-    }
+    if (pdf.numPages > limits.maxPdfPages) throw tooManyPages(filename, pdf.numPages, limits);
     const pages: Page[] = [];
     let ocrPages = 0;
     for (let n = 1; n <= pdf.numPages; n++) {
       deadline.check();
       const page = await readPage(pdf, n, filename);
       try {
-        let text = await pageText(page, n, filename);
+        let text = await textOf(page, n, filename);
         if (!text.trim() && (await worthOcr(page))) {
-          if (++ocrPages > limits.maxOcrPages) {
-            throw new DocumentTooLargeError(
-              `${filename} needs OCR on more than ${limits.maxOcrPages} pages (they have no text layer): split it into smaller PDFs, or upload a PDF with a text layer.`,
-            );
-          }
+          if (++ocrPages > limits.maxOcrPages) throw tooManyOcrPages(filename, limits);
           text = await ocrPage(pdf, page, n, ctx);
         }
         pages.push({ page: n, text });
@@ -70,47 +57,116 @@ export async function extractPdf(
   }
 }
 
+/**
+ * The same answer, read on the worker threads: every page's text there, then, on this thread, OCR of the pages
+ * that have no text and paint something OCR could read (rare: a scan is slow whichever thread opens it).
+ */
+async function extractOnWorkers(
+  bytes: Uint8Array,
+  ctx: { filename: string; ocr: OcrEngine; limits: ExtractLimits; deadline: Deadline; signal?: AbortSignal | undefined },
+  workers: PdfWorkers,
+): Promise<{ pages: Page[]; ocrPages: number }> {
+  const { filename, limits, deadline } = ctx;
+  deadline.check();
+  const read = await workers.read(bytes, { maxPages: limits.maxPdfPages, signal: ctx.signal });
+  deadline.check();
+  if ('failure' in read) throw failureError(read.failure, filename, read.numPages, limits, deadline);
+  const scanned = read.pages.filter((p) => p.ocr);
+  if (scanned.length > limits.maxOcrPages) throw tooManyOcrPages(filename, limits);
+  if (scanned.length === 0) return { pages: read.pages.map(({ page, text }) => ({ page, text })), ocrPages: 0 };
+  const pdf = await openPdf(bytes, filename);
+  try {
+    const pages: Page[] = [];
+    for (const { page: n, text, ocr } of read.pages) {
+      if (!ocr) {
+        pages.push({ page: n, text });
+        continue;
+      }
+      deadline.check();
+      const page = await readPage(pdf, n, filename);
+      try {
+        pages.push({ page: n, text: await ocrPage(pdf, page, n, ctx) });
+      } finally {
+        page.cleanup();
+      }
+    }
+    return { pages, ocrPages: scanned.length };
+  } finally {
+    pdf.destroy().catch(() => {});
+  }
+}
+
+function failureError(
+  failure: WorkerFailure,
+  filename: string,
+  numPages: number | undefined,
+  limits: ExtractLimits,
+  deadline: Deadline,
+): Error {
+  switch (failure.kind) {
+    case 'password':
+      return passwordProtected(filename);
+    case 'open':
+      return unreadable(filename, failure.message);
+    case 'pages':
+      return tooManyPages(filename, numPages ?? 0, limits);
+    case 'page':
+      return damagedPage(filename, failure.page, failure.message);
+    case 'text':
+      return damagedText(filename, failure.page, failure.message);
+    case 'cancelled':
+    case 'internal':
+      // cancelled: the signal was aborted or the deadline passed; check() throws which
+      deadline.check();
+      return new Error(`reading ${filename} on a PDF worker stopped: ${'message' in failure ? failure.message : 'cancelled'}`);
+  }
+}
+
+async function openPdf(bytes: Uint8Array, filename: string): Promise<PdfDocument> {
+  try {
+    // pdf.js takes ownership of the buffer it is given: hand it a copy
+    return await getDocumentProxy(new Uint8Array(bytes), OPEN_OPTIONS);
+  } catch (err) {
+    if ((err as Error)?.name === 'PasswordException') throw passwordProtected(filename);
+    throw unreadable(filename, (err as Error)?.message ?? String(err));
+  }
+}
+
+const passwordProtected = (filename: string) =>
+  new UnsupportedFormatError(
+    `${filename} is password-protected: remove the password (print or export it to an unprotected PDF) and upload it again.`,
+  );
+const unreadable = (filename: string, why: string) =>
+  new MalformedDocumentError(
+    `${filename} cannot be read as a PDF (${why}): it is damaged or truncated. Export it again and upload the complete file.`,
+  );
+const tooManyPages = (filename: string, numPages: number, limits: ExtractLimits) =>
+  new DocumentTooLargeError(
+    `${filename} has ${numPages} pages; the limit is ${limits.maxPdfPages}. Split it into smaller PDFs and upload them separately.`,
+  );
+const tooManyOcrPages = (filename: string, limits: ExtractLimits) =>
+  new DocumentTooLargeError(
+    `${filename} needs OCR on more than ${limits.maxOcrPages} pages (they have no text layer): split it into smaller PDFs, or upload a PDF with a text layer.`,
+  );
+const damagedPage = (filename: string, n: number, why: string) =>
+  new MalformedDocumentError(`${filename} is damaged: page ${n} cannot be read (${why}). Export it again and upload it again.`);
+const damagedText = (filename: string, n: number, why: string) =>
+  new MalformedDocumentError(`${filename} is damaged: the text of page ${n} cannot be read (${why}).`);
+
 async function readPage(pdf: PdfDocument, n: number, filename: string): Promise<PdfPage> {
   try {
     return await pdf.getPage(n);
   } catch (err) {
-    throw new MalformedDocumentError(
-      `${filename} is damaged: page ${n} cannot be read (${(err as Error)?.message ?? err}). Export it again and upload it again.`,
-    );
+    throw damagedPage(filename, n, (err as Error)?.message ?? String(err));
   }
 }
 
-async function pageText(page: PdfPage, n: number, filename: string): Promise<string> {
+async function textOf(page: PdfPage, n: number, filename: string): Promise<string> {
   try {
-    const content = await page.getTextContent();
-    let text = '';
-    for (const item of content.items) {
-      if ('str' in item) text += item.str + (item.hasEOL ? '\n' : '');
-    }
-    return text;
+    return await pageText(page);
   } catch (err) {
-    throw new MalformedDocumentError(`${filename} is damaged: the text of page ${n} cannot be read (${(err as Error)?.message ?? err}).`);
+    throw damagedText(filename, n, (err as Error)?.message ?? String(err));
   }
-}
-
-async function worthOcr(page: PdfPage): Promise<boolean> {
-  const { OPS } = await getResolvedPDFJS();
-  const images = new Set<number>([
-    OPS.paintImageXObject,
-    OPS.paintInlineImageXObject,
-    OPS.paintInlineImageXObjectGroup,
-    OPS.paintImageXObjectRepeat,
-    OPS.paintImageMaskXObject,
-    OPS.paintImageMaskXObjectGroup,
-    OPS.paintImageMaskXObjectRepeat,
-  ]);
-  const { fnArray } = await page.getOperatorList();
-  let paths = 0;
-  for (const fn of fnArray) {
-    if (images.has(fn)) return true;
-    if (fn === OPS.constructPath && ++paths >= OUTLINE_PATHS) return true;
-  }
-  return false;
 }
 
 async function ocrPage(

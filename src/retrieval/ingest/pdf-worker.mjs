@@ -1,0 +1,64 @@
+// A PDF text worker (plain JavaScript, so it starts the same under Node, tsx and Bun): it opens the document it is
+// sent and reads the text of its share of the pages, the pages p with (p - 1) % of === share, in order. The text of
+// a page is read by the same code as on the main thread (pdf-page.mjs). A page without text is reported with whether it
+// paints anything OCR could read, so the main thread can OCR it. Jobs may be cancelled between pages.
+import { parentPort } from 'node:worker_threads';
+import { getDocumentProxy } from 'unpdf';
+import { OPEN_OPTIONS, pageText, worthOcr } from './pdf-page.mjs';
+
+const reading = new Set();
+const cancelled = new Set();
+
+parentPort.on('message', (message) => {
+  if (message.type === 'cancel') {
+    if (reading.has(message.id)) cancelled.add(message.id);
+    return;
+  }
+  reading.add(message.id);
+  read(message)
+    .catch((err) => ({ id: message.id, failure: { kind: 'internal', message: String(err?.message ?? err) } }))
+    .then((answer) => {
+      reading.delete(message.id);
+      cancelled.delete(message.id);
+      parentPort.postMessage(answer);
+    });
+});
+
+async function read({ id, bytes, share, of, maxPages }) {
+  let pdf;
+  try {
+    pdf = await getDocumentProxy(bytes, OPEN_OPTIONS);
+  } catch (err) {
+    return { id, failure: { kind: err?.name === 'PasswordException' ? 'password' : 'open', message: String(err?.message ?? err) } };
+  }
+  try {
+    const numPages = pdf.numPages;
+    if (numPages > maxPages) return { id, numPages, failure: { kind: 'pages' } };
+    const pages = [];
+    for (let n = share + 1; n <= numPages; n += of) {
+      // pdf.js works in promises alone: without a turn of the event loop a cancel would wait for the last page
+      await new Promise((resolve) => setImmediate(resolve));
+      if (cancelled.has(id)) return { id, numPages, failure: { kind: 'cancelled' } };
+      let page;
+      try {
+        page = await pdf.getPage(n);
+      } catch (err) {
+        return { id, numPages, failure: { kind: 'page', page: n, message: String(err?.message ?? err) } };
+      }
+      try {
+        let text;
+        try {
+          text = await pageText(page);
+        } catch (err) {
+          return { id, numPages, failure: { kind: 'text', page: n, message: String(err?.message ?? err) } };
+        }
+        pages.push({ page: n, text, ocr: !text.trim() && (await worthOcr(page)) });
+      } finally {
+        page.cleanup();
+      }
+    }
+    return { id, numPages, pages };
+  } finally {
+    pdf.destroy().catch(() => {});
+  }
+}

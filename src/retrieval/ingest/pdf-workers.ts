@@ -1,0 +1,114 @@
+import { Worker } from 'node:worker_threads';
+
+// PDF text is read on worker threads, not on the thread that answers requests: pdf.js is synchronous CPU work (about
+// a millisecond a page), so on the main thread every upload held up every query and every other upload. A document
+// is split across all the workers, each reading every n-th page of its own copy, so one upload uses every core the
+// service has and a long PDF is read in a fraction of the time. Workers start with the first PDF, do not keep the
+// process alive, and a crashed one is replaced.
+
+/** What one worker read of its share of the pages (see pdf-worker.mjs). */
+type Share = {
+  numPages?: number;
+  pages?: SharedPage[];
+  failure?: WorkerFailure;
+};
+
+export type SharedPage = { page: number; text: string; ocr: boolean };
+
+/** Why a document could not be read; `page` for the failures of one page. */
+export type WorkerFailure =
+  | { kind: 'password' | 'open'; message: string }
+  | { kind: 'pages' }
+  | { kind: 'page' | 'text'; page: number; message: string }
+  | { kind: 'cancelled' }
+  /** A fault in the worker's own code, not the document's. */
+  | { kind: 'internal'; message: string };
+
+export type PdfText = { numPages: number; pages: SharedPage[] } | { numPages?: number; failure: WorkerFailure };
+
+export interface PdfWorkers {
+  readonly size: number;
+  /** Every page's text, in page order, or the failure of the lowest page (a document-wide one first). */
+  read(bytes: Uint8Array, opts: { maxPages: number; signal?: AbortSignal | undefined }): Promise<PdfText>;
+  close(): Promise<void>;
+}
+
+type Pending = { resolve(share: Share): void; reject(err: Error): void };
+
+export function createPdfWorkers(size: number): PdfWorkers {
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`PDF workers must be a positive integer, got ${size}`);
+  const slots: ({ worker: Worker; pending: Map<number, Pending> } | undefined)[] = Array.from({ length: size }, () => undefined);
+  let nextId = 0;
+
+  function slot(i: number) {
+    const existing = slots[i];
+    if (existing) return existing;
+    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url));
+    worker.unref();
+    const pending = new Map<number, Pending>();
+    const fresh = { worker, pending };
+    const fail = (err: Error) => {
+      if (slots[i] === fresh) slots[i] = undefined; // the next document starts a new worker
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+    };
+    worker.on('message', (answer: Share & { id: number }) => {
+      pending.get(answer.id)?.resolve(answer);
+      pending.delete(answer.id);
+    });
+    worker.on('error', (err) => fail(new Error(`a PDF worker failed: ${err.message}`)));
+    worker.on('exit', (code) => fail(new Error(`a PDF worker stopped (exit code ${code})`)));
+    slots[i] = fresh;
+    return fresh;
+  }
+
+  function ask(i: number, bytes: Uint8Array, maxPages: number, signal: AbortSignal | undefined): Promise<Share> {
+    const { worker, pending } = slot(i);
+    const id = nextId++;
+    return new Promise<Share>((resolve, reject) => {
+      const cancel = () => worker.postMessage({ type: 'cancel', id });
+      signal?.addEventListener('abort', cancel, { once: true });
+      const done = () => signal?.removeEventListener('abort', cancel);
+      pending.set(id, {
+        resolve: (share) => {
+          done();
+          resolve(share);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      });
+      worker.postMessage({ type: 'read', id, bytes, share: i, of: size, maxPages });
+    });
+  }
+
+  return {
+    size,
+    async read(bytes, { maxPages, signal }) {
+      signal?.throwIfAborted();
+      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, maxPages, signal)));
+      const internal = shares.find((s) => s.failure?.kind === 'internal')?.failure;
+      if (internal?.kind === 'internal') throw new Error(`a PDF worker failed: ${internal.message}`);
+      const failure = firstFailure(shares);
+      if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
+      const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);
+      return { numPages: shares[0]?.numPages ?? 0, pages };
+    },
+    async close() {
+      const running = slots.filter((s) => s !== undefined);
+      slots.fill(undefined);
+      await Promise.all(running.map((s) => s.worker.terminate()));
+    },
+  };
+}
+
+/** The failure the document would have met reading its pages in order: the document's own first, then the lowest page. */
+function firstFailure(shares: Share[]): WorkerFailure | undefined {
+  let first: WorkerFailure | undefined;
+  const rank = (f: WorkerFailure) => ('page' in f ? f.page : f.kind === 'cancelled' ? Number.POSITIVE_INFINITY : 0);
+  for (const { failure } of shares) {
+    if (failure && (!first || rank(failure) < rank(first))) first = failure;
+  }
+  return first;
+}
