@@ -183,13 +183,34 @@ const chunkBatch = (chunks: ChunkInsert[]) =>
   );
 
 /**
- * A float32 vector's text with 9 significant digits, which reads back as the very same float32 values (FLT_DECIMAL_DIG)
- * in half the characters of each value's float64 form: less to build, send and parse.
+ * A float32 vector's text, each value as 9 significant digits (FLT_DECIMAL_DIG: it reads back as the very same
+ * float32), written as an integer and a power of ten ("-123456789e-11"): integers print several times faster than
+ * toPrecision, which was most of the cost of writing a document's chunks.
  */
-function float32Text(v: Float32Array): string {
+export function float32Text(v: Float32Array): string {
   let text = '[';
-  for (let i = 0; i < v.length; i++) text += (i > 0 ? ',' : '') + (v[i] === 0 ? '0' : v[i]!.toPrecision(9));
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i]!;
+    if (i > 0) text += ',';
+    text += x === 0 ? '0' : nineDigits(x);
+  }
   return `${text}]`;
+}
+
+const POWERS_OF_TEN = Array.from({ length: 100 }, (_, i) => 10 ** (i - 60)); // 1e-60 .. 1e39, past float32's range
+
+/**
+ * x ≈ m·10^e with m a 9-digit integer. The float64 division is off by far less than the half unit in the ninth digit
+ * that separates x from the neighbouring float32 values' midpoints, so the text reads back as x exactly.
+ */
+function nineDigits(x: number): string {
+  const a = Math.abs(x);
+  let e = Math.floor(Math.log10(a)) - 8;
+  let m = Math.round(a / POWERS_OF_TEN[e + 60]!);
+  // log10 can land one off near a power of ten
+  if (m >= 1e9) m = Math.round(a / POWERS_OF_TEN[++e + 60]!);
+  else if (m < 1e8) m = Math.round(a / POWERS_OF_TEN[--e + 60]!);
+  return `${x < 0 ? '-' : ''}${m}e${e}`;
 }
 
 /** A chunk as the in-memory copy loads it: its code, or for a chunk stored without one its vector. */
