@@ -280,7 +280,7 @@ async function benchIngestion(): Promise<string[]> {
     await h.close();
     const pages = pdfs.length * 10;
     return [
-      `ingestion of ${pdfs.length} digital PDFs, ${pages} pages (offline embedder, real Postgres)`,
+      `ingestion of ${pdfs.length} digital PDFs, ${pages} pages (offline embedder, real Postgres; svc reads PDF text on ${h.deps.config.RAG_PDF_WORKERS || 'no'} worker threads, SVC_RAG_PDF_WORKERS)`,
       ` svc upload (extract, chunk, embed, store) | ${(pages / (tSvc / 1000)).toFixed(0).padStart(6)} pages/s`,
       ` unpdf bare text extraction               | ${(pages / (tBare / 1000)).toFixed(0).padStart(6)} pages/s`,
       ` ratio svc / unpdf                        | ${(tBare / tSvc).toFixed(2)}`,

@@ -7,9 +7,10 @@ import { OcrImageError, type OcrEngine } from './ocr.ts';
 import type { Page } from './text.ts';
 
 // PDF through unpdf's build of pdf.js, one page at a time (pages numbered from 1), so memory stays flat and the
-// deadline is checked between pages. A page without a text layer is OCR'd on demand: rendered with
-// @napi-rs/canvas and read by the OCR engine. Only a page that paints something OCR could read (an image, or
-// many paths such as text converted to outlines) is rendered, so a digital PDF with blank pages never starts OCR.
+// deadline is checked between pages; on the PDF worker threads when the service has them (pdf-workers.ts), else on
+// this thread. A page without a text layer is OCR'd on demand, here: rendered with @napi-rs/canvas and read by the
+// OCR engine. Only a page that paints something OCR could read (an image, or many paths such as text converted to
+// outlines) is rendered, so a digital PDF with blank pages never starts OCR.
 
 type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
 type PdfPage = Awaited<ReturnType<PdfDocument['getPage']>>;
