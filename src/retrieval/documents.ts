@@ -52,7 +52,7 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 }
 
 /**
- * Upload: spool to disk (hashing as it streams), recognise the format, extract, chunk, embed, then write the
+ * Upload: receive the file (hashing as it streams; in memory up to SVC_UPLOAD_MEMORY_BYTES, else to disk), recognise the format, extract, chunk, embed, then write the
  * document, its chunks and embeddings in one statement or one transaction. Any failure before the commit leaves
  * nothing behind.
  *
@@ -67,12 +67,17 @@ export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: 
   const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'upload', collection);
 
-  const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
+  const upload = await spoolUpload(request, {
+    maxBytes: deps.config.MAX_UPLOAD_BYTES,
+    memoryBytes: deps.config.UPLOAD_MEMORY_BYTES,
+    tmpDir: deps.config.UPLOAD_TMP_DIR,
+  });
   return ingestSpooled(deps, slug, upload, { user: caller.user, caller });
 }
 
 /**
- * Ingests a file already on disk (an upload, or a watched file) into the collection, and removes the file.
+ * Ingests a file already received (an upload, or a watched file) into the collection, and removes its temporary
+ * file if it has one.
  * `onStored` runs inside the transaction that stores a new document, so what the caller records with it (the
  * watch's file state, the document it replaces) commits or rolls back with the document.
  */
@@ -103,7 +108,7 @@ export async function ingestSpooled(
     const extraction = extractDocument({
       filename: upload.filename,
       format: detected.format,
-      path: upload.path,
+      content: upload.content,
       ocr: deps.ocr,
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
       maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
@@ -113,7 +118,7 @@ export async function ingestSpooled(
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
     const extracted = await extraction;
-    // the text is in memory: the file goes while the rest runs, not after it
+    // the text is in memory: the file (if any) goes while the rest runs, not after it
     upload.discard().catch(() => {}); // awaited at the end
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,

@@ -378,7 +378,7 @@ export async function ingestFixture(f: Fixture, opts: { ocr: OcrEngine; ocrEnabl
     const extracted = await extractDocument({
       filename: f.name,
       format: detected.format,
-      path,
+      content: { path },
       ocr: opts.ocr,
       ocrEnabled,
       ...(opts.limits ? { limits: opts.limits } : {}),
