@@ -52,7 +52,9 @@ export async function extractDocument(input: ExtractInput): Promise<Extracted> {
     ...input.limits,
   };
   const until = deadline(input.filename, limits.timeoutMs, Date.now, input.signal);
-  const work = contentBytes(input.content).then(async (bytes) => holdsText(input, bytes, await extract(input, bytes, limits, until), limits));
+  const work = contentBytes(input.content).then(async (bytes) =>
+    holdsText(input, bytes, await extract(input, bytes, limits, until), limits),
+  );
   // The checks inside stop the work at the next page or part; the timer also answers when one step (a single
   // pdf.js call, one OCR page) outlasts the limit, and the abandoned work then ends at its next check.
   work.catch(() => {});
