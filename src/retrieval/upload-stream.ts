@@ -135,9 +135,9 @@ function receive(request: Request, contentType: string, spool: Spool, opts: Spoo
         );
       } else reject(reason);
     };
+    body.on('error', reject).pipe(parser);
     if (signal?.aborted) stop();
     else signal?.addEventListener('abort', stop, { once: true });
-    body.on('error', reject).pipe(parser);
   });
 }
 
