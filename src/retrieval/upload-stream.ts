@@ -121,9 +121,9 @@ function receive(request: Request, contentType: string, spool: Spool, opts: Spoo
       else found.then(resolve, reject);
     });
     const stop = () => {
-      // the rest of the body is read and dropped, as Node does with a body no handler reads, so the answer still
-      // reaches the client on the same connection; the spool is closed before the promise settles, so the caller's
-      // discard finds any file it wrote
+      // the rest of the body is read and dropped (as Node does with a body no handler reads), so a client still
+      // sending is not left stalled on a paused stream; the spool is closed before the promise settles, so the
+      // caller's discard finds any file it wrote
       body.unpipe(parser);
       body.resume();
       const reason = signal?.reason ?? new Error('upload abandoned');
