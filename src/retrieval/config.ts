@@ -49,6 +49,11 @@ export const retrievalShape = {
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */
   HYBRID_CANDIDATES: int(50, 1),
   UPLOAD_TMP_DIR: optionalStr(),
+  /**
+   * An uploaded file of at most this many bytes is received into memory and extracted from there; a larger one is
+   * written to a temporary file in UPLOAD_TMP_DIR as it arrives. 0: every upload goes to a file.
+   */
+  UPLOAD_MEMORY_BYTES: int(1_048_576, 0),
   /** Folders and s3://bucket/prefix entries collections may watch; empty: watching is off. */
   WATCH_ROOTS: list([]),
   /** How often a replica looks for watches that are due. */

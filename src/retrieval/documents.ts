@@ -52,9 +52,9 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 }
 
 /**
- * Upload: spool to disk (hashing as it streams), recognise the format, extract, chunk, embed, then write the
- * document, its chunks and embeddings in one statement or one transaction. Any failure before the commit leaves
- * nothing behind.
+ * Upload: receive the file (hashing as it streams; in memory up to SVC_UPLOAD_MEMORY_BYTES, else to disk) while the
+ * caller's access is checked, recognise the format, extract, chunk, embed, then write the document, its chunks and
+ * embeddings in one statement or one transaction. Any failure before the commit leaves nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
  * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
@@ -63,16 +63,36 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * (no chunks, no version bump) and answer with the winner's document.
  */
 export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
-  // the collection's row without its counts: an upload needs only its roles
-  const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
-  await requireAllowed(deps.policy, caller, 'upload', collection);
-
-  const upload = await spoolUpload(request, { maxBytes: deps.config.MAX_UPLOAD_BYTES, tmpDir: deps.config.UPLOAD_TMP_DIR });
-  return ingestSpooled(deps, slug, upload, { user: caller.user, caller });
+  // The body is received while the collection is looked up and the policy asked, but their answer decides first: a
+  // caller who may not upload gets the same 403 or 404 whatever the body holds (even a malformed or oversized one),
+  // and what was received for them is dropped (the rest of the body read and thrown away).
+  const refused = new AbortController();
+  const receiving = spoolUpload(request, {
+    maxBytes: deps.config.MAX_UPLOAD_BYTES,
+    memoryBytes: deps.config.UPLOAD_MEMORY_BYTES,
+    tmpDir: deps.config.UPLOAD_TMP_DIR,
+    signal: refused.signal,
+  });
+  receiving.catch(() => {}); // answered below
+  try {
+    // the collection's row without its counts: an upload needs only its roles
+    const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
+    await requireAllowed(deps.policy, caller, 'upload', collection);
+  } catch (err) {
+    refused.abort(err);
+    // settled only once its temporary file, if any, is closed and removed
+    await receiving.then(
+      (upload) => upload.discard(),
+      () => {},
+    );
+    throw err;
+  }
+  return ingestSpooled(deps, slug, await receiving, { user: caller.user, caller });
 }
 
 /**
- * Ingests a file already on disk (an upload, or a watched file) into the collection, and removes the file.
+ * Ingests a file already received (an upload, or a watched file) into the collection, and removes its temporary
+ * file if it has one.
  * `onStored` runs inside the transaction that stores a new document, so what the caller records with it (the
  * watch's file state, the document it replaces) commits or rolls back with the document.
  */
@@ -103,7 +123,7 @@ export async function ingestSpooled(
     const extraction = extractDocument({
       filename: upload.filename,
       format: detected.format,
-      path: upload.path,
+      content: upload.content,
       ocr: deps.ocr,
       pdfWorkers: deps.pdfWorkers,
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
@@ -114,7 +134,7 @@ export async function ingestSpooled(
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
     const extracted = await extraction;
-    // the text is in memory: the file goes while the rest runs, not after it
+    // the text is in memory: the file (if any) goes while the rest runs, not after it
     upload.discard().catch(() => {}); // awaited at the end
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,

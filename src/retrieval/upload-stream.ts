@@ -1,20 +1,23 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { badRequest, payloadTooLarge } from '../platform/errors.ts';
+import type { DocumentContent } from './ingest/index.ts';
 
-// Streams the multipart part `file` to a temporary file, hashing as it goes (and keeping its first bytes for format
-// detection) and stopping at the size cap, so an upload never sits in memory. The caller removes the file
-// (`discard`, which removes it once however often it is called) whatever happens next.
+// Receives the multipart part `file`, hashing as it goes (and keeping its first bytes for format detection) and
+// stopping at the size cap. A file of at most `memoryBytes` stays in memory; a larger one goes to a temporary file
+// (what was held, then the rest as it streams), so a large upload never sits in memory. The caller lets go of it
+// (`discard`, which removes the file once however often it is called) whatever happens next.
 
 export type SpooledUpload = {
-  path: string;
+  /** The bytes themselves, or the temporary file holding them. */
+  content: DocumentContent;
   filename: string;
   declaredType: string;
   size: number;
@@ -23,9 +26,18 @@ export type SpooledUpload = {
   discard(): Promise<void>;
 };
 
+export type SpoolOptions = {
+  maxBytes: number;
+  /** A file larger than this is written to a temporary file; 0: always. */
+  memoryBytes: number;
+  tmpDir?: string | undefined;
+  /** Stops receiving (the rest of the body is read and dropped) and removes what was kept. */
+  signal?: AbortSignal;
+};
+
 const HEAD_BYTES = 8192;
 
-export async function spoolUpload(request: Request, opts: { maxBytes: number; tmpDir?: string | undefined }): Promise<SpooledUpload> {
+export async function spoolUpload(request: Request, opts: SpoolOptions): Promise<SpooledUpload> {
   const contentType = request.headers.get('content-type') ?? '';
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
     throw badRequest('Upload as multipart/form-data with one file part named "file".');
@@ -34,21 +46,33 @@ export async function spoolUpload(request: Request, opts: { maxBytes: number; tm
   if (Number.isFinite(declared) && declared > opts.maxBytes + 64 * 1024) throw tooLarge(opts.maxBytes);
   if (!request.body) throw badRequest('The upload has no body.');
 
-  const dir = opts.tmpDir ?? join(tmpdir(), 'svc-uploads');
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, randomUUID());
+  const path = await spoolPath(opts.tmpDir);
   let removed: Promise<void> | undefined;
   const discard = () => (removed ??= rm(path, { force: true }));
 
   try {
-    return { ...(await receive(request, contentType, path, opts.maxBytes)), path, discard };
+    const received = await receive(request, contentType, new Spool(path, opts.memoryBytes), opts);
+    // a file held in memory has nothing on disk to remove
+    return { ...received, discard: 'path' in received.content ? discard : kept };
   } catch (err) {
     await discard();
     throw err;
   }
 }
 
-function receive(request: Request, contentType: string, path: string, maxBytes: number): Promise<Omit<SpooledUpload, 'path' | 'discard'>> {
+const kept = () => Promise.resolve();
+
+/** A fresh name for a temporary file in the spool folder (created on first use); the file itself is not created. */
+export async function spoolPath(tmpDir: string | undefined): Promise<string> {
+  const dir = tmpDir ?? join(tmpdir(), 'svc-uploads');
+  await mkdir(dir, { recursive: true });
+  return join(dir, randomUUID());
+}
+
+type Received = Omit<SpooledUpload, 'discard'>;
+
+function receive(request: Request, contentType: string, spool: Spool, opts: SpoolOptions): Promise<Received> {
+  const { maxBytes, signal } = opts;
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -57,12 +81,15 @@ function receive(request: Request, contentType: string, path: string, maxBytes: 
       reject(badRequest(`Malformed multipart request: ${(err as Error).message}`));
       return;
     }
-    let found: Promise<Omit<SpooledUpload, 'path' | 'discard'>> | undefined;
+    const body = Readable.fromWeb(request.body as unknown as WebReadableStream);
+    let file: Readable | undefined;
+    let found: Promise<Received> | undefined;
     parser.on('file', (field, stream, info) => {
       if (field !== 'file' || found) {
         stream.resume();
         return;
       }
+      file = stream;
       const hash = createHash('sha256');
       const head = Buffer.alloc(HEAD_BYTES);
       let size = 0;
@@ -75,9 +102,10 @@ function receive(request: Request, contentType: string, path: string, maxBytes: 
       stream.on('limit', () => {
         truncated = true;
       });
-      found = pipeline(stream, createWriteStream(path)).then(() => {
+      found = pipeline(stream, spool).then(() => {
         if (truncated) throw tooLarge(maxBytes);
         return {
+          content: spool.content(),
           filename: info.filename ?? 'upload',
           declaredType: info.mimeType ?? '',
           size,
@@ -92,11 +120,102 @@ function receive(request: Request, contentType: string, path: string, maxBytes: 
       if (!found) reject(badRequest('The multipart request has no file part named "file".'));
       else found.then(resolve, reject);
     });
-    Readable.fromWeb(request.body as unknown as WebReadableStream)
-      .on('error', reject)
-      .pipe(parser);
+    const stop = () => {
+      // the rest of the body is read and dropped (as Node does with a body no handler reads), so a client still
+      // sending is not left stalled on a paused stream; the spool is closed before the promise settles, so the
+      // caller's discard finds any file it wrote
+      body.unpipe(parser);
+      body.resume();
+      const reason = signal?.reason ?? new Error('upload abandoned');
+      if (file && found) {
+        file.destroy(reason);
+        found.then(
+          () => reject(reason),
+          () => reject(reason),
+        );
+      } else reject(reason);
+    };
+    body.on('error', reject).pipe(parser);
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
   });
 }
+
+/**
+ * Where a file's bytes go as they arrive: kept in memory up to `memoryBytes`, and past that written to `path`
+ * (what was kept first, then the rest). Finishes (and is destroyed) only once the file, if any, is closed.
+ */
+class Spool extends Writable {
+  #held: Buffer[] = [];
+  #size = 0;
+  #bytes = new Uint8Array(0);
+  #file: WriteStream | undefined;
+  #error: Error | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly memoryBytes: number,
+  ) {
+    super();
+  }
+
+  /** What was received (once finished): the bytes, or the file. */
+  content(): DocumentContent {
+    return this.#file ? { path: this.path } : { bytes: this.#bytes };
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void) {
+    if (!this.#file && this.#size + chunk.length <= this.memoryBytes) {
+      this.#held.push(chunk);
+      this.#size += chunk.length;
+      done();
+      return;
+    }
+    if (!this.#file) {
+      this.#file = createWriteStream(this.path);
+      this.#file.on('error', (err) => {
+        this.#error ??= err;
+        this.destroy(err);
+      });
+      for (const held of this.#held) this.#file.write(held);
+      this.#held = [];
+    }
+    this.#size += chunk.length;
+    if (this.#file.write(chunk)) done();
+    else this.#file.once('drain', () => done());
+  }
+
+  override _final(done: (err?: Error | null) => void) {
+    const file = this.#file;
+    if (!file) {
+      // one plain array of its own (not in Node's shared pool), which a worker may take over
+      this.#bytes = new Uint8Array(this.#size);
+      let at = 0;
+      for (const chunk of this.#held) {
+        this.#bytes.set(chunk, at);
+        at += chunk.length;
+      }
+      this.#held = [];
+      done();
+      return;
+    }
+    file.end();
+    closed(file).then(() => done(this.#error));
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void) {
+    this.#held = [];
+    const file = this.#file;
+    if (!file) {
+      done(err);
+      return;
+    }
+    file.destroy();
+    closed(file).then(() => done(err));
+  }
+}
+
+const closed = (file: WriteStream) => new Promise<void>((resolve) => (file.closed ? resolve() : file.once('close', () => resolve())));
 
 const tooLarge = (maxBytes: number) =>
   payloadTooLarge(`The file is larger than the upload limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_BYTES).`);

@@ -4,9 +4,11 @@ import { retrievalFormatsContract } from '../support/retrieval-formats-contract.
 import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
 import { retrievalIngestContract } from '../support/retrieval-ingest-contract.ts';
 import { retrievalHybridContract } from '../support/retrieval-hybrid-contract.ts';
+import { retrievalUploadContract } from '../support/retrieval-upload-contract.ts';
 
 retrievalContract('Postgres', () => openFreshPostgres('retrieval'));
 retrievalFormatsContract('Postgres', () => openFreshPostgres('formats'));
 retrievalHostileContract('Postgres', () => openFreshPostgres('hostile'));
 retrievalIngestContract('Postgres', () => openFreshPostgres('ingest'));
+retrievalUploadContract('Postgres', () => openFreshPostgres('upload'));
 retrievalHybridContract('Postgres', () => openFreshPostgres('hybrid'));

@@ -381,7 +381,7 @@ export async function ingestFixture(
     const extracted = await extractDocument({
       filename: f.name,
       format: detected.format,
-      path,
+      content: { path },
       ocr: opts.ocr,
       ocrEnabled,
       ...(opts.limits ? { limits: opts.limits } : {}),

@@ -14,7 +14,7 @@ import { extractPptx } from './pptx.ts';
 import { decodeText, htmlCharset, type Page } from './text.ts';
 import { extractXlsx } from './xlsx.ts';
 
-// The extraction layer: pure functions from an upload on disk to its text, page by page. Pages are PDF pages,
+// The extraction layer: pure functions from an upload (in memory or on disk) to its text, page by page. Pages are PDF pages,
 // PPTX slides in presentation order and XLSX sheets in tab order; DOCX, HTML, Markdown, text and images are
 // page 1 (a .docx has no pages until Word lays it out). Failures are the typed errors of errors.ts.
 
@@ -27,11 +27,13 @@ export type { Page } from './text.ts';
 
 export type Extracted = { pages: Page[]; ocrPages: number };
 
+/** An upload's bytes: held in memory (a small upload), or a temporary file holding the whole upload. */
+export type DocumentContent = { bytes: Uint8Array } | { path: string };
+
 export type ExtractInput = {
   filename: string;
   format: Format;
-  /** A temporary file holding the whole upload. */
-  path: string;
+  content: DocumentContent;
   ocr: OcrEngine;
   /** The threads PDF text is read on; absent: this thread. */
   pdfWorkers?: PdfWorkers | undefined;
@@ -54,10 +56,9 @@ export async function extractDocument(input: ExtractInput): Promise<Extracted> {
     ...input.limits,
   };
   const until = deadline(input.filename, limits.timeoutMs, Date.now, input.signal);
-  const work = readFile(input.path).then(async (buffer) => {
-    const bytes = new Uint8Array(buffer);
-    return holdsText(input, bytes, await extract(input, bytes, limits, until), limits);
-  });
+  const work = contentBytes(input.content).then(async (bytes) =>
+    holdsText(input, bytes, await extract(input, bytes, limits, until), limits),
+  );
   // The checks inside stop the work at the next page or part; the timer also answers when one step (a single
   // pdf.js call, one OCR page) outlasts the limit, and the abandoned work then ends at its next check.
   work.catch(() => {});
@@ -71,6 +72,13 @@ export async function extractDocument(input: ExtractInput): Promise<Extracted> {
     clearTimeout(timer);
   }
 }
+
+// a plain Uint8Array over the buffer read (pdf.js wants no Buffer), rather than a copy of it
+const contentBytes = async (content: DocumentContent): Promise<Uint8Array> => {
+  if ('bytes' in content) return content.bytes;
+  const buffer = await readFile(content.path);
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+};
 
 async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLimits, until: Deadline): Promise<Extracted> {
   const { filename, format } = input;

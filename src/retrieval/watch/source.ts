@@ -1,12 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createFolderStore, createS3Store, type ObjectStore, type S3StoreOptions } from '../../platform/objects/index.ts';
-import type { SpooledUpload } from '../upload-stream.ts';
+import { spoolPath, type SpooledUpload } from '../upload-stream.ts';
 import type { Source } from './roots.ts';
 
 // A watched source is read through the object store port, as a folder or an S3 prefix.
@@ -22,7 +20,10 @@ export class FileTooLargeError extends Error {
   override name = 'FileTooLargeError';
 }
 
-/** A watched file copied to a temporary file, hashed as it streams, as an upload is; undefined when it went away. */
+/**
+ * A watched file copied to a temporary file, hashed as it streams, as a large upload is (whatever its size: a scan
+ * reads one file at a time, off any request's path); undefined when it went away.
+ */
 export async function fetchObject(
   store: ObjectStore,
   key: string,
@@ -35,9 +36,7 @@ export async function fetchObject(
     found.body.destroy();
     throw tooLarge();
   }
-  const dir = opts.tmpDir ?? join(tmpdir(), 'svc-uploads');
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, randomUUID());
+  const path = await spoolPath(opts.tmpDir);
   const discard = () => rm(path, { force: true });
   const hash = createHash('sha256');
   const head: Buffer[] = [];
@@ -58,5 +57,5 @@ export async function fetchObject(
     throw err;
   }
   // the path under the source, so two README.md in different folders stay apart in the document list
-  return { path, filename: key, declaredType: '', size, sha256: hash.digest('hex'), head: Buffer.concat(head), discard };
+  return { content: { path }, filename: key, declaredType: '', size, sha256: hash.digest('hex'), head: Buffer.concat(head), discard };
 }
