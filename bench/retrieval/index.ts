@@ -251,7 +251,13 @@ async function benchIngestion(): Promise<string[]> {
   const fresh = await freshDatabase('bench_ingest');
   const db = openPostgres(fresh.cfg);
   try {
-    const h = await retrievalHarness(db, { embedder: createOfflineEmbedder(DIM), conformance: false });
+    // SVC_RAG_PDF_WORKERS from the environment, to compare thread counts (the service's default otherwise)
+    const workers = process.env.SVC_RAG_PDF_WORKERS;
+    const h = await retrievalHarness(db, {
+      embedder: createOfflineEmbedder(DIM),
+      conformance: false,
+      ...(workers !== undefined ? { env: { SVC_RAG_PDF_WORKERS: workers } } : {}),
+    });
     await h.json('POST', '/collections', who.engineer, { slug: 'ingest', name: 'Ingest', allowed_roles: [] });
     const pdf = (d: number) =>
       writePdf(
@@ -267,7 +273,7 @@ async function benchIngestion(): Promise<string[]> {
     };
     // both sides warm (pdf.js loaded and compiled, the pool's connections open), then taken in turns, document by
     // document, so a busy machine slows both alike
-    for (let w = 0; w < 10; w++) {
+    for (let w = 0; w < 30; w++) {
       await upload(`warm${w}.pdf`, pdf(100 + w));
       await bare(pdf(100 + w));
     }
