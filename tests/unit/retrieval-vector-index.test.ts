@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createVectorIndex, type Hit } from '../../src/retrieval/vector-index/index.ts';
+import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { quantise } from '../../src/retrieval/vector-index/quantise.ts';
 import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
 import { mulberry32 } from '../support/random-vectors.ts';
@@ -148,11 +149,11 @@ describe('vector index: adversarial data', () => {
    * error points along them (term 'query'). Either way the integer approximation is off by 99.9% of that term of
    * the bound and ranks B first, while the exact scores rank A first: a bound 2% too small would return B.
    */
-  function mirroredPair(term: 'row' | 'query', seed: number) {
+  function mirroredPair(term: 'row' | 'query', seed: number, levels = queryLevelsFor(DIM)) {
     const random = mulberry32(seed);
     const along = Array.from({ length: DIM }, (_, i) => (i === 0 ? 0 : random() < 0.5 ? -1 : 1));
-    const levels = queryLevelsFor(DIM); // the query's integer range, so the query's step is exactly 1
-    const range = term === 'row' ? 126 : 1000;
+    // `levels` is the query's integer range, so the query's step is exactly 1
+    const range = term === 'row' ? 126 : Math.min(1000, levels - 1);
     const ints = along.map((t) => (t === 0 ? 0 : Math.floor(random() * (2 * range + 1)) - range));
     // integer part of the approximate score A·q: −98.5% of the rounding error's share, so that B = −A scores higher
     const target = -Math.round(0.985 * 0.49 * (DIM - 1));
@@ -167,21 +168,32 @@ describe('vector index: adversarial data', () => {
     return { rows: [a, a.map((x, i) => (i === 0 ? x : -x))], query };
   }
 
-  it.each(['row', 'query'] as const)('is exact when the %s rounding points along the other vector (the bound is tight)', async (term) => {
-    for (let seed = 1; seed <= 8; seed++) {
-      const { rows, query } = mirroredPair(term, seed);
-      // the construction does what it says: the integers favour B, the exact scores A
-      const approx = rows.map((row) => {
-        const [ri, qi] = [new Int8Array(DIM), new Int16Array(DIM)];
-        const [r, q] = [quantise(row, DIM, 127, ri), quantise(query, DIM, queryLevelsFor(DIM), qi)];
-        return ri.reduce((n, x, i) => n + x * qi[i]!, 0) * r.scale * q.scale;
-      });
-      expect(approx[1]).toBeGreaterThan(approx[0]!);
-      const index = await indexOf(rows);
-      expect(index.search(query, 1).map((h) => h.id)).toEqual(['id0']);
-      expectSameAsScan(index.search(query, 2), exactScan(rows)(query, 2), rows, query);
-    }
-  });
+  // 63 steps: the coarse query of the relaxed-SIMD pass (rows.ts), whose bound must be as tight as the fine one's
+  it.each([
+    ['row', queryLevelsFor(DIM)],
+    ['query', queryLevelsFor(DIM)],
+    ['query', 63],
+  ] as const)(
+    'is exact when the %s rounding points along the other vector (the bound is tight; query in %i steps)',
+    async (term, levels) => {
+      for (let seed = 1; seed <= 8; seed++) {
+        const { rows, query } = mirroredPair(term, seed, levels);
+        // the construction does what it says: the integers favour B, the exact scores A
+        const approx = rows.map((row) => {
+          const [ri, qi] = [new Int8Array(DIM), new Int16Array(DIM)];
+          const [r, q] = [quantise(row, DIM, 127, ri), quantise(query, DIM, levels, qi)];
+          return ri.reduce((n, x, i) => n + x * qi[i]!, 0) * r.scale * q.scale;
+        });
+        expect(approx[1]).toBeGreaterThan(approx[0]!);
+        // and rows far from the query, so that the relaxed pass's coarse bound alone narrows the rows to A and B
+        const far = Array.from({ length: 30 }, (_, i) => query.map((x, j) => -x + ((i + j) % 3)));
+        const stored = [...rows, ...far];
+        const index = await indexOf(stored);
+        expect(index.search(query, 1).map((h) => h.id)).toEqual(['id0']);
+        expectSameAsScan(index.search(query, 2), exactScan(stored)(query, 2), stored, query);
+      }
+    },
+  );
 
   it('is exact with one large component, and with tiny and zero vectors', async () => {
     const next = mulberry32(2);
@@ -318,5 +330,37 @@ describe('vector index: batches, inputs and lifecycle', () => {
     );
     const first = vectors.slice(0, 50);
     expectSameAsScan(index.search(vectors[60]!, 10), exactScan(first)(vectors[60]!, 10), first, vectors[60]!);
+  });
+});
+
+describe('vector index: the relaxed-SIMD pass', () => {
+  it('is there on Node 22 and later, where the service runs (Node 20 has only the portable kernel)', async () => {
+    const major = Number(process.versions.node.split('.')[0]);
+    if (major >= 22 && !('bun' in process.versions)) expect((await kernelModule()).relaxed).toBeDefined();
+  });
+
+  it('answers exactly what the portable kernel answers, on random, near-duplicate, tied and odd-sized data', async () => {
+    const base = randomUnits(1, 42)[0]!;
+    const next = mulberry32(4);
+    const cases: { vectors: Vec[]; dim: number }[] = [
+      { vectors: randomUnits(5_000, 31), dim: DIM },
+      {
+        vectors: [...Array.from({ length: 300 }, () => Float32Array.from(base, (x) => x + 1e-6 * (next() - 0.5))), ...randomUnits(100, 3)],
+        dim: DIM,
+      },
+      { vectors: [...Array.from({ length: 40 }, () => Float32Array.from(base)), ...randomUnits(50, 9)], dim: DIM },
+      ...[1, 3, 17, 100].map((dim) => ({ vectors: randomUnits(203, dim, dim), dim })),
+    ];
+    for (const { vectors, dim } of cases) {
+      const [portable, relaxed] = await Promise.all([createVectorIndex(dim, { relaxed: false }), createVectorIndex(dim)]);
+      for (const index of [portable, relaxed])
+        index.add(
+          vectors.map((_, row) => `id${row}`),
+          vectors,
+        );
+      for (const query of queriesFor(vectors, 12, dim, dim)) {
+        for (const k of KS) expect(relaxed.search(query, k)).toEqual(portable.search(query, k));
+      }
+    }
   });
 });

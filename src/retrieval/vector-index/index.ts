@@ -1,6 +1,6 @@
 import { kernelModule } from './kernel.ts';
 import { checkVector, normaliseInto, quantise, unitRow } from './quantise.ts';
-import { bestExact, candidates } from './rank.ts';
+import { bestExact } from './rank.ts';
 import { createRowStore, type RowStore } from './rows.ts';
 
 export { createStoredIndex, type StoredHit, type StoredIndex } from './stored.ts';
@@ -29,11 +29,14 @@ export interface VectorIndex {
   readonly stats: { readonly searches: number; readonly reranked: number };
 }
 
-/** An empty index for vectors of `dim` components; the first call in a process assembles the SIMD kernel. */
-export async function createVectorIndex(dim: number): Promise<VectorIndex> {
+/**
+ * An empty index for vectors of `dim` components; the first call in a process assembles the SIMD kernel.
+ * `relaxed: false` keeps to the portable kernel where the engine has relaxed SIMD (to compare the two).
+ */
+export async function createVectorIndex(dim: number, opts: { relaxed?: boolean } = {}): Promise<VectorIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
   const module = await kernelModule();
-  let rows: RowStore = createRowStore(module, dim);
+  let rows: RowStore = createRowStore(module, dim, opts);
   let floats = createFloatRows(dim);
   let ids: string[] = [];
   const unit = new Float64Array(dim);
@@ -79,14 +82,13 @@ export async function createVectorIndex(dim: number): Promise<VectorIndex> {
       if (q.scale === 0) return ids.slice(0, want).map((id) => ({ id, score: 0 })); // a zero query scores 0 everywhere
       let length = 0;
       for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
-      const dots = rows.dots(queryInts, size);
-      const found = candidates(dots, rows, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
+      const found = rows.candidates(unit, queryInts, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
       stats.searches += 1;
       stats.reranked += found.rows.length;
       return bestExact(found.rows, (row) => floats.exact(row, unit), want).map(({ row, score }) => ({ id: ids[row]!, score }));
     },
     clear() {
-      rows = createRowStore(module, dim);
+      rows = createRowStore(module, dim, opts);
       floats = createFloatRows(dim);
       ids = [];
     },

@@ -5,6 +5,10 @@
 // and cannot be in the top k, whatever the tie-break. Scoring the remaining rows exactly gives the exact top k.
 // SLACK widens each interval for float64 rounding: all values are at most about 1 (unit vectors) and each is a
 // sum of at most a few thousand rounded terms, so the rounding is below 1e-12; stored bounds are rounded up.
+// Where the engine has relaxed SIMD the argument is applied twice: first with a coarse query (63 steps a side, so e
+// is about three times wider) over every row, then with the fine one (rows.ts) over the rows the first kept. Each
+// pass drops only rows that at least k others (all still kept) provably outscore, so together they keep every row
+// the top k can hold, and the exact scores decide as before.
 const SLACK = 1e-9;
 
 /** The query's integer approximation: q̂ = scale·q_int, ‖q − q̂‖, and ‖q‖. */
@@ -17,33 +21,38 @@ export type RowBounds = {
 };
 
 /**
- * Rows whose exact score may be among the best `k` of the first `rows` (k ≤ rows), in row order, with the upper
- * bound of each one's score.
+ * Rows whose exact score may be among the best `k` of `count` (k ≤ count), in the order given, with the upper bound
+ * of each one's score. Row i is `ids[i]` when given (a subset), else i; its integer dot product is dots[i], less
+ * `shift` times the row's `sums` entry when given (the relaxed pass's offset query, see kernel-relaxed.wat).
  */
 export function candidates(
   dots: Int32Array,
   bounds: RowBounds,
   query: QueryBounds,
-  rows: number,
+  count: number,
   k: number,
+  of: { ids?: ArrayLike<number>; sums?: Int32Array; shift?: number } = {},
 ): { rows: number[]; upper: number[] } {
   const { scale, residual, norm } = bounds;
   const qScale = query.scale;
   const qResidual = query.residual;
   const qLength = query.length;
+  const { ids, sums } = of;
+  const shift = of.shift ?? 0;
   // One pass: a min-heap keeps the k largest lower bounds so far, so its root (the floor) only rises, and a row is
   // kept while its upper bound reaches the floor as it stands; the final floor then drops the rows kept too early.
   const heap = new Float64Array(k);
   let floor = -Infinity;
   const kept: number[] = [];
   const keptUpper: number[] = [];
-  for (let r = 0; r < rows; r++) {
-    const approx = dots[r]! * scale[r]! * qScale;
+  for (let i = 0; i < count; i++) {
+    const r = ids ? ids[i]! : i;
+    const approx = (sums ? dots[i]! - shift * sums[r]! : dots[i]!) * scale[r]! * qScale;
     const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
     const lower = approx - error;
-    if (r < k) {
-      siftUp(heap, r, lower);
-      if (r === k - 1) floor = heap[0]!;
+    if (i < k) {
+      siftUp(heap, i, lower);
+      if (i === k - 1) floor = heap[0]!;
     } else if (lower > floor) {
       siftDown(heap, k, lower);
       floor = heap[0]!;

@@ -1,5 +1,6 @@
-import { instantiateKernel, type Kernel } from './kernel.ts';
-import { CODE_HEADER, encodeRow, ROW_LEVELS } from './quantise.ts';
+import { instantiateKernel, type Kernel, type KernelModules } from './kernel.ts';
+import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
+import { candidates, type QueryBounds } from './rank.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
 // the approximate pass over everything; per row also the quantisation scale, ‖x − x̂‖ and ‖x̂‖ (float32, rounded
@@ -21,9 +22,17 @@ export type RowStore = {
   write(row: number, unit: Float32Array): void;
   /** Stores row `row` from its code (rowCode: the bounds, then dim int8 values), as write() would have. */
   writeCode(row: number, code: Uint8Array): void;
-  /** Exact integer dot products of `queryInts` (from `quantise(…, queryLevels, …)`) with rows 0..rows-1. */
-  dots(queryInts: Int16Array, rows: number): Int32Array;
+  /**
+   * Rows 0..rows-1 whose exact score with the unit query `unit` may be among the best `k` (rank.ts), with each one's
+   * upper bound; `queryInts` and `query` are the query's fine integer form (`quantise(…, queryLevels, …)`).
+   */
+  candidates(unit: Float64Array, queryInts: Int16Array, query: QueryBounds, rows: number, k: number): { rows: number[]; upper: number[] };
 };
+
+/** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
+const COARSE_LEVELS = 63;
+/** Above this share of the rows kept by the coarse pass, one fine pass over everything is cheaper than per group. */
+const COARSE_KEEPS_TOO_MANY = 1 / 8;
 
 /**
  * The query's integer range for `dim` dimensions: as fine as i16 allows, while no i32 in the kernel can overflow
@@ -35,24 +44,27 @@ export function queryLevelsFor(dim: number): number {
   return Math.min(32767, Math.floor((2 ** 31 - 1) / (Math.ceil(dim / 16) * 16 * ROW_LEVELS)));
 }
 
-export function createRowStore(module: WebAssembly.Module, dim: number): RowStore {
+export function createRowStore(modules: KernelModules, dim: number, opts: { relaxed?: boolean } = {}): RowStore {
   const stride = Math.ceil(dim / 16) * 16;
   const stageAt = Math.ceil((2 * stride) / 64) * 64; // after the i16 query: one row being stored
   const rowsAt = stageAt + Math.ceil(stride / 64) * 64;
   const queryLevels = queryLevelsFor(dim);
   if (queryLevels < 1) throw new RangeError(`dimension ${dim} is too large for the index`);
 
-  const kernel: Kernel = instantiateKernel(module);
+  const kernel: Kernel = instantiateKernel(modules, opts);
   let capacity = 0;
   let memory = new Uint8Array(kernel.memory.buffer);
   let scale = new Float32Array(0);
   let residual = new Float32Array(0);
   let norm = new Float32Array(0);
+  let sums = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
+  const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
   const header = new Float32Array(3); // a code's header, read through a copy: codes sit at any byte offset
   const headerBytes = new Uint8Array(header.buffer);
 
   const outAt = () => rowsAt + capacity * stride;
+  const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
   const grown = (old: Float32Array, length: number) => {
     const fresh = new Float32Array(length);
     fresh.set(old);
@@ -61,7 +73,7 @@ export function createRowStore(module: WebAssembly.Module, dim: number): RowStor
 
   const store: RowStore = {
     get bytes() {
-      return kernel.memory.buffer.byteLength + capacity * 12;
+      return kernel.memory.buffer.byteLength + capacity * 16;
     },
     queryLevels,
     get scale() {
@@ -76,7 +88,7 @@ export function createRowStore(module: WebAssembly.Module, dim: number): RowStor
     reserve(rows) {
       if (rows > capacity) {
         const next = Math.ceil(Math.max(rows, capacity * 2, 16) / 4) * 4; // whole groups of four
-        const needed = rowsAt + next * stride + next * 4; // query, rows, one i32 result per row
+        const needed = rowsAt + next * stride + next * 4 + 16; // query, rows, one i32 result per row, one group's
         const have = kernel.memory.buffer.byteLength;
         try {
           if (needed > have) kernel.memory.grow(Math.ceil((needed - have) / PAGE));
@@ -87,6 +99,9 @@ export function createRowStore(module: WebAssembly.Module, dim: number): RowStor
         scale = grown(scale, next);
         residual = grown(residual, next);
         norm = grown(norm, next);
+        const moreSums = new Int32Array(next);
+        moreSums.set(sums);
+        sums = moreSums;
         capacity = next;
       }
     },
@@ -98,7 +113,7 @@ export function createRowStore(module: WebAssembly.Module, dim: number): RowStor
       if (code.length !== CODE_HEADER + dim) throw new RangeError(`a row code of ${code.length} bytes does not hold ${dim} dimensions`);
       // the staging area is zero past dim, so the padding of every row stays zero
       memory.set(code.subarray(CODE_HEADER), stageAt);
-      kernel.place(stageAt, rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16, stride);
+      sums[row] = kernel.place(stageAt, rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16, stride);
       if (LITTLE_ENDIAN) {
         for (let i = 0; i < CODE_HEADER; i++) headerBytes[i] = code[i]!;
         scale[row] = header[0]!;
@@ -111,11 +126,36 @@ export function createRowStore(module: WebAssembly.Module, dim: number): RowStor
         norm[row] = view.getFloat32(8, true);
       }
     },
-    dots(queryInts, rows) {
+    candidates(unit, queryInts, query, rows, k) {
       new Int16Array(kernel.memory.buffer, 0, stride).set(queryInts);
       const groups = Math.ceil(rows / 4);
-      kernel.dots(0, rowsAt, groups, stride, outAt());
-      return new Int32Array(kernel.memory.buffer, outAt(), rows);
+      const fineEverywhere = () => {
+        kernel.dots(0, rowsAt, groups, stride, outAt());
+        return candidates(new Int32Array(kernel.memory.buffer, outAt(), rows), store, query, rows, k);
+      };
+      if (!kernel.dots7) return fineEverywhere();
+
+      // coarse: the query in 63 steps a side, offset by 64 into the staging area (no row is being stored meanwhile)
+      const q = quantise(unit, dim, COARSE_LEVELS, coarse);
+      const offset = new Uint8Array(kernel.memory.buffer, stageAt, stride);
+      for (let i = 0; i < stride; i++) offset[i] = 64 + coarse[i]!;
+      kernel.dots7(stageAt, rowsAt, groups, stride, outAt());
+      const dots = new Int32Array(kernel.memory.buffer, outAt(), rows);
+      const kept = candidates(dots, store, { ...q, length: query.length }, rows, k, { sums, shift: 64 });
+      if (kept.rows.length > rows * COARSE_KEEPS_TOO_MANY) return fineEverywhere();
+
+      // fine: the i16 query's exact dot products for the kept rows, a group of four at a time
+      const fine = new Int32Array(kept.rows.length);
+      const four = new Int32Array(kernel.memory.buffer, groupOutAt(), 4);
+      let group = -1;
+      kept.rows.forEach((row, i) => {
+        if (row >> 2 !== group) {
+          group = row >> 2;
+          kernel.dots(0, rowsAt + group * 4 * stride, 1, stride, groupOutAt());
+        }
+        fine[i] = four[row & 3]!;
+      });
+      return candidates(fine, store, query, kept.rows.length, k, { ids: kept.rows });
     },
   };
 

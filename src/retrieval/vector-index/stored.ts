@@ -1,6 +1,5 @@
 import { kernelModule } from './kernel.ts';
 import { checkVector, CODE_HEADER, normaliseInto, quantise, unitRow } from './quantise.ts';
-import { candidates } from './rank.ts';
 import { createRowStore } from './rows.ts';
 
 // A collection's copy: only the int8 rows and their bounds in memory (792 bytes a row at 768 dimensions, so a
@@ -36,9 +35,10 @@ export interface StoredIndex {
   readonly stats: { readonly searches: number; readonly fetched: number };
 }
 
-export async function createStoredIndex(dim: number): Promise<StoredIndex> {
+/** `relaxed: false` keeps to the portable kernel where the engine has relaxed SIMD (to compare the two). */
+export async function createStoredIndex(dim: number, opts: { relaxed?: boolean } = {}): Promise<StoredIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
-  const rows = createRowStore(await kernelModule(), dim);
+  const rows = createRowStore(await kernelModule(), dim, opts);
   let seqs = new Float64Array(0);
   let size = 0;
   const unit = new Float64Array(dim);
@@ -107,8 +107,7 @@ export async function createStoredIndex(dim: number): Promise<StoredIndex> {
       }
       let length = 0;
       for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
-      const dots = rows.dots(queryInts, size);
-      const found = candidates(dots, rows, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
+      const found = rows.candidates(unit, queryInts, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
       stats.searches += 1;
 
       const order = found.rows.map((_, i) => i).sort((a, b) => found.upper[b]! - found.upper[a]! || found.rows[a]! - found.rows[b]!);
