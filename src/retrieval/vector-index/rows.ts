@@ -47,7 +47,8 @@ export function queryLevelsFor(dim: number): number {
 export function createRowStore(modules: KernelModules, dim: number, opts: { relaxed?: boolean } = {}): RowStore {
   const stride = Math.ceil(dim / 16) * 16;
   const stageAt = Math.ceil((2 * stride) / 64) * 64; // after the i16 query: one row being stored
-  const rowsAt = stageAt + Math.ceil(stride / 64) * 64;
+  const coarseAt = stageAt + Math.ceil(stride / 64) * 64; // the relaxed pass's u8 query
+  const rowsAt = coarseAt + Math.ceil(stride / 64) * 64;
   const queryLevels = queryLevelsFor(dim);
   if (queryLevels < 1) throw new RangeError(`dimension ${dim} is too large for the index`);
 
@@ -135,11 +136,11 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
       };
       if (!kernel.dots7) return fineEverywhere();
 
-      // coarse: the query in 63 steps a side, offset by 64 into the staging area (no row is being stored meanwhile)
+      // coarse: the query in 63 steps a side, offset by 64
       const q = quantise(unit, dim, COARSE_LEVELS, coarse);
-      const offset = new Uint8Array(kernel.memory.buffer, stageAt, stride);
+      const offset = new Uint8Array(kernel.memory.buffer, coarseAt, stride);
       for (let i = 0; i < stride; i++) offset[i] = 64 + coarse[i]!;
-      kernel.dots7(stageAt, rowsAt, groups, stride, outAt());
+      kernel.dots7(coarseAt, rowsAt, groups, stride, outAt());
       const dots = new Int32Array(kernel.memory.buffer, outAt(), rows);
       const kept = candidates(dots, store, { ...q, length: query.length }, rows, k, { sums, shift: 64 });
       if (kept.rows.length > rows * COARSE_KEEPS_TOO_MANY) return fineEverywhere();
