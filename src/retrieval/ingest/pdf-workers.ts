@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 type Share = {
   numPages?: number;
   pages?: SharedPage[];
-  failure?: WorkerFailure;
+  failure?: Answered;
 };
 
 export type SharedPage = { page: number; text: string; ocr: boolean };
@@ -20,9 +20,10 @@ export type WorkerFailure =
   | { kind: 'password' | 'open'; message: string }
   | { kind: 'pages' }
   | { kind: 'page' | 'text'; page: number; message: string }
-  | { kind: 'cancelled' }
-  /** A fault in the worker's own code, not the document's. */
-  | { kind: 'internal'; message: string };
+  | { kind: 'cancelled' };
+
+/** What a worker answers: a document's failure, or a fault in the worker's own code (thrown by `read`). */
+type Answered = WorkerFailure | { kind: 'internal'; message: string };
 
 export type PdfText = { numPages: number; pages: SharedPage[] } | { numPages?: number; failure: WorkerFailure };
 
@@ -88,8 +89,6 @@ export function createPdfWorkers(size: number): PdfWorkers {
     async read(bytes, { maxPages, signal }) {
       signal?.throwIfAborted();
       const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, maxPages, signal)));
-      const internal = shares.find((s) => s.failure?.kind === 'internal')?.failure;
-      if (internal?.kind === 'internal') throw new Error(`a PDF worker failed: ${internal.message}`);
       const failure = firstFailure(shares);
       if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
       const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);
@@ -103,12 +102,17 @@ export function createPdfWorkers(size: number): PdfWorkers {
   };
 }
 
-/** The failure the document would have met reading its pages in order: the document's own first, then the lowest page. */
+/**
+ * The failure the document would have met reading its pages in order: the document's own first, then the lowest
+ * page. A fault in a worker's own code is thrown (a 500), not the document's.
+ */
 function firstFailure(shares: Share[]): WorkerFailure | undefined {
   let first: WorkerFailure | undefined;
   const rank = (f: WorkerFailure) => ('page' in f ? f.page : f.kind === 'cancelled' ? Number.POSITIVE_INFINITY : 0);
   for (const { failure } of shares) {
-    if (failure && (!first || rank(failure) < rank(first))) first = failure;
+    if (!failure) continue;
+    if (failure.kind === 'internal') throw new Error(`a PDF worker failed: ${failure.message}`);
+    if (!first || rank(failure) < rank(first)) first = failure;
   }
   return first;
 }

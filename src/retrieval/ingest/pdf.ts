@@ -116,10 +116,9 @@ function failureError(
     case 'text':
       return damagedText(filename, failure.page, failure.message);
     case 'cancelled':
-    case 'internal':
-      // cancelled: the signal was aborted or the deadline passed; check() throws which
+      // the signal was aborted or the deadline passed: check() throws which
       deadline.check();
-      return new Error(`reading ${filename} on a PDF worker stopped: ${'message' in failure ? failure.message : 'cancelled'}`);
+      return new Error(`reading ${filename} on a PDF worker stopped: cancelled`);
   }
 }
 

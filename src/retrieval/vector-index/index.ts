@@ -1,5 +1,5 @@
 import { kernelModule } from './kernel.ts';
-import { checkVector, normaliseInto, quantise, unitRow } from './quantise.ts';
+import { checkVector, normaliseInto, unitRow } from './quantise.ts';
 import { bestExact } from './rank.ts';
 import { createRowStore, type RowStore } from './rows.ts';
 
@@ -40,7 +40,6 @@ export async function createVectorIndex(dim: number, opts: { relaxed?: boolean }
   let floats = createFloatRows(dim);
   let ids: string[] = [];
   const unit = new Float64Array(dim);
-  const queryInts = new Int16Array(Math.ceil(dim / 16) * 16);
   const stats = { searches: 0, reranked: 0 };
 
   return {
@@ -78,11 +77,8 @@ export async function createVectorIndex(dim: number, opts: { relaxed?: boolean }
       const size = ids.length;
       const want = Math.min(k, size);
       if (want === 0) return [];
-      const q = quantise(unit, dim, rows.queryLevels, queryInts);
-      if (q.scale === 0) return ids.slice(0, want).map((id) => ({ id, score: 0 })); // a zero query scores 0 everywhere
-      let length = 0;
-      for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
-      const found = rows.candidates(unit, queryInts, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
+      const found = rows.candidates(unit, size, want);
+      if (!found) return ids.slice(0, want).map((id) => ({ id, score: 0 })); // a zero query scores 0 everywhere
       stats.searches += 1;
       stats.reranked += found.rows.length;
       return bestExact(found.rows, (row) => floats.exact(row, unit), want).map(({ row, score }) => ({ id: ids[row]!, score }));

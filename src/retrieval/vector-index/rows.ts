@@ -1,6 +1,6 @@
 import { instantiateKernel, type Kernel, type KernelModules } from './kernel.ts';
 import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
-import { candidates, type QueryBounds } from './rank.ts';
+import { candidates } from './rank.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
 // the approximate pass over everything; per row also the quantisation scale, ‖x − x̂‖ and ‖x̂‖ (float32, rounded
@@ -11,8 +11,6 @@ const PAGE = 65536;
 export type RowStore = {
   /** Bytes held: the kernel's memory and the per-row bounds. */
   readonly bytes: number;
-  /** Integer steps of the query (query values in [-queryLevels, queryLevels]); fixed by the stride. */
-  readonly queryLevels: number;
   readonly scale: Float32Array;
   readonly residual: Float32Array;
   readonly norm: Float32Array;
@@ -24,9 +22,9 @@ export type RowStore = {
   writeCode(row: number, code: Uint8Array): void;
   /**
    * Rows 0..rows-1 whose exact score with the unit query `unit` may be among the best `k` (rank.ts), with each one's
-   * upper bound; `queryInts` and `query` are the query's fine integer form (`quantise(…, queryLevels, …)`).
+   * upper bound; undefined for a zero query (it scores 0 against every row).
    */
-  candidates(unit: Float64Array, queryInts: Int16Array, query: QueryBounds, rows: number, k: number): { rows: number[]; upper: number[] };
+  candidates(unit: Float64Array, rows: number, k: number): { rows: number[]; upper: number[] } | undefined;
 };
 
 /** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
@@ -59,6 +57,7 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
   let residual = new Float32Array(0);
   let norm = new Float32Array(0);
   let sums = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
+  const fineQuery = new Int16Array(stride);
   const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
   const header = new Float32Array(3); // a code's header, read through a copy: codes sit at any byte offset
@@ -66,8 +65,8 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
 
   const outAt = () => rowsAt + capacity * stride;
   const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
-  const grown = (old: Float32Array, length: number) => {
-    const fresh = new Float32Array(length);
+  const grown = <T extends Float32Array | Int32Array>(old: T, length: number): T => {
+    const fresh = new (old.constructor as new (n: number) => T)(length);
     fresh.set(old);
     return fresh;
   };
@@ -76,7 +75,6 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
     get bytes() {
       return kernel.memory.buffer.byteLength + capacity * 16;
     },
-    queryLevels,
     get scale() {
       return scale;
     },
@@ -100,9 +98,7 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
         scale = grown(scale, next);
         residual = grown(residual, next);
         norm = grown(norm, next);
-        const moreSums = new Int32Array(next);
-        moreSums.set(sums);
-        sums = moreSums;
+        sums = grown(sums, next);
         capacity = next;
       }
     },
@@ -127,8 +123,13 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
         norm[row] = view.getFloat32(8, true);
       }
     },
-    candidates(unit, queryInts, query, rows, k) {
-      new Int16Array(kernel.memory.buffer, 0, stride).set(queryInts);
+    candidates(unit, rows, k) {
+      const fine = quantise(unit, dim, queryLevels, fineQuery);
+      if (fine.scale === 0) return undefined;
+      let length = 0;
+      for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
+      const query = { scale: fine.scale, residual: fine.residual, length: Math.sqrt(length) };
+      new Int16Array(kernel.memory.buffer, 0, stride).set(fineQuery);
       const groups = Math.ceil(rows / 4);
       const fineEverywhere = () => {
         kernel.dots(0, rowsAt, groups, stride, outAt());
@@ -146,7 +147,7 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
       if (kept.rows.length > rows * COARSE_KEEPS_TOO_MANY) return fineEverywhere();
 
       // fine: the i16 query's exact dot products for the kept rows, a group of four at a time
-      const fine = new Int32Array(kept.rows.length);
+      const exact = new Int32Array(kept.rows.length);
       const four = new Int32Array(kernel.memory.buffer, groupOutAt(), 4);
       let group = -1;
       kept.rows.forEach((row, i) => {
@@ -154,9 +155,9 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
           group = row >> 2;
           kernel.dots(0, rowsAt + group * 4 * stride, 1, stride, groupOutAt());
         }
-        fine[i] = four[row & 3]!;
+        exact[i] = four[row & 3]!;
       });
-      return candidates(fine, store, query, kept.rows.length, k, { ids: kept.rows });
+      return candidates(exact, store, query, kept.rows.length, k, { ids: kept.rows });
     },
   };
 

@@ -1,5 +1,5 @@
 import { kernelModule } from './kernel.ts';
-import { checkVector, CODE_HEADER, normaliseInto, quantise, unitRow } from './quantise.ts';
+import { checkVector, CODE_HEADER, normaliseInto, unitRow } from './quantise.ts';
 import { createRowStore } from './rows.ts';
 
 // A collection's copy: only the int8 rows and their bounds in memory (792 bytes a row at 768 dimensions, so a
@@ -44,7 +44,6 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean }
   const unit = new Float64Array(dim);
   const scratch = new Float64Array(dim);
   const row32 = new Float32Array(dim);
-  const queryInts = new Int16Array(Math.ceil(dim / 16) * 16);
   const stats = { searches: 0, fetched: 0 };
 
   function reserve(total: number) {
@@ -98,16 +97,13 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean }
       normaliseInto(query, dim, unit);
       const want = Math.min(k, size);
       if (want === 0) return [];
-      const q = quantise(unit, dim, rows.queryLevels, queryInts);
-      if (q.scale === 0) {
+      const found = rows.candidates(unit, size, want);
+      if (!found) {
         // a zero query scores 0 everywhere: the first rows
         const first = Array.from(seqs.subarray(0, want));
         const found = new Map((await fetch(first)).map((f) => [f.seq, f]));
         return first.flatMap((seq) => (found.has(seq) ? [{ seq, score: 0, item: found.get(seq)!.item }] : []));
       }
-      let length = 0;
-      for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
-      const found = rows.candidates(unit, queryInts, { scale: q.scale, residual: q.residual, length: Math.sqrt(length) }, size, want);
       stats.searches += 1;
 
       const order = found.rows.map((_, i) => i).sort((a, b) => found.upper[b]! - found.upper[a]! || found.rows[a]! - found.rows[b]!);
