@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -46,7 +46,8 @@ export async function spoolUpload(request: Request, opts: SpoolOptions): Promise
   if (Number.isFinite(declared) && declared > opts.maxBytes + 64 * 1024) throw tooLarge(opts.maxBytes);
   if (!request.body) throw badRequest('The upload has no body.');
 
-  const path = await spoolPath(opts.tmpDir);
+  // the folder is made only when the upload outgrows memory (most uploads never touch the disk)
+  const path = spoolName(opts.tmpDir);
   let removed: Promise<void> | undefined;
   const discard = () => (removed ??= rm(path, { force: true }));
 
@@ -62,12 +63,14 @@ export async function spoolUpload(request: Request, opts: SpoolOptions): Promise
 
 const kept = () => Promise.resolve();
 
-/** A fresh name for a temporary file in the spool folder (created on first use); the file itself is not created. */
+/** A fresh name for a temporary file in the spool folder, which is made here; the file itself is not created. */
 export async function spoolPath(tmpDir: string | undefined): Promise<string> {
-  const dir = tmpDir ?? join(tmpdir(), 'svc-uploads');
-  await mkdir(dir, { recursive: true });
-  return join(dir, randomUUID());
+  const path = spoolName(tmpDir);
+  await mkdir(dirname(path), { recursive: true });
+  return path;
 }
+
+const spoolName = (tmpDir: string | undefined) => join(tmpDir ?? join(tmpdir(), 'svc-uploads'), randomUUID());
 
 type Received = Omit<SpooledUpload, 'discard'>;
 
@@ -171,18 +174,30 @@ class Spool extends Writable {
       done();
       return;
     }
-    if (!this.#file) {
-      this.#file = createWriteStream(this.path);
-      this.#file.on('error', (err) => {
+    if (this.#file) {
+      this.#toFile(this.#file, chunk, done);
+      return;
+    }
+    // the first byte past memory: the folder, then the file, with what was held written first
+    mkdir(dirname(this.path), { recursive: true }).then(() => {
+      // stopped while the folder was made: no file, so the caller's discard has nothing to miss
+      if (this.destroyed) return done();
+      const file = createWriteStream(this.path);
+      this.#file = file;
+      file.on('error', (err) => {
         this.#error ??= err;
         this.destroy(err);
       });
-      for (const held of this.#held) this.#file.write(held);
+      for (const held of this.#held) file.write(held);
       this.#held = [];
-    }
+      this.#toFile(file, chunk, done);
+    }, done);
+  }
+
+  #toFile(file: WriteStream, chunk: Buffer, done: (err?: Error | null) => void) {
     this.#size += chunk.length;
-    if (this.#file.write(chunk)) done();
-    else this.#file.once('drain', () => done());
+    if (file.write(chunk)) done();
+    else file.once('drain', () => done());
   }
 
   override _final(done: (err?: Error | null) => void) {

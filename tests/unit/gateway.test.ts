@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOfflineEmbedder, createOpenAiChat, createOpenAiEmbedder, GatewayError } from '../../src/platform/gateway/index.ts';
+import { tokenize } from '../../src/platform/gateway/offline-embedder.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
 let gw: ScriptedGateway;
@@ -167,6 +168,30 @@ describe('offline embedder', () => {
   it('folds case and accents', async () => {
     const [a, b] = await off.embed(['Café Crème', 'cafe creme']);
     expect(a).toEqual(b);
+  });
+
+  // Vectors already stored were made by this definition: a faster implementation must give them bit for bit.
+  it('gives the vectors of its definition: each word +-1 and each adjacent pair "a b" +-0.5, by FNV-1a, normalised', async () => {
+    const fnv = (s: string, seed: number) => {
+      let h = seed;
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+      return h;
+    };
+    const definition = (words: string[], dim: number) => {
+      const v = new Array<number>(dim).fill(0);
+      const features = [...words.map((w) => [w, 1] as const), ...words.slice(1).map((w, i) => [`${words[i]} ${w}`, 0.5] as const)];
+      for (const [f, weight] of features) {
+        const i = fnv(f, 0x811c9dc5) % dim;
+        v[i] = v[i]! + (fnv(f, 0x9747b28c) % 2 === 0 ? weight : -weight);
+      }
+      const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+      return v.map((x) => x / norm);
+    };
+    const texts = ['rivers and hills and rivers', 'Ünïcode wörds, ﬁne ligatures; 42 x y z z', 'one', 'a b a b a b c'.repeat(50)];
+    for (const dim of [768, 7]) {
+      const got = await createOfflineEmbedder(dim).embed(texts);
+      expect(got).toEqual(texts.map((t) => definition(tokenize(t), dim)));
+    }
   });
 
   it('honours a smaller dimension', async () => {

@@ -19,10 +19,20 @@ export function createOfflineEmbedder(dim = 768): Embedder {
 export function hashEmbed(text: string, dim: number): number[] {
   const v = new Float64Array(dim);
   const words = tokenize(text);
+  // A pair "a b" is hashed by carrying a's hash on over the space and b (FNV-1a reads left to right), so no pair
+  // string is built and no word is hashed more than twice a seed.
+  let before = 0;
+  let beforeSigned = 0;
   for (let i = 0; i < words.length; i++) {
-    add(v, words[i]!, 1);
-    // Pairs carry a little word order, weighted lower than the words themselves.
-    if (i + 1 < words.length) add(v, `${words[i]} ${words[i + 1]}`, 0.5);
+    const word = words[i]!;
+    const hash = fnv1a(word);
+    const signed = fnv1a(word, SIGN_SEED);
+    add(v, hash, signed, 1);
+    // Pairs carry a little word order, weighted lower than the words themselves (every sum here is exact in
+    // float64, so the order the features are added in does not change the vector).
+    if (i > 0) add(v, fnv1a(word, afterSpace(before)), fnv1a(word, afterSpace(beforeSigned)), 0.5);
+    before = hash;
+    beforeSigned = signed;
   }
   let norm = 0;
   for (const x of v) norm += x * x;
@@ -40,13 +50,14 @@ export function tokenize(text: string): string[] {
   return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-function add(v: Float64Array, feature: string, weight: number): void {
-  const h = fnv1a(feature);
-  // Index from the hash; sign from a second, differently seeded hash so collisions cancel rather than pile up.
-  const sign = (fnv1a(feature, 0x9747b28c) & 1) === 0 ? 1 : -1;
-  const i = h % v.length;
-  v[i] = (v[i] ?? 0) + sign * weight;
+/** Index from the feature's hash; sign from a second, differently seeded hash, so collisions cancel rather than pile up. */
+function add(v: Float64Array, hash: number, signed: number, weight: number): void {
+  const i = hash % v.length;
+  v[i] = v[i]! + ((signed & 1) === 0 ? weight : -weight);
 }
+
+const SIGN_SEED = 0x9747b28c;
+const afterSpace = (hash: number) => Math.imul(hash ^ 0x20, 0x01000193) >>> 0;
 
 // FNV-1a over UTF-16 code units, 32 bits.
 export function fnv1a(s: string, seed = 0x811c9dc5): number {
