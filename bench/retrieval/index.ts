@@ -265,7 +265,7 @@ async function benchIngestion(): Promise<string[]> {
           lines: Array.from({ length: 40 }, (_, l) => `document ${d} page ${p} line ${l} words about rivers and hills`),
         })),
       );
-    const pdfs = Array.from({ length: 20 }, (_, d) => pdf(d));
+    const pdfs = Array.from({ length: 60 }, (_, d) => pdf(d));
     const bare = async (bytes: Uint8Array) => extractText(await getDocumentProxy(new Uint8Array(bytes)), { mergePages: false });
     const upload = async (name: string, bytes: Uint8Array) => {
       const r = await h.upload('ingest', who.engineer, { name, type: 'application/pdf', bytes });
