@@ -45,6 +45,13 @@ describe('PDF text on worker threads', () => {
     expect(ocr.started).toBe(false);
   });
 
+  it('reads documents sent at once each whole and apart: every page once, none from another document', async () => {
+    const sent = [17, 1, 9, 30].map((pages, i) => ({ name: `at-once-${i}.pdf`, type: 'application/pdf', bytes: longPdf(pages) }));
+    const here = await Promise.all(sent.map((f) => ingestFixture(f, { ocr })));
+    expect(await Promise.all(sent.map((f) => ingestFixture(f, { ocr, pdfWorkers: two })))).toEqual(here);
+    expect(await Promise.all(sent.map((f) => ingestFixture(f, { ocr, pdfWorkers: three })))).toEqual(here);
+  });
+
   it('refuses a damaged or truncated PDF with the same message', async () => {
     const damaged = (await rejectedFixtures()).map((r) => r.fixture).filter(pdf);
     expect(damaged.length).toBeGreaterThanOrEqual(3);

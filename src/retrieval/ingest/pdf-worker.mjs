@@ -1,5 +1,6 @@
 // A PDF text worker (plain JavaScript, so it starts the same under Node, tsx and Bun): it opens the document it is
-// sent and reads the text of its share of the pages, the pages p with (p - 1) % of === share, in order. The text of
+// sent and reads pages in turn with the other workers: each takes the next page not yet taken from a counter they all
+// share, so a worker the machine slows down reads fewer pages rather than holding the document up. The text of
 // a page is read by the same code as on the main thread (pdf-page.mjs). A page without text is reported with whether it
 // paints anything OCR could read, so the main thread can OCR it. Jobs may be cancelled between pages.
 import { parentPort } from 'node:worker_threads';
@@ -24,7 +25,8 @@ parentPort.on('message', (message) => {
     });
 });
 
-async function read({ id, bytes, share, of, maxPages }) {
+async function read({ id, bytes, taken, maxPages }) {
+  const next = new Int32Array(taken);
   let pdf;
   try {
     pdf = await getDocumentProxy(bytes, OPEN_OPTIONS);
@@ -35,7 +37,7 @@ async function read({ id, bytes, share, of, maxPages }) {
     const numPages = pdf.numPages;
     if (numPages > maxPages) return { id, numPages, failure: { kind: 'pages' } };
     const pages = [];
-    for (let n = share + 1; n <= numPages; n += of) {
+    for (let n = Atomics.add(next, 0, 1) + 1; n <= numPages; n = Atomics.add(next, 0, 1) + 1) {
       // pdf.js works in promises alone: without a turn of the event loop a cancel would wait for the last page
       await new Promise((resolve) => setImmediate(resolve));
       if (cancelled.has(id)) return { id, numPages, failure: { kind: 'cancelled' } };

@@ -2,11 +2,12 @@ import { Worker } from 'node:worker_threads';
 
 // PDF text is read on worker threads, not on the thread that answers requests: pdf.js is synchronous CPU work (about
 // a millisecond a page), so on the main thread every upload held up every query and every other upload. A document
-// is split across all the workers, each reading every n-th page of its own copy, so one upload uses every core the
-// service has and a long PDF is read in a fraction of the time. Workers start with the first PDF, do not keep the
-// process alive, and a crashed one is replaced.
+// is split across all the workers, each opening its own copy and taking the next page not yet taken (a counter in
+// shared memory), so one upload uses every core the service has, a long PDF is read in a fraction of the time, and a
+// worker the machine slows down reads fewer pages instead of holding the rest up. Workers start with the first PDF,
+// do not keep the process alive, and a crashed one is replaced.
 
-/** What one worker read of its share of the pages (see pdf-worker.mjs). */
+/** What one worker read of the document: the pages it took (see pdf-worker.mjs). */
 type Share = {
   numPages?: number;
   pages?: SharedPage[];
@@ -63,7 +64,7 @@ export function createPdfWorkers(size: number): PdfWorkers {
     return fresh;
   }
 
-  function ask(i: number, bytes: Uint8Array, maxPages: number, signal: AbortSignal | undefined): Promise<Share> {
+  function ask(i: number, bytes: Uint8Array, taken: SharedArrayBuffer, maxPages: number, signal: AbortSignal | undefined): Promise<Share> {
     const { worker, pending } = slot(i);
     const id = nextId++;
     return new Promise<Share>((resolve, reject) => {
@@ -80,7 +81,7 @@ export function createPdfWorkers(size: number): PdfWorkers {
           reject(err);
         },
       });
-      worker.postMessage({ type: 'read', id, bytes, share: i, of: size, maxPages });
+      worker.postMessage({ type: 'read', id, bytes, taken, maxPages });
     });
   }
 
@@ -88,7 +89,9 @@ export function createPdfWorkers(size: number): PdfWorkers {
     size,
     async read(bytes, { maxPages, signal }) {
       signal?.throwIfAborted();
-      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, maxPages, signal)));
+      // the pages taken so far, counted by the workers themselves
+      const taken = new SharedArrayBuffer(4);
+      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, taken, maxPages, signal)));
       const failure = firstFailure(shares);
       if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
       const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);
