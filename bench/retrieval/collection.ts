@@ -7,6 +7,7 @@ import { copyInt8, readCopyRows } from '../../src/platform/db/index.ts';
 import * as store from '../../src/retrieval/store.ts';
 import { retrievalService } from '../../src/retrieval/service.ts';
 import { CODE_HEADER, encodeRow, unitRow } from '../../src/retrieval/vector-index/index.ts';
+import { vectorFromBinary } from '../../src/retrieval/vector-wire.ts';
 import { DIM, peerTable, type Distribution } from './datasets.ts';
 
 const BATCH = 50_000;
@@ -76,7 +77,7 @@ async function backfillCodes(db: Database, slug: string, log: typeof console.log
     db,
     `SELECT seq, embedding FROM retrieval_chunks WHERE collection_slug = '${slug}' AND embedding_i8 IS NULL ORDER BY seq`,
     ([seq, vector]) => {
-      const code = encodeRow(unitRow(store.vectorFromBinary(vector!), DIM, scratch, row32), DIM, new Uint8Array(CODE_HEADER + DIM));
+      const code = encodeRow(unitRow(vectorFromBinary(vector!), DIM, scratch, row32), DIM, new Uint8Array(CODE_HEADER + DIM));
       seqs.push(copyInt8(seq!));
       codes.push(Buffer.from(code).toString('hex'));
       if (seqs.length === 5000) pending.push(flush());

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/platform/db/index.ts';
-import { float32Text, vectorFromBinary } from '../../src/retrieval/store.ts';
+import { float32Text, vectorFromBinary } from '../../src/retrieval/vector-wire.ts';
 import { mulberry32 } from '../support/random-vectors.ts';
 
 // A chunk's embedding travels to the database as text; it must read back as the very float32 values its row code
