@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/platform/db/index.ts';
 import { TrackerError } from '../../src/tracker/errors.ts';
+import { searchEvaluationDatasets } from '../../src/tracker/evaluation-datasets/search.ts';
 import { searchExperiments } from '../../src/tracker/experiments/search.ts';
 import { searchLoggedModels } from '../../src/tracker/logged-models/search.ts';
 import { searchModelVersions, searchRegisteredModels } from '../../src/tracker/registry/search.ts';
 import { searchRuns } from '../../src/tracker/runs/search.ts';
 import { parseFilter, parseOrderBy } from '../../src/tracker/search/index.ts';
+import { searchTraces } from '../../src/tracker/traces/search.ts';
 
 // The grammar alone: what parses to what, and every refusal with its message. Refusals happen before any SQL, so
 // a recording stand-in for the database is enough; it also shows that user text only ever travels as parameters.
@@ -182,6 +184,22 @@ describe('the other searches refuse', () => {
       'Expected numeric value type for numeric attribute: version_number',
     ],
     [() => searchModelVersions(db, { filter: "current_stage = 'Production'", maxResults: 10 }), "Invalid attribute key 'current_stage'"],
+    [
+      () => searchTraces(db, { experimentIds: [1], filter: "timestamp_ms > 'x'", maxResults: 10, orderBy: [] }),
+      'Expected numeric value type for numeric attribute: timestamp_ms',
+    ],
+    [
+      () => searchTraces(db, { experimentIds: [1], filter: 'execution_time_ms LIKE 5', maxResults: 10, orderBy: [] }),
+      "Invalid comparator 'LIKE' for numeric attribute 'execution_time_ms'",
+    ],
+    [
+      () => searchEvaluationDatasets(db, { experimentIds: [1], filter: "created_time > 'x'", maxResults: 10, orderBy: [] }),
+      'Expected numeric value type for numeric attribute: created_time',
+    ],
+    [
+      () => searchExperiments(db, { filter: 'last_update_time LIKE 5', maxResults: 10 }),
+      "Invalid comparator 'LIKE' for numeric attribute 'last_update_time'",
+    ],
     [() => searchModelVersions(db, { maxResults: 200_001 }), 'It must be at most 200000'],
     [
       () => searchLoggedModels(db, { experimentIds: ['1'], filter: 'metric.acc > 1', maxResults: 10 }),

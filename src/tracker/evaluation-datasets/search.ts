@@ -6,7 +6,7 @@ import {
   checkDistinct,
   checkOp,
   compare,
-  NUMERIC_OPS,
+  compareNumeric,
   orderEntries,
   Params,
   SEARCH_STATEMENT,
@@ -42,12 +42,7 @@ function condition(c: Comparison, params: Params): string {
     throw invalidParameter(`Invalid entity type '${entity}'. Valid entity types are ('attribute', 'tags')`);
   }
   const attribute = attributeOf(key);
-  if (attribute.numeric) {
-    if (c.value.kind !== 'number')
-      throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
-    checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
-    return compare(attribute.column, c.op, c.value.value, params);
-  }
+  if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
   checkOp(c, STRING_OPS, `attribute '${key}'`);
   return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);
 }

@@ -6,7 +6,7 @@ import {
   checkDistinct,
   checkOp,
   compare,
-  NUMERIC_OPS,
+  compareNumeric,
   orderEntries,
   Params,
   SEARCH_STATEMENT,
@@ -56,12 +56,7 @@ function condition(c: Comparison, params: Params): string {
   if (!attribute) {
     throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(FILTER_ATTRIBUTES).join("', '")}'`);
   }
-  if (attribute.numeric) {
-    if (c.value.kind !== 'number')
-      throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
-    checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
-    return compare(attribute.column, c.op, c.value.value, params);
-  }
+  if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
   if (c.value.kind === 'list')
     throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");
   if (c.value.kind === 'number') throw invalidParameter(`Expected a quoted string value for attributes. Got value ${c.value.text}`);

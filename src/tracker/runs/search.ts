@@ -7,6 +7,7 @@ import {
   checkDistinct,
   checkOp,
   compare,
+  compareNumeric,
   compareMetric,
   experimentIdsOf,
   LIST_OPS,
@@ -109,12 +110,7 @@ function condition(c: Comparison, params: Params): string {
     }
     case 'attribute': {
       const attribute = attributeOf(key);
-      if (attribute.numeric) {
-        if (c.value.kind !== 'number')
-          throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
-        checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
-        return compare(attribute.column, c.op, c.value.value, params);
-      }
+      if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
       if (c.value.kind === 'list') {
         if (attribute.canonical !== 'run_id') {
           throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");

@@ -48,6 +48,13 @@ export function stringValue(value: Value, what: string): string {
   throw invalidParameter(`Expected a quoted string value for ${what} (e.g. 'my-value'). Got value ${value.text}`);
 }
 
+/** A numeric attribute's comparison: a number, with one of the numeric comparators (MLflow's messages otherwise). */
+export function compareNumeric(column: string, key: string, c: Comparison, params: Params): string {
+  if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
+  checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
+  return compare(column, c.op, c.value.value, params);
+}
+
 /** `column <op> value` for a scalar comparison, or `column = ANY(list)` for IN / NOT IN. */
 export function compare(column: string, op: string, value: string | number | string[], params: Params): string {
   if (op === 'IN') return `${column} = ANY(${params.add(value)}::text[])`;

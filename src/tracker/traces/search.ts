@@ -6,7 +6,7 @@ import {
   checkDistinct,
   checkOp,
   compare,
-  NUMERIC_OPS,
+  compareNumeric,
   orderEntries,
   Params,
   SEARCH_STATEMENT,
@@ -58,12 +58,7 @@ function condition(c: Comparison, params: Params): string {
     return `EXISTS (SELECT 1 FROM ${table} x WHERE x.trace_id = t.trace_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, stringValue(c.value, entity!), params)})`;
   }
   const attribute = attributeOf(key);
-  if (attribute.numeric) {
-    if (c.value.kind !== 'number')
-      throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);
-    checkOp(c, NUMERIC_OPS, `numeric attribute '${key}'`);
-    return compare(attribute.column, c.op, c.value.value, params);
-  }
+  if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
   checkOp(c, STRING_OPS, `attribute '${key}'`);
   return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);
 }
