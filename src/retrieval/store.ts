@@ -183,6 +183,7 @@ const chunkBatch = (chunks: ChunkInsert[]) =>
     })),
   );
 
+/** A chunk as the in-memory copy loads it: its code, or for a chunk stored without one its vector. */
 export type StoredRow = { seq: number; code: Uint8Array | null; vector: Float32Array | null };
 export type ChunkTotals = { total: number; seqSum: number };
 

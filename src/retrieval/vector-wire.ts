@@ -60,8 +60,6 @@ function writeNineDigits(out: Buffer, at: number, x: number, exponentBits: numbe
   return at;
 }
 
-/** A chunk as the in-memory copy loads it: its code, or for a chunk stored without one its vector. */
-
 /** pgvector's binary form (vector_send): int16 dimension, int16 unused, then the values as big-endian float4. */
 export function vectorFromBinary(bytes: Uint8Array): Float32Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
