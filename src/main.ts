@@ -7,17 +7,18 @@ import { createLogger } from './platform/log.ts';
 import { ConfigError } from './platform/config.ts';
 import { launch, migrateAll, openSharedParts, StartupError, type Launched } from './platform/launcher.ts';
 import type { ServiceDefinition, SharedParts } from './platform/service.ts';
+import { lookupTable } from './platform/lookup-table.ts';
 import { auditCommand, AUDIT_USAGE } from './audit-command.ts';
 import { policiesCommand, POLICIES_USAGE, UsageError } from './policies-command.ts';
 
 // Each service's code is loaded only when a command needs it: `svc serve tracker` does not carry explore's SQL
 // parsers or the runtime's Kubernetes client (hundreds of megabytes against the tracker's 512Mi limit).
-const SERVICES: Record<string, () => Promise<ServiceDefinition>> = {
+const SERVICES: Record<string, () => Promise<ServiceDefinition>> = lookupTable({
   retrieval: async () => (await import('./retrieval/service.ts')).retrievalService,
   explore: async () => (await import('./explore/service.ts')).exploreService,
   tracker: async () => (await import('./tracker/service.ts')).trackerService,
   'dashboards-runtime': async () => (await import('./dashboards-runtime/service.ts')).dashboardsRuntimeService,
-};
+});
 const allServices = () => Promise.all(Object.values(SERVICES).map((load) => load()));
 
 const USAGE = `usage: svc <command>
@@ -44,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
       });
     }
     case 'serve': {
-      const load = sub !== undefined && Object.hasOwn(SERVICES, sub) ? SERVICES[sub] : undefined;
+      const load = sub !== undefined ? SERVICES[sub] : undefined;
       if (!load) return usage(`unknown service '${sub ?? ''}'`);
       const service = await load();
       const port = option(rest, '--port');

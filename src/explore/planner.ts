@@ -1,4 +1,5 @@
 import { questionWords, type CatalogEntry } from './catalog.ts';
+import { lookupTable } from '../platform/lookup-table.ts';
 
 // The offline planner: with no language model configured, simple questions over the allowed tables still get an
 // answer. It knows four shapes: a count, a count or measure grouped by a dimension (joined through a `<x>key`
@@ -87,7 +88,7 @@ export function planQuestion(question: string, tables: readonly CatalogEntry[]):
 }
 
 /** The column whose name (without its table prefix) best matches the words, e.g. "total price" -> o_totalprice. */
-const ABBREVIATIONS: Record<string, string> = { account: 'acct', balance: 'bal', available: 'avail', quantity: 'qty' };
+const ABBREVIATIONS: Record<string, string> = lookupTable({ account: 'acct', balance: 'bal', available: 'avail', quantity: 'qty' });
 
 function findColumn(table: CatalogEntry, text: string): string | undefined {
   const words = questionWords(text).map((w) => ABBREVIATIONS[w] ?? w);

@@ -223,6 +223,12 @@ export async function rejectedFixtures(): Promise<{ fixture: Fixture; says: RegE
     ]),
     '_rels/.rels': rels([['rId1', 'officeDocument', 'word/document.xml']]),
   });
+  // a content type that names something every JavaScript object has, not an Office main part
+  const inheritedType = await pack({
+    '[Content_Types].xml': contentTypes([['/word/document.xml', 'constructor']]),
+    '_rels/.rels': rels([['rId1', 'officeDocument', 'word/document.xml']]),
+    'word/document.xml': '<w:document/>',
+  });
   const workbook = await xlsx([{ name: 'Only', rows: [['a', 1]] }]);
   const report = reportPdf().bytes;
   const wav = new Uint8Array([
@@ -335,6 +341,7 @@ export async function rejectedFixtures(): Promise<{ fixture: Fixture; says: RegE
     { fixture: f('broken.pdf', enc('%PDF-1.4\n1 0 obj\n<< /Type /Catalog')), says: /cannot be read as a PDF/, error: M },
     { fixture: f('truncated.pdf', report.slice(0, Math.floor(report.length / 2))), says: /damaged or truncated/, error: M },
     { fixture: f('empty.docx', plainZip), says: /not an Office Open XML package/, error: M },
+    { fixture: f('inherited.docx', inheritedType), says: /not an Office Open XML package of a known kind/, error: M },
     { fixture: f('hollow.docx', noDocument), says: /word\/document\.xml.*missing/, error: M },
     { fixture: f('budget.docx', workbook), says: /holds an Excel workbook.*rename it to \.xlsx/, error: M },
     { fixture: f('scan.docx', report), says: /holds a PDF.*rename/, error: M },

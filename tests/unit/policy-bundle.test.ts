@@ -1,4 +1,5 @@
-import { createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/platform/http.ts';
@@ -15,7 +16,7 @@ import {
   openBundleSource,
   type BundleEngine,
 } from '../../src/platform/policy/index.ts';
-import { canonicalJson, verifyFiles } from '../../src/platform/policy/signing.ts';
+import { canonicalJson, SIGNATURES_FILE, signaturesJson, verifyFiles } from '../../src/platform/policy/signing.ts';
 import { readTarGz, writeTarGz } from '../../src/platform/policy/tar.ts';
 import { startTestIssuer } from '../support/oidc-issuer.ts';
 import {
@@ -92,6 +93,18 @@ describe('an OPA bundle signature', () => {
     const named = unpackBundle(await sign(await committedBundle('r1'), key, 'svc-2025'));
     await expect(verifyFiles(named.files, { publicKey: createPublicKey(key.publicKeyPem), keyId: 'svc-2026' })).rejects.toThrow(
       "signed with key 'svc-2025'",
+    );
+  });
+
+  it.each(['SHA-1', 'constructor', '__proto__'])('refuses a file signed with digest %s, which it does not know', async (algorithm) => {
+    const { files } = unpackBundle(await sign(await committedBundle('r1'), key));
+    const listed = [...files.keys()].filter((name) => name !== SIGNATURES_FILE).map((name) => ({ name, hash: '00', algorithm }));
+    const jwt = await new SignJWT({ files: listed, keyid: 'svc' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'svc', typ: 'JWT' })
+      .sign(createPrivateKey(key.privateKeyPem));
+    files.set(SIGNATURES_FILE, signaturesJson(jwt));
+    await expect(verifyFiles(files, { publicKey: createPublicKey(key.publicKeyPem) })).rejects.toThrow(
+      `is signed with digest '${algorithm}'; accepted: SHA-256, SHA-384, SHA-512`,
     );
   });
 

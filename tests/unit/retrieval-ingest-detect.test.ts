@@ -41,6 +41,9 @@ describe('detectFormat', () => {
     ['export.dat', enc('# heading'), 'text/markdown; charset=utf-8', 'markdown'],
     ['export.dat', enc('anything'), 'text/x-anything', 'text'],
     ['MZ-report.txt', enc('MZ Corporation annual report'), undefined, 'text'], // "MZ" text is not an executable
+    // extensions that name what every JavaScript object has are extensions like any other
+    ['notes.constructor', enc('plain'), 'text/plain', 'text'],
+    ['notes.__proto__', enc('plain'), 'text/plain', 'text'],
   ] as const)('%s (%s) is %s', (filename, head, declaredType, format) => {
     expect(detect(filename, head, declaredType).format).toBe(format);
   });
@@ -100,6 +103,14 @@ describe('detectFormat', () => {
       ],
       ['sheet.ods', ZIP, 'UnsupportedFormatError', /OpenDocument \.ods.*\.xlsx/],
       ['old.xls', enc('<table>an HTML table saved as .xls</table>'), 'UnsupportedFormatError', /Legacy Excel \.xls/],
+      [
+        'notes.constructor',
+        enc('plain'),
+        'application/octet-stream',
+        'UnsupportedFormatError',
+        /^\.constructor files are not supported: upload PDF/,
+      ],
+      ['notes.__proto__', ZIP, undefined, 'UnsupportedFormatError', /^Zip \(\.__proto__\) archives are not supported/],
     ].map((c) => (c.length === 4 ? [c[0], c[1], undefined, c[2], c[3]] : c)) as [string, Uint8Array, string | undefined, string, RegExp][],
   )('%s is refused', (filename, head, declaredType, name, message) => {
     expect(refusal(filename, head, declaredType)).toMatchObject({ name, message: expect.stringMatching(message) });

@@ -171,8 +171,10 @@ describe('Office XML and HTML', () => {
 
   it('decodes entities, CDATA and skips comments and processing instructions', async () => {
     const rows =
-      '<?mso x?><!-- a comment with <row> inside --><row><c t="inlineStr"><is><t>Fish &amp; chips &#x263A; &#9731; &bogus; &lt;ok&gt;</t></is></c><c t="inlineStr"><is><t><![CDATA[<raw> & text]]></t></is></c></row>';
-    expect((await ingestFixture(await book(rows), { ocr })).pages[0]!.text).toBe('S\nFish & chips ☺ ☃ &bogus; <ok> | <raw> & text');
+      '<?mso x?><!-- a comment with <row> inside --><row><c t="inlineStr"><is><t>Fish &amp; chips &#x263A; &#9731; &bogus; &constructor; &__proto__; &lt;ok&gt;</t></is></c><c t="inlineStr"><is><t><![CDATA[<raw> & text]]></t></is></c></row>';
+    expect((await ingestFixture(await book(rows), { ocr })).pages[0]!.text).toBe(
+      'S\nFish & chips ☺ ☃ &bogus; &constructor; &__proto__; <ok> | <raw> & text',
+    );
   });
 
   it('checks the deadline while it scans, so a long part stops at the limit', async () => {

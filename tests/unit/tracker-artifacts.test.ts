@@ -91,6 +91,13 @@ describe('artifact proxy', () => {
     expect(res.headers.get('content-length')).toBe('11');
     expect(res.headers.get('content-disposition')).toContain('attachment; filename="MLmodel"');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-type')).toBe('text/plain');
+    // an extension it has no type for is bytes, even one named like what every JavaScript object has
+    for (const odd of ['notes.constructor', 'notes.__proto__']) {
+      expect((await put(`odd/${odd}`, 'x')).status).toBe(200);
+      expect((await app.request(`${A}/odd/${odd}`)).headers.get('content-type')).toBe('application/octet-stream');
+    }
+    expect((await app.request(`${A}/odd`, { method: 'DELETE' })).status).toBe(200);
     expect(new Uint8Array(await (await app.request(`${A}/1/run/artifacts/model/model.pkl`)).arrayBuffer())).toEqual(
       new Uint8Array([1, 2, 3]),
     );

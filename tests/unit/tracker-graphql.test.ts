@@ -108,6 +108,19 @@ describe('tracker GraphQL', () => {
     });
   });
 
+  it('knows no field by a name every JavaScript object has', async () => {
+    const root = await gql('query q { constructor { name } }');
+    expect(root).toEqual({ data: null, errors: ["Cannot query field 'constructor' on type 'Query'."] });
+    // a field the type lacks reads as absent, an inherited name like any other
+    const nested = await gql(
+      `query q { mlflowGetExperiment(input: {experimentId: "${exp}"}) { experiment { name nosuch constructor toString } } }`,
+    );
+    expect(nested).toEqual({
+      data: { mlflowGetExperiment: { experiment: { name: 'GraphqlTest', nosuch: '', constructor: '', toString: '' } } },
+      errors: null,
+    });
+  });
+
   it.each([
     [
       'root fields',

@@ -92,6 +92,7 @@ describe('search_runs refuses', () => {
     ["params.x = 'open", 'unterminated'],
     ['metrics. > 1', "expected a name after '.'"],
     ['foo.bar = 1', "Invalid entity type 'foo'. Valid values are ['metric', 'parameter', 'tag', 'attribute', 'dataset']"],
+    ['constructor.bar = 1', "Invalid entity type 'constructor'. Valid values are ['metric', 'parameter', 'tag', 'attribute', 'dataset']"],
     ["attributes.color = 'red'", "Invalid attribute key 'color' specified. Valid keys are"],
     ["nonsense = 'x'", "Invalid attribute key 'nonsense' specified."],
     ["datasets.size = 'x'", "Invalid dataset key 'size' specified. Valid keys are 'name', 'digest', 'context'"],
@@ -228,5 +229,70 @@ describe('the other searches refuse', () => {
     ],
   ])('%#', async (run, message) => {
     expect(await refusal(run)).toContain(message);
+  });
+});
+
+// Names every JavaScript object inherits are no attribute: each is refused as an unknown key, before any SQL is sent
+describe('an inherited name is no attribute', () => {
+  it.each([
+    [
+      'runs filter',
+      (db: Sql) => searchRuns(db, { experimentIds: ['1'], filter: "attributes.constructor = 'x'", maxResults: 10 }),
+      "Invalid attribute key 'constructor'",
+    ],
+    [
+      'runs order',
+      (db: Sql) => searchRuns(db, { experimentIds: ['1'], orderBy: ['attributes.toString'], maxResults: 10 }),
+      "Invalid attribute key 'toString'",
+    ],
+    [
+      'experiments filter',
+      (db: Sql) => searchExperiments(db, { filter: "valueOf = 'x'", maxResults: 10 }),
+      "Invalid attribute key 'valueOf'",
+    ],
+    [
+      'experiments order',
+      (db: Sql) => searchExperiments(db, { orderBy: ['constructor'], maxResults: 10 }),
+      "Invalid attribute key 'constructor'",
+    ],
+    [
+      'model versions filter',
+      (db: Sql) => searchModelVersions(db, { filter: "hasOwnProperty = 'x'", maxResults: 10 }),
+      "Invalid attribute key 'hasOwnProperty'",
+    ],
+    [
+      'model versions order',
+      (db: Sql) => searchModelVersions(db, { orderBy: ['constructor'], maxResults: 10 }),
+      "Invalid attribute key 'constructor'",
+    ],
+    [
+      'registered models order',
+      (db: Sql) => searchRegisteredModels(db, { orderBy: ['constructor'], maxResults: 10 }),
+      "Invalid order by key 'constructor'",
+    ],
+    [
+      'traces filter',
+      (db: Sql) => searchTraces(db, { experimentIds: [1], filter: "constructor = 'x'", maxResults: 10, orderBy: [] }),
+      "Invalid attribute key 'constructor'",
+    ],
+    [
+      'evaluation datasets order',
+      (db: Sql) => searchEvaluationDatasets(db, { experimentIds: [1], orderBy: ['__proto__'], maxResults: 10 }),
+      "Invalid attribute key '__proto__'",
+    ],
+    [
+      'logged models filter',
+      (db: Sql) => searchLoggedModels(db, { experimentIds: ['1'], filter: "constructor = 'x'", maxResults: 10 }),
+      "Invalid attribute key 'constructor'",
+    ],
+    [
+      'logged models order',
+      (db: Sql) => searchLoggedModels(db, { experimentIds: ['1'], orderBy: [{ field_name: 'toString' }], maxResults: 10 }),
+      'Invalid order by field name: toString.',
+    ],
+  ])('%s', async (_, run, message) => {
+    const db = recordingSql();
+    expect(await refusal(() => run(db))).toContain(message);
+    expect(db.statements).toHaveLength(0);
   });
 });

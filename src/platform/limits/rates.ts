@@ -1,10 +1,12 @@
+import { lookupTable } from '../lookup-table.ts';
+
 // A limit is a token bucket: `capacity` units, refilled evenly over `perSeconds` (so a burst of the whole capacity,
 // then capacity/perSeconds a second). Written `N/unit` or `N/<seconds>s`: `60/h`, `100000/day`, `500/90s`; `off`
 // for no limit.
 export type Rate = { capacity: number; perSeconds: number };
 export type Limit = Rate | 'unlimited';
 
-const UNITS: Record<string, number> = {
+const UNITS: Record<string, number> = lookupTable({
   s: 1,
   sec: 1,
   secs: 1,
@@ -21,14 +23,14 @@ const UNITS: Record<string, number> = {
   d: 86400,
   day: 86400,
   days: 86400,
-};
+});
 
 /** The limit a setting describes, or an error message naming what is wrong. */
 export function parseLimit(text: string): Limit | { error: string } {
   const t = text.trim().toLowerCase();
   if (t === 'off' || t === 'unlimited') return 'unlimited';
   const m = /^(\d+)\s*\/\s*(\d+)?\s*([a-z]+)$/.exec(t);
-  const unit = m && Object.hasOwn(UNITS, m[3]!) ? UNITS[m[3]!] : undefined;
+  const unit = m ? UNITS[m[3]!] : undefined;
   if (!m || unit === undefined) return { error: `expected N/unit (e.g. 60/h, 100000/day, 500/90s) or off, got '${text}'` };
   const capacity = Number(m[1]);
   const perSeconds = Number(m[2] ?? 1) * unit;

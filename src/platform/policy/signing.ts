@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { compactVerify, decodeProtectedHeader, SignJWT } from 'jose';
 import type { Files } from './tar.ts';
+import { lookupTable } from '../lookup-table.ts';
 
 // OPA's bundle signature, so that `opa` verifies what svc signs and svc verifies what `opa sign` signs: the bundle
 // holds `.signatures.json` = {"signatures": [<one JWT>]}, whose payload lists every other file with its digest
@@ -17,7 +18,7 @@ export class BundleSignatureError extends Error {
 
 type SignedFile = { name: string; hash: string; algorithm: string };
 
-const DIGESTS: Record<string, string> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+const DIGESTS: Record<string, string> = lookupTable({ 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' });
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
 
 /** The JWT for `.signatures.json`, over every file of the bundle but that one. RS256 for RSA keys, ES256/ES384 for EC. */

@@ -1,6 +1,7 @@
 import { MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import { firstInvalidUtf8, pdfHeaderOffset, sniff } from './magic.ts';
 import { htmlCharset } from './text.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // Stage one of recognising an upload, from its name, declared type and first bytes (up to 8 KiB). Bytes and name
 // are read together: a signature decides what a file is, a name that contradicts it is refused rather than
@@ -13,7 +14,7 @@ export type Detected = { format: Format; imageKind?: ImageKind };
 
 export const ACCEPTED = 'PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), HTML, Markdown or UTF-8 text (.txt, .csv, .log)';
 
-const TEXT_EXT: Record<string, 'html' | 'markdown' | 'text'> = {
+const TEXT_EXT: Record<string, 'html' | 'markdown' | 'text'> = lookupTable({
   md: 'markdown',
   markdown: 'markdown',
   mdown: 'markdown',
@@ -36,16 +37,16 @@ const TEXT_EXT: Record<string, 'html' | 'markdown' | 'text'> = {
   tex: 'text',
   ini: 'text',
   conf: 'text',
-};
-const OOXML_EXT = { docx: 'docx', pptx: 'pptx', xlsx: 'xlsx' } as const;
-const OOXML_MIME: Record<string, 'docx' | 'pptx' | 'xlsx'> = {
+});
+const OOXML_EXT = lookupTable({ docx: 'docx', pptx: 'pptx', xlsx: 'xlsx' } as const);
+const OOXML_MIME: Record<string, 'docx' | 'pptx' | 'xlsx'> = lookupTable({
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
   'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
-};
-const IMAGE_EXT: Record<string, ImageKind> = { png: 'png', jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', tif: 'tiff', tiff: 'tiff' };
+});
+const IMAGE_EXT: Record<string, ImageKind> = lookupTable({ png: 'png', jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', tif: 'tiff', tiff: 'tiff' });
 /** What each claimed binary format is called in a message. */
-const CALLED: Record<string, string> = {
+const CALLED: Record<string, string> = lookupTable({
   pdf: 'a PDF',
   docx: 'a Word document',
   pptx: 'a PowerPoint presentation',
@@ -54,8 +55,8 @@ const CALLED: Record<string, string> = {
   jpeg: 'a JPEG image',
   tiff: 'a TIFF image',
   zip: 'a zip archive',
-};
-const LEGACY: Record<string, string> = {
+});
+const LEGACY: Record<string, string> = lookupTable({
   doc: 'Legacy Word .doc files are not supported: save the document as .docx or PDF and upload it again.',
   dot: 'Legacy Word .dot templates are not supported: save the document as .docx or PDF and upload it again.',
   xls: 'Legacy Excel .xls files are not supported: save the workbook as .xlsx and upload it again.',
@@ -63,8 +64,8 @@ const LEGACY: Record<string, string> = {
   ppt: 'Legacy PowerPoint .ppt files are not supported: save the presentation as .pptx or PDF and upload it again.',
   pps: 'Legacy PowerPoint .pps files are not supported: save the presentation as .pptx or PDF and upload it again.',
   pot: 'Legacy PowerPoint .pot templates are not supported: save the presentation as .pptx or PDF and upload it again.',
-};
-const ODF: Record<string, string> = { odt: '.docx', ods: '.xlsx', odp: '.pptx', odg: 'PDF' };
+});
+const ODF: Record<string, string> = lookupTable({ odt: '.docx', ods: '.xlsx', odp: '.pptx', odg: 'PDF' });
 const AUDIO_EXT = new Set(['wav', 'mp3', 'ogg', 'oga', 'opus', 'flac', 'm4a', 'aac', 'wma', 'aif', 'aiff', 'amr']);
 const EXEC_EXT = new Set(['exe', 'dll', 'so', 'dylib', 'msi', 'class', 'jar', 'wasm', 'apk', 'deb', 'rpm']);
 const ARCHIVE_EXT = new Set(['zip', 'gz', 'tgz', '7z', 'rar', 'tar', 'bz2', 'xz', 'zst']);

@@ -18,21 +18,22 @@ export type OfficePackage = {
 };
 
 const OOXML = 'application/vnd.openxmlformats-officedocument.';
-const MAIN_TYPES: Record<string, OfficeFormat> = {
-  [`${OOXML}wordprocessingml.document.main+xml`]: 'docx',
-  [`${OOXML}wordprocessingml.template.main+xml`]: 'docx',
-  'application/vnd.ms-word.document.macroenabled.main+xml': 'docx',
-  'application/vnd.ms-word.template.macroenabledtemplate.main+xml': 'docx',
-  [`${OOXML}presentationml.presentation.main+xml`]: 'pptx',
-  [`${OOXML}presentationml.slideshow.main+xml`]: 'pptx',
-  [`${OOXML}presentationml.template.main+xml`]: 'pptx',
-  'application/vnd.ms-powerpoint.presentation.macroenabled.main+xml': 'pptx',
-  'application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml': 'pptx',
-  [`${OOXML}spreadsheetml.sheet.main+xml`]: 'xlsx',
-  [`${OOXML}spreadsheetml.template.main+xml`]: 'xlsx',
-  'application/vnd.ms-excel.sheet.macroenabled.main+xml': 'xlsx',
-  'application/vnd.ms-excel.template.macroenabled.main+xml': 'xlsx',
-};
+// a Map: a content type read from the upload is looked up, and a plain object would answer `constructor` too
+const MAIN_TYPES = new Map<string, OfficeFormat>([
+  [`${OOXML}wordprocessingml.document.main+xml`, 'docx'],
+  [`${OOXML}wordprocessingml.template.main+xml`, 'docx'],
+  ['application/vnd.ms-word.document.macroenabled.main+xml', 'docx'],
+  ['application/vnd.ms-word.template.macroenabledtemplate.main+xml', 'docx'],
+  [`${OOXML}presentationml.presentation.main+xml`, 'pptx'],
+  [`${OOXML}presentationml.slideshow.main+xml`, 'pptx'],
+  [`${OOXML}presentationml.template.main+xml`, 'pptx'],
+  ['application/vnd.ms-powerpoint.presentation.macroenabled.main+xml', 'pptx'],
+  ['application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml', 'pptx'],
+  [`${OOXML}spreadsheetml.sheet.main+xml`, 'xlsx'],
+  [`${OOXML}spreadsheetml.template.main+xml`, 'xlsx'],
+  ['application/vnd.ms-excel.sheet.macroenabled.main+xml', 'xlsx'],
+  ['application/vnd.ms-excel.template.macroenabled.main+xml', 'xlsx'],
+]);
 const NAMED: Record<OfficeFormat, string> = { docx: 'a Word document', pptx: 'a PowerPoint presentation', xlsx: 'an Excel workbook' };
 const MAIN_PART: Record<OfficeFormat, string> = { docx: 'word/document.xml', pptx: 'ppt/presentation.xml', xlsx: 'xl/workbook.xml' };
 
@@ -76,15 +77,15 @@ export async function openOfficePackage(
     : undefined;
   let main = declaredMain;
   let type = main ? typeOf(main) : undefined;
-  if (!type || !MAIN_TYPES[type]) {
+  if (!type || !MAIN_TYPES.has(type)) {
     // no usable package relationship: the first override with a main-document content type
-    const found = [...overrides].find(([, t]) => MAIN_TYPES[t]);
+    const found = [...overrides].find(([, t]) => MAIN_TYPES.has(t));
     if (found) [main, type] = found;
   }
   if (type?.startsWith('application/vnd.ms-excel.sheet.binary')) {
     throw new UnsupportedFormatError(`${filename} is an Excel binary workbook (.xlsb): save it as .xlsx and upload it again.`);
   }
-  const format = type ? MAIN_TYPES[type] : undefined;
+  const format = type ? MAIN_TYPES.get(type) : undefined;
   if (!format || !main) {
     throw new MalformedDocumentError(
       `${filename} is a zip archive but not an Office Open XML package of a known kind (no Word, PowerPoint or Excel main part is declared): save it again as .${claimed} and upload it again.`,

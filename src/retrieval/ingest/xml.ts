@@ -1,5 +1,6 @@
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // Office XML read by a linear scanner. Regular expressions over a part went quadratic on hostile input (an
 // unclosed `<row>` repeated 120 000 times held the event loop for 16 s, out of reach of any deadline), so a part
@@ -193,7 +194,7 @@ function parseAttributes(raw: string): Record<string, string> {
   }
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const ENTITIES: Record<string, string> = lookupTable({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" });
 /** Longest entity reference looked for: '&#x10FFFF;' and the named ones are shorter. */
 const MAX_ENTITY = 12;
 

@@ -3,10 +3,11 @@ import { routePath } from 'hono/route';
 import type { AppEnv } from '../../platform/http.ts';
 import { downloadArtifact } from './files.ts';
 import type { ObjectStore } from '../../platform/objects/index.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // Content types for the files MLflow clients and the UI look at; anything else is bytes. Always sent as an
 // attachment with nosniff, as MLflow does, so a stored HTML file never runs on the server's origin.
-const TYPES: Record<string, string> = {
+const TYPES: Record<string, string> = lookupTable({
   json: 'application/json',
   txt: 'text/plain',
   log: 'text/plain',
@@ -22,7 +23,7 @@ const TYPES: Record<string, string> = {
   gif: 'image/gif',
   svg: 'image/svg+xml',
   pdf: 'application/pdf',
-};
+});
 
 export function contentTypeOf(path: string): string {
   const base = path.slice(path.lastIndexOf('/') + 1);

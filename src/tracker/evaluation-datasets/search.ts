@@ -3,6 +3,7 @@ import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison } from '../search/filter.ts';
 import { checkMaxResults, page, startOffset } from '../search/paging.ts';
 import {
+  attributeNamed,
   checkDistinct,
   checkOp,
   compare,
@@ -13,24 +14,20 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_datasets (evaluation datasets): by experiment, `name`, `dataset_id`, `created_time`, `last_update_time`
 // and `tags.<key>`; ordered by those attributes, newest first by default.
 
-const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
+const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = lookupTable({
   name: { column: 'd.name', numeric: false },
   dataset_id: { column: 'd.dataset_id', numeric: false },
   digest: { column: 'd.digest', numeric: false },
   created_time: { column: 'd.created_time', numeric: true },
   last_update_time: { column: 'd.last_update_time', numeric: true },
-};
+});
 
-function attributeOf(key: string) {
-  const attribute = ATTRIBUTES[key];
-  if (!attribute)
-    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
-  return attribute;
-}
+const attributeOf = (key: string) => attributeNamed(ATTRIBUTES, key);
 
 function condition(c: Comparison, params: Params): string {
   const { entity, key } = c.identifier;

@@ -3,6 +3,7 @@ import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
 import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
 import {
+  attributeNamed,
   checkDistinct,
   checkOp,
   compare,
@@ -14,6 +15,7 @@ import {
   stringValue,
 } from '../search/sql.ts';
 import type { ViewType } from '../wire/fields.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_experiments: attributes name, creation_time, last_update_time and tags.<key>; ordered by name,
 // experiment_id, creation_time or last_update_time (default creation_time DESC, experiment_id ASC), with
@@ -27,17 +29,17 @@ export type SearchExperimentsRequest = {
   pageToken?: string;
 };
 
-const FILTER_ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
+const FILTER_ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = lookupTable({
   name: { column: 'e.name', numeric: false },
   creation_time: { column: 'e.creation_time', numeric: true },
   last_update_time: { column: 'e.last_update_time', numeric: true },
-};
-const ORDER_ATTRIBUTES: Record<string, string> = {
+});
+const ORDER_ATTRIBUTES: Record<string, string> = lookupTable({
   name: 'e.name',
   experiment_id: 'e.experiment_id',
   creation_time: 'e.creation_time',
   last_update_time: 'e.last_update_time',
-};
+});
 
 function entityOf(identifier: Identifier): 'attribute' | 'tag' {
   if (identifier.entity === undefined || identifier.entity === 'attribute') return 'attribute';
@@ -52,10 +54,7 @@ function condition(c: Comparison, params: Params): string {
     const value = stringValue(c.value, 'tag');
     return `EXISTS (SELECT 1 FROM tracker_experiment_tags t WHERE t.experiment_id = e.experiment_id AND t.key = ${params.add(key)} AND ${compare('t.value', c.op, value, params)})`;
   }
-  const attribute = FILTER_ATTRIBUTES[key];
-  if (!attribute) {
-    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(FILTER_ATTRIBUTES).join("', '")}'`);
-  }
+  const attribute = attributeNamed(FILTER_ATTRIBUTES, key);
   if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
   if (c.value.kind === 'list')
     throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");
@@ -71,12 +70,7 @@ function ordering(orderBy: string[]): string[] {
   const terms = clauses.map((clause) => {
     const { identifier, ascending } = parseOrderBy(clause);
     if (entityOf(identifier) !== 'attribute') throw invalidParameter(`Invalid order_by entity: tag`);
-    const column = ORDER_ATTRIBUTES[identifier.key];
-    if (!column) {
-      throw invalidParameter(
-        `Invalid attribute key '${identifier.key}' specified. Valid keys are '${Object.keys(ORDER_ATTRIBUTES).join("', '")}'`,
-      );
-    }
+    const column = attributeNamed(ORDER_ATTRIBUTES, identifier.key);
     keys.push(identifier.key);
     return `${column} ${ascending ? 'ASC' : 'DESC'}`;
   });

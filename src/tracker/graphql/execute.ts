@@ -182,6 +182,9 @@ function argValue(v: GqlValue, variables: Record<string, unknown>): unknown {
   return v;
 }
 
+// A field's value from an object's own properties: `constructor` or `toString` is in every object, and no field of one.
+const own = <T>(source: Record<string, T>, name: string): T | undefined => (Object.hasOwn(source, name) ? source[name] : undefined);
+
 async function project(value: unknown, field: Field, doc: Document): Promise<unknown> {
   if (typeof value === 'function') value = await (value as Lazy)();
   const name = field.name;
@@ -195,7 +198,7 @@ async function project(value: unknown, field: Field, doc: Document): Promise<unk
   const out: Record<string, unknown> = {};
   const source = value as Record<string, unknown>;
   for (const child of fieldsOf(field.selections, doc)) {
-    const v = child.name === '__typename' ? undefined : (source[child.name] ?? source[snake(child.name)]);
+    const v = child.name === '__typename' ? undefined : (own(source, child.name) ?? own(source, snake(child.name)));
     out[child.alias ?? child.name] = await project(v, child, doc);
   }
   return out;
@@ -219,7 +222,7 @@ export async function execute(
       data[key] = op.type === 'mutation' ? 'Mutation' : 'Query';
       continue;
     }
-    const resolve = roots[field.name];
+    const resolve = own(roots, field.name);
     if (!resolve) {
       errors.push(`Cannot query field '${field.name}' on type '${op.type === 'mutation' ? 'Mutation' : 'Query'}'.`);
       continue;

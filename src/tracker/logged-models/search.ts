@@ -2,7 +2,18 @@ import type { Sql } from '../../platform/db/types.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseFilter, type Comparison } from '../search/filter.ts';
 import { checkMaxResults, decodePageToken, encodePageToken, MAX_RESULTS, page, readOffset } from '../search/paging.ts';
-import { checkOp, compare, compareMetric, experimentIdsOf, NUMERIC_OPS, Params, SEARCH_STATEMENT, STRING_OPS } from '../search/sql.ts';
+import {
+  attributeNamed,
+  checkOp,
+  compare,
+  compareMetric,
+  experimentIdsOf,
+  NUMERIC_OPS,
+  Params,
+  SEARCH_STATEMENT,
+  STRING_OPS,
+} from '../search/sql.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_logged_models (MLflow 3): entities are written `attributes.`, `metrics.`, `params.`, `tags.` (or a bare
 // attribute name); a model's metric value is its latest point for the key (greatest timestamp, then step). Order
@@ -23,7 +34,7 @@ export type SearchLoggedModelsRequest = {
   pageToken?: string;
 };
 
-const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
+const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = lookupTable({
   name: { column: 'lm.name', numeric: false },
   model_id: { column: 'lm.model_id', numeric: false },
   model_type: { column: 'lm.model_type', numeric: false },
@@ -33,15 +44,10 @@ const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
   creation_time: { column: 'lm.creation_time', numeric: true },
   last_updated_timestamp: { column: 'lm.last_updated_time', numeric: true },
   last_updated_time: { column: 'lm.last_updated_time', numeric: true },
-};
+});
 const ENTITIES = ['attributes', 'metrics', 'params', 'tags'];
 
-function attributeOf(key: string) {
-  const attribute = ATTRIBUTES[key];
-  if (!attribute)
-    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
-  return attribute;
-}
+const attributeOf = (key: string) => attributeNamed(ATTRIBUTES, key);
 
 /** `(dataset_name = .. AND dataset_digest = ..) OR ...` over metric rows, or undefined for no dataset scope. */
 function onDatasets(datasets: LoggedModelDataset[], params: Params, alias = ''): string | undefined {

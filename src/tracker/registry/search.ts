@@ -3,6 +3,7 @@ import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
 import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
 import {
+  attributeNamed,
   checkDistinct,
   checkOp,
   compare,
@@ -13,6 +14,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_registered_models and search_model_versions. MLflow 3 clients append
 // tag.`mlflow.prompt.is_prompt` != 'true' to both searches to hide prompts; a model without that tag is not a
@@ -54,12 +56,12 @@ function modelCondition(c: Comparison, params: Params): string {
   return compare('m.name', c.op, stringValue(c.value, 'attributes'), params);
 }
 
-const MODEL_ORDER: Record<string, string> = {
+const MODEL_ORDER: Record<string, string> = lookupTable({
   name: 'm.name',
   timestamp: 'm.creation_time',
   creation_timestamp: 'm.creation_time',
   last_updated_timestamp: 'm.last_updated_time',
-};
+});
 
 function modelOrdering(orderBy: string[]): string[] {
   const keys: string[] = [];
@@ -95,13 +97,13 @@ export async function searchRegisteredModels(db: Sql, req: RegistrySearchRequest
 }
 
 // Model versions: `version` is accepted beside MLflow's `version_number`.
-const VERSION_ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
+const VERSION_ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = lookupTable({
   name: { column: 'v.name', numeric: false },
   run_id: { column: 'v.run_id', numeric: false },
   source_path: { column: 'v.source', numeric: false },
   version_number: { column: 'v.version', numeric: true },
   version: { column: 'v.version', numeric: true },
-};
+});
 
 function versionCondition(c: Comparison, params: Params): string {
   if (entityOf(c.identifier) === 'tag') {
@@ -114,8 +116,7 @@ function versionCondition(c: Comparison, params: Params): string {
     return tagCondition(c, tagValue, params);
   }
   const { key } = c.identifier;
-  const attribute = VERSION_ATTRIBUTES[key];
-  if (!attribute) throw invalidKey(key, Object.keys(VERSION_ATTRIBUTES));
+  const attribute = attributeNamed(VERSION_ATTRIBUTES, key);
   if (attribute.numeric) {
     const number =
       c.value.kind === 'number'
@@ -141,13 +142,13 @@ function versionCondition(c: Comparison, params: Params): string {
   return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);
 }
 
-const VERSION_ORDER: Record<string, string> = {
+const VERSION_ORDER: Record<string, string> = lookupTable({
   name: 'v.name',
   version_number: 'v.version',
   version: 'v.version',
   creation_timestamp: 'v.creation_time',
   last_updated_timestamp: 'v.last_updated_time',
-};
+});
 
 function versionOrdering(orderBy: string[]): string[] {
   const clauses = orderBy.length > 0 ? orderBy : ['last_updated_timestamp DESC'];
@@ -155,8 +156,7 @@ function versionOrdering(orderBy: string[]): string[] {
   const terms = clauses.map((clause) => {
     const { identifier, ascending } = parseOrderBy(clause);
     if (entityOf(identifier) !== 'attribute') throw invalidParameter(`Invalid order_by entity: tag`);
-    const column = VERSION_ORDER[identifier.key];
-    if (!column) throw invalidKey(identifier.key, Object.keys(VERSION_ORDER));
+    const column = attributeNamed(VERSION_ORDER, identifier.key);
     keys.push(column);
     return `${column} ${ascending ? 'ASC' : 'DESC'}`;
   });

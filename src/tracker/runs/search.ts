@@ -4,21 +4,23 @@ import type { ViewType } from '../wire/fields.ts';
 import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
 import { checkMaxResults, MAX_RESULTS, page, startOffset } from '../search/paging.ts';
 import {
+  attributeNamed,
   checkDistinct,
   checkOp,
   compare,
-  compareNumeric,
   compareMetric,
+  compareNumeric,
   experimentIdsOf,
   LIST_OPS,
-  NUMERIC_OPS,
   numberValue,
+  NUMERIC_OPS,
   orderEntries,
   Params,
   SEARCH_STATEMENT,
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_runs: the filter becomes EXISTS semi-joins on the run's latest metrics, params, tags and dataset inputs;
 // each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
@@ -36,7 +38,7 @@ export type SearchRunsRequest = {
 
 type Entity = 'metric' | 'parameter' | 'tag' | 'attribute' | 'dataset';
 
-const ENTITIES: Record<string, Entity> = {
+const ENTITIES: Record<string, Entity> = lookupTable({
   metric: 'metric',
   metrics: 'metric',
   parameter: 'parameter',
@@ -51,10 +53,10 @@ const ENTITIES: Record<string, Entity> = {
   run: 'attribute',
   dataset: 'dataset',
   datasets: 'dataset',
-};
+});
 
 // Attribute names (and MLflow's aliases) to their column; numeric ones compare as numbers.
-const ATTRIBUTES: Record<string, { column: string; numeric: boolean; canonical: string }> = {
+const ATTRIBUTES: Record<string, { column: string; numeric: boolean; canonical: string }> = lookupTable({
   run_id: { column: 'r.run_id', numeric: false, canonical: 'run_id' },
   run_name: { column: 'r.name', numeric: false, canonical: 'run_name' },
   'run name': { column: 'r.name', numeric: false, canonical: 'run_name' },
@@ -68,8 +70,7 @@ const ATTRIBUTES: Record<string, { column: string; numeric: boolean; canonical: 
   created: { column: 'r.start_time', numeric: true, canonical: 'start_time' },
   Created: { column: 'r.start_time', numeric: true, canonical: 'start_time' },
   end_time: { column: 'r.end_time', numeric: true, canonical: 'end_time' },
-};
-const ATTRIBUTE_KEYS = Object.keys(ATTRIBUTES);
+});
 
 const DATASET_KEYS = ['name', 'digest', 'context'];
 const DATASET_CONTEXT_TAG = 'mlflow.data.context';
@@ -85,11 +86,7 @@ function entityOf(identifier: Identifier): Entity {
   return entity;
 }
 
-function attributeOf(key: string) {
-  const attribute = ATTRIBUTES[key];
-  if (!attribute) throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${ATTRIBUTE_KEYS.join("', '")}'`);
-  return attribute;
-}
+const attributeOf = (key: string) => attributeNamed(ATTRIBUTES, key);
 
 /** The SQL condition of one comparison on run `r`. */
 function condition(c: Comparison, params: Params): string {

@@ -48,6 +48,15 @@ export function stringValue(value: Value, what: string): string {
   throw invalidParameter(`Expected a quoted string value for ${what} (e.g. 'my-value'). Got value ${value.text}`);
 }
 
+/**
+ * The entry `key` names in one of a search's tables of attributes, or MLflow's refusal naming the valid keys. Only
+ * the table's own keys count: `constructor` or `__proto__` is in every object, and is no attribute.
+ */
+export function attributeNamed<T>(table: Readonly<Record<string, T>>, key: string): T {
+  if (Object.hasOwn(table, key)) return table[key]!;
+  throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(table).join("', '")}'`);
+}
+
 /** A numeric attribute's comparison: a number, with one of the numeric comparators (MLflow's messages otherwise). */
 export function compareNumeric(column: string, key: string, c: Comparison, params: Params): string {
   if (c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for numeric attribute: ${key}. Found ${c.value.text}`);

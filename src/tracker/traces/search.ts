@@ -3,6 +3,7 @@ import { invalidParameter } from '../errors.ts';
 import { parseFilter, parseOrderBy, type Comparison } from '../search/filter.ts';
 import { checkMaxResults, page, startOffset } from '../search/paging.ts';
 import {
+  attributeNamed,
   checkDistinct,
   checkOp,
   compare,
@@ -13,6 +14,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_traces over the experiments given: filters on tags (`tags.<key>`), request metadata
 // (`metadata.<key>`, `request_metadata.<key>`) and the attributes below; ordered by them, newest first by default.
@@ -20,7 +22,7 @@ import {
 
 const MAX_TRACES_PAGE = 500;
 
-const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
+const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = lookupTable({
   trace_id: { column: 't.trace_id', numeric: false },
   request_id: { column: 't.trace_id', numeric: false },
   client_request_id: { column: 't.client_request_id', numeric: false },
@@ -31,15 +33,10 @@ const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = {
   request_time: { column: 't.request_time', numeric: true },
   execution_time_ms: { column: 't.execution_duration', numeric: true },
   execution_duration: { column: 't.execution_duration', numeric: true },
-};
+});
 const ATTRIBUTE_ENTITIES = [undefined, 'attribute', 'attributes', 'trace'];
 
-function attributeOf(key: string) {
-  const attribute = ATTRIBUTES[key];
-  if (!attribute)
-    throw invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${Object.keys(ATTRIBUTES).join("', '")}'`);
-  return attribute;
-}
+const attributeOf = (key: string) => attributeNamed(ATTRIBUTES, key);
 
 function keyedTable(entity: string | undefined): string | undefined {
   if (entity === 'tag' || entity === 'tags') return 'tracker_trace_tags';
