@@ -278,7 +278,8 @@ describe('decision logs', () => {
         roles: ['svc-analyst'],
         table: 'tpch.tiny.orders',
         token: 'secret-jwt',
-        context: { authorization: 'Bearer x' },
+        // a field named __proto__ (as JSON.parse gives it) is logged as a field, not lost as a prototype
+        context: { authorization: 'Bearer x', ...JSON.parse('{"__proto__": {"from": "json"}}') },
       }),
     );
     const [event] = await eventually(async () => sink.events.length > 0 && sink.events);
@@ -287,7 +288,7 @@ describe('decision logs', () => {
       labels: { id: expect.any(String) },
       decision_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       path: 'svc/tables/decision',
-      input: { user: 'ana', roles: ['svc-analyst'], table: 'tpch.tiny.orders', context: {} },
+      input: { user: 'ana', roles: ['svc-analyst'], table: 'tpch.tiny.orders', context: JSON.parse('{"__proto__": {"from": "json"}}') },
       result: { allow: true, reason: 'allowed: role svc-analyst grants tpch.tiny.orders' },
       bundles: { svc: { revision: engine.revision } },
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),

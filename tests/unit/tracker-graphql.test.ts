@@ -111,6 +111,13 @@ describe('tracker GraphQL', () => {
   it('knows no field by a name every JavaScript object has', async () => {
     const root = await gql('query q { constructor { name } }');
     expect(root).toEqual({ data: null, errors: ["Cannot query field 'constructor' on type 'Query'."] });
+    // an alias is a key of the answer, whatever it is called
+    const aliased = await gql('query q { __proto__: test(inputString: "a") { output } b: test(inputString: "b") { output } }');
+    expect(aliased.errors).toBeNull();
+    expect(Object.entries(aliased.data)).toEqual([
+      ['__proto__', { output: 'a' }],
+      ['b', { output: 'b' }],
+    ]);
     // a field the type lacks reads as absent, an inherited name like any other
     const nested = await gql(
       `query q { mlflowGetExperiment(input: {experimentId: "${exp}"}) { experiment { name nosuch constructor toString } } }`,

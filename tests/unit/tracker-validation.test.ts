@@ -72,4 +72,13 @@ describe('tracker request validation, in MLflow words', () => {
     const bulk = await t.get('metrics/get-history-bulk-interval', { run_ids: runId, metric_key: 'none' });
     expect(bulk.status, bulk.text).toBe(200);
   });
+
+  it('passes over a parameter it does not know, even one named __proto__', async () => {
+    // JSON.parse makes __proto__ a key of the query, where an object literal would make it the prototype
+    for (const odd of ['{"__proto__": "x", "max_results": "1"}', '{"constructor": "x", "max_results": "1"}']) {
+      const res = await t.get('experiments/search', JSON.parse(odd));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.experiments).toHaveLength(1);
+    }
+  });
 });

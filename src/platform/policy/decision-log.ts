@@ -146,10 +146,11 @@ export function decisionEvent(decided: Decided, labels: Record<string, string>):
 function withoutSecrets(value: unknown, at: string, erased: string[]): unknown {
   if (Array.isArray(value)) return value.map((v, i) => withoutSecrets(v, `${at}/${i}`, erased));
   if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
+  // entries, not assignments: a field named __proto__ (JSON.parse keeps it as a field) stays a field
+  const kept: [string, unknown][] = [];
   for (const [k, v] of Object.entries(value)) {
     if (SECRET.test(k)) erased.push(`${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-    else out[k] = withoutSecrets(v, `${at}/${k}`, erased);
+    else kept.push([k, withoutSecrets(v, `${at}/${k}`, erased)]);
   }
-  return out;
+  return Object.fromEntries(kept);
 }

@@ -182,7 +182,8 @@ function argValue(v: GqlValue, variables: Record<string, unknown>): unknown {
   return v;
 }
 
-// A field's value from an object's own properties: `constructor` or `toString` is in every object, and no field of one.
+// A field's value from an object's own properties: `constructor` or `toString` is in every object, and no field of
+// one. Objects built here from names in a query are built from entries, so that __proto__ is a name like any other.
 const own = <T>(source: Record<string, T>, name: string): T | undefined => (Object.hasOwn(source, name) ? source[name] : undefined);
 
 async function project(value: unknown, field: Field, doc: Document): Promise<unknown> {
@@ -195,13 +196,13 @@ async function project(value: unknown, field: Field, doc: Document): Promise<unk
   if (value === undefined || value === null) return LISTS.has(name) ? [] : field.selections.length ? null : '';
   if (Array.isArray(value)) return Promise.all(value.map((item) => project(item, field, doc)));
   if (typeof value !== 'object' || !field.selections.length) return value;
-  const out: Record<string, unknown> = {};
   const source = value as Record<string, unknown>;
+  const entries: [string, unknown][] = [];
   for (const child of fieldsOf(field.selections, doc)) {
     const v = child.name === '__typename' ? undefined : (own(source, child.name) ?? own(source, snake(child.name)));
-    out[child.alias ?? child.name] = await project(v, child, doc);
+    entries.push([child.alias ?? child.name, await project(v, child, doc)]);
   }
-  return out;
+  return Object.fromEntries(entries);
 }
 
 /** Runs the operation asked for; a refused root field answers its apiError, as MLflow's resolvers do. */
@@ -214,12 +215,12 @@ export async function execute(
   const op = operationName ? doc.operations.find((o) => o.name === operationName) : doc.operations[0];
   if (!op) return { data: null, errors: [operationName ? `Unknown operation named '${operationName}'.` : 'Must provide an operation.'] };
   const roots = resolvers(deps);
-  const data: Record<string, unknown> = {};
+  const answered: [string, unknown][] = [];
   const errors: string[] = [];
   for (const field of fieldsOf(op.selections, doc)) {
     const key = field.alias ?? field.name;
     if (field.name === '__typename') {
-      data[key] = op.type === 'mutation' ? 'Mutation' : 'Query';
+      answered.push([key, op.type === 'mutation' ? 'Mutation' : 'Query']);
       continue;
     }
     const resolve = own(roots, field.name);
@@ -235,7 +236,9 @@ export async function execute(
       if (!(err instanceof TrackerError)) throw err;
       result = { apiError: { code: err.code, message: err.message } };
     }
-    data[key] = await project(result, field, doc);
+    answered.push([key, await project(result, field, doc)]);
   }
-  return { data: errors.length && Object.keys(data).length === 0 ? null : data, errors: errors.length ? errors : null };
+  // entries, not assignments: an alias such as __proto__ is a key of the answer like any other
+  const data = errors.length && answered.length === 0 ? null : Object.fromEntries(answered);
+  return { data, errors: errors.length ? errors : null };
 }

@@ -88,29 +88,25 @@ export function parseDocument(source: string): Document {
       next();
       return list;
     }
-    if (t.kind === 'punct' && t.text === '{') {
-      const obj: Record<string, GqlValue> = {};
-      while (!is('}')) {
-        const key = name();
-        expect(':');
-        obj[key] = value();
-      }
-      next();
-      return obj;
-    }
+    if (t.kind === 'punct' && t.text === '{') return namedValues('}');
     return fail(t, 'a value');
   };
-  const args = (): Record<string, GqlValue> => {
-    const out: Record<string, GqlValue> = {};
-    if (!is('(')) return out;
-    next();
-    while (!is(')')) {
+  // `name: value` pairs up to `close` (an input object's fields, a field's arguments); entries, not assignments, so
+  // that a name such as __proto__ stays a name
+  const namedValues = (close: string): Record<string, GqlValue> => {
+    const entries: [string, GqlValue][] = [];
+    while (!is(close)) {
       const key = name();
       expect(':');
-      out[key] = value();
+      entries.push([key, value()]);
     }
     next();
-    return out;
+    return Object.fromEntries(entries);
+  };
+  const args = (): Record<string, GqlValue> => {
+    if (!is('(')) return {};
+    next();
+    return namedValues(')');
   };
   const directives = () => {
     while (is('@')) {

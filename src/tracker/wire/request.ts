@@ -82,9 +82,8 @@ function pythonType(value: unknown): string {
 
 /** Every key of a query string as the list of its values; the field types take what they need of it. */
 function queryMessage(c: Context<AppEnv>): Record<string, QueryValues> {
-  const out: Record<string, QueryValues> = {};
-  for (const [key, values] of Object.entries(c.req.queries())) out[key] = QueryValues.from(values) as QueryValues;
-  return out;
+  // entries, not assignments: `?__proto__=x` is a key like any other, not the object's prototype
+  return Object.fromEntries(Object.entries(c.req.queries()).map(([key, values]) => [key, QueryValues.from(values) as QueryValues]));
 }
 
 function jsonOf(text: string): unknown {
