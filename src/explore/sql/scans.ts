@@ -1,6 +1,6 @@
 import type { ParsedStatement } from './statement.ts';
 import { qualify, type Defaults } from './tables.ts';
-import { is, nameOf, namesOf, walk, type Node } from './tree.ts';
+import { is, nameOf, namesOf, tableRefOf, walk, type Node } from './tree.ts';
 
 // How many times the engine scans each base table, for the cost gate's upper bound. Trino inlines a WITH query at
 // every reference, so a table inside a CTE is scanned once per reference to that CTE (and to any CTE that reads it).
@@ -37,11 +37,7 @@ function countIn(node: Node, ctes: ReadonlyMap<string, ScanCounts>, defaults: De
       add(out, countIn(n.queryNoWith() as unknown as Node, visible, defaults));
       return false;
     }
-    const ref = is(n, 'TableName')
-      ? (n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef())
-      : is(n, 'Table')
-        ? n.tableRef()
-        : undefined;
+    const ref = tableRefOf(n);
     if (!ref) return undefined;
     const parts = namesOf(ref);
     const cte = parts.length === 1 ? ctes.get(parts[0]!) : undefined;

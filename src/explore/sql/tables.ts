@@ -1,7 +1,7 @@
 import { stringIndex } from './parse.ts';
 import type { ParsedStatement } from './statement.ts';
 import type { TableRefContext, ViewRefContext } from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
-import { is, nameOf, namesOf, walk, type Node } from './tree.ts';
+import { is, nameOf, namesOf, tableRefOf, walk, type Node } from './tree.ts';
 
 // The base tables a statement reads, for the policy check of every table the model wrote. A CTE name hides a
 // table only where the CTE is visible: inside its own definition (unless WITH RECURSIVE) and before it is
@@ -36,11 +36,7 @@ export function tableReferences(statement: ParsedStatement, defaults: Defaults):
         visit(n.queryNoWith() as unknown as Node, visible);
         return false;
       }
-      const ref = is(n, 'TableName')
-        ? (n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef())
-        : is(n, 'Table')
-          ? n.tableRef()
-          : undefined;
+      const ref = tableRefOf(n);
       if (!ref) return undefined;
       const parts = namesOf(ref);
       if (!(parts.length === 1 && ctes.has(parts[0]!))) record(ref);

@@ -102,3 +102,10 @@ export function primaryOf(expression: unknown): Node | undefined {
     } else return n;
   }
 }
+
+/** The table or view a query reads by name: `FROM t` (a relation) or `TABLE t` (a query); undefined for other nodes. */
+export function tableRefOf(n: Node): T.TableRefContext | T.ViewRefContext | undefined {
+  if (is(n, 'TableName')) return n.tableOrViewName().tableRef() ?? n.tableOrViewName().viewRef() ?? undefined;
+  if (is(n, 'Table')) return n.tableRef() ?? undefined;
+  return undefined;
+}
