@@ -60,6 +60,8 @@ export const retrievalShape = {
   WATCH_POLL_SECONDS: int(5, 1),
   /** How long a replica holds a watch it scans without renewing (renewed every third of it while scanning). */
   WATCH_LEASE_SECONDS: int(120, 3),
+  /** Files of one scan read, extracted and stored at the same time. */
+  WATCH_CONCURRENCY: int(2, 1),
   WATCH_S3_ENDPOINT_URL: url(),
   OBJSTORE_ACCESS_KEY_ID: optionalStr(),
   OBJSTORE_SECRET_ACCESS_KEY: optionalStr(),
@@ -114,6 +116,7 @@ export function loadRetrievalConfig(env: Env) {
       ...(accessKeyId ? { accessKeyId, secretAccessKey: secretAccessKey ?? '' } : {}),
     },
     leaseSeconds: rest.WATCH_LEASE_SECONDS,
+    concurrency: rest.WATCH_CONCURRENCY,
   };
   return { ...rest, CHUNK_MAX_CHARS: maxChars, watch };
 }

@@ -44,9 +44,9 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       await db?.cleanup();
     });
 
-    async function replica(opts: { watching: boolean; owner?: string }): Promise<RetrievalHarness> {
+    async function replica(opts: { watching: boolean; owner?: string; env?: Record<string, string> }): Promise<RetrievalHarness> {
       const h = await retrievalHarness(db.db, {
-        env,
+        env: { ...env, ...opts.env },
         ...(opts.watching ? { watch: { ...(opts.owner ? { owner: opts.owner } : {}) } } : {}),
       });
       harnesses.push(h);
@@ -194,6 +194,33 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
         await source.remove('copy-of-hand.txt');
         await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(2);
         expect(await documents('docs')).toEqual(['alpha.txt', 'broken.docx', 'by-hand.txt']);
+        await h.close();
+        harnesses.splice(harnesses.indexOf(h), 1);
+      },
+      LONG,
+    );
+
+    it(
+      'reads a folder several files at a time: each file once, copies of one content sharing its document',
+      async () => {
+        const source = await where.source('bulk');
+        const distinct = Array.from({ length: 9 }, (_, i) => `part-${i}.txt`);
+        for (const [i, f] of distinct.entries()) await source.put(f, `Bulk file ${i}: the pump P-${300 + i} sits in hall ${i}.`);
+        const copies = ['copy-a.txt', 'copy-b.txt', 'copy-c.txt'];
+        for (const f of copies) await source.put(f, 'One content three times: the spare valve V-77 is on shelf nine.');
+        await source.put('broken.docx', 'PK not a zip archive');
+        const h = await replica({ watching: true, env: { SVC_WATCH_CONCURRENCY: '4' } });
+        expect((await create('bulk', { uri: source.uri, interval_seconds: 60 })).status).toBe(201);
+        await expect.poll(async () => (await status('bulk')).counts?.seen, poll).toBe(13);
+        const names = await documents('bulk');
+        // the copies raced to one document, named after whichever committed first
+        expect(names.filter((n) => !copies.includes(n))).toEqual(distinct);
+        expect(names.filter((n) => copies.includes(n))).toHaveLength(1);
+        const seen = await status('bulk');
+        expect(seen.counts).toMatchObject({ seen: 13, ingested: 12, updated: 0, failed: 1 });
+        expect(seen.failures.map((f: { path: string }) => f.path)).toEqual(['broken.docx']);
+        expect((await find('bulk', 'V-77'))[0]!.text).toContain('spare valve V-77');
+        expect((await fileOutcomes(h)).ingested).toBe(12);
         await h.close();
         harnesses.splice(harnesses.indexOf(h), 1);
       },

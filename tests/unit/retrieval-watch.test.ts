@@ -177,3 +177,52 @@ describe('a stopped scan', () => {
     }
   }, 120_000);
 });
+
+describe('SVC_WATCH_CONCURRENCY', () => {
+  it.each([
+    ['1', 1],
+    ['3', 3],
+  ])(
+    'at %s, has that many files of a scan at the embedding gateway at once, at most',
+    async (setting, most) => {
+      const place = await folderPlace();
+      const db = await pglite();
+      // an embedder that holds each call a while and counts the calls it holds
+      const offline = createOfflineEmbedder(768);
+      let held = 0;
+      let peak = 0;
+      const counting: Embedder = {
+        ...offline,
+        embed: async (texts) => {
+          peak = Math.max(peak, ++held);
+          await new Promise((r) => setTimeout(r, 100));
+          held--;
+          return offline.embed(texts);
+        },
+      };
+      const h = await retrievalHarness(db.db, {
+        env: { ...place.env, SVC_WATCH_POLL_SECONDS: '1', SVC_WATCH_CONCURRENCY: setting },
+        embedder: counting,
+        watch: {},
+      });
+      try {
+        const source = await place.source('lanes');
+        const files = Array.from({ length: 8 }, (_, i) => `lane-${i}.txt`);
+        for (const [i, f] of files.entries()) await source.put(f, `Lane file ${i} lists the crate C-${i}.`);
+        const watch = { uri: source.uri, interval_seconds: 60 };
+        expect(
+          (await h.json('POST', '/collections', who.engineer, { slug: 'lanes', name: 'lanes', allowed_roles: [], watch })).status,
+        ).toBe(201);
+        await expect
+          .poll(async () => (await h.json('GET', '/collections/lanes/watch', who.admin)).body.counts?.ingested, { timeout: 30_000 })
+          .toBe(files.length);
+        expect(peak).toBe(most);
+      } finally {
+        await h.close();
+        await db.cleanup();
+        await place.cleanup();
+      }
+    },
+    60_000,
+  );
+});

@@ -12,7 +12,7 @@ import * as watches from './store.ts';
 // decided (a new or changed file together with its document), so a scan that stops anywhere is picked up by the
 // next without reading again what was done: a file whose listing version is the one recorded is not read at all.
 
-export type WatchSettings = { roots: WatchRoots; s3: S3Settings; leaseSeconds: number };
+export type WatchSettings = { roots: WatchRoots; s3: S3Settings; leaseSeconds: number; concurrency: number };
 export type ScanControl = { owner: string; settings: WatchSettings; shouldStop(): boolean };
 
 /** The lease went to someone else, or the replica is stopping: leave the rest to the next holder. */
@@ -32,18 +32,31 @@ export async function scanWatch(deps: RetrievalDeps, watch: watches.WatchRow, co
   const objects = openSource(source, control.settings.s3);
   const listing = await objects.listTree('');
   const known = new Map((await watches.listFiles(deps.db, slug)).filter((f) => f.uri === watch.uri).map((f) => [f.path, f]));
-  const listed = new Set<string>();
+  const listed = new Set(listing.map((entry) => entry.key));
 
-  for (const entry of listing) {
-    if (control.shouldStop()) throw new ScanInterrupted(`scan of ${watch.uri} interrupted`);
-    listed.add(entry.key);
-    counts.seen++;
-    const outcome = await scanFile(deps, watch, objects, entry, known.get(entry.key));
-    deps.metrics.watchFiles.inc({ outcome });
-    if (outcome === 'ingested') counts.ingested++;
-    else if (outcome === 'updated') counts.updated++;
-    else if (outcome === 'failed' || outcome === 'skipped' || outcome === 'waiting') counts.failed++;
-  }
+  // A few files at a time (SVC_WATCH_CONCURRENCY): each commits on its own, so while one waits on the database or
+  // the embedder another is read. Once one fails or the scan must stop, no lane starts another file, and the scan
+  // ends only when the files under way have (a scan never leaves work running behind it).
+  let next = 0;
+  let stopped: unknown;
+  const lane = async () => {
+    for (let i = next++; i < listing.length && stopped === undefined; i = next++) {
+      const entry = listing[i]!;
+      try {
+        if (control.shouldStop()) throw new ScanInterrupted(`scan of ${watch.uri} interrupted`);
+        counts.seen++;
+        const outcome = await scanFile(deps, watch, objects, entry, known.get(entry.key));
+        deps.metrics.watchFiles.inc({ outcome });
+        if (outcome === 'ingested') counts.ingested++;
+        else if (outcome === 'updated') counts.updated++;
+        else if (outcome === 'failed' || outcome === 'skipped' || outcome === 'waiting') counts.failed++;
+      } catch (err) {
+        stopped ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(control.settings.concurrency, listing.length) }, lane));
+  if (stopped !== undefined) throw stopped;
 
   // files gone from the source, and everything remembered from a source the watch no longer follows
   for (const file of await watches.listFiles(deps.db, slug)) {
