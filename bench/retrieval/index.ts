@@ -14,7 +14,10 @@
 //        [--built-only (skip datasets whose HNSW is not built yet)]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { availableParallelism, loadavg } from 'node:os';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { openPostgres, toVector, type Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
@@ -258,6 +261,49 @@ const asNewFiles = (pdfs: Uint8Array[], newlines: number) =>
     return copy.fill(0x0a, bytes.length);
   });
 
+/**
+ * A folder of the documents, watched by a fresh replica at 1, 2 and 4 files at a time (SVC_WATCH_CONCURRENCY):
+ * the scan's duration as the replica's metrics record it. Each replica's PDF workers are warmed by uploads first.
+ */
+async function watchedScans(db: Database, pdfs: Uint8Array[], warmPdf: (d: number) => Uint8Array) {
+  const folder = await mkdtemp(join(await realpath(tmpdir()), 'svc-bench-watch-'));
+  try {
+    await Promise.all(pdfs.map((bytes, i) => writeFile(join(folder, `w${i}.pdf`), bytes)));
+    const scans: { concurrency: number; seconds: number }[] = [];
+    for (const concurrency of [1, 2, 4]) {
+      const h = await retrievalHarness(db, {
+        embedder: createOfflineEmbedder(DIM),
+        conformance: false,
+        env: { SVC_WATCH_ROOTS: folder, SVC_WATCH_POLL_SECONDS: '1', SVC_WATCH_CONCURRENCY: String(concurrency) },
+        watch: {},
+      });
+      try {
+        const slug = `watched-${concurrency}`;
+        await h.json('POST', '/collections', who.engineer, { slug: `warm-${slug}`, name: 'warm', allowed_roles: [] });
+        for (let w = 0; w < 100; w++)
+          await h.upload(`warm-${slug}`, who.engineer, {
+            name: `w${w}.pdf`,
+            type: 'application/pdf',
+            bytes: warmPdf(1000 * concurrency + w),
+          });
+        const watch = { uri: pathToFileURL(folder).href, interval_seconds: 3600 };
+        await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [], watch });
+        const status = async () => (await h.json('GET', `/collections/${slug}/watch`, who.admin)).body;
+        for (let s = await status(); s.last_scan_at === null; s = await status()) await new Promise((r) => setTimeout(r, 50));
+        const done = await status();
+        if (done.counts.ingested !== pdfs.length) throw new Error(`the watched scan ingested ${JSON.stringify(done.counts)}`);
+        const metrics = await (await h.app.request('/metrics')).text();
+        scans.push({ concurrency, seconds: Number(/^retrieval_watch_scan_duration_seconds_sum\S* (\S+)$/m.exec(metrics)![1]) });
+      } finally {
+        await h.close();
+      }
+    }
+    return scans;
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
 async function benchIngestion(): Promise<string[]> {
   const fresh = await freshDatabase('bench_ingest');
   const db = openPostgres(fresh.cfg);
@@ -319,6 +365,7 @@ async function benchIngestion(): Promise<string[]> {
       await Promise.all([lane(), lane(), lane(), lane()]);
     });
     await h.close();
+    const scans = await watchedScans(db, asNewFiles(pdfs, 3), pdf);
     const pages = pdfs.length * 10;
     return [
       `ingestion of ${pdfs.length} digital PDFs, ${pages} pages (offline embedder, real Postgres; svc reads PDF text on ${h.deps.config.RAG_PDF_WORKERS || 'no'} worker threads, SVC_RAG_PDF_WORKERS)`,
@@ -327,6 +374,10 @@ async function benchIngestion(): Promise<string[]> {
       ` ratio svc / unpdf                        | ${(tBare / tSvc).toFixed(2)}`,
       ` the same, document by document in turns  | ${(pages / (tSvcTurns / 1000)).toFixed(0).padStart(6)} and ${(pages / (tBareTurns / 1000)).toFixed(0)} pages/s, ratio ${(tBareTurns / tSvcTurns).toFixed(2)}`,
       ` svc, 4 uploads in flight                 | ${(pages / (tFlight / 1000)).toFixed(0).padStart(6)} pages/s (${(tBare / tFlight).toFixed(2)} of unpdf's)`,
+      ...scans.map(
+        ({ concurrency, seconds }) =>
+          ` svc watched folder, ${concurrency} file${concurrency > 1 ? 's' : ' '} at a time    | ${(pages / seconds).toFixed(0).padStart(6)} pages/s (${(tBare / 1000 / seconds).toFixed(2)} of unpdf's; SVC_WATCH_CONCURRENCY=${concurrency}, the scan's own duration)`,
+      ),
     ];
   } finally {
     await db.close();
