@@ -2,6 +2,7 @@ import { MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
 import { relationships, startTags, xmlReader, type XmlReader, type XmlVisitor } from './xml.ts';
 import { openZip, type ZipPackage } from './zip.ts';
+import { lookupTable } from '../../platform/lookup-table.ts';
 
 // Stage two of recognising an Office upload, on the whole file: which OOXML package the zip holds is read from
 // the package itself (the officeDocument relationship and the content type of that part), not from its name.
@@ -18,22 +19,21 @@ export type OfficePackage = {
 };
 
 const OOXML = 'application/vnd.openxmlformats-officedocument.';
-// a Map: a content type read from the upload is looked up, and a plain object would answer `constructor` too
-const MAIN_TYPES = new Map<string, OfficeFormat>([
-  [`${OOXML}wordprocessingml.document.main+xml`, 'docx'],
-  [`${OOXML}wordprocessingml.template.main+xml`, 'docx'],
-  ['application/vnd.ms-word.document.macroenabled.main+xml', 'docx'],
-  ['application/vnd.ms-word.template.macroenabledtemplate.main+xml', 'docx'],
-  [`${OOXML}presentationml.presentation.main+xml`, 'pptx'],
-  [`${OOXML}presentationml.slideshow.main+xml`, 'pptx'],
-  [`${OOXML}presentationml.template.main+xml`, 'pptx'],
-  ['application/vnd.ms-powerpoint.presentation.macroenabled.main+xml', 'pptx'],
-  ['application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml', 'pptx'],
-  [`${OOXML}spreadsheetml.sheet.main+xml`, 'xlsx'],
-  [`${OOXML}spreadsheetml.template.main+xml`, 'xlsx'],
-  ['application/vnd.ms-excel.sheet.macroenabled.main+xml', 'xlsx'],
-  ['application/vnd.ms-excel.template.macroenabled.main+xml', 'xlsx'],
-]);
+const MAIN_TYPES: Record<string, OfficeFormat> = lookupTable({
+  [`${OOXML}wordprocessingml.document.main+xml`]: 'docx',
+  [`${OOXML}wordprocessingml.template.main+xml`]: 'docx',
+  'application/vnd.ms-word.document.macroenabled.main+xml': 'docx',
+  'application/vnd.ms-word.template.macroenabledtemplate.main+xml': 'docx',
+  [`${OOXML}presentationml.presentation.main+xml`]: 'pptx',
+  [`${OOXML}presentationml.slideshow.main+xml`]: 'pptx',
+  [`${OOXML}presentationml.template.main+xml`]: 'pptx',
+  'application/vnd.ms-powerpoint.presentation.macroenabled.main+xml': 'pptx',
+  'application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml': 'pptx',
+  [`${OOXML}spreadsheetml.sheet.main+xml`]: 'xlsx',
+  [`${OOXML}spreadsheetml.template.main+xml`]: 'xlsx',
+  'application/vnd.ms-excel.sheet.macroenabled.main+xml': 'xlsx',
+  'application/vnd.ms-excel.template.macroenabled.main+xml': 'xlsx',
+});
 const NAMED: Record<OfficeFormat, string> = { docx: 'a Word document', pptx: 'a PowerPoint presentation', xlsx: 'an Excel workbook' };
 const MAIN_PART: Record<OfficeFormat, string> = { docx: 'word/document.xml', pptx: 'ppt/presentation.xml', xlsx: 'xl/workbook.xml' };
 
@@ -77,15 +77,15 @@ export async function openOfficePackage(
     : undefined;
   let main = declaredMain;
   let type = main ? typeOf(main) : undefined;
-  if (!type || !MAIN_TYPES.has(type)) {
+  if (!type || !MAIN_TYPES[type]) {
     // no usable package relationship: the first override with a main-document content type
-    const found = [...overrides].find(([, t]) => MAIN_TYPES.has(t));
+    const found = [...overrides].find(([, t]) => MAIN_TYPES[t]);
     if (found) [main, type] = found;
   }
   if (type?.startsWith('application/vnd.ms-excel.sheet.binary')) {
     throw new UnsupportedFormatError(`${filename} is an Excel binary workbook (.xlsb): save it as .xlsx and upload it again.`);
   }
-  const format = type ? MAIN_TYPES.get(type) : undefined;
+  const format = type ? MAIN_TYPES[type] : undefined;
   if (!format || !main) {
     throw new MalformedDocumentError(
       `${filename} is a zip archive but not an Office Open XML package of a known kind (no Word, PowerPoint or Excel main part is declared): save it again as .${claimed} and upload it again.`,
