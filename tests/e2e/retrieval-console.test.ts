@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { createOfflineEmbedder, type Embedder } from '../../src/platform/gateway/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { checkedPages, launchBrowser } from '../support/browser.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
@@ -11,11 +12,23 @@ let db: Database;
 let h: RetrievalHarness;
 let server: RunningServer;
 let browser: Browser;
+// the embedding gateway holds each call a moment and counts the calls it holds: how many uploads are stored at once
+const gateway = { held: 0, peak: 0 };
+const offline = createOfflineEmbedder(768);
+const counting: Embedder = {
+  ...offline,
+  embed: async (texts) => {
+    gateway.peak = Math.max(gateway.peak, ++gateway.held);
+    await new Promise((r) => setTimeout(r, 150));
+    gateway.held--;
+    return offline.embed(texts);
+  },
+};
 
 beforeAll(async () => {
   execFileSync('bash', ['scripts/install-chromium.sh'], { stdio: 'inherit' });
   db = await openPglite({});
-  h = await retrievalHarness(db);
+  h = await retrievalHarness(db, { embedder: counting });
   server = await startServer(h.app, 0, '127.0.0.1');
   browser = await launchBrowser();
 });
@@ -67,6 +80,26 @@ it('creates a collection, uploads a file, asks a question, sees the chunk, and d
     .poll(() => page.textContent('#upload-error'))
     .toContain('notes-copy.txt: already in this collection as notes.txt; nothing was added.');
   expect(await page.locator('#documents tr').count()).toBe(1);
+
+  // several files at once, sent a few at a time (the gateway sees more than one upload's chunks at once): each lands
+  // once, and what was said of each is listed in the files' order
+  gateway.peak = 0;
+  const text = (name: string, words: string) => ({ name, mimeType: 'text/plain', buffer: Buffer.from(words) });
+  await page.setInputFiles('#file', [
+    text('tides.txt', 'Spring tides reach the harbour wall twice a month.'),
+    text('lamps.txt', 'The lighthouse lamps were replaced with LEDs in 2019.'),
+    { name: 'old.doc', mimeType: 'application/msword', buffer: Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]) },
+    text('ferry.txt', 'The ferry leaves at dawn from the north pier.'),
+    text('notes-again.txt', 'The beavers built a new dam upstream of the old mill in April.'),
+  ]);
+  await expect.poll(() => page.locator('#documents tr').count()).toBe(4);
+  await expect.poll(() => page.isHidden('#progress')).toBe(true);
+  const said = (await page.textContent('#upload-error'))!.trim().split('\n');
+  expect(said).toEqual([
+    expect.stringMatching(/^old\.doc: Legacy Word \.doc files are not supported/),
+    'notes-again.txt: already in this collection as notes.txt; nothing was added.',
+  ]);
+  expect(gateway.peak).toBeGreaterThan(1);
 
   await page.fill('#question', 'where did the beavers build a dam');
   await page.click('#ask button[type=submit]');

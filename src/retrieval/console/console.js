@@ -128,19 +128,19 @@ async function open(slug) {
 }
 
 /**
- * One file to the open collection, with its progress shown (fetch cannot report an upload's progress).
+ * One file to the open collection, reporting the bytes sent so far (fetch cannot report an upload's progress).
  * @param {Collection} collection
  * @param {File} file
+ * @param {(loaded: number) => void} onProgress
  * @returns {Promise<{ filename: string, duplicate?: boolean }>}
  */
-function upload(collection, file) {
-  const progress = byId('progress', HTMLProgressElement);
+function upload(collection, file, onProgress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', `/collections/${collection.slug}/documents`);
     for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
     xhr.upload.addEventListener('progress', (e) => {
-      if (e.lengthComputable) progress.value = (100 * e.loaded) / e.total;
+      if (e.lengthComputable) onProgress((file.size * e.loaded) / e.total);
     });
     xhr.addEventListener('load', () => {
       const data = JSON.parse(xhr.responseText || '{}');
@@ -154,23 +154,48 @@ function upload(collection, file) {
   });
 }
 
-/** @param {File[]} files */
+/** Files sent at once: the service stores one while it reads another (many PDFs go in about a third faster). */
+const UPLOADS_IN_FLIGHT = 3;
+
+/**
+ * Every file to the open collection, a few at a time; one bar shows the bytes sent of them all, and what the service
+ * said of each file (a refusal, a duplicate) is listed in the order the files were given.
+ * @param {File[]} files
+ */
 async function uploadAll(files) {
   if (!current) return;
   const collection = current;
   const progress = byId('progress', HTMLProgressElement);
   const uploadError = byId('upload-error');
-  uploadError.textContent = '';
+  const total = files.reduce((bytes, f) => bytes + f.size, 0) || 1;
+  /** @type {number[]} */
+  const sent = files.map(() => 0);
+  /** @type {string[]} */
+  const said = files.map(() => '');
+  const show = () => {
+    progress.value = (100 * sent.reduce((a, b) => a + b, 0)) / total;
+    uploadError.textContent = said.filter(Boolean).join('');
+  };
+  show();
   progress.hidden = false;
-  for (const file of files) {
-    progress.value = 0;
-    try {
-      const doc = await upload(collection, file);
-      if (doc.duplicate) uploadError.textContent += `${file.name}: already in this collection as ${doc.filename}; nothing was added.\n`;
-    } catch (err) {
-      uploadError.textContent += message(err) + '\n';
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < files.length; i = next++) {
+      const file = /** @type {File} */ (files[i]);
+      try {
+        const doc = await upload(collection, file, (loaded) => {
+          sent[i] = loaded;
+          show();
+        });
+        if (doc.duplicate) said[i] = `${file.name}: already in this collection as ${doc.filename}; nothing was added.\n`;
+      } catch (err) {
+        said[i] = message(err) + '\n';
+      }
+      sent[i] = file.size;
+      show();
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(UPLOADS_IN_FLIGHT, files.length) }, lane));
   progress.hidden = true;
   await refresh(collection.slug);
 }
