@@ -79,7 +79,12 @@ function receive(request: Request, contentType: string, spool: Spool, opts: Spoo
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': contentType }, limits: { files: 1, fileSize: maxBytes, parts: 20 } });
+      // a file name's bytes are UTF-8, as browsers and curl send them (busboy would read them as Latin-1)
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        defParamCharset: 'utf8',
+        limits: { files: 1, fileSize: maxBytes, parts: 20 },
+      });
     } catch (err) {
       reject(badRequest(`Malformed multipart request: ${(err as Error).message}`));
       return;

@@ -73,6 +73,7 @@ export function retrievalUploadContract(label: string, openDb: OpenDb) {
         ['capped', []],
         ['open', []],
         ['control', []],
+        ['names', []],
         ['closed', ['svc-analyst']],
       ] as const) {
         await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: roles });
@@ -114,6 +115,39 @@ export function retrievalUploadContract(label: string, openDb: OpenDb) {
         close: () => watcher.close(),
       };
     };
+
+    it('keeps a file name as it was sent, in UTF-8, without the folders a client put before it', async () => {
+      const names: [sent: string, kept: string][] = [
+        ['Präsentation – März.md', 'Präsentation – März.md'],
+        ['日本語のメモ.txt', '日本語のメモ.txt'],
+        ['../../reports/naïve café.txt', 'naïve café.txt'],
+      ];
+      for (const [i, [sent, kept]] of names.entries()) {
+        const res = await h.upload('names', who.engineer, {
+          name: sent,
+          type: 'text/plain',
+          bytes: enc(`File name test ${i}: plain words.`),
+        });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        expect(res.body.filename).toBe(kept);
+      }
+      // as curl -F writes it: the name's UTF-8 bytes in the part's header
+      const raw = await h.app.request('/collections/names/documents', {
+        method: 'POST',
+        headers: {
+          'X-User-Id': who.engineer.user,
+          'X-User-Role': who.engineer.roles,
+          'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`,
+        },
+        body: concat(
+          enc(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="Übersicht.txt"\r\nContent-Type: text/plain\r\n\r\n`),
+          enc('Raw UTF-8 name test: plain words.'),
+          enc(`\r\n--${BOUNDARY}--\r\n`),
+        ),
+      });
+      expect(raw.status).toBe(201);
+      expect((await raw.json()).filename).toBe('Übersicht.txt');
+    });
 
     it('indexes the same text whether the file was kept in memory or written to a temporary file, and leaves no file', async () => {
       expect(tenPages.length).toBeGreaterThan(MEMORY);
