@@ -120,6 +120,14 @@ describe('search_runs refuses', () => {
     expect(db.statements).toHaveLength(0);
   });
 
+  it.each(['abc', '1.5', '-1', '99999999999999999999999'])('an experiment id %s, before any SQL', async (id) => {
+    const db = recordingSql();
+    expect(await refusal(() => searchRuns(db, { experimentIds: ['1', id], maxResults: 10 }))).toBe(
+      `Invalid experiment id '${id}': experiment ids are integers.`,
+    );
+    expect(db.statements).toHaveLength(0);
+  });
+
   it('bad order_by entries', async () => {
     const db = recordingSql();
     const order = (orderBy: string[]) => refusal(() => searchRuns(db, { experimentIds: ['1'], orderBy, maxResults: 10 }));

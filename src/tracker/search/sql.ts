@@ -98,7 +98,8 @@ export const orderEntries = (orderBy: readonly string[] | undefined): string[] =
 /** Experiment ids of a search, as the integers they must be. */
 export function experimentIdsOf(ids: string[]): number[] {
   return ids.map((id) => {
-    if (!/^\d+$/.test(String(id).trim())) throw invalidParameter(`Invalid experiment id '${id}': experiment ids are integers.`);
+    // at most 18 digits, as a single experiment id (wire/rules.ts): a longer one is no bigint Postgres would take
+    if (!/^\d{1,18}$/.test(String(id).trim())) throw invalidParameter(`Invalid experiment id '${id}': experiment ids are integers.`);
     return Number(id);
   });
 }
