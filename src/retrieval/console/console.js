@@ -172,11 +172,11 @@ async function uploadAll(files) {
   const sent = files.map(() => 0);
   /** @type {string[]} */
   const said = files.map(() => '');
-  const show = () => {
+  const showProgress = () => {
     progress.value = (100 * sent.reduce((a, b) => a + b, 0)) / total;
-    uploadError.textContent = said.filter(Boolean).join('');
   };
-  show();
+  showProgress();
+  uploadError.textContent = '';
   progress.hidden = false;
   let next = 0;
   const lane = async () => {
@@ -185,14 +185,15 @@ async function uploadAll(files) {
       try {
         const doc = await upload(collection, file, (loaded) => {
           sent[i] = loaded;
-          show();
+          showProgress();
         });
         if (doc.duplicate) said[i] = `${file.name}: already in this collection as ${doc.filename}; nothing was added.\n`;
       } catch (err) {
         said[i] = message(err) + '\n';
       }
       sent[i] = file.size;
-      show();
+      showProgress();
+      uploadError.textContent = said.join('');
     }
   };
   await Promise.all(Array.from({ length: Math.min(UPLOADS_IN_FLIGHT, files.length) }, lane));

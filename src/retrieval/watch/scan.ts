@@ -42,8 +42,11 @@ export async function scanWatch(deps: RetrievalDeps, watch: watches.WatchRow, co
   const lane = async () => {
     for (let i = next++; i < listing.length && stopped === undefined; i = next++) {
       const entry = listing[i]!;
+      if (control.shouldStop()) {
+        stopped = new ScanInterrupted(`scan of ${watch.uri} interrupted`);
+        break;
+      }
       try {
-        if (control.shouldStop()) throw new ScanInterrupted(`scan of ${watch.uri} interrupted`);
         counts.seen++;
         const outcome = await scanFile(deps, watch, objects, entry, known.get(entry.key));
         deps.metrics.watchFiles.inc({ outcome });

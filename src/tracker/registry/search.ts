@@ -30,9 +30,6 @@ function entityOf(identifier: Identifier): 'attribute' | 'tag' {
   throw invalidParameter(`Invalid entity type '${identifier.entity}'. Valid entity types are ('attribute', 'tag', 'tags')`);
 }
 
-const invalidKey = (key: string, valid: string[]) =>
-  invalidParameter(`Invalid attribute key '${key}' specified. Valid keys are '${valid.join("', '")}'`);
-
 /** A tag comparison; `tagValue` is the SQL expression of the tag's value (NULL when the tag is missing). */
 function tagCondition(c: Comparison, tagValue: (keyParam: string) => string, params: Params): string {
   const { key } = c.identifier;
@@ -42,18 +39,21 @@ function tagCondition(c: Comparison, tagValue: (keyParam: string) => string, par
   return compare(key === PROMPT_TAG ? `COALESCE(${column}, 'false')` : column, c.op, value, params);
 }
 
+// Registered models are filtered by name alone.
+const MODEL_ATTRIBUTES = lookupTable({ name: 'm.name' });
+
 function modelCondition(c: Comparison, params: Params): string {
   if (entityOf(c.identifier) === 'tag') {
     return tagCondition(c, (k) => `(SELECT t.value FROM tracker_registered_model_tags t WHERE t.name = m.name AND t.key = ${k})`, params);
   }
-  if (c.identifier.key !== 'name') throw invalidKey(c.identifier.key, ['name']);
+  const column = attributeNamed(MODEL_ATTRIBUTES, c.identifier.key);
   if (c.value.kind === 'list')
     throw invalidParameter("Only the 'run_id' attribute supports comparison with a list of quoted string values.");
   if (c.value.kind === 'number') {
     throw invalidParameter(`Expected a quoted string value or a list of quoted string values for attributes. Got value ${c.value.text}`);
   }
   checkOp(c, STRING_OPS, `attribute 'name'`);
-  return compare('m.name', c.op, stringValue(c.value, 'attributes'), params);
+  return compare(column, c.op, stringValue(c.value, 'attributes'), params);
 }
 
 const MODEL_ORDER: Record<string, string> = lookupTable({

@@ -1,4 +1,5 @@
 import { invalidParameter } from '../errors.ts';
+import { EXPERIMENT_ID } from '../wire/rules.ts';
 import type { Comparison, Value } from './filter.ts';
 
 // What every search shares once a filter is parsed: bound parameters, comparator sets, value checks and the SQL of
@@ -98,8 +99,7 @@ export const orderEntries = (orderBy: readonly string[] | undefined): string[] =
 /** Experiment ids of a search, as the integers they must be. */
 export function experimentIdsOf(ids: string[]): number[] {
   return ids.map((id) => {
-    // at most 18 digits, as a single experiment id (wire/rules.ts): a longer one is no bigint Postgres would take
-    if (!/^\d{1,18}$/.test(String(id).trim())) throw invalidParameter(`Invalid experiment id '${id}': experiment ids are integers.`);
+    if (!EXPERIMENT_ID.test(String(id).trim())) throw invalidParameter(`Invalid experiment id '${id}': experiment ids are integers.`);
     return Number(id);
   });
 }

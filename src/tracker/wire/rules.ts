@@ -90,10 +90,13 @@ export function checkExperimentName(name: string | undefined): string {
   return name;
 }
 
+/** An experiment id as text: an integer of at most 18 digits (a bigint, whatever the digits). */
+export const EXPERIMENT_ID = /^\d{1,18}$/;
+
 /** Experiment ids are integers; MLflow says so in these words. */
 export function experimentIdOf(id: string | undefined): number {
   const text = String(id ?? '').trim();
-  if (!/^\d{1,18}$/.test(text)) {
+  if (!EXPERIMENT_ID.test(text)) {
     throw invalidParameter(`Invalid experiment ID '${id ?? ''}'. Experiment ID must be a valid integer.`);
   }
   return Number(text);
