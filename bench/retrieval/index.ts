@@ -252,6 +252,9 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
 
 /** Documents each side reads in a row when ingestion is measured (see benchIngestion). */
 const BLOCK = 10;
+/** Long documents, measured apart: how many, and their pages. */
+const LONG_DOCUMENTS = 12;
+const LONG_PAGES = 100;
 
 /** The same documents as files the collection does not hold yet: `newlines` line feeds appended change the hash. */
 const asNewFiles = (pdfs: Uint8Array[], newlines: number) =>
@@ -316,9 +319,9 @@ async function benchIngestion(): Promise<string[]> {
       ...(workers !== undefined ? { env: { SVC_RAG_PDF_WORKERS: workers } } : {}),
     });
     await h.json('POST', '/collections', who.engineer, { slug: 'ingest', name: 'Ingest', allowed_roles: [] });
-    const pdf = (d: number) =>
+    const pdf = (d: number, pages = 10) =>
       writePdf(
-        Array.from({ length: 10 }, (_, p) => ({
+        Array.from({ length: pages }, (_, p) => ({
           lines: Array.from({ length: 40 }, (_, l) => `document ${d} page ${p} line ${l} words about rivers and hills`),
         })),
       );
@@ -364,6 +367,15 @@ async function benchIngestion(): Promise<string[]> {
       };
       await Promise.all([lane(), lane(), lane(), lane()]);
     });
+    // Long documents, one upload of 100 pages and the peer's extraction of it in turns: what an upload costs beyond
+    // its pages (receiving, access, the charge, the write's round trips) is spread over ten times the pages
+    const long = Array.from({ length: LONG_DOCUMENTS }, (_, d) => pdf(500 + d, LONG_PAGES));
+    let tSvcLong = 0;
+    let tBareLong = 0;
+    for (const [i, bytes] of long.entries()) {
+      tSvcLong += (await time(() => upload(`long${i}.pdf`, bytes)))[0];
+      tBareLong += (await time(() => bare(bytes)))[0];
+    }
     await h.close();
     const scans = await watchedScans(db, asNewFiles(pdfs, 3), pdf);
     const pages = pdfs.length * 10;
@@ -373,6 +385,7 @@ async function benchIngestion(): Promise<string[]> {
       ` unpdf bare text extraction               | ${(pages / (tBare / 1000)).toFixed(0).padStart(6)} pages/s`,
       ` ratio svc / unpdf                        | ${(tBare / tSvc).toFixed(2)}`,
       ` the same, document by document in turns  | ${(pages / (tSvcTurns / 1000)).toFixed(0).padStart(6)} and ${(pages / (tBareTurns / 1000)).toFixed(0)} pages/s, ratio ${(tBareTurns / tSvcTurns).toFixed(2)}`,
+      ` ${LONG_DOCUMENTS} documents of ${LONG_PAGES} pages, in turns  | ${((LONG_DOCUMENTS * LONG_PAGES) / (tSvcLong / 1000)).toFixed(0).padStart(6)} and ${((LONG_DOCUMENTS * LONG_PAGES) / (tBareLong / 1000)).toFixed(0)} pages/s, ratio ${(tBareLong / tSvcLong).toFixed(2)}`,
       ` svc, 4 uploads in flight                 | ${(pages / (tFlight / 1000)).toFixed(0).padStart(6)} pages/s (${(tBare / tFlight).toFixed(2)} of unpdf's)`,
       ...scans.map(
         ({ concurrency, seconds }) =>

@@ -54,7 +54,7 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 /**
  * Upload: receive the file (hashing as it streams; in memory up to SVC_UPLOAD_MEMORY_BYTES, else to disk) while the
  * caller's access is checked, recognise the format, extract, chunk, embed, then write the document, its chunks and
- * embeddings in one statement or one transaction. Any failure before the commit leaves nothing behind.
+ * embeddings in one transaction (the chunks with one binary COPY). Any failure before the commit leaves nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
  * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
@@ -159,30 +159,21 @@ export async function ingestSpooled(
       chunk_count: rows.length,
       uploaded_by: uploader.user,
     };
-    const [first = [], ...rest] = batches(rows, CHUNK_BATCH);
-
-    // The chunks and the version bump write only if the document row went in, so an upload that lost the unique
-    // index to another writes nothing. A document whose chunks fit one statement is written by that statement alone
-    // (atomic by itself: no round trips to open and commit a transaction); a longer one, or one its caller records
-    // something with, in one transaction.
-    const stored =
-      rest.length === 0 && !onStored
-        ? await store.insertDocument(deps.db, document, first, { bump: true })
-        : await deps.db.transaction(async (tx) => {
-            // sent together and answered in order (one round trip on Postgres)
-            const [inserted] = await Promise.all([
-              store.insertDocument(tx, document, first, { bump: !onStored }),
-              ...rest.map((batch) => store.insertChunks(tx, slug, documentId, batch)),
-            ]);
-            if (inserted && onStored) {
-              // what the caller records (a watch letting go of the document this one replaces) comes before the bump,
-              // the order of the watch's other writes (let a document go, then bump): no two take the same rows in
-              // opposite orders
-              await onStored(tx, inserted);
-              await store.bumpCollectionVersion(tx, slug);
-            }
-            return inserted;
-          });
+    // The chunks and the version bump are written only if the document row went in, so an upload that lost the
+    // unique index to another writes nothing. The document's insert bumps the version too (a round trip fewer),
+    // unless its caller records something: that (a watch letting go of the document this one replaces) comes before
+    // the bump, the order of the watch's other writes (let a document go, then bump), so no two take the same rows in
+    // opposite orders.
+    const stored = await deps.db.transaction(async (tx) => {
+      const inserted = await store.insertDocument(tx, document, { bump: !onStored });
+      if (!inserted) return undefined;
+      await store.copyChunks(tx, slug, documentId, rows);
+      if (onStored) {
+        await onStored(tx, inserted);
+        await store.bumpCollectionVersion(tx, slug);
+      }
+      return inserted;
+    });
     if (!stored) {
       // another upload of the same bytes committed first: nothing was written, answer with its document (which can
       // only be gone if the collection or the document was deleted in between)
@@ -212,11 +203,6 @@ function storedForm(vector: readonly number[]): { embedding: Float32Array; code:
   const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
   return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };
 }
-
-/** Chunks per insert statement: a batch travels as one parameter of about 20 KiB a chunk. */
-const CHUNK_BATCH = 500;
-const batches = <T>(items: T[], size: number): T[][] =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });

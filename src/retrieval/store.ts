@@ -1,6 +1,17 @@
 import { appendAudit, listRecords } from '../platform/audit/index.ts';
-import { copyInt8, readCopyRows, sqlLiteral, toVector, type Database, type Sql } from '../platform/db/index.ts';
-import { float32Text, vectorFromBinary } from './vector-wire.ts';
+import {
+  copyInput,
+  copyInt8,
+  int4Field,
+  readCopyRows,
+  sqlLiteral,
+  textField,
+  toVector,
+  uuidField,
+  type Database,
+  type Sql,
+} from '../platform/db/index.ts';
+import { vectorField, vectorFromBinary } from './vector-wire.ts';
 
 // Every SQL statement of the retrieval service. Functions take the connection (or transaction) first, so the
 // same call runs inside or outside a transaction. Lists and vectors travel as JSON text (`$n::jsonb`), which
@@ -96,22 +107,19 @@ export async function collectionVersion(sql: Sql, slug: string): Promise<number 
 /** A collection's next version: one sequence across collections, so a version is never taken twice. */
 const BUMP_VERSION = `UPDATE retrieval_collections SET version = nextval('retrieval_collection_versions')`;
 
-/** Moves the collection to a new version (a document's own insert bumps it as part of that statement). */
+/** Moves the collection to a new version (a document's insert can bump it as part of that statement). */
 export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<void> {
   await sql.query(`${BUMP_VERSION} WHERE slug = $1`, [slug]);
 }
 
 /**
- * Inserts the document with its first chunks, and bumps the collection's version when `bump` says so, in one
- * statement (atomic on its own: a document that fits one batch needs no transaction, and no round trips to open and
- * commit one), unless the collection already holds a document with the same content (sha256): undefined then, and
- * nothing is written. The unique index decides, so of two concurrent uploads of one file exactly one inserts; on
- * Postgres the other waits for the first to commit (or roll back) before it is told.
+ * Inserts the document, and bumps the collection's version when `bump` says so, in one statement, unless the
+ * collection already holds a document with the same content (sha256): undefined then, and nothing is written. The
+ * caller writes its chunks (copyChunks) in the same transaction.
  */
 export async function insertDocument(
   sql: Sql,
   d: Omit<DocumentRow, 'created_at'>,
-  chunks: ChunkInsert[],
   opts: { bump: boolean },
 ): Promise<DocumentRow | undefined> {
   const rows = await sql.query<DocumentRow>(
@@ -120,10 +128,8 @@ export async function insertDocument(
          (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *
-     ), chunks AS (
-       ${chunkInsert('$13', '$1', '$2', 'EXISTS (SELECT 1 FROM document)')}
      ), bump AS (
-       ${BUMP_VERSION} WHERE slug = $2 AND $14::boolean AND EXISTS (SELECT 1 FROM document)
+       ${BUMP_VERSION} WHERE slug = $2 AND $13::boolean AND EXISTS (SELECT 1 FROM document)
      )
      SELECT * FROM document`,
     [
@@ -139,11 +145,37 @@ export async function insertDocument(
       d.status,
       d.chunk_count,
       d.uploaded_by,
-      chunkBatch(chunks),
       opts.bump,
     ],
   );
   return rows[0];
+}
+
+/**
+ * Writes a document's chunks with one binary COPY, whatever their number: the embeddings travel as pgvector's own
+ * binary form and the row codes as bytes, so neither side builds or parses text (that text was most of a write).
+ */
+export async function copyChunks(sql: Sql, slug: string, documentId: string, chunks: readonly ChunkInsert[]): Promise<void> {
+  const document = uuidField(documentId);
+  const collection = textField(slug);
+  await sql.copyIn(
+    'retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding, embedding_i8)',
+    copyInput(
+      (function* () {
+        for (const c of chunks)
+          yield [
+            uuidField(c.id),
+            document,
+            collection,
+            int4Field(c.ordinal),
+            int4Field(c.page),
+            textField(c.text),
+            vectorField(c.embedding),
+            c.code,
+          ];
+      })(),
+    ),
+  );
 }
 
 export async function findDocumentByContent(sql: Sql, slug: string, sha256: string): Promise<DocumentRow | undefined> {
@@ -154,34 +186,6 @@ export async function findDocumentByContent(sql: Sql, slug: string, sha256: stri
 export async function listDocuments(sql: Sql, slug: string): Promise<DocumentRow[]> {
   return sql.query<DocumentRow>(`SELECT * FROM retrieval_documents WHERE collection_slug = $1 ORDER BY created_at, id`, [slug]);
 }
-
-/**
- * One statement per batch: the batch travels as one JSON array, row codes as hex. Writes nothing unless the
- * document row is there (it may have lost the unique index to a concurrent upload of the same bytes).
- */
-export async function insertChunks(sql: Sql, slug: string, documentId: string, chunks: ChunkInsert[]): Promise<void> {
-  await sql.query(chunkInsert('$1', '$2', '$3', 'EXISTS (SELECT 1 FROM retrieval_documents WHERE id = $2)'), [
-    chunkBatch(chunks),
-    documentId,
-    slug,
-  ]);
-}
-
-/** The chunks of the JSON batch in parameter `batch`, inserted when `guard` holds. */
-const chunkInsert = (batch: string, documentId: string, slug: string, guard: string) =>
-  `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding, embedding_i8)
-   SELECT r.id, ${documentId}, ${slug}, r.ordinal, r.page, r.text, r.embedding::vector, decode(r.code, 'hex')
-   FROM jsonb_to_recordset(${batch}::jsonb) AS r(id uuid, ordinal int, page int, text text, embedding text, code text)
-   WHERE ${guard}`;
-
-const chunkBatch = (chunks: ChunkInsert[]) =>
-  JSON.stringify(
-    chunks.map((c) => ({
-      ...c,
-      embedding: float32Text(c.embedding),
-      code: Buffer.from(c.code.buffer, c.code.byteOffset, c.code.byteLength).toString('hex'),
-    })),
-  );
 
 /** A chunk as the in-memory copy loads it: its code, or for a chunk stored without one its vector. */
 export type StoredRow = { seq: number; code: Uint8Array | null; vector: Float32Array | null };

@@ -12,6 +12,10 @@ export function countingSql(inner: Sql): Sql & { count: number } {
       counted.count += 1;
       return inner.exec(script);
     },
+    copyIn: (target: string, input: Iterable<Uint8Array>) => {
+      counted.count += 1;
+      return inner.copyIn(target, input);
+    },
   };
   return counted;
 }
@@ -45,6 +49,7 @@ export function recordingDatabase(inner: Database): Database & { statements: str
       statements.push(text), sql.query<T>(text, params, options)
     ),
     exec: (script: string) => (statements.push(script), sql.exec(script)),
+    copyIn: (target: string, input: Iterable<Uint8Array>) => (statements.push(`COPY ${target}`), sql.copyIn(target, input)),
   });
   return {
     ...recorded(inner),

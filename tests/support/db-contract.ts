@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  copyInput,
   copyInt8,
+  int4Field,
+  textField,
+  uuidField,
+  type CopyField,
   isUniqueViolation,
   migrate,
   migratePlatform,
@@ -275,6 +280,73 @@ export function dbContract(label: string, open: () => Promise<Opened>) {
         await expect(readCopyRows(db, `SELECT nothing FROM nowhere`, () => {})).rejects.toThrow(/nowhere/);
         await expect(readCopyRows(db, `SELECT ${sqlLiteral("it's")}::text`, () => {})).resolves.toBe(1);
         expect(await db.query('SELECT 3 AS three')).toEqual([{ three: 3 }]);
+      });
+    });
+
+    describe('binary COPY in', () => {
+      beforeAll(async () => {
+        await db.exec(`CREATE TABLE copied (id uuid PRIMARY KEY, n int NOT NULL, label text, v vector, raw bytea)`);
+      });
+      const uuid = (i: number) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+      const vector = (values: number[]) => {
+        const b = new DataView(new ArrayBuffer(4 + 4 * values.length));
+        b.setInt16(0, values.length);
+        for (const [i, x] of values.entries()) b.setFloat32(4 + 4 * i, x);
+        return new Uint8Array(b.buffer);
+      };
+      const row = (i: number, label: string | null = `row ${i}`): CopyField[] => [
+        uuidField(uuid(i)),
+        int4Field(i - 2),
+        label === null ? null : textField(label),
+        vector([i, -0.1, 1e-30]),
+        new Uint8Array([i % 256, 0, 255]),
+      ];
+      const target = 'copied (id, n, label, v, raw)';
+
+      it('writes rows of every type exactly, in pieces, and the database answers queries after', async () => {
+        await db.copyIn(target, copyInput([row(1), row(2, null), row(3, "Präsentation – 日本語 \\ 'quoted'\n")]));
+        expect(await db.query(`SELECT id, n, label, v::text AS v, raw FROM copied ORDER BY n`)).toEqual([
+          { id: uuid(1), n: -1, label: 'row 1', v: '[1,-0.1,1e-30]', raw: new Uint8Array([1, 0, 255]) },
+          { id: uuid(2), n: 0, label: null, v: '[2,-0.1,1e-30]', raw: new Uint8Array([2, 0, 255]) },
+          { id: uuid(3), n: 1, label: "Präsentation – 日本語 \\ 'quoted'\n", v: '[3,-0.1,1e-30]', raw: new Uint8Array([3, 0, 255]) },
+        ]);
+        // 3000 rows of about 3 KiB arrive as many pieces; read from a generator as the database takes them
+        let made = 0;
+        const many = function* () {
+          for (let i = 10; i < 3010; i++, made++) yield [uuidField(uuid(i)), int4Field(i), textField('x'.repeat(3000)), null, null];
+        };
+        await db.copyIn(target, copyInput(many()));
+        expect(made).toBe(3000);
+        expect(await db.query(`SELECT count(*)::int AS n, sum(length(label))::int AS chars FROM copied WHERE n >= 10`)).toEqual([
+          { n: 3000, chars: 9_000_000 },
+        ]);
+        expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      });
+
+      it('commits and rolls back with its transaction', async () => {
+        await db.transaction((tx) => tx.copyIn(target, copyInput([row(5000)])));
+        await expect(
+          db.transaction(async (tx) => {
+            await tx.copyIn(target, copyInput([row(5001)]));
+            throw new Error('changed my mind');
+          }),
+        ).rejects.toThrow('changed my mind');
+        expect(await db.query(`SELECT n FROM copied WHERE n >= 4998 ORDER BY n`)).toEqual([{ n: 4998 }]);
+      });
+
+      it('a row the database refuses rejects with its error, keeps no row of the COPY, and the database goes on', async () => {
+        const before = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM copied`);
+        // a duplicate key, found only once the input has ended
+        await expect(db.copyIn(target, copyInput([row(6000), row(6000)]))).rejects.toSatisfy((e) => sqlState(e) === '23505');
+        await expect(db.transaction((tx) => tx.copyIn(target, copyInput([row(6001), row(1)])))).rejects.toSatisfy((e) =>
+          isUniqueViolation(e),
+        );
+        // a NULL where the column refuses one; a table that does not exist
+        const noNumber = [uuidField(uuid(6002)), null, null, null, null];
+        await expect(db.copyIn(target, copyInput([noNumber]))).rejects.toSatisfy((e) => sqlState(e) === '23502');
+        await expect(db.copyIn('nowhere (id)', copyInput([]))).rejects.toThrow(/nowhere/);
+        expect(await db.query(`SELECT count(*)::int AS n FROM copied`)).toEqual(before);
+        expect(await Promise.all([db.query('SELECT 1 AS one'), db.query('SELECT 2 AS two')])).toEqual([[{ one: 1 }], [{ two: 2 }]]);
       });
     });
 

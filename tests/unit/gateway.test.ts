@@ -91,6 +91,18 @@ describe('OpenAI-compatible embedder', () => {
     expect(err.message).toContain('expected dimension 768, got 16');
   });
 
+  it('rejects a vector holding a value pgvector cannot store, in base64 or JSON', async () => {
+    const nan = Buffer.from(Float32Array.of(...Array(15).fill(0.5), NaN).buffer).toString('base64');
+    for (const embedding of [nan, [...Array(15).fill(0.5), 1e39], [...Array(15).fill(0.5), '0.5']]) {
+      gw.script.embed = () => ({ status: 200, body: { object: 'list', data: [{ index: 0, embedding }] } });
+      const err = await embedder()
+        .embed(['x'])
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(GatewayError);
+      expect(err.message).toContain('vector 0 is not a list of finite float32 numbers');
+    }
+  });
+
   it('rejects an answer with the wrong number of vectors', async () => {
     gw.script.embed = () => [Array(16).fill(0)];
     const err = await embedder()

@@ -14,6 +14,10 @@ function counting(db: Database): Database & { statements: number } {
       counter.statements++;
       return sql.exec(script);
     },
+    copyIn: (target, input) => {
+      counter.statements++;
+      return sql.copyIn(target, input);
+    },
   });
   const counter = {
     statements: 0,

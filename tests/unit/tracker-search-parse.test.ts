@@ -21,6 +21,7 @@ function recordingSql(): Sql & { statements: { text: string; params: readonly un
       return [] as T[];
     },
     exec: async () => {},
+    copyIn: async () => {},
   };
 }
 

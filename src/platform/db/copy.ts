@@ -106,3 +106,65 @@ export const copyInt4 = (field: Uint8Array): number => int32(field, 0);
 export const copyInt8 = (field: Uint8Array): number => int32(field, 0) * 2 ** 32 + (int32(field, 4) >>> 0);
 /** float8 */
 export const copyFloat8 = (field: Uint8Array): number => new DataView(field.buffer, field.byteOffset, 8).getFloat64(0);
+
+/** A field of binary COPY input: its bytes in the column type's receive form, or null for NULL. */
+export type CopyField = Uint8Array | null;
+
+/** Pieces of COPY input are gathered to about this size: one protocol message (and socket write) each. */
+const PIECE_BYTES = 64 * 1024;
+
+/**
+ * Binary COPY input for Sql.copyIn, from rows of fields (the column list's order), as pieces of about 64 KiB made
+ * as they are read: rows given by a generator are encoded as the database takes them, never all held at once.
+ */
+export function* copyInput(rows: Iterable<readonly CopyField[]>): Generator<Uint8Array> {
+  let piece: Uint8Array[] = [Uint8Array.of(...SIGNATURE, 0, 0, 0, 0, 0, 0, 0, 0)];
+  let size = HEADER;
+  for (const fields of rows) {
+    let length = 2;
+    for (const f of fields) length += 4 + (f?.length ?? 0);
+    const row = new Uint8Array(length);
+    const view = new DataView(row.buffer);
+    view.setInt16(0, fields.length);
+    let at = 2;
+    for (const f of fields) {
+      view.setInt32(at, f ? f.length : -1);
+      at += 4;
+      if (f) row.set(f, at);
+      at += f?.length ?? 0;
+    }
+    piece.push(row);
+    size += length;
+    if (size >= PIECE_BYTES) {
+      yield joined(piece, size);
+      piece = [];
+      size = 0;
+    }
+  }
+  piece.push(Uint8Array.of(0xff, 0xff));
+  yield joined(piece, size + 2);
+}
+
+function joined(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Receive forms of the common types, for copyInput's fields. */
+export const int4Field = (n: number): Uint8Array => {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setInt32(0, n);
+  return b;
+};
+export const textField = (s: string): Uint8Array => Buffer.from(s, 'utf8');
+export const uuidField = (id: string): Uint8Array => {
+  const hex = id.replaceAll('-', '');
+  if (!/^[0-9a-f]{32}$/i.test(hex)) throw new RangeError(`not a UUID: ${id}`);
+  return Buffer.from(hex, 'hex');
+};

@@ -5,7 +5,18 @@ import type { Database } from './types.ts';
 
 export { loadMigrations, migrate, type Migration } from './migrate.ts';
 export { openPostgres } from './postgres.ts';
-export { copyFloat8, copyInt4, copyInt8, createCopyDecoder, readCopyRows } from './copy.ts';
+export {
+  copyFloat8,
+  copyInput,
+  copyInt4,
+  copyInt8,
+  createCopyDecoder,
+  int4Field,
+  readCopyRows,
+  textField,
+  uuidField,
+  type CopyField,
+} from './copy.ts';
 export { sqlLiteral, toVector, type Database, type PgConnection, type QueryOptions, type Sql } from './types.ts';
 export { isUniqueViolation, sqlState } from './values.ts';
 

@@ -28,12 +28,17 @@ export async function openPglite(opts: { dataDir?: string | undefined } = {}): P
     async exec(script: string) {
       await conn.exec(script);
     },
+    // PGlite reads COPY input from a blob, whole
+    async copyIn(target: string, input: Iterable<Uint8Array>) {
+      await conn.query(`COPY ${target} FROM '/dev/blob' (FORMAT binary)`, [], { blob: new Blob(Array.from(input) as BlobPart[]) });
+    },
   });
   const base = wrap(db);
   return {
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
+    copyIn: base.copyIn,
     // PGlite writes COPY output to a blob, whole: one piece. A COPY that fails leaves what it wrote in the device,
     // ahead of the next COPY's output: an empty COPY takes it out.
     async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {

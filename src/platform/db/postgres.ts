@@ -1,4 +1,6 @@
-import { Readable } from 'node:stream';
+import { connect, type Socket } from 'node:net';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { withTimeout } from './timeout.ts';
 import type { Database, PgConnection, QueryOptions, Sql } from './types.ts';
@@ -47,6 +49,7 @@ export function openPostgres(conn: PgConnection): Database {
     transform: { undefined: null },
     connection: { application_name: 'svc', TimeZone: 'UTC' },
     types,
+    socket: () => openSocket(conn),
   };
   const sql = postgres(options);
   let closed = false;
@@ -59,12 +62,30 @@ export function openPostgres(conn: PgConnection): Database {
     async exec(script: string) {
       await c.unsafe(script);
     },
+    // postgres.js resolves the query with the input stream when the server is ready for it, and settles nothing
+    // after: an error the server sends once the input has ended (a row a constraint refuses) reaches only the
+    // query's reject, wrapped here, while the stream never finishes.
+    async copyIn(target: string, input: Iterable<Uint8Array>) {
+      const query = c.unsafe(`COPY ${target} FROM STDIN (FORMAT binary)`) as unknown as CopyInQuery;
+      await new Promise<void>((resolve, reject) => {
+        const rejectQuery = query.reject;
+        query.reject = (error) => {
+          reject(error);
+          rejectQuery(error);
+        };
+        query
+          .writable()
+          .then((stream) => pipeline(Readable.from(input), stream))
+          .then(resolve, reject);
+      });
+    },
   });
   const base = wrap(sql);
   return {
     kind: 'postgres',
     query: base.query,
     exec: base.exec,
+    copyIn: base.copyIn,
     // On a connection of its own, closed afterwards: postgres.js 3.4 can leave a connection's socket paused after
     // a COPY whose last data and CopyDone arrive together while the stream is full (porsager/postgres#1016), and
     // the next query on it would never return. The stream's listeners go on as postgres.js creates it (through the
@@ -120,4 +141,28 @@ export function openPostgres(conn: PgConnection): Database {
       await sql.end({ timeout: 5 });
     },
   };
+}
+
+type CopyInQuery = { writable(): Promise<Writable>; reject(error: unknown): void };
+
+/** How long a connection may take to open (TCP only; postgres.js's connect_timeout then covers the sign-in). */
+const CONNECT_MS = 5000;
+
+/**
+ * A connected socket without Nagle's algorithm, as node-postgres opens them: postgres.js leaves it on, and a COPY's
+ * last data and its end, written one after the other, waited for the server's delayed acknowledgement (40 ms a COPY
+ * on Linux).
+ */
+function openSocket(conn: PgConnection): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: conn.host, port: conn.port, noDelay: true, timeout: CONNECT_MS });
+    socket.once('error', reject);
+    socket.once('timeout', () => socket.destroy(new Error(`connect ETIMEDOUT ${conn.host}:${conn.port}`)));
+    socket.once('connect', () => {
+      socket.setTimeout(0);
+      socket.removeAllListeners('timeout');
+      socket.off('error', reject);
+      resolve(socket);
+    });
+  });
 }

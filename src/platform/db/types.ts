@@ -28,6 +28,13 @@ export interface Sql {
   query<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations, DDL). */
   exec(script: string): Promise<void>;
+  /**
+   * Runs `COPY target FROM STDIN (FORMAT binary)` with `input` (made by copyInput), read piece by piece as the
+   * database takes it. `target` is a table and its column list, `retrieval_chunks (id, text)`. For bulk writes: no
+   * text to build or parse on either side. Inside a transaction it commits or rolls back with it; a row the
+   * database refuses rejects with the database's error, and no row of the COPY is kept.
+   */
+  copyIn(target: string, input: Iterable<Uint8Array>): Promise<void>;
 }
 
 export interface Database extends Sql {

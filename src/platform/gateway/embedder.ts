@@ -41,7 +41,7 @@ export function createOpenAiEmbedder(opts: OpenAiEmbedderOptions): Embedder {
     const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     return ordered.map((item, i) => {
       const vector = toVector(item.embedding as unknown);
-      if (!vector) throw fail(`vector ${i} is not a list of numbers`);
+      if (!vector) throw fail(`vector ${i} is not a list of finite float32 numbers`);
       if (vector.length !== opts.dim) throw fail(`expected dimension ${opts.dim}, got ${vector.length}`);
       return vector;
     });
@@ -60,18 +60,16 @@ export function createOpenAiEmbedder(opts: OpenAiEmbedderOptions): Embedder {
 }
 
 // Accepts a JSON array of numbers, or a base64 string of little-endian float32 (what gateways send when they
-// answer in base64 whatever was asked).
+// answer in base64 whatever was asked). Every value must be a finite float32, as pgvector stores it.
 export function toVector(raw: unknown): number[] | null {
+  let out: number[];
   if (typeof raw === 'string') {
     const bytes = Buffer.from(raw, 'base64');
     if (bytes.length % 4 !== 0) return null;
-    const out = new Array<number>(bytes.length / 4);
+    out = new Array<number>(bytes.length / 4);
     for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
-    return out;
-  }
-  if (Array.isArray(raw) || ArrayBuffer.isView(raw)) {
-    const out = Array.from(raw as ArrayLike<unknown>, (v) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN));
-    return out.some(Number.isNaN) ? null : out;
-  }
-  return null;
+  } else if (Array.isArray(raw) || ArrayBuffer.isView(raw)) {
+    out = Array.from(raw as ArrayLike<unknown>, (v) => (typeof v === 'number' ? v : NaN));
+  } else return null;
+  return out.every((v) => Number.isFinite(Math.fround(v))) ? out : null;
 }
