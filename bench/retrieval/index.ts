@@ -385,7 +385,7 @@ async function benchIngestion(): Promise<string[]> {
       ` unpdf bare text extraction               | ${(pages / (tBare / 1000)).toFixed(0).padStart(6)} pages/s`,
       ` ratio svc / unpdf                        | ${(tBare / tSvc).toFixed(2)}`,
       ` the same, document by document in turns  | ${(pages / (tSvcTurns / 1000)).toFixed(0).padStart(6)} and ${(pages / (tBareTurns / 1000)).toFixed(0)} pages/s, ratio ${(tBareTurns / tSvcTurns).toFixed(2)}`,
-      ` ${LONG_DOCUMENTS} documents of ${LONG_PAGES} pages, in turns  | ${((LONG_DOCUMENTS * LONG_PAGES) / (tSvcLong / 1000)).toFixed(0).padStart(6)} and ${((LONG_DOCUMENTS * LONG_PAGES) / (tBareLong / 1000)).toFixed(0)} pages/s, ratio ${(tBareLong / tSvcLong).toFixed(2)}`,
+      ` ${`${LONG_DOCUMENTS} documents of ${LONG_PAGES} pages, in turns`.padEnd(40)} | ${((LONG_DOCUMENTS * LONG_PAGES) / (tSvcLong / 1000)).toFixed(0).padStart(6)} and ${((LONG_DOCUMENTS * LONG_PAGES) / (tBareLong / 1000)).toFixed(0)} pages/s, ratio ${(tBareLong / tSvcLong).toFixed(2)}`,
       ` svc, 4 uploads in flight                 | ${(pages / (tFlight / 1000)).toFixed(0).padStart(6)} pages/s (${(tBare / tFlight).toFixed(2)} of unpdf's)`,
       ...scans.map(
         ({ concurrency, seconds }) =>

@@ -345,6 +345,12 @@ export function dbContract(label: string, open: () => Promise<Opened>) {
         const noNumber = [uuidField(uuid(6002)), null, null, null, null];
         await expect(db.copyIn(target, copyInput([noNumber]))).rejects.toSatisfy((e) => sqlState(e) === '23502');
         await expect(db.copyIn('nowhere (id)', copyInput([]))).rejects.toThrow(/nowhere/);
+        // input that fails while it is read: that error, and the rows before it are not kept
+        const failing = function* () {
+          yield row(6003);
+          throw new Error('the input broke');
+        };
+        await expect(db.copyIn(target, copyInput(failing()))).rejects.toThrow('the input broke');
         expect(await db.query(`SELECT count(*)::int AS n FROM copied`)).toEqual(before);
         expect(await Promise.all([db.query('SELECT 1 AS one'), db.query('SELECT 2 AS two')])).toEqual([[{ one: 1 }], [{ two: 2 }]]);
       });
