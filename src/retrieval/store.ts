@@ -14,8 +14,8 @@ import {
 import { vectorField, vectorFromBinary } from './vector-wire.ts';
 
 // Every SQL statement of the retrieval service. Functions take the connection (or transaction) first, so the
-// same call runs inside or outside a transaction. Lists and vectors travel as JSON text (`$n::jsonb`), which
-// both adapters pass the same way.
+// same call runs inside or outside a transaction. Lists travel as JSON text (`$n::jsonb`), which both adapters pass
+// the same way; chunks, with their embeddings, as binary COPY both ways.
 
 export type CollectionRow = {
   slug: string;
@@ -115,7 +115,9 @@ export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<voi
 /**
  * Inserts the document, and bumps the collection's version when `bump` says so, in one statement, unless the
  * collection already holds a document with the same content (sha256): undefined then, and nothing is written. The
- * caller writes its chunks (copyChunks) in the same transaction.
+ * unique index decides, so of two concurrent uploads of one file exactly one inserts; on Postgres the other waits for
+ * the first to commit (or roll back) before it is told. The caller writes the chunks (copyChunks) in the same
+ * transaction.
  */
 export async function insertDocument(
   sql: Sql,
