@@ -57,8 +57,8 @@ export function retrievalIngestContract(label: string, openDb: OpenDb) {
     };
     const pdf = (name: string, bytes: Uint8Array) => h.upload('manuals', who.engineer, { name, type: 'application/pdf', bytes });
 
-    it('stores a long PDF with more chunks than one insert statement takes, every chunk in order with its page', async () => {
-      const pages = 20; // 8 000 words: 533 windows, more than one insert batch (500)
+    it('stores a long PDF of hundreds of chunks, every chunk in order with its page', async () => {
+      const pages = 20; // 8 000 words: 533 windows, written by one COPY of many 64 KiB pieces
       const words = pages * WORDS_PER_PAGE;
       const res = await pdf('long.pdf', pdfOf(pages));
       expect(res.status).toBe(201);
