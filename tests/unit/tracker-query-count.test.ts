@@ -1,43 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite, type Database, type Sql } from '../../src/platform/db/index.ts';
+import { openPglite } from '../../src/platform/db/index.ts';
+import { recordingDatabase } from '../support/counting-sql.ts';
 import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // runs/search loads a page of full runs (info, params, tags, latest metrics, inputs, outputs) in a fixed number of
 // set-based statements: the count does not grow with the page size.
-function counting(db: Database): Database & { statements: number } {
-  const wrap = (sql: Sql): Sql => ({
-    query: (text, params, options) => {
-      counter.statements++;
-      return sql.query(text, params, options);
-    },
-    exec: (script) => {
-      counter.statements++;
-      return sql.exec(script);
-    },
-    copyIn: (target, input) => {
-      counter.statements++;
-      return sql.copyIn(target, input);
-    },
-  });
-  const counter = {
-    statements: 0,
-    kind: db.kind,
-    ...wrap(db),
-    transaction: <T>(fn: (tx: Sql) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
-    copyOut: (select: string, onChunk: (chunk: Uint8Array) => void) => db.copyOut(select, onChunk),
-    ping: () => db.ping(),
-    close: () => db.close(),
-  };
-  return counter;
-}
-
 describe('tracker runs/search statement count', () => {
   let t: TrackerHarness;
-  let db: ReturnType<typeof counting>;
+  let db: ReturnType<typeof recordingDatabase>;
   let experimentId: string;
 
   beforeAll(async () => {
-    db = counting(await openPglite({}));
+    db = recordingDatabase(await openPglite({}));
     t = await trackerHarness({ db });
     experimentId = (await t.post('experiments/create', { name: 'counted' })).body.experiment_id;
     for (let i = 0; i < 60; i++) {
@@ -67,7 +41,7 @@ describe('tracker runs/search statement count', () => {
   });
 
   async function statementsFor(maxResults: number) {
-    const before = db.statements;
+    const before = db.statements.length;
     const res = await t.post('runs/search', {
       experiment_ids: [experimentId],
       filter: "params.lr != '7' and tags.team = 'ml'",
@@ -78,7 +52,7 @@ describe('tracker runs/search statement count', () => {
     expect(res.body.runs).toHaveLength(maxResults);
     expect(res.body.runs[0].data.params).toEqual([{ key: 'lr', value: '59' }]);
     expect(res.body.runs[0].inputs.dataset_inputs).toHaveLength(1);
-    return db.statements - before;
+    return db.statements.length - before;
   }
 
   it('is the same for a page of 1, 10 and 50 runs', async () => {

@@ -40,7 +40,7 @@ export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]
       return;
     }
     // a plain view: a Node Buffer's subarray() costs several times more, and there is one per field
-    const buf = pending.length === 0 ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : concat(pending, chunk);
+    const buf = pending.length === 0 ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : joined([pending, chunk]);
     let at = 0;
     if (!header) {
       if (buf.length >= SIGNATURE.length && SIGNATURE.some((byte, i) => buf[i] !== byte))
@@ -94,13 +94,6 @@ export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]
   };
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
 /** Big-endian integer fields of the binary form: int4 and int8 (as a number: exact below 2^53). */
 export const copyInt4 = (field: Uint8Array): number => int32(field, 0);
 export const copyInt8 = (field: Uint8Array): number => int32(field, 0) * 2 ** 32 + (int32(field, 4) >>> 0);
@@ -112,13 +105,16 @@ export type CopyField = Uint8Array | null;
 
 /** Pieces of COPY input are gathered to about this size: one protocol message (and socket write) each. */
 const PIECE_BYTES = 64 * 1024;
+/** The signature, no flags, no header extension. */
+const INPUT_HEADER = Uint8Array.of(...SIGNATURE, 0, 0, 0, 0, 0, 0, 0, 0);
+const INPUT_TRAILER = Uint8Array.of(0xff, 0xff);
 
 /**
  * Binary COPY input for Sql.copyIn, from rows of fields (the column list's order), as pieces of about 64 KiB made
  * as they are read: rows given by a generator are encoded as the database takes them, never all held at once.
  */
 export function* copyInput(rows: Iterable<readonly CopyField[]>): Generator<Uint8Array> {
-  let piece: Uint8Array[] = [Uint8Array.of(...SIGNATURE, 0, 0, 0, 0, 0, 0, 0, 0)];
+  let piece: Uint8Array[] = [INPUT_HEADER];
   let size = HEADER;
   for (const fields of rows) {
     let length = 2;
@@ -136,18 +132,19 @@ export function* copyInput(rows: Iterable<readonly CopyField[]>): Generator<Uint
     piece.push(row);
     size += length;
     if (size >= PIECE_BYTES) {
-      yield joined(piece, size);
+      yield joined(piece);
       piece = [];
       size = 0;
     }
   }
-  piece.push(Uint8Array.of(0xff, 0xff));
-  yield joined(piece, size + 2);
+  piece.push(INPUT_TRAILER);
+  yield joined(piece);
 }
 
-function joined(parts: Uint8Array[], size: number): Uint8Array {
+/** The parts as one array (the part itself when there is one). */
+function joined(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(size);
+  const out = new Uint8Array(parts.reduce((size, p) => size + p.length, 0));
   let at = 0;
   for (const p of parts) {
     out.set(p, at);
