@@ -23,6 +23,10 @@ type Answer = { data: Record<string, unknown> | null; errors: string[] | null };
  */
 const inMlflowWords = (message: string) => message.replace(/"(\$?[_A-Za-z][_0-9A-Za-z]*|\.\.\.|[!$&():=@[\]{|}])"/g, "'$1'");
 
+// graphql-js meters its own pairwise comparisons of fields and fragments and gives up past a budget, in two words
+const ABORTED = 'Validation aborted.';
+const TOO_COSTLY = 'Query is too costly to validate: it repeats one field name or spreads fragments side by side too often at one level';
+
 const refused = (errors: readonly GraphQLError[]): Answer => ({ data: null, errors: errors.map((e) => inMlflowWords(e.message)) });
 
 /**
@@ -41,7 +45,7 @@ async function answer(deps: TrackerDeps, m: z.output<typeof GraphqlRequest>): Pr
   const overLimits = validate(trackerSchema, document, [QueryShapeRule]);
   if (overLimits.length) return refused(overLimits);
   const invalid = validate(trackerSchema, document);
-  if (invalid.length) return refused(invalid);
+  if (invalid.length) return refused(invalid.map((e) => (e.message === ABORTED ? new GraphQLError(TOO_COSTLY) : e)));
   const result = await execute({
     schema: trackerSchema,
     document,
