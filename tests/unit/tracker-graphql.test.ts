@@ -98,6 +98,29 @@ describe('tracker GraphQL', () => {
     ]);
   });
 
+  it("answers MLflow's UI's own query, its input in a variable", async () => {
+    await t.post('runs/log-batch', { run_id: runId, metrics: [{ key: 'ui', value: 1.5, timestamp: 7, step: 3 }] });
+    const query = `query GetMetricHistoryBulkInterval($data: MlflowGetMetricHistoryBulkIntervalInput!)
+      @component(name: "MLflow.ExperimentRunTracking") {
+        mlflowGetMetricHistoryBulkInterval(input: $data) { __typename metrics { timestamp step runId key value } apiError { code message } }
+      }`;
+    const res = await t.post('/ajax-api/graphql', {
+      query,
+      operationName: 'GetMetricHistoryBulkInterval',
+      variables: { data: { runIds: [runId], metricKey: 'ui', maxResults: 320 } },
+    });
+    expect(res.body).toEqual({
+      data: {
+        mlflowGetMetricHistoryBulkInterval: {
+          __typename: 'MlflowGetMetricHistoryBulkIntervalResponse',
+          metrics: [{ timestamp: '7', step: '3', runId, key: 'ui', value: 1.5 }],
+          apiError: null,
+        },
+      },
+      errors: null,
+    });
+  });
+
   it('answers a refused root field with its apiError', async () => {
     const res = await gql(
       'query q { mlflowGetExperiment(input: {experimentId: "999"}) { experiment { name } apiError { code message } } }',
