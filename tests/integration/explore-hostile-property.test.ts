@@ -3,7 +3,7 @@ import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { as } from '../support/explore.ts';
 import { noPersonalValueReachesAnAnalyst } from '../support/hostile-property.ts';
-import { MARK, MARK_SAMPLE_SQL, PERSONAL_COLUMNS } from '../support/hostile-sql.ts';
+import { MARK, MARK_SAMPLE_SQL, PERSONAL_COLUMNS, TWIN_SAMPLE_SQL } from '../support/hostile-sql.ts';
 import { ensureTrino, trinoStatement, trinoToken, TRINO_URL } from '../support/trino.ts';
 
 // The larger run of the property in the unit suite: more statements on the marked embedded sample, and statements on
@@ -14,6 +14,7 @@ describe('no personal value reaches an analyst (embedded engine, marked sample, 
     runs: Number(process.env.SVC_PROPERTY_RUNS ?? 800),
     seed: 424242,
     engine: () => createEmbeddedEngine({ afterSample: MARK_SAMPLE_SQL }),
+    twin: () => createEmbeddedEngine({ afterSample: TWIN_SAMPLE_SQL }),
     leaks: (text) => text.includes(MARK),
   });
 });

@@ -11,42 +11,64 @@ import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.t
 // customer but sees no personal data) never receives a personal value, in the answer or in the published page. Each
 // statement is refused (403, 413, 422), or answered with every trace of a personal value masked; a 5xx is a bug.
 // `leaks(text)` says whether a text holds a personal value of the engine's data; `tokens` are the callers' tokens
-// (Trino runs every statement as its caller).
+// (Trino runs every statement as its caller). With a `twin`, an engine holding the same data but other personal
+// values, every statement is asked of both, and the answers must be the same: a statement that used a personal
+// value anywhere (a condition, a join, a grouping, an order) would tell the two apart.
 export type PropertyRun = {
   runs: number;
   seed: number;
   engine: () => Promise<QueryEngine>;
+  twin?: () => Promise<QueryEngine>;
   leaks: (text: string) => boolean;
   tokens?: Record<string, string>;
+};
+
+/** What an answer tells the caller, without what differs from one request to the next. */
+const told = (res: { status: number; body: Record<string, unknown> }) => {
+  const { requestId: _r, dashboard_id: _d, dashboard_url: _u, ...rest } = res.body ?? {};
+  return { status: res.status, ...rest };
 };
 
 export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
   let gw: ScriptedGateway;
   let h: ExploreHarness;
+  let twin: ExploreHarness | undefined;
   let statement = '';
   beforeAll(async () => {
     gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => `\`\`\`sql\n${statement}\n\`\`\`` });
-    h = await exploreHarness(
-      { SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_QUERY_TIMEOUT_MS: '20000' },
-      { engine: await run.engine(), ...(run.tokens ? { tokens: run.tokens } : {}) },
-    );
-    // Usage limits are tests/unit/limits.test.ts's subject; here every generated statement must reach the engine.
-    h.deps.limiter = { charge: async () => {} };
+    const harness = async (engine: QueryEngine) => {
+      const made = await exploreHarness(
+        { SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat', SVC_QUERY_TIMEOUT_MS: '20000' },
+        { engine, ...(run.tokens ? { tokens: run.tokens } : {}) },
+      );
+      // Usage limits are tests/unit/limits.test.ts's subject; here every generated statement must reach the engine.
+      made.deps.limiter = { charge: async () => {} };
+      return made;
+    };
+    h = await harness(await run.engine());
+    if (run.twin) twin = await harness(await run.twin());
   }, 300_000);
   afterAll(async () => {
     await h?.close();
+    await twin?.close();
     await gw?.close();
   });
 
-  const ask = async (sql: string, who = as.analyst) => {
+  const ask = async (sql: string, who = as.analyst, on: ExploreHarness = h) => {
     statement = sql;
-    return h.ask(who, { question: 'customer contacts per nation', force: true });
+    return on.ask(who, { question: 'customer contacts per nation', force: true });
   };
 
   it('sees a personal value where one is shown (the check can fail): an administrator reads the raw column', async () => {
     const res = await ask('SELECT c_name, c_phone FROM tpch.tiny.customer LIMIT 3', as.admin);
     expect(res.status).toBe(200);
     expect(run.leaks(JSON.stringify(res.body))).toBe(true);
+  });
+
+  it('tells the twin engines apart where a personal value decides the answer (the check can fail): an administrator', async () => {
+    if (!twin) return;
+    const sql = "SELECT count(*) AS n FROM tpch.tiny.customer c WHERE c.c_name LIKE '%ǀ'";
+    expect(told(await ask(sql, as.admin, twin))).not.toEqual(told(await ask(sql, as.admin)));
   });
 
   it(`holds for ${run.runs} generated statements (seed ${run.seed})`, async () => {
@@ -61,6 +83,7 @@ export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
           const page = await readObject(h.deps.pages, `${res.body.dashboard_id}.html`, MAX_PAGE_BYTES);
           expect(run.leaks(page!.toString('utf8')), `personal value in the page of ${sql}`).toBe(false);
         }
+        if (twin) expect(told(await ask(sql, as.analyst, twin)), `the answer to ${sql} depends on personal values`).toEqual(told(res));
       }),
       { seed: run.seed, numRuns: run.runs, endOnFailure: true },
     );
