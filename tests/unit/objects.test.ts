@@ -112,6 +112,17 @@ describe('folder store', () => {
     expect(await store.list('')).toEqual([]);
     expect(await store.get('x')).toBeNull();
   });
+
+  it('makes its root again when the folder was removed while the store was in use', async () => {
+    const root = await freshRoot();
+    const store = createFolderStore(root);
+    await store.put('a/b.txt', Buffer.from('first'));
+    await rm(root, { recursive: true });
+    expect(await store.get('a/b.txt')).toBeNull();
+    expect(await store.list('')).toEqual([]);
+    await store.put('a/b.txt', Buffer.from('again'));
+    expect(await text(store, 'a/b.txt')).toBe('again');
+  });
 });
 
 describe('folder store and symbolic links on the way to a key', () => {

@@ -58,10 +58,9 @@ export function folderPaths(base: string, where: string): FolderPaths {
   }
 
   function ensureRoot(): string {
-    const found = root();
-    if (found !== null) return found;
-    // The root itself is the operator's setting: a link there is theirs to make, so it is followed (once).
-    mkdirSync(base, { recursive: true });
+    // The root itself is the operator's setting: a link there is theirs to make, so it is followed (once). Made
+    // again if it was removed while the store was in use, as put always did.
+    mkdirSync(real ?? base, { recursive: true });
     return root()!;
   }
 
