@@ -30,8 +30,10 @@ export const PERSONAL_COLUMNS = Object.entries(TABLES).flatMap(([t, d]) => d.pii
 
 /** A marker no sample value holds and no function turns into something else: any character of it gives it away. */
 export const MARK = 'ǂ';
+/** Marked values are this long: they fit the narrowest personal column (a phone number, varchar(15) on Trino). */
+export const MARKED_LENGTH = 15;
 export const MARK_SAMPLE_SQL = PERSONAL_COLUMNS.map(
-  ({ table, column }) => `UPDATE tiny.${table} SET ${column} = repeat('${MARK}', 16);`,
+  ({ table, column }) => `UPDATE tiny.${table} SET ${column} = repeat('${MARK}', ${MARKED_LENGTH});`,
 ).join('\n');
 /**
  * The same marks with their last character changed row by row (one of ǀ ǁ ǂ ǃ, by the row's key): every value keeps
@@ -40,7 +42,7 @@ export const MARK_SAMPLE_SQL = PERSONAL_COLUMNS.map(
  */
 export const TWIN_SAMPLE_SQL = PERSONAL_COLUMNS.map(
   ({ table, column }) =>
-    `UPDATE tiny.${table} SET ${column} = repeat('${MARK}', 15) || chr(448 + (${TABLES[table as Table].key} % 4)::int);`,
+    `UPDATE tiny.${table} SET ${column} = repeat('${MARK}', ${MARKED_LENGTH - 1}) || chr(448 + (${TABLES[table as Table].key} % 4)::int);`,
 ).join('\n');
 
 const tableName = (t: Table) => fc.constantFrom(t, `tpch.tiny.${t}`, `tiny.${t}`, `"${t}"`, `TPCH.TINY.${t.toUpperCase()}`);
@@ -122,11 +124,11 @@ function personalCondition(t: (typeof PERSONAL_TABLES)[number], alias: string): 
   const column = fc.constantFrom(...TABLES[t].pii).map((c) => `${alias}.${c}`);
   return fc.oneof(
     column.map((c) => `${c} LIKE '%ǀ'`),
-    column.map((c) => `substr(${c}, 16, 1) IN ('ǁ', 'ǃ')`),
-    column.map((c) => `substr(${c}, 16, 1) > 'ǁ'`),
+    column.map((c) => `substr(${c}, ${MARKED_LENGTH}, 1) IN ('ǁ', 'ǃ')`),
+    column.map((c) => `substr(${c}, ${MARKED_LENGTH}, 1) > 'ǁ'`),
     column.map((c) => `strpos(${c}, 'ǀ') > 0`),
-    column.map((c) => `length(${c}) = 16 AND substr(${c}, 16) <> 'ǃ'`),
-    column.map((c) => `codepoint(CAST(substr(${c}, 16, 1) AS varchar(1))) % 2 = 0`),
+    column.map((c) => `length(${c}) = ${MARKED_LENGTH} AND substr(${c}, ${MARKED_LENGTH}) <> 'ǃ'`),
+    column.map((c) => `codepoint(CAST(substr(${c}, ${MARKED_LENGTH}, 1) AS varchar(1))) % 2 = 0`),
   );
 }
 
@@ -140,7 +142,10 @@ function oracleStatement(): fc.Arbitrary<string> {
       personalCondition(t, a).map((p) => `SELECT count(*) AS n FROM tpch.tiny.${t} ${a} WHERE ${p}`),
       personalCondition(t, a).map((p) => `SELECT ${a}.${key} FROM tpch.tiny.${t} ${a} WHERE ${p} ORDER BY ${a}.${key}`),
       column.map((c) => `SELECT count(*) AS n FROM (SELECT ${c} FROM tpch.tiny.${t} GROUP BY ${c}) g`),
-      column.map((c) => `SELECT substr(${c}, 16, 1) IS NULL AS x, count(*) AS n FROM tpch.tiny.${t} GROUP BY substr(${c}, 16, 1)`),
+      column.map(
+        (c) =>
+          `SELECT substr(${c}, ${MARKED_LENGTH}, 1) IS NULL AS x, count(*) AS n FROM tpch.tiny.${t} GROUP BY substr(${c}, ${MARKED_LENGTH}, 1)`,
+      ),
       column.map((c) => `SELECT ${a}.${key} FROM tpch.tiny.${t} ${a} ORDER BY ${a}.${c}, ${a}.${key} DESC`),
       column.map(
         (c) =>
@@ -210,6 +215,9 @@ function projectingStatement(): fc.Arbitrary<string> {
   return shaped;
 }
 
+/** Every generated statement ends with this LIMIT. */
+export const HOSTILE_LIMIT = 20;
+
 const COMMENTS = ['/* note */', '/* /* */', '-- tail\n', "/* ' */", '--\n', '/**/'];
 
 /** Comments dropped between words, where a careless lexer would read them differently. */
@@ -219,5 +227,5 @@ function withComments(sql: string, comments: string[], seed: number): string {
     const at = (seed + i * 7919) % (words.length + 1);
     words.splice(at, 0, comment);
   }
-  return `${words.join(' ')} LIMIT 20`;
+  return `${words.join(' ')} LIMIT ${HOSTILE_LIMIT}`;
 }

@@ -12,7 +12,7 @@ describe('no personal value reaches an analyst, whatever the model writes (embed
     runs: Number(process.env.SVC_PROPERTY_RUNS ?? 150),
     seed: Number(process.env.SVC_PROPERTY_SEED ?? 20261124),
     engine: () => createEmbeddedEngine({ afterSample: MARK_SAMPLE_SQL }),
-    twin: () => createEmbeddedEngine({ afterSample: TWIN_SAMPLE_SQL }),
+    twin: { engine: () => createEmbeddedEngine({ afterSample: TWIN_SAMPLE_SQL }) },
     leaks: (text) => text.includes(MARK),
   });
 });
