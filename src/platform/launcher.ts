@@ -6,7 +6,7 @@ import { loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } fr
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
-import { appendAudit } from './audit/index.ts';
+import { appendAudit, openHeadSigner } from './audit/index.ts';
 import { createPolicyEngine, knownRolesOf, type BundleActivation, type PolicyEngine } from './policy/index.ts';
 import { POLICIES_DIR } from './policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
@@ -117,6 +117,12 @@ export async function launch(
     shared.db,
     services.filter((s) => s.migrateAtStart !== false),
   );
+  // One signer per process, whatever services it hosts: heads follow the records committed by any replica.
+  if (!shared.auditHeads && services.some((s) => s.usesDatabase !== false)) {
+    const logger = createLogger('audit', shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
+    shared.auditHeads = await openHeadSigner(env, { db: shared.db, dataDir: shared.platform.DATA_DIR, logger });
+    shared.auditHeads?.start();
+  }
   const launched: Launched[] = [];
   for (const service of services) {
     const logger = createLogger(service.name, shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
@@ -129,6 +135,7 @@ export async function launch(
       url: server.url,
       close: async () => {
         await server.close();
+        await shared.auditHeads?.stop(); // before the database closes under it
         await started.close();
       },
     });
