@@ -102,7 +102,8 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
 /** How far the signed heads reach: what after them only the hash links hold. */
 function signedReach(result: VerifyResult): string {
   const { heads, through } = result.signed ?? { heads: 0, through: 0 };
-  const after = result.head.seq > through ? `; records ${through + 1} to ${result.head.seq} are only hash-linked until the next head` : '';
+  const unsigned = result.head.seq === through + 1 ? `record ${through + 1} is` : `records ${through + 1} to ${result.head.seq} are`;
+  const after = result.head.seq > through ? `; ${unsigned} only hash-linked until the next head` : '';
   return heads === 0
     ? `no signed head covers the chain yet${after}`
     : `signed heads: ${heads} checked, the newest at seq ${through}${after}`;
