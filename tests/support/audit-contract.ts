@@ -308,6 +308,18 @@ export function auditChainContract(label: string, open: () => Promise<Opened>) {
         expect(result.finding!.message).toContain('record 5 was rewritten');
       });
 
+      it.each([
+        ['a changed field', (db: Database) => tamper.changeField(db, 17), { seq: 17, kind: 'changed' }],
+        ['a deleted row', (db: Database) => tamper.deleteRow(db, 17), { seq: 17, kind: 'removed' }],
+        ['an inserted row', (db: Database) => tamper.insertRow(db, 17), { seq: 17, kind: 'inserted' }],
+        ['a reordered pair', (db: Database) => tamper.swapPair(db, 17), { seq: 17, kind: 'reordered' }],
+      ] as const)('under signed heads, %s is still named as the hashes tell it', async (_, edit, finding) => {
+        await append(60);
+        await signer().tick();
+        await edit(o.db);
+        expect((await verify()).finding).toMatchObject(finding);
+      });
+
       it('deleting the signed heads is no way out once the chain is longer than 2 x N', async () => {
         await append(20);
         expect(await verify()).toMatchObject({ ok: true, signed: { heads: 0, through: 0 } }); // not due yet

@@ -145,36 +145,44 @@ async function walk(sql: Sql, opts: VerifyOptions, signed?: Signed): Promise<Ver
   let checked = 0;
   const records = pages(sql, start.anchor.seq + 1, through);
   let next = await records.next();
+  // A record a signed head contradicts is named once the record after it has been judged: an inserted or removed
+  // record also contradicts the heads, and the walk tells those apart one record later.
+  let contradicted: Finding | undefined;
   while (!next.done) {
     const r = next.value;
+    if (contradicted && r.seq > contradicted.seq + 1) return result(checked, prev.seq, contradicted);
     next = await records.next();
     const ahead = next.done ? undefined : next.value;
     const finding = judge(r, prev, before, ahead);
     if (finding) return result(checked, prev.seq, finding);
     const anchored = anchors.get(r.seq);
     if (anchored !== undefined && anchored !== r.hash) {
-      return result(checked, prev.seq, {
-        seq: r.seq,
-        kind: 'anchor',
-        message: `record ${r.seq} has hash ${r.hash}, not the anchored ${anchored}: the chain up to it was rewritten`,
-      });
+      return result(
+        checked,
+        prev.seq,
+        contradicted ?? {
+          seq: r.seq,
+          kind: 'anchor',
+          message: `record ${r.seq} has hash ${r.hash}, not the anchored ${anchored}: the chain up to it was rewritten`,
+        },
+      );
     }
-    const covered = await signed?.covering(r.seq);
+    const covered = contradicted ? undefined : await signed?.covering(r.seq);
     if (covered && 'finding' in covered) return result(checked, prev.seq, covered.finding);
     if (covered && covered.hash !== r.hash) {
-      return result(checked, prev.seq, {
+      contradicted = {
         seq: r.seq,
         kind: 'rewritten',
         message:
           `record ${r.seq} was rewritten and the chain re-hashed after it: its hash is ${r.hash}, ` +
           `the signed head of seq ${covered.head.seq} (signed ${covered.head.at}) lists ${covered.hash}`,
-      });
+      };
     }
     before = prev;
     prev = { seq: r.seq, hash: r.hash };
     checked += 1;
   }
-  return result(checked, prev.seq, tail(prev, before, head, through));
+  return result(checked, prev.seq, tail(prev, before, head, through) ?? contradicted);
 }
 
 /** Where the walk starts: the record before `from`, the latest retention checkpoint, or the genesis hash. */
