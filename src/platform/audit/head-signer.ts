@@ -23,8 +23,6 @@ export type HeadSigner = {
   stop(): Promise<void>;
   /** Adds the signer's counter to a service's metrics registry. */
   expose(registry: Registry): void;
-  /** The highest seq signed so far (0: none). */
-  signedThrough(): number;
 };
 
 export type HeadSignerOptions = {
@@ -144,7 +142,6 @@ export function createHeadSigner(o: HeadSignerOptions): HeadSigner {
     expose(registry) {
       if (!registry.getSingleMetric('svc_audit_heads_total')) registry.registerMetric(heads);
     },
-    signedThrough: () => last?.seq ?? 0,
   };
 }
 
