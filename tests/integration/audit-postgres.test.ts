@@ -6,14 +6,24 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { appendAudit, HEADS_PREFIX } from '../../src/platform/audit/index.ts';
 import { openPostgres, type Database } from '../../src/platform/db/index.ts';
-import { createFolderStore } from '../../src/platform/objects/index.ts';
+import { createFolderStore, createS3Store } from '../../src/platform/objects/index.ts';
 import { auditChainContract, tamper } from '../support/audit-contract.ts';
 import { freePort } from '../support/free-port.ts';
+import { createTestBucket, S3_TEST } from '../support/s3.ts';
 import { freshDatabase, openFreshPostgres } from '../support/pg.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
-auditChainContract('Postgres', () => openFreshPostgres('audit_contract'));
+// On the real servers: the chain on Postgres, the signed heads in a MinIO bucket (a fresh prefix per test).
+let bucket: { bucket: string; drop: () => Promise<void> } | undefined;
+let prefixes = 0;
+afterAll(async () => bucket?.drop());
+auditChainContract('Postgres', () => openFreshPostgres('audit_contract'), {
+  headStore: async () => {
+    bucket ??= await createTestBucket('audit-heads');
+    return createS3Store({ ...S3_TEST, bucket: bucket.bucket, prefix: `heads-${++prefixes}/` });
+  },
+});
 
 const run = promisify(execFile);
 

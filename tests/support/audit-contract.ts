@@ -115,7 +115,8 @@ export const tamper = {
   },
 };
 
-export function auditChainContract(label: string, open: () => Promise<Opened>) {
+/** `headStore`: where the signed heads go (a fresh place each call); a folder when not given. */
+export function auditChainContract(label: string, open: () => Promise<Opened>, opts: { headStore?: () => Promise<ObjectStore> } = {}) {
   describe(`audit chain (${label})`, () => {
     let o: Opened;
     beforeAll(async () => {
@@ -235,7 +236,7 @@ export function auditChainContract(label: string, open: () => Promise<Opened>) {
       let clock: number;
       beforeEach(async () => {
         dir = await mkdtemp(join(tmpdir(), 'svc-audit-heads-'));
-        store = createFolderStore(dir);
+        store = opts.headStore ? await opts.headStore() : createFolderStore(dir);
         key = keys();
         clock = Date.parse('2026-11-27T12:00:00Z');
       });
