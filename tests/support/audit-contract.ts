@@ -382,6 +382,7 @@ export function auditChainContract(label: string, open: () => Promise<Opened>, o
         await tamper.changeField(o.db, 13);
         await append(5);
         await s.tick();
+        await s.tick(); // told once, not at every look
         expect(await signedSeqs()).toEqual([10]);
         expect(await counted(registry)).toContain('svc_audit_heads_total{outcome="refused"} 1');
       });

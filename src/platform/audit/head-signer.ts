@@ -49,6 +49,7 @@ export function createHeadSigner(o: HeadSignerOptions): HeadSigner {
     registers: [],
   });
   let last: { seq: number; hash?: string; at: number } | undefined;
+  let refusedAt: number | undefined; // the record last refused: told once, not at every look
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
 
@@ -62,7 +63,10 @@ export function createHeadSigner(o: HeadSignerOptions): HeadSigner {
     return { seq: 0, at: now() };
   }
 
-  async function signThrough(from: { seq: number; hash?: string }, target: number): Promise<{ seq: number; hash: string } | 'refused'> {
+  async function signThrough(
+    from: { seq: number; hash?: string },
+    target: number,
+  ): Promise<{ seq: number; hash: string } | 'refused' | 'refused again'> {
     const records = await readRecords(o.db, from.seq + 1, target - from.seq, target);
     const first = records[0];
     if (!first) return 'refused';
@@ -75,6 +79,8 @@ export function createHeadSigner(o: HeadSignerOptions): HeadSigner {
     let expected = first.seq;
     for (const r of records) {
       if (r.seq !== expected || r.prev_hash !== prev || hashOf(r) !== r.hash) {
+        if (refusedAt === r.seq) return 'refused again';
+        refusedAt = r.seq;
         o.logger.error(
           { seq: r.seq, expected },
           `audit record ${r.seq} does not verify: no head is signed over it (run svc audit verify to see what changed)`,
@@ -109,8 +115,8 @@ export function createHeadSigner(o: HeadSignerOptions): HeadSigner {
     if (due.length === 0 && headSeq > last.seq && now() - last.at >= o.minutes * 60_000) due.push(headSeq);
     for (const target of due) {
       const signed = await signThrough(last, target);
-      if (signed === 'refused') {
-        heads.inc({ outcome: 'refused' });
+      if (signed === 'refused' || signed === 'refused again') {
+        if (signed === 'refused') heads.inc({ outcome: 'refused' });
         return;
       }
       last = { ...signed, at: now() };
