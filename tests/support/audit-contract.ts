@@ -374,6 +374,13 @@ export function auditChainContract(label: string, open: () => Promise<Opened>, o
         expect((await verifyChain(o.db, { heads: { store, every: 10 } })).finding).toMatchObject({ kind: 'head' }); // no public key
       });
 
+      it('an object planted past the end of the chain is named as no head, not as records removed', async () => {
+        await append(20);
+        await signer().tick();
+        await store.put(headKey(999), Buffer.from('{}'));
+        expect((await verify()).finding).toMatchObject({ seq: 999, kind: 'head' });
+      });
+
       it('the signer signs nothing over a stretch that does not verify, and counts it', async () => {
         const registry = new Registry();
         const s = signer({ registry });

@@ -56,7 +56,7 @@ export async function verifyChain(db: Database, opts: VerifyOptions = {}): Promi
     await tx.query(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
     const result = await walk(tx, opts, signed);
     if (!signed || !result.ok) return result;
-    const finding = signed.beyond(result.head.seq) ?? signed.unsigned(result.head.seq, result.from - 1, opts.heads!.every);
+    const finding = (await signed.beyond(result.head.seq)) ?? signed.unsigned(result.head.seq, result.from - 1, opts.heads!.every);
     return { ...result, ...(finding ? { ok: false, finding } : {}) };
   });
 }
@@ -68,7 +68,7 @@ export async function verifyChain(db: Database, opts: VerifyOptions = {}): Promi
 type Signed = {
   covering(seq: number): Promise<{ hash: string; head: SignedHead } | { finding: Finding } | undefined>;
   summary(): { heads: number; through: number };
-  beyond(headSeq: number): Finding | undefined;
+  beyond(headSeq: number): Promise<Finding | undefined>;
   unsigned(headSeq: number, trustedThrough: number, every: number): Finding | undefined;
 };
 
@@ -98,9 +98,13 @@ async function signedHeads(store: ObjectStore, publicKey: KeyObject | undefined)
       return { hash: current.hashes[seq - current.from_seq]!, head: current };
     },
     summary: () => ({ heads: checked, through: current?.seq ?? 0 }),
-    beyond(headSeq) {
+    async beyond(headSeq) {
       const last = listed[listed.length - 1];
       if (!last || last.seq <= headSeq) return undefined;
+      const found = await readHead(store, last);
+      if (!found.head || !publicKey || !headSigned(found.head, publicKey)) {
+        return { seq: last.seq, kind: 'head', message: `the object ${where(last.seq)} is not a head signed by SVC_AUDIT_PUBLIC_KEY` };
+      }
       return {
         seq: headSeq + 1,
         kind: 'removed',
