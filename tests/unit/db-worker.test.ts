@@ -55,6 +55,19 @@ describe('two services on one embedded database, as svc dev runs them', () => {
   });
 });
 
+describe('the worker boundary', () => {
+  it('a parameter that cannot cross to the worker fails that call only, and the database goes on', async () => {
+    const db = await openPglite({});
+    try {
+      await expect(db.query('SELECT $1::text AS t', [() => 'x'])).rejects.toThrow(/could not be cloned/);
+      await expect(db.transaction((tx) => tx.query('SELECT $1::text AS t', [() => 'x']))).rejects.toThrow(/could not be cloned/);
+      expect(await db.query('SELECT $1::text AS t', ['x'])).toEqual([{ t: 'x' }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe('a statement past its time limit', () => {
   let db: Database;
   beforeAll(async () => {

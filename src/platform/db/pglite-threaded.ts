@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, withTimeout } from './timeout.ts';
 import type { Database, Sql } from './types.ts';
@@ -49,7 +52,9 @@ export async function openPgliteInWorker(
   opts: { dataDir?: string | undefined; statementTimeoutMs?: number | undefined } = {},
 ): Promise<Database> {
   const limit = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-  const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), { workerData: { dataDir: opts.dataDir } });
+  const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
+    workerData: { dataDir: opts.dataDir, ...(await compiledWasm()) },
+  });
   const sent = new Map<number, Call>();
   /** Calls answered with a timeout whose statement still runs: while any does, new calls are refused. */
   const late = new Set<number>();
@@ -117,7 +122,7 @@ export async function openPgliteInWorker(
     sent.clear();
   }
 
-  function post(call: Call): number {
+  function post(call: Call): number | undefined {
     const id = ++lastId;
     sent.set(id, call);
     worker.ref();
@@ -130,17 +135,26 @@ export async function openPgliteInWorker(
         waiting.reject(busy('a statement that passed its time limit is still running'));
       }
     }, limit);
-    worker.postMessage({ id, op: call.op, tx: call.tx, args: call.args }, call.transfer ?? []);
+    try {
+      worker.postMessage({ id, op: call.op, tx: call.tx, args: call.args }, call.transfer ?? []);
+    } catch (err) {
+      // a parameter that cannot cross (a function, a class instance's methods): nothing was sent
+      sent.delete(id);
+      clearTimeout(call.timer);
+      call.reject(err as Error);
+      return undefined;
+    }
     return id;
   }
 
   /** Starts the next waiting call when nothing holds the database. */
   function next(): void {
-    if (holder || stopped) return;
-    const first = queue.shift();
-    if (!first) return;
-    clearTimeout(first.waited);
-    holder = { call: post(first.call) };
+    while (!holder && !stopped && queue.length > 0) {
+      const first = queue.shift()!;
+      clearTimeout(first.waited);
+      const id = post(first.call);
+      if (id !== undefined) holder = { call: id };
+    }
   }
 
   function refusal(): Error | undefined {
@@ -180,8 +194,8 @@ export async function openPgliteInWorker(
   /** Commits or rolls back `tx`; the database is free for the next call once the worker has answered. */
   function ended(tx: number, op: 'commit' | 'rollback'): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const id = post({ op, args: {}, tx, resolve: () => resolve(), reject });
-      sent.get(id)!.ends = tx;
+      const id = post({ op, args: {}, tx, resolve: () => resolve(), reject, ends: tx });
+      if (id === undefined) holder = undefined;
     });
   }
 
@@ -245,6 +259,23 @@ export async function openPgliteInWorker(
       await worker.terminate();
     },
   };
+}
+
+let compiling: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module }> | undefined;
+
+/**
+ * PGlite's two WASM modules, compiled once per process and handed to each worker (a compiled module crosses to a
+ * worker without a copy): compiling them again in every worker cost about 2 s of CPU per database opened.
+ */
+function compiledWasm() {
+  compiling ??= (async () => {
+    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    const [pgliteWasmModule, initdbWasmModule] = await Promise.all(
+      ['pglite.wasm', 'initdb.wasm'].map(async (name) => WebAssembly.compile(await readFile(join(dist, name)))),
+    );
+    return { pgliteWasmModule: pgliteWasmModule!, initdbWasmModule: initdbWasmModule! };
+  })();
+  return compiling;
 }
 
 function joined(parts: Uint8Array[]): Uint8Array {

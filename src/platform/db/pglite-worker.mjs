@@ -26,6 +26,9 @@ try {
   db = await PGlite.create({
     ...(workerData.dataDir ? { dataDir: workerData.dataDir } : {}),
     extensions: { vector },
+    // compiled once by the other side, for every worker of the process
+    pgliteWasmModule: workerData.pgliteWasmModule,
+    initdbWasmModule: workerData.initdbWasmModule,
     parsers: { [OID.int8]: parseInt8, [OID.numeric]: parseNumeric, [OID.timestamp]: parseTimestamp },
   });
   // PGlite takes its zone from the process; the port promises UTC on both adapters.
