@@ -99,6 +99,11 @@ export const platformShape = {
   PG_USER: str('svc'),
   PG_PASSWORD: optionalStr(),
   DATA_DIR: str('./data'),
+  /**
+   * The time limit of every database statement, in ms. On Postgres its statement_timeout; on embedded PGlite, which
+   * cannot interrupt a statement, the caller is answered at once and new statements are refused until it ends.
+   */
+  DB_STATEMENT_TIMEOUT_MS: int(120_000, 1),
   /** The address services listen on: `svc dev` loopback unless told otherwise (it trusts identity headers), `svc serve` every address. */
   HOST: optionalStr(),
   OPA_URL: url(),

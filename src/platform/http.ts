@@ -10,8 +10,9 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { allowedMethods } from './allowed-methods.ts';
 import { AuthError, authProblemResponse, createCallerResolver, type CallerResolver } from './auth/index.ts';
-import { sqlState } from './db/values.ts';
-import { ProblemError } from './errors.ts';
+import { isDatabaseBusy, sqlState } from './db/values.ts';
+import { ProblemError, unavailable } from './errors.ts';
+import { eventLoopDelay, watchEventLoop } from './event-loop.ts';
 import type { Caller } from './identity.ts';
 import type { Logger } from './log.ts';
 import type { ServiceMetrics } from './metrics.ts';
@@ -96,7 +97,10 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
   });
   app.use((c, next) => (opts.streamsBody?.(c) ? next() : limit(c, next)));
 
-  app.get('/health', (c) => c.json({ status: 'ok', service: opts.service }));
+  // Liveness, and how late this process's event loop runs (ms, p99 and max over the last ~10 s): a service that
+  // stops answering because the thread is busy shows here first, on the /health of every service in the process.
+  watchEventLoop();
+  app.get('/health', (c) => c.json({ status: 'ok', service: opts.service, event_loop_delay_ms: eventLoopDelay() }));
   app.get('/ready', async (c) => {
     const ok =
       (opts.ready ? await opts.ready().catch(() => false) : true) && (opts.policy ? await opts.policy.ready().catch(() => false) : true);
@@ -133,6 +137,9 @@ function routeOf(c: Context): string {
 
 const TITLES: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 413: 'Content Too Large', 415: 'Unsupported Media Type' };
 
+/** When a caller answered 503 for a busy database may try again. */
+const DATABASE_RETRY_AFTER_S = 5;
+
 /** SQLSTATEs of text Postgres cannot store: character_not_in_repertoire (a NUL), untranslatable_character. */
 const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 
@@ -155,6 +162,14 @@ export function problemResponse(err: unknown, c: Context<AppEnv>): Response {
   } else if (UNSTORABLE_TEXT.has(sqlState(err) ?? '')) {
     // valid JSON, but Postgres text holds no NUL (U+0000): the caller's to fix, and the statement changed nothing
     problem = new ProblemError(400, 'Bad Request', 'Text in the request holds a character that cannot be stored (U+0000, NUL): remove it.');
+  } else if (isDatabaseBusy(err)) {
+    c.get('log')?.warn({ err }, 'database busy');
+    problem = unavailable(
+      sqlState(err) === '57014'
+        ? 'The request ran a database statement past its time limit (SVC_DB_STATEMENT_TIMEOUT_MS): narrow the request, or try again later.'
+        : 'The database is busy finishing a statement that ran past its time limit: try again in a few seconds.',
+      { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+    );
   } else {
     c.get('log')?.error({ err }, 'unhandled error');
     problem = new ProblemError(500, 'Internal Server Error', `internal error (request ${requestId})`);

@@ -1,4 +1,4 @@
-import { sqlState } from '../platform/db/index.ts';
+import { isDatabaseBusy, sqlState } from '../platform/db/index.ts';
 import { TrackerError } from './errors.ts';
 
 /**
@@ -29,7 +29,8 @@ export function fromDatabaseError(err: unknown): unknown {
   if (state.startsWith('22')) return new TrackerError('INVALID_PARAMETER_VALUE', `Invalid value in the request: ${detail}`);
   if (state === '23503')
     return new TrackerError('INVALID_PARAMETER_VALUE', `The request refers to something that does not exist: ${detail}`);
-  if (state === '40001' || state === '40P01' || state === '53300' || state === '55P03') {
+  // 57014 and 57P03: a statement past its time limit (SVC_DB_STATEMENT_TIMEOUT_MS), or embedded PGlite still running one
+  if (state === '40001' || state === '40P01' || state === '53300' || state === '55P03' || isDatabaseBusy(err)) {
     return new TrackerError('TEMPORARILY_UNAVAILABLE', `The database is busy (${detail}); try again.`);
   }
   return err;

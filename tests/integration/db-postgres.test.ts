@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { openDatabase, openPostgres } from '../../src/platform/db/index.ts';
+import { isDatabaseBusy, openDatabase, openPostgres, sqlState } from '../../src/platform/db/index.ts';
 import { dbContract } from '../support/db-contract.ts';
 import { freshDatabase, openFreshPostgres } from '../support/pg.ts';
 
@@ -37,6 +37,29 @@ it('keeps a statement prepared on its connection unless asked to plan it with it
     expect(await prepared()).toEqual([]);
     await db.query(`SELECT $1::int + 2 AS n`, [1]);
     expect((await prepared()).map((r) => r.statement)).toEqual(['SELECT $1::int + 2 AS n']);
+  } finally {
+    await db.close();
+    await fresh.drop();
+  }
+});
+
+it('ends a statement past SVC_DB_STATEMENT_TIMEOUT_MS with 57014, as embedded PGlite answers, and goes on', async () => {
+  const fresh = await freshDatabase('db_timeout');
+  const { host, port, database, user, password } = fresh.cfg;
+  const db = await openDatabase({
+    PG_HOST: host,
+    PG_PORT: port,
+    PG_DATABASE: database,
+    PG_USER: user,
+    PG_PASSWORD: password,
+    DATA_DIR: '/nonexistent',
+    DB_STATEMENT_TIMEOUT_MS: 300,
+  });
+  try {
+    const err = await db.query('SELECT pg_sleep(3)').catch((e: unknown) => e);
+    expect(isDatabaseBusy(err)).toBe(true);
+    expect(sqlState(err)).toBe('57014');
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
   } finally {
     await db.close();
     await fresh.drop();

@@ -7,8 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { loadMigrations, openDatabase, openPglite, openPostgres } from '../../src/platform/db/index.ts';
 import { dbContract } from '../support/db-contract.ts';
 
-dbContract('PGlite', async () => {
+dbContract('PGlite in a worker thread', async () => {
   const db = await openPglite({});
+  return { db, cleanup: () => db.close() };
+});
+
+dbContract('PGlite on the calling thread', async () => {
+  const db = await openPglite({ inWorker: false });
   return { db, cleanup: () => db.close() };
 });
 

@@ -31,6 +31,24 @@ describe('app factory', () => {
     expect((await app(async () => Promise.reject(new Error('db gone'))).request('/ready')).status).toBe(503);
   });
 
+  it("/health reports the event loop's delay: p99 and max in ms, which a blocked thread raises", async () => {
+    const a = app();
+    const first = await (await a.request('/health')).json();
+    expect(first).toMatchObject({
+      status: 'ok',
+      service: 'probe',
+      event_loop_delay_ms: { p99: expect.any(Number), max: expect.any(Number) },
+    });
+    await new Promise((r) => setTimeout(r, 100)); // the monitor's first samples, as in a service that has been up a while
+    // hold the thread 300 ms, as a synchronous statement would, then let the monitor see the late timer
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await a.request('/health');
+    expect(res.status).toBe(200);
+    expect((await res.json()).event_loop_delay_ms.max).toBeGreaterThanOrEqual(250);
+  });
+
   it('refuses a request without identity with 401 problem+json', async () => {
     const res = await app().request('/things/me');
     expect(res.status).toBe(401);

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import { loadMigrations, migrate } from './migrate.ts';
 import { openPostgres } from './postgres.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from './timeout.ts';
 import type { Database } from './types.ts';
 
 export { loadMigrations, migrate, type Migration } from './migrate.ts';
 export { openPostgres } from './postgres.ts';
+export { DEFAULT_STATEMENT_TIMEOUT_MS } from './timeout.ts';
 export {
   copyFloat8,
   copyInput,
@@ -18,14 +20,27 @@ export {
   type CopyField,
 } from './copy.ts';
 export { sqlLiteral, toVector, type Database, type PgConnection, type QueryOptions, type Sql } from './types.ts';
-export { isUniqueViolation, sqlState } from './values.ts';
+export { isDatabaseBusy, isUniqueViolation, sqlState } from './values.ts';
+
+export type PgliteOptions = {
+  /** The data folder; in memory when unset. */
+  dataDir?: string | undefined;
+  /**
+   * In a worker thread (the default, and what the services run): a slow statement holds the worker, never the
+   * thread that answers HTTP. `false` runs PGlite on the caller's thread (no time limit): for tools and tests only.
+   */
+  inWorker?: boolean;
+  /** The time limit of every statement in the worker; DEFAULT_STATEMENT_TIMEOUT_MS when unset. Not on the caller's thread. */
+  statementTimeoutMs?: number | undefined;
+};
 
 /**
  * Embedded PGlite, loaded on first use: its WASM runtime costs tens of megabytes of memory that a service on
  * Postgres never needs.
  */
-export async function openPglite(opts: { dataDir?: string | undefined } = {}): Promise<Database> {
-  return (await import('./pglite.ts')).openPglite(opts);
+export async function openPglite(opts: PgliteOptions = {}): Promise<Database> {
+  if (opts.inWorker === false) return (await import('./pglite.ts')).openPglite(opts);
+  return (await import('./pglite-threaded.ts')).openPgliteInWorker(opts);
 }
 
 export type DatabaseSettings = {
@@ -35,6 +50,8 @@ export type DatabaseSettings = {
   PG_USER: string;
   PG_PASSWORD?: string | undefined;
   DATA_DIR: string;
+  /** Every statement's time limit; DEFAULT_STATEMENT_TIMEOUT_MS when unset. */
+  DB_STATEMENT_TIMEOUT_MS?: number | undefined;
 };
 
 /**
@@ -42,9 +59,17 @@ export type DatabaseSettings = {
  * platform migrations applied. The services apply their own namespaces on top.
  */
 export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boolean } = {}): Promise<Database> {
+  const statementTimeoutMs = cfg.DB_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const db = cfg.PG_HOST
-    ? openPostgres({ host: cfg.PG_HOST, port: cfg.PG_PORT, database: cfg.PG_DATABASE, user: cfg.PG_USER, password: cfg.PG_PASSWORD })
-    : await openPglite({ dataDir: opts.inMemory ? undefined : join(cfg.DATA_DIR, 'pglite') });
+    ? openPostgres({
+        host: cfg.PG_HOST,
+        port: cfg.PG_PORT,
+        database: cfg.PG_DATABASE,
+        user: cfg.PG_USER,
+        password: cfg.PG_PASSWORD,
+        statementTimeoutMs,
+      })
+    : await openPglite({ dataDir: opts.inMemory ? undefined : join(cfg.DATA_DIR, 'pglite'), statementTimeoutMs });
   try {
     await migratePlatform(db);
   } catch (err) {

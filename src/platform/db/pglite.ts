@@ -5,8 +5,10 @@ import type { Database, Sql } from './types.ts';
 import { withTimeout } from './timeout.ts';
 import { OID, parseInt8, parseNumeric, parseTimestamp } from './values.ts';
 
-// Embedded Postgres (WASM) with pgvector: one connection. PGlite queues every query and every transaction behind
-// one lock, so concurrent calls are safe and a transaction holds the connection until it ends.
+// Embedded Postgres (WASM) with pgvector on the calling thread: one connection. PGlite queues every query and every
+// transaction behind one lock, so concurrent calls are safe and a transaction holds the connection until it ends.
+// A statement holds the thread while it runs, so the services use the worker (pglite-threaded.ts); this one is for
+// tools and tests that ask for it (openPglite({ inWorker: false })).
 export async function openPglite(opts: { dataDir?: string | undefined } = {}): Promise<Database> {
   if (opts.dataDir) await mkdir(opts.dataDir, { recursive: true });
   const db = await PGlite.create({

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
-import { withTimeout } from './timeout.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, withTimeout } from './timeout.ts';
 import type { Database, PgConnection, QueryOptions, Sql } from './types.ts';
 import { OID, parseBytea, parseInt8, parseNumeric, parseTimestamp, serializeJson } from './values.ts';
 
@@ -47,7 +47,7 @@ export function openPostgres(conn: PgConnection): Database {
     idle_timeout: 60,
     onnotice: () => {},
     transform: { undefined: null },
-    connection: { application_name: 'svc', TimeZone: 'UTC' },
+    connection: { application_name: 'svc', TimeZone: 'UTC', statement_timeout: conn.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS },
     types,
     socket: () => openSocket(conn),
   };

@@ -1,3 +1,6 @@
+/** Every statement's time limit unless SVC_DB_STATEMENT_TIMEOUT_MS says otherwise: generous, and still an end. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 120_000;
+
 /** Resolves with `fallback` when `work` takes longer than `ms`; the timer never keeps the process alive. */
 export function withTimeout<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -65,6 +65,8 @@ export type PgConnection = {
   password?: string | undefined;
   /** Pool size; 10 when unset. */
   max?: number | undefined;
+  /** Every statement's time limit (Postgres's statement_timeout); DEFAULT_STATEMENT_TIMEOUT_MS when unset. */
+  statementTimeoutMs?: number | undefined;
 };
 
 /** `value` as a quoted SQL string literal (standard_conforming_strings, on by default on both adapters). */

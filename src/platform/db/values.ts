@@ -1,17 +1,6 @@
 // Text-format parsers both adapters install, so the same SQL yields the same JavaScript values (see types.ts).
 
-/** Type OIDs from pg_type, fixed across PostgreSQL versions. */
-export const OID = { bytea: 17, int8: 20, json: 114, timestamp: 1114, numeric: 1700, jsonb: 3802 } as const;
-
-export const parseInt8 = (text: string): number | bigint => {
-  const n = Number(text);
-  return Number.isSafeInteger(n) ? n : BigInt(text);
-};
-
-export const parseNumeric = (text: string): number => Number(text);
-
-/** A timestamp without time zone is wall-clock time in UTC (the session zone), whatever the Node process zone. */
-export const parseTimestamp = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
+export { OID, parseInt8, parseNumeric, parseTimestamp } from './parsers.mjs';
 
 /** bytea text output is hex (`\x0102`); a copy in a plain Uint8Array, not a pooled Buffer. */
 export const parseBytea = (text: string): Uint8Array => Uint8Array.from(Buffer.from(text.slice(2), 'hex'));
@@ -30,3 +19,10 @@ export function sqlState(err: unknown): string | undefined {
 }
 
 export const isUniqueViolation = (err: unknown): boolean => sqlState(err) === '23505';
+
+/**
+ * A statement that ran past its time limit (57014 query_canceled, Postgres's statement_timeout and embedded PGlite's
+ * limit alike) or a database too busy to take one (57P03: embedded PGlite still finishing such a statement): the
+ * request may succeed later, so the services answer 503 rather than 500.
+ */
+export const isDatabaseBusy = (err: unknown): boolean => ['57014', '57P03'].includes(sqlState(err) ?? '');
