@@ -7,7 +7,7 @@ import { freePort } from '../support/free-port.ts';
 import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // Issue 31, finding 5: while 30 s statements run on the embedded database of explore and of the tracker (and the
-// hostile requests below are sent), /health of every service of `svc dev` answers in under 100 ms. The database
+// hostile requests below are sent: a GraphQL fragment bomb, search filters of 500 and 150 clauses), /health of every service of `svc dev` answers in under 100 ms. The database
 // runs in a worker thread, so nothing it does holds the thread that answers HTTP.
 //
 // No service offers a way to run a 30 s statement on purpose, so the data folder is made slow before `svc dev`
@@ -33,18 +33,49 @@ const SLOW_TRIGGERS = `
   END $$;
   CREATE TRIGGER test_slow_experiment BEFORE INSERT ON tracker_experiments FOR EACH ROW EXECUTE FUNCTION test_slow_experiment();`;
 
-type Hostile = { name: string; send(ports: Record<string, number>): Promise<unknown> };
+type Hostile = { name: string; send(ports: Record<string, number>): Promise<{ status: number; body: string }> };
 
 /**
  * Requests a hostile caller sends while the slow statements run; each only has to be answered (any status) while
  * /health stays prompt.
  */
 const HOSTILE_MEANWHILE: Hostile[] = [
-  // TODO(lead, finding 4): the GraphQL fragment bomb (1.8 KB: 32 fragments, each spreading the next twice) sent to
-  //   POST http://127.0.0.1:${ports.TRACKER}/graphql.
-  // TODO(lead, finding 5): runs/search with a 500-clause filter (`metrics.m0 > 0 AND ... AND metrics.m499 > 0`)
-  //   and experiments/search with 150 tag clauses, on the tracker's /api/2.0/mlflow prefix.
+  {
+    name: 'a GraphQL fragment bomb (32 fragments, each spreading the next twice)',
+    send: (ports) => tracker(ports, '/graphql', { query: FRAGMENT_BOMB }),
+  },
+  {
+    name: 'runs/search with a 500-clause filter',
+    send: (ports) =>
+      tracker(ports, '/api/2.0/mlflow/runs/search', {
+        experiment_ids: ['0'],
+        filter: Array.from({ length: 500 }, (_, i) => `metrics.m${i} > 0`).join(' AND '),
+      }),
+  },
+  {
+    name: 'experiments/search with 150 tag clauses',
+    send: (ports) =>
+      tracker(ports, '/api/2.0/mlflow/experiments/search', {
+        max_results: 10,
+        filter: Array.from({ length: 150 }, (_, i) => `tags.t${i} = 'x'`).join(' AND '),
+      }),
+  },
 ];
+
+const FRAGMENT_BOMB = [
+  'query q { mlflowGetExperiment(input: {experimentId: "0"}) { experiment { ...F0 } } }',
+  ...Array.from({ length: 32 }, (_, i) =>
+    i === 31 ? `fragment F${i} on MlflowExperiment { name }` : `fragment F${i} on MlflowExperiment { ...F${i + 1} ...F${i + 1} }`,
+  ),
+].join('\n');
+
+const tracker = (ports: Record<string, number>, path: string, body: unknown) =>
+  fetch(`http://127.0.0.1:${ports.TRACKER}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  }).then(async (r) => ({ status: r.status, body: await r.text() }));
 
 describe('/health of every service while the embedded database is busy', () => {
   let svc: SvcProcess;
@@ -117,7 +148,15 @@ describe('/health of every service while the embedded database is busy', () => {
     // both statements ran their 30 s (one after the other: the services share one embedded database) and succeeded
     expect(await slow).toEqual([200, 200]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2 * STATEMENT_S * 1000 - 1000);
-    await hostile;
+    // each hostile request was answered, and refused for what it is
+    const answers = await hostile;
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.status, HOSTILE_MEANWHILE[i]!.name).toBe('fulfilled');
+      const { status, body } = (answer as PromiseFulfilledResult<{ status: number; body: string }>).value;
+      expect(`${status} ${body}`, HOSTILE_MEANWHILE[i]!.name).toMatch(
+        /exceeds maximum total selections|more than 100 conditions joined with AND/,
+      );
+    }
     for (const name of SERVICES) {
       const sorted = samples[name]!.sort((a, b) => a.ms - b.ms);
       expect(sorted.length, name).toBeGreaterThan(20);
