@@ -31,7 +31,7 @@ const PG_TO_TRINO: Record<string, string> = {
   numeric: 'decimal',
 };
 
-// A small pool of workers, each a PGlite holding the sample (about 180 MiB each), so that one slow statement does
+// A small pool of workers, each a PGlite holding the sample (200 to 460 MiB each), so that one slow statement does
 // not hold every caller. Calls wait in a fair queue here, never inside a worker (fairness.ts): the service's own
 // metadata calls first, then users in turn. A user has at most `userConcurrency` calls running or waiting, and one
 // more is refused at once (429); a call waits at most `queueTimeoutMs` for a worker (503), and its own time limit
@@ -41,6 +41,8 @@ const METADATA_TIMEOUT_MS = 30_000;
 const START_PAUSE_MS = 5000;
 // Retry-After when no running call says when a worker frees (the workers are still starting).
 const RETRY_WHILE_STARTING_S = 5;
+// A worker beyond the first stops after this long without a call: each holds hundreds of MiB.
+const IDLE_WORKER_MS = 60_000;
 
 type Job = {
   op: string;
@@ -55,7 +57,7 @@ type Job = {
   timer?: NodeJS.Timeout;
   settled?: boolean;
 };
-type Slot = { worker: Worker; ready: boolean; running?: Job };
+type Slot = { worker: Worker; ready: boolean; running?: Job; idle?: NodeJS.Timeout };
 
 export type EmbeddedEngineOptions = {
   /**
@@ -137,7 +139,10 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
     for (const slot of slots) {
       if (!slot.ready || slot.running) continue;
       const job = queue.shift();
-      if (!job) return;
+      if (!job) {
+        idleOut();
+        return;
+      }
       run(slot, job);
     }
     const starting = slots.some((s) => !s.ready);
@@ -145,8 +150,22 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
       void startWorker().catch(() => {});
   }
 
+  /** Idle workers beyond the first stop after a while without a call; the pool grows again when calls wait. */
+  function idleOut(): void {
+    for (const slot of slots) {
+      if (!slot.ready || slot.running || slot.idle) continue;
+      slot.idle = setTimeout(() => {
+        slot.idle = undefined;
+        if (!slot.running && slots.length > 1 && queue.size === 0) retire(slot, new EngineError('unavailable', 'idle'));
+      }, IDLE_WORKER_MS);
+      slot.idle.unref();
+    }
+  }
+
   /** The call's own time limit starts here, not when it was queued. */
   function run(slot: Slot, job: Job): void {
+    clearTimeout(slot.idle);
+    slot.idle = undefined;
     clearTimeout(job.timer);
     slot.running = job;
     job.deadline = Date.now() + job.timeoutMs;
@@ -255,7 +274,10 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
       closed = true;
       const gone = new EngineError('unavailable', 'The embedded engine is closed.');
       for (let job = queue.shift(); job; job = queue.shift()) settle(job, { error: gone });
-      for (const slot of slots) if (slot.running) settle(slot.running, { error: gone });
+      for (const slot of slots) {
+        clearTimeout(slot.idle);
+        if (slot.running) settle(slot.running, { error: gone });
+      }
       await Promise.all(slots.splice(0).map((slot) => slot.worker.terminate()));
     },
   };

@@ -6,7 +6,7 @@ import { EngineError } from './types.ts';
 
 /**
  * The embedded engine's pool and queue when no setting says otherwise (SVC_ENGINE_WORKERS,
- * SVC_ENGINE_USER_CONCURRENCY, SVC_ENGINE_QUEUE_TIMEOUT_MS). Two workers of about 180 MiB each; one call per user,
+ * SVC_ENGINE_USER_CONCURRENCY, SVC_ENGINE_QUEUE_TIMEOUT_MS). Two workers of 200 to 460 MiB each; one call per user,
  * below the pool's size, so that one user never holds every worker.
  */
 export const ENGINE_QUEUE_DEFAULTS = { workers: 2, userConcurrency: 1, queueTimeoutMs: 30_000 } as const;
