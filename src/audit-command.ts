@@ -2,20 +2,24 @@
 // (src/platform/audit does the work; docs/audit.md says how to use them).
 import { loadPlatformConfig, type Env } from './platform/config.ts';
 import { openDatabase } from './platform/db/index.ts';
+import { openObjectStore } from './platform/objects/index.ts';
 import {
   chainHead,
   exportChain,
   loadAuditKeys,
+  loadHeadSettings,
   pruneChain,
   RetentionRefused,
   verifyChain,
   type ChainHead,
+  type VerifyResult,
 } from './platform/audit/index.ts';
 import { UsageError } from './policies-command.ts';
 
 export const AUDIT_USAGE = `  audit verify [--from SEQ] [--anchor SEQ:HASH ...]
-                               walk the audit chain; exit 1 naming the first record changed, removed, inserted or
-                               moved (a retention checkpoint is checked with SVC_AUDIT_PUBLIC_KEY)
+                               walk the audit chain; exit 1 naming the first record changed, removed, inserted,
+                               moved or rewritten (checked against the signed heads in SVC_AUDIT_STORE and a
+                               retention checkpoint, with SVC_AUDIT_PUBLIC_KEY)
   audit export [--from SEQ]    the audit records as JSON lines on stdout, for a SIEM
   audit head                   the latest seq and hash (as GET /audit/head gives them)
   audit prune (--through SEQ | --before DATE)
@@ -23,19 +27,23 @@ export const AUDIT_USAGE = `  audit verify [--from SEQ] [--anchor SEQ:HASH ...]
 `;
 
 export async function auditCommand(sub: string | undefined, args: string[], env: Env): Promise<number> {
-  const db = await openDatabase(loadPlatformConfig(env));
+  const platform = loadPlatformConfig(env);
+  const db = await openDatabase(platform);
   try {
     switch (sub) {
       case 'verify': {
+        const heads = loadHeadSettings(env, platform.DATA_DIR);
         const result = await verifyChain(db, {
           from: seqFlag(args, '--from'),
           anchors: anchorsOf(args),
-          publicKey: loadAuditKeys(env).publicKey,
+          publicKey: loadAuditKeys(env, platform.DATA_DIR).publicKey,
+          heads: { store: openObjectStore(heads.store, env), every: heads.every },
         });
         if (result.ok) {
           console.log(
             `audit chain verified: ${result.checked} records, seq ${result.from} to ${result.through}; head ${result.head.seq} ${result.head.hash}`,
           );
+          console.log(signedReach(result));
           return 0;
         }
         const f = result.finding!;
@@ -57,7 +65,7 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
         return 0;
       }
       case 'prune': {
-        const keys = loadAuditKeys(env);
+        const keys = loadAuditKeys(env, platform.DATA_DIR);
         if (!keys.privateKey || !keys.publicKey)
           throw new UsageError('audit prune needs SVC_AUDIT_SIGNING_KEY (the PEM private key that signs the checkpoint, or its file)');
         const before = flag(args, '--before');
@@ -89,6 +97,16 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
   } finally {
     await db.close();
   }
+}
+
+/** How far the signed heads reach: what after them only the hash links hold. */
+function signedReach(result: VerifyResult): string {
+  const { heads, through } = result.signed ?? { heads: 0, through: 0 };
+  const unsigned = result.head.seq === through + 1 ? `record ${through + 1} is` : `records ${through + 1} to ${result.head.seq} are`;
+  const after = result.head.seq > through ? `; ${unsigned} only hash-linked until the next head` : '';
+  return heads === 0
+    ? `no signed head covers the chain yet${after}`
+    : `signed heads: ${heads} checked, the newest at seq ${through}${after}`;
 }
 
 const flag = (args: string[], name: string): string | undefined => {

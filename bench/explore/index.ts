@@ -10,7 +10,7 @@ import { createLogger } from '../../src/platform/log.ts';
 import { createSidecarPolicyEngine, createWasmPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { runQuery } from '../../src/explore/pipeline.ts';
-import { embeddedEngine, exploreHarness } from '../../tests/support/explore.ts';
+import { embeddedEngine, exploreHarness, SAMPLE_TABLES } from '../../tests/support/explore.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -40,7 +40,7 @@ async function main() {
   const real = await embeddedEngine();
   const sql =
     'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
-  const result = await real.execute(sql, { user: 'bench' }, { timeoutMs: 10_000 });
+  const result = await real.execute(sql, { user: 'bench' }, { timeoutMs: 10_000, reads: SAMPLE_TABLES });
   const instant: QueryEngine = {
     ...real,
     kind: 'embedded',

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
+import { DASHBOARD_PAGE_HEADERS, MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
 import { verifyDashboard, type DashboardKeys } from '../platform/dashboard-signature.ts';
 import { forbidden, notFound, unauthorized, unavailable } from '../platform/errors.ts';
 import type { CallerResolver } from '../platform/auth/index.ts';
@@ -100,6 +100,8 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
       });
     for (const [name, value] of res.headers)
       if (!/^(content-length|transfer-encoding|connection|keep-alive)$/i.test(name)) c.header(name, value);
+    // The runtime sets the page's policy itself, over whatever the sandbox said: the sandbox only serves bytes.
+    for (const [name, value] of Object.entries(DASHBOARD_PAGE_HEADERS)) c.header(name, value);
     return c.body(await res.arrayBuffer(), res.status as 200);
   });
   app.route(

@@ -9,7 +9,16 @@ import type { EngineResult } from './engines/types.ts';
 import { emit, type EventContext, type Trail } from './events.ts';
 import { generateSql, type Generated } from './generate.ts';
 import { bypassesRedaction, redactRows } from './redact.ts';
-import { ensureLimit, outputLineage, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
+import {
+  engineStatement,
+  ensureLimit,
+  isSystemRelation,
+  outputLineage,
+  tablesOf,
+  validateStatement,
+  type ParsedStatement,
+  type TableMasks,
+} from './sql/index.ts';
 import * as store from './store.ts';
 import { inSpan, tracer } from '../platform/tracing.ts';
 import type { QueryRequest, QueryResponse } from './answer.ts';
@@ -44,17 +53,18 @@ export async function runQuery(
   const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
   await deps.limiter.charge(caller, 'explore.question'); // a question over the caller's limit never reaches the model
   const generated = await step('generate', () => generateStatement(run, allowed)); //              4
-  const validated = await step('validate', () => validateGenerated(run, generated, allowed)); //   5
+  const validated = await step('validate', () => validateGenerated(run, generated, allowed, entries)); // 5
   const cost = await step('cost', () => gateCost(run, validated)); //                               6
   const reasoning = {
     intent: generated.intent,
-    candidate_tables: candidates.map((t) => t.fqn),
+    // a denied candidate leaves silently (step 3): the answer never names a table the caller may not read
+    candidate_tables: allowed.map((t) => t.fqn),
     allowed_tables: allowed.map((t) => t.fqn),
     tables_used: validated.tables,
   };
   if (!request.execute) return dryRun(run, validated.sql, cost, reasoning);
   await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
-  const result = await step('execute', () => executeStatement(run, validated.sql)); //             7
+  const result = await step('execute', () => executeStatement(run, validated)); //                 7
   const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9
   return step('remember', () =>
@@ -115,14 +125,30 @@ async function generateStatement(run: Run, allowed: CatalogEntry[]): Promise<Gen
   return generated;
 }
 
-type Validated = { sql: string; tables: string[]; statement: ParsedStatement };
+type Validated = {
+  /** The statement as the caller reads it: the canonical text with its LIMIT. */
+  sql: string;
+  /** The statement the engine runs, printed from the validated tree with the caller's masks (engine-statement.ts). */
+  engineSql: string;
+  tables: string[];
+  statement: ParsedStatement;
+};
 
-/** 5. One read statement in Trino's dialect, over allowed tables only, with a LIMIT. */
-async function validateGenerated(run: Run, generated: Generated, allowed: CatalogEntry[]): Promise<Validated> {
+/**
+ * 5. One read statement in Trino's dialect, over allowed tables only, with a LIMIT; no catalog or system relation.
+ * The engine gets it printed from the tree, every relation named as validation resolved it and every personal
+ * column the caller may not see masked where it is read.
+ */
+async function validateGenerated(run: Run, generated: Generated, allowed: CatalogEntry[], entries: CatalogEntry[]): Promise<Validated> {
   const validation = validateStatement(generated.sql);
   if (!validation.ok) throw unprocessable(`The generated SQL was rejected: ${validation.reason}`, { sql: generated.sql });
   const { statement } = validation;
   const tables = tablesOf(statement, DEFAULTS);
+  const system = tables.find(isSystemRelation);
+  if (system) {
+    emit(run.events, 'explore_policy_denied', { table: system, reason: 'catalog or system relation' });
+    throw forbidden(`The generated SQL reads ${system}, a catalog or system relation: those are never open to queries.`);
+  }
   const open = new Set(allowed.map((t) => t.fqn));
   for (const table of tables.filter((t) => !open.has(t))) {
     const decision = await decideTable(run, table);
@@ -131,13 +157,20 @@ async function validateGenerated(run: Run, generated: Generated, allowed: Catalo
       throw forbidden(`The generated SQL reads ${table}, which is not open to you.`);
     }
   }
-  return { sql: ensureLimit(statement.sql, statement, run.deps.config.SQL_AUTO_LIMIT), tables, statement };
+  const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
+  const masks = bypassesRedaction(run.caller.roles, PII_BYPASS_ROLES) ? NO_MASKS : tableMasks(entries);
+  return {
+    sql: ensureLimit(statement.sql, statement, SQL_AUTO_LIMIT),
+    engineSql: engineStatement(statement, { defaults: DEFAULTS, limit: SQL_AUTO_LIMIT, masks, replacement: PII_REDACTION }),
+    tables,
+    statement,
+  };
 }
 
 /** 6. The bytes the statement reads (proved from table statistics, or the engine's EXPLAIN) against the limit. */
 async function gateCost(run: Run, validated: Validated): Promise<number | undefined> {
   const { COST_GATE, COST_BYTES_LIMIT } = run.deps.config;
-  const { bytes: estimate, source } = await run.deps.cost.estimate(validated.statement, validated.sql, run.caller.user);
+  const { bytes: estimate, source } = await run.deps.cost.estimate(validated.statement, validated.engineSql, run.caller.user);
   const over = estimate === undefined || estimate > COST_BYTES_LIMIT;
   emit(run.events, 'explore_cost_gate', {
     cost_bytes: estimate ?? null,
@@ -159,13 +192,13 @@ async function gateCost(run: Run, validated: Validated): Promise<number | undefi
   return estimate;
 }
 
-/** 7. The engine runs the statement as the caller, with the caller's token. */
-async function executeStatement(run: Run, sql: string): Promise<EngineResult> {
+/** 7. The engine runs the statement as the caller, with the caller's token, once its own plan reads only what was validated. */
+async function executeStatement(run: Run, validated: Validated): Promise<EngineResult> {
   const { QUERY_TIMEOUT_MS, MAX_RESULT_BYTES } = run.deps.config;
   const result = await run.deps.engine.execute(
-    sql,
+    validated.engineSql,
     { user: run.caller.user, token: run.caller.token },
-    { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES },
+    { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_RESULT_BYTES, reads: validated.tables },
   );
   emit(run.events, 'explore_engine_executed', { rows: result.rows.length });
   return result;
@@ -249,3 +282,22 @@ const keyOf = (run: Run) =>
 
 const decideTable = (run: Run, table: string) =>
   run.deps.policy.decide('tables', { user: run.caller.user, roles: run.caller.roles, table });
+
+const NO_MASKS: TableMasks = new Map();
+const masksOfCatalog = new WeakMap<CatalogEntry[], TableMasks>();
+/** Each catalog table with personal columns, with its columns in order; built once per catalog read. */
+function tableMasks(entries: CatalogEntry[]): TableMasks {
+  let masks = masksOfCatalog.get(entries);
+  if (!masks) {
+    masks = new Map(
+      entries
+        .filter((e) => e.columns.some((c) => c.tags.includes('pii')))
+        .map((e) => [
+          e.fqn,
+          { columns: e.columns.map((c) => c.name), personal: new Set(e.columns.filter((c) => c.tags.includes('pii')).map((c) => c.name)) },
+        ]),
+    );
+    masksOfCatalog.set(entries, masks);
+  }
+  return masks;
+}

@@ -156,6 +156,7 @@ export const exploreService: ServiceDefinition = {
       env,
     });
     deps.callers = shared.callers;
+    shared.auditHeads?.expose(deps.metrics.registry);
     const cleanup = setInterval(
       () =>
         void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')),

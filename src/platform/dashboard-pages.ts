@@ -16,3 +16,30 @@ export const pageDigest = (page: string | Uint8Array) => createHash('sha256').up
 
 /** The largest page either side handles: a page holds at most SVC_MAX_RESULT_BYTES of rows, and some markup. */
 export const MAX_PAGE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The one stylesheet of every dashboard page, inline so that the page stands alone. The page's CSP admits it by its
+ * hash: a page whose stylesheet differs shows unstyled, never styled by something else. Every page published so far
+ * carries this text; changing it leaves them unstyled unless the old hash stays in DASHBOARD_CSP too.
+ */
+export const DASHBOARD_STYLE =
+  'body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e8ec;padding:.2rem .6rem;text-align:left}pre{background:#f6f7f9;padding:.6rem}.masked{font-size:.7rem;color:#b3261e}';
+
+/**
+ * What a dashboard page may do in a browser: apply its own stylesheet, and nothing else. It holds no script, image,
+ * font or link (the chart is inline SVG with presentation attributes), so everything else is 'none': no script runs,
+ * not even one that slipped through escaping, and no site may frame the page.
+ */
+export const DASHBOARD_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(DASHBOARD_STYLE).digest('base64')}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The headers every response that carries a dashboard page sends, whoever serves it. */
+export const DASHBOARD_PAGE_HEADERS = {
+  'Content-Security-Policy': DASHBOARD_CSP,
+  'X-Content-Type-Options': 'nosniff',
+} as const;

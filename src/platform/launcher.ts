@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { authSettings, authShape, createCallerResolver, type CallerResolver } from './auth/index.ts';
-import { loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
+import { ConfigError, loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
-import { appendAudit } from './audit/index.ts';
+import { appendAudit, openHeadSigner } from './audit/index.ts';
 import { createPolicyEngine, knownRolesOf, type BundleActivation, type PolicyEngine } from './policy/index.ts';
 import { POLICIES_DIR } from './policy/build.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
@@ -117,6 +117,17 @@ export async function launch(
     shared.db,
     services.filter((s) => s.migrateAtStart !== false),
   );
+  // One signer per process, whatever services it hosts: heads follow the records committed by any replica.
+  if (!shared.auditHeads && services.some((s) => s.usesDatabase !== false)) {
+    const logger = createLogger('audit', shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
+    // A bad key setting stops start-up; a key that cannot be made is logged, and verify fails once heads are missing.
+    shared.auditHeads = await openHeadSigner(env, { db: shared.db, dataDir: shared.platform.DATA_DIR, logger }).catch((err: unknown) => {
+      if (err instanceof ConfigError) throw err;
+      logger.error({ err: String(err) }, 'the audit head signer could not start: no head is signed by this process');
+      return undefined;
+    });
+    shared.auditHeads?.start();
+  }
   const launched: Launched[] = [];
   for (const service of services) {
     const logger = createLogger(service.name, shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
@@ -129,6 +140,7 @@ export async function launch(
       url: server.url,
       close: async () => {
         await server.close();
+        await shared.auditHeads?.stop(); // before the database closes under it
         await started.close();
       },
     });

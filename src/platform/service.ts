@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { HeadSigner } from './audit/index.ts';
 import type { CallerResolver } from './auth/index.ts';
 import type { Env, PlatformConfig } from './config.ts';
 import type { Database } from './db/index.ts';
@@ -16,6 +17,8 @@ export type SharedParts = {
   policy: PolicyEngine;
   /** Who calls (SVC_AUTH_MODE): the ingress's headers, or a token verified against SVC_OIDC_ISSUER's keys. */
   callers: CallerResolver;
+  /** Signs the audit chain's head into the object store, off the request path; set by launch() when a service keeps data. */
+  auditHeads?: HeadSigner;
 };
 
 export type ServiceContext = { env: Env; shared: SharedParts; logger: Logger };

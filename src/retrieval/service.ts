@@ -113,6 +113,7 @@ export const retrievalService: ServiceDefinition = {
       logger,
       callers: shared.callers,
     };
+    shared.auditHeads?.expose(metrics.registry);
     // watched sources are scanned by every replica that may read them, one replica per source at a time
     const watcher =
       config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;

@@ -26,12 +26,14 @@ export class TrackerError extends Error {
   constructor(
     readonly code: TrackerErrorCode,
     message: string,
+    /** A status other than the code's own: HTTP's own refusals (413) keep theirs, which MLflow's codes lack. */
+    private readonly httpStatus?: number,
   ) {
     super(message);
     this.name = 'TrackerError';
   }
   get status(): number {
-    return STATUS[this.code];
+    return this.httpStatus ?? STATUS[this.code];
   }
 }
 
@@ -50,7 +52,10 @@ export function trackerErrorResponse(err: unknown, c: Context<AppEnv>): Response
     error = new TrackerError(problem.mlflowCode, problem.detail);
     headers = problem.headers;
   } else if (err instanceof TrackerError) error = err;
-  else if (err instanceof HTTPException && err.status < 500) error = new TrackerError('BAD_REQUEST', err.message || 'Bad request');
+  // HTTP's own refusals (the body limit's 413) keep their status, with MLflow's BAD_REQUEST as the code: the client
+  // shows the message and, the status being below 500 and not 408 or 429, does not retry.
+  else if (err instanceof HTTPException && err.status < 500)
+    error = new TrackerError('BAD_REQUEST', err.message || 'Bad request', err.status);
   else {
     c.get('log')?.error({ err }, 'unhandled error');
     error = new TrackerError('INTERNAL_ERROR', `internal error (request ${c.get('requestId')})`);

@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { launchBrowser } from '../support/browser.ts';
+import { launchBrowser, pageFailures } from '../support/browser.ts';
 import { runtimeHarness, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 
 // A person asks in the explore console, shares the answer from there, and another person opens it in the
-// runtime, which shows the page from a sandbox of their own; a person it is not shared with is refused.
+// runtime, which shows the page from a sandbox of their own, styled under its strict CSP; a person it is not shared
+// with is refused.
 let h: ExploreHarness;
 let runtime: RuntimeHarness;
 let served: RunningServer;
@@ -46,13 +47,17 @@ it('shares a dashboard from the console and opens it for the right people only',
   const viewAs = async (user: string, role: string) => {
     const context = await browser.newContext({ extraHTTPHeaders: { 'X-User-Id': user, 'X-User-Role': role } });
     const tab = await context.newPage();
+    const failures = pageFailures(tab);
     const res = await tab.goto(`${served.url}/d/${id}`);
-    return { status: res!.status(), tab, pid: res!.headers()['x-sandbox-pid'], context };
+    return { status: res!.status(), tab, pid: res!.headers()['x-sandbox-pid'], context, failures };
   };
   const luke = await viewAs('luke', 'svc-user');
   expect(luke.status).toBe(200);
   expect(await luke.tab.textContent('h1')).toBe('how many customers are there per nation');
   expect(await luke.tab.locator('svg rect').count()).toBe(25);
+  // Under the page's strict CSP its own stylesheet applies (admitted by hash) and nothing is refused.
+  expect(await luke.tab.locator('body').evaluate((el) => getComputedStyle(el).marginTop)).toBe('32px');
+  expect(luke.failures).toEqual([]);
   const owner = await viewAs('olivia', 'svc-analyst');
   expect(owner.status).toBe(200);
   expect(owner.pid).not.toBe(luke.pid);

@@ -3,15 +3,27 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { appendAudit, HEADS_PREFIX } from '../../src/platform/audit/index.ts';
 import { openPostgres, type Database } from '../../src/platform/db/index.ts';
+import { createFolderStore, createS3Store } from '../../src/platform/objects/index.ts';
 import { auditChainContract, tamper } from '../support/audit-contract.ts';
 import { freePort } from '../support/free-port.ts';
+import { createTestBucket, S3_TEST } from '../support/s3.ts';
 import { freshDatabase, openFreshPostgres } from '../support/pg.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
-auditChainContract('Postgres', () => openFreshPostgres('audit_contract'));
+// On the real servers: the chain on Postgres, the signed heads in a MinIO bucket (a fresh prefix per test).
+let bucket: { bucket: string; drop: () => Promise<void> } | undefined;
+let prefixes = 0;
+afterAll(async () => bucket?.drop());
+auditChainContract('Postgres', () => openFreshPostgres('audit_contract'), {
+  headStore: async () => {
+    bucket ??= await createTestBucket('audit-heads');
+    return createS3Store({ ...S3_TEST, bucket: bucket.bucket, prefix: `heads-${++prefixes}/` });
+  },
+});
 
 const run = promisify(execFile);
 
@@ -50,6 +62,7 @@ describe('two explore replicas on one Postgres', () => {
       SVC_LLM_MODEL: 'svc-chat',
       SVC_DASHBOARD_HMAC_KEY: 'replica-key',
       SVC_LIMIT_EXPLORE_QUESTIONS: '3/h',
+      SVC_AUDIT_HEAD_EVERY: '10',
     };
     for (let i = 0; i < 2; i++) {
       const port = await freePort();
@@ -74,6 +87,12 @@ describe('two explore replicas on one Postgres', () => {
     });
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
   };
+
+  // The replicas sign heads with the key they generated into the shared data folder, into its object store.
+  const signedSeqs = async () =>
+    (await createFolderStore(join(dataDir, 'objects')).list(HEADS_PREFIX)).map((e) => Number(/(\d+)\.json$/.exec(e.key)![1]));
+  const signedThrough = (seq: number) =>
+    vi.waitFor(async () => expect((await signedSeqs()).at(-1)).toBe(seq), { timeout: 20_000, interval: 250 });
 
   const verify = async (...args: string[]) => {
     const done = await run(join(process.cwd(), 'bin/svc'), ['audit', 'verify', ...args], { env }).then(
@@ -106,9 +125,11 @@ describe('two explore replicas on one Postgres', () => {
     expect(heads[0]).toEqual(heads[1]);
     expect(heads[0]).toMatchObject({ seq: 60 });
 
+    await signedThrough(60);
     const passed = await verify();
     expect(passed, passed.out).toMatchObject({ code: 0 });
     expect(passed.out).toContain('audit chain verified: 60 records, seq 1 to 60');
+    expect(passed.out).toContain('signed heads: 6 checked, the newest at seq 60');
     expect((await verify('--anchor', `60:${heads[0].hash}`)).code).toBe(0);
 
     // Each edit on a copy of the chain the replicas wrote, restored after.
@@ -137,6 +158,19 @@ describe('two explore replicas on one Postgres', () => {
       expect((await verify()).code, `restored after ${kind}`).toBe(0);
     }
   }, 300_000);
+
+  it('a record rewritten with SQL and the chain re-hashed to the end fails verify at that record, with no anchor', async () => {
+    // up to 110 records: the replicas sign a head every 10 of them, whoever wrote them
+    const [{ seq }] = (await db.query<{ seq: number }>(`SELECT seq FROM audit_head`)) as [{ seq: number }];
+    for (let i = seq; i < 110; i++)
+      await appendAudit(db, { service: 'test', action: 'write', actor: 'ada', detail: { question: `q${i}` } });
+    await signedThrough(110);
+    expect((await verify()).code).toBe(0);
+    await tamper.rewrite(db, 5);
+    const broken = await verify();
+    expect(broken.code).toBe(1);
+    expect(broken.out).toContain('audit chain broken at record 5 (rewritten)');
+  }, 120_000);
 
   it('refuses a user over the question limit on both replicas, with Retry-After, without calling the model', async () => {
     for (const replica of [0, 1, 0])

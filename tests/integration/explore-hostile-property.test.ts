@@ -3,7 +3,8 @@ import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { as } from '../support/explore.ts';
 import { noPersonalValueReachesAnAnalyst } from '../support/hostile-property.ts';
-import { MARK, MARK_SAMPLE_SQL, PERSONAL_COLUMNS } from '../support/hostile-sql.ts';
+import { MARK, MARK_SAMPLE_SQL, PERSONAL_COLUMNS, TWIN_SAMPLE_SQL } from '../support/hostile-sql.ts';
+import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { ensureTrino, trinoStatement, trinoToken, TRINO_URL } from '../support/trino.ts';
 
 // The larger run of the property in the unit suite: more statements on the marked embedded sample, and statements on
@@ -14,19 +15,25 @@ describe('no personal value reaches an analyst (embedded engine, marked sample, 
     runs: Number(process.env.SVC_PROPERTY_RUNS ?? 800),
     seed: 424242,
     engine: () => createEmbeddedEngine({ afterSample: MARK_SAMPLE_SQL }),
+    twin: { engine: () => createEmbeddedEngine({ afterSample: TWIN_SAMPLE_SQL }) },
     leaks: (text) => text.includes(MARK),
   });
 });
 
 describe('no personal value reaches an analyst (Trino)', () => {
+  // Trino's data cannot be changed, so its own column masks change it per user (scripts/trino/rules.json): to
+  // analyst-mark every personal value of customer reads as MARKs, to analyst-twin as the twin's marks. Either one's
+  // answer carrying a real personal value (read first by an administrator) or a mark is a leak; the two answers
+  // differing is a personal value used somewhere in the statement.
   const personal: string[] = [];
   const tokens: Record<string, string> = {};
-  noPersonalValueReachesAnAnalyst({
-    runs: Number(process.env.SVC_PROPERTY_TRINO_RUNS ?? 250),
-    seed: 4242,
-    async engine() {
+  let engine: Promise<QueryEngine> | undefined;
+  const mark = { user: 'analyst-mark', role: 'svc-analyst' };
+  const twin = { user: 'analyst-twin', role: 'svc-analyst' };
+  const trino = () =>
+    (engine ??= (async () => {
       const { ca } = ensureTrino();
-      for (const who of Object.values(as)) tokens[who.user] = await trinoToken(who.user);
+      for (const who of [...Object.values(as), mark, twin]) tokens[who.user] = await trinoToken(who.user);
       const admin = await trinoToken('ada');
       for (const { table, column } of PERSONAL_COLUMNS) {
         const { rows, error } = await trinoStatement(`SELECT DISTINCT ${column} FROM tpch.tiny.${table}`, admin, ca);
@@ -40,10 +47,16 @@ describe('no personal value reaches an analyst (Trino)', () => {
         serviceToken: await trinoToken('svc-service'),
         metadataTimeoutMs: 60_000,
       });
-    },
+    })());
+  noPersonalValueReachesAnAnalyst({
+    runs: Number(process.env.SVC_PROPERTY_TRINO_RUNS ?? 250),
+    seed: 4242,
+    engine: trino,
+    as: mark,
+    twin: { engine: trino, as: twin, unorderedRowsVary: true },
     leaks: (text) => {
       const lower = text.toLowerCase();
-      return personal.some((v) => lower.includes(v));
+      return text.includes(MARK) || personal.some((v) => lower.includes(v));
     },
     tokens,
   });

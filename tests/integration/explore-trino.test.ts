@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { exploreHttpContract } from '../support/explore-http-contract.ts';
+import { exploreHostileContract } from '../support/explore-hostile-contract.ts';
 import { as, exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 import { ensureTrino, trinoToken, TRINO_URL } from '../support/trino.ts';
@@ -32,6 +33,10 @@ describe('explore on Trino', () => {
 
   describe('the same HTTP behaviour as on the embedded engine', () => {
     exploreHttpContract((env) => onTrino(env));
+  });
+
+  describe('the same refusals of a hostile caller as on the embedded engine', () => {
+    exploreHostileContract((env) => onTrino(env));
   });
 
   describe("Trino's own rules, applied per caller", () => {
@@ -139,20 +144,43 @@ describe('explore on Trino', () => {
       const tag = `cancel-${Date.now()}`;
       const started = Date.now();
       const err = await engine
-        .execute(`SELECT count(*) FROM tpch.sf1000.lineitem /* ${tag} */`, { user: 'ada', token: tokens.ada }, { timeoutMs: 1500 })
+        .execute(
+          `SELECT count(*) FROM tpch.sf1000.lineitem /* ${tag} */`,
+          { user: 'ada', token: tokens.ada },
+          { timeoutMs: 1500, reads: ['tpch.sf1000.lineitem'] },
+        )
         .catch((e: unknown) => e);
       expect(err).toMatchObject({ kind: 'timeout' });
       expect(Date.now() - started).toBeLessThan(10_000);
-      // Trino itself stopped it: the query is canceled, not left running (ada may see every query)
-      const find = `SELECT state, error_code FROM system.runtime.queries WHERE query LIKE '%/* ${tag} */%' AND query NOT LIKE '%system.runtime%'`;
+      // Trino itself stopped it: the query is canceled, not left running (ada may see every query; the IO plan
+      // execution asked for first is a query of its own)
+      const find = `SELECT state, error_code FROM system.runtime.queries WHERE query LIKE '%/* ${tag} */%' AND query NOT LIKE '%system.runtime%' AND query NOT LIKE 'EXPLAIN%'`;
       let rows: unknown[][] = [];
       for (let i = 0; i < 40; i++) {
-        rows = (await engine.execute(find, { user: 'ada', token: tokens.ada! }, { timeoutMs: 10_000 })).rows;
+        rows = (await engine.execute(find, { user: 'ada', token: tokens.ada! }, { timeoutMs: 10_000, reads: ['system.runtime.queries'] }))
+          .rows;
         if (rows.length > 0 && rows[0]![0] !== 'RUNNING') break;
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(rows).toEqual([['FAILED', 'USER_CANCELED']]);
     }, 60_000);
+
+    it('refuses a statement whose own IO plan reads a table validation did not approve, naming it, before it runs', async () => {
+      const err = await engine
+        .execute(
+          'SELECT count(*) FROM tpch.tiny.customer',
+          { user: 'ada', token: tokens.ada },
+          { timeoutMs: 10_000, reads: ['tpch.tiny.nation'] },
+        )
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ kind: 'forbidden', message: expect.stringContaining('plan reads tpch.tiny.customer') });
+      const ok = await engine.execute(
+        'SELECT count(*) FROM tpch.tiny.customer',
+        { user: 'ada', token: tokens.ada },
+        { timeoutMs: 10_000, reads: ['tpch.tiny.customer'] },
+      );
+      expect(ok.rows).toEqual([[1500]]);
+    });
 
     it('answers 503 when Trino cannot be reached', async () => {
       const gone = createTrinoEngine({
@@ -161,7 +189,7 @@ describe('explore on Trino', () => {
         serviceToken: 'x',
         metadataTimeoutMs: 5000,
       });
-      await expect(gone.execute('SELECT 1', { user: 'ada', token: tokens.ada }, { timeoutMs: 5000 })).rejects.toMatchObject({
+      await expect(gone.execute('SELECT 1', { user: 'ada', token: tokens.ada }, { timeoutMs: 5000, reads: [] })).rejects.toMatchObject({
         kind: 'unavailable',
         message: expect.stringMatching(/cannot be reached/),
       });

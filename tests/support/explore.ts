@@ -14,6 +14,11 @@ import { PEOPLE, roleCaller } from './identities.ts';
 // The explore app as a deployment builds it, in-process, on the embedded engine (shared across harnesses: it
 // takes seconds to load) and a fresh in-memory database.
 let sharedEngine: Promise<QueryEngine> | undefined;
+/** Every table of the sample, as an engine call that may read any of them declares it (ExecuteOptions.reads). */
+export const SAMPLE_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'].map(
+  (t) => `tpch.tiny.${t}`,
+);
+
 export const embeddedEngine = () => (sharedEngine ??= createEmbeddedEngine());
 
 export type ExploreIdentity = { user: string; role: string; groups?: string };

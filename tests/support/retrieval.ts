@@ -12,6 +12,7 @@ import { createOcrEngine, createPdfWorkers } from '../../src/retrieval/ingest/in
 import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts';
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
 import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
+import type { ScanControl } from '../../src/retrieval/watch/scan.ts';
 import { startWatcher } from '../../src/retrieval/watch/watcher.ts';
 import { PEOPLE, type Person } from './identities.ts';
 
@@ -34,7 +35,8 @@ export async function retrievalHarness(
   opts: {
     env?: Record<string, string>;
     embedder?: Embedder;
-    watch?: { owner?: string };
+    /** Starts the replica's watcher; `open` wraps how it opens a source (a test staging a race in the listing). */
+    watch?: { owner?: string; open?: ScanControl['open'] };
     callers?: CallerResolver;
     /** Every answer `json` and `upload` get is checked against the app's OpenAPI document (default); benchmarks turn it off. */
     conformance?: boolean;
@@ -64,7 +66,11 @@ export async function retrievalHarness(
   const app = createRetrievalApp(deps);
   // the replica's watcher, as the service starts it (polling every SVC_WATCH_POLL_SECONDS), when asked for
   const watcher = opts.watch
-    ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS, ...(opts.watch.owner ? { owner: opts.watch.owner } : {}) })
+    ? startWatcher(deps, config.watch, {
+        pollSeconds: config.WATCH_POLL_SECONDS,
+        ...(opts.watch.owner ? { owner: opts.watch.owner } : {}),
+        ...(opts.watch.open ? { open: opts.watch.open } : {}),
+      })
     : undefined;
 
   const headers = (as?: Identity): Record<string, string> => (as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {});

@@ -25,6 +25,23 @@ beforeAll(async () => {
 });
 afterAll(() => issuer.close());
 
+// An Authorization header that is there but holds no usable bearer token: refused with a detail naming what is wrong,
+// never passed over for the good token in X-User-Token or the proxy header that every case also carries.
+const UNUSABLE_AUTHORIZATION: [string, string, RegExp][] = [
+  ['empty', '', /Authorization header is empty/],
+  ['Bearer with no token', 'Bearer', /says "Bearer" but carries no token/],
+  ['Bearer and spaces', 'Bearer   ', /says "Bearer" but carries no token/],
+  ['Basic', 'Basic YWRhOnB3', /uses the "Basic" scheme/],
+  ['another scheme', 'Negotiate YIIGhgYGKwYBBQUCoIIGejCCBn', /uses the "Negotiate" scheme/],
+  ['Bearer with two words', 'Bearer abc def', /more than one word after "Bearer"/],
+  ['Bearer with a malformed token', 'Bearer abc"def,', /characters a token cannot have/],
+];
+const withWeakerTokens = (authorization: string, token: string) => ({
+  Authorization: authorization,
+  'X-User-Token': token,
+  'X-Auth-Request-Access-Token': token,
+});
+
 const expectChallenge = (res: Response, error?: 'invalid_token') => {
   expect(res.status).toBe(401);
   const challenge = res.headers.get('www-authenticate') ?? '';
@@ -72,6 +89,18 @@ describe('retrieval in jwt mode', () => {
     const res = await h.app.request('/collections', { headers: { 'X-Auth-Request-Access-Token': await tokenOf('eve', 'svc-engineer') } });
     expect(res.status).toBe(200);
   });
+
+  it.each(UNUSABLE_AUTHORIZATION)(
+    'refuses an Authorization header that is %s, on the API and the console',
+    async (_, authorization, detail) => {
+      const headers = withWeakerTokens(authorization, await tokenOf('eve', 'svc-engineer'));
+      for (const path of ['/collections', '/']) {
+        const res = await h.app.request(path, { headers });
+        expectChallenge(res, 'invalid_token');
+        expect(((await res.json()) as { detail: string }).detail).toMatch(detail);
+      }
+    },
+  );
 });
 
 describe('explore in jwt mode', () => {
@@ -90,6 +119,13 @@ describe('explore in jwt mode', () => {
     const res = await h.app.request('/me', { headers: { ...bearer(token), 'X-User-Id': 'ada', 'X-User-Role': 'svc-admin' } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ user: 'uma', roles: ['svc-user'], groups: ['finance'] });
+  });
+
+  it.each(UNUSABLE_AUTHORIZATION)('refuses an Authorization header that is %s', async (_, authorization, detail) => {
+    const res = await h.app.request('/me', { headers: withWeakerTokens(authorization, await tokenOf('uma', 'svc-user')) });
+    expectChallenge(res, 'invalid_token');
+    expect(res.headers.get('www-authenticate')).toMatch(/error_description="[^"]+"$/);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(detail);
   });
 
   it('refuses a question without a token, and one whose token has no user claim', async () => {
@@ -171,6 +207,19 @@ describe('the tracker in jwt mode', () => {
     expect(((await res.json()) as { run: { info: { user_id: string } } }).run.info.user_id).toBe('laptop-user');
   });
 
+  it.each(UNUSABLE_AUTHORIZATION)(
+    'refuses an Authorization header that is %s, alone or beside a good token in a weaker source',
+    async (_, authorization, detail) => {
+      for (const headers of [{ Authorization: authorization }, withWeakerTokens(authorization, await tokenOf('eve', 'svc-engineer'))]) {
+        const res = await createRun(headers);
+        expectChallenge(res, 'invalid_token');
+        const body = (await res.json()) as { error_code: string; message: string };
+        expect(body.error_code).toBe('UNAUTHENTICATED');
+        expect(body.message).toMatch(detail);
+      }
+    },
+  );
+
   it("refuses an expired token with MLflow's UNAUTHENTICATED and the challenge", async () => {
     const expired = await tokenOf('eve', 'svc-engineer', { exp: Math.floor(Date.now() / 1000) - 3600 });
     const res = await createRun(bearer(expired));
@@ -227,6 +276,12 @@ describe('the dashboards runtime in jwt mode', () => {
     expectChallenge(await open({ 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' }));
     expect((await open(bearer(await tokenOf('vic', 'svc-viewer')))).status).toBe(403);
     expect((await open({ Cookie: 'svc_dashboard_session=anything' })).status).toBe(401);
+  });
+
+  it.each(UNUSABLE_AUTHORIZATION)('refuses an Authorization header that is %s', async (_, authorization, detail) => {
+    const res = await open(withWeakerTokens(authorization, owner));
+    expectChallenge(res, 'invalid_token');
+    expect(((await res.json()) as { detail: string }).detail).toMatch(detail);
   });
 
   it('documents the bearer token alone, not the session cookie it does not read', async () => {

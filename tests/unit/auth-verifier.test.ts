@@ -145,6 +145,10 @@ describe('a service that also serves calls without identity (the tracker)', () =
     await expect(resolver.optionalCallerFrom(new Headers({ Authorization: `Bearer ${token}x` }))).rejects.toMatchObject({
       failure: { kind: 'invalid_token', reason: 'bad_signature' },
     });
+    // credentials that are there are checked as callerFrom checks them: a Basic header is not "no identity"
+    await expect(resolver.optionalCallerFrom(new Headers({ Authorization: 'Basic YWRhOnB3' }))).rejects.toMatchObject({
+      failure: { kind: 'invalid_token', reason: 'not_bearer' },
+    });
   });
 });
 
@@ -164,11 +168,19 @@ describe('where the token comes from', () => {
     expect((await (await ask({ 'X-Auth-Request-Access-Token': t.proxied })).json()).user).toBe('vic');
   });
 
-  it('a scheme other than Bearer is no token, and the next source counts', async () => {
+  it('an Authorization header in another scheme is refused, not passed over for the next source; the scheme is case-blind', async () => {
     const t = await tokens();
     const res = await ask({ Authorization: 'Basic YWRhOnB3', 'X-Auth-Request-Access-Token': t.proxied });
-    expect((await res.json()).user).toBe('vic');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token", error_description="[^"]*\bBasic\b/);
     expect(await ask({ authorization: `bearer ${t.userToken}` }).then((r) => r.json())).toMatchObject({ user: 'eve' });
+  });
+
+  it('an empty X-User-Token is no token, and the proxy header counts', async () => {
+    const t = await tokens();
+    expect(await ask({ 'X-User-Token': ' ', 'X-Auth-Request-Access-Token': t.proxied }).then((r) => r.json())).toMatchObject({
+      user: 'vic',
+    });
   });
 
   it('a bad token in a stronger source is refused, not passed over for a good one in a weaker source', async () => {

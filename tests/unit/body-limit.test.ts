@@ -53,11 +53,14 @@ describe('request body limit', () => {
     expect(upload.status).toBe(201);
   });
 
-  it("the tracker answers an oversized batch in MLflow's error wire, which the client does not retry", async () => {
+  it("the tracker answers an oversized batch with 413 in MLflow's error wire, naming the limit (the client does not retry it)", async () => {
     const metrics = Array.from({ length: 60_000 }, (_, i) => ({ key: `m${i % 50}`, value: i, timestamp: 1, step: i }));
     const res = await tracker.post('runs/log-batch', { run_id: 'r', metrics, params: [], tags: [] });
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error_code: 'BAD_REQUEST', message: expect.stringMatching(/SVC_MAX_JSON_BYTES/) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({
+      error_code: 'BAD_REQUEST',
+      message: expect.stringMatching(/larger than 2097152 bytes \(SVC_MAX_JSON_BYTES\)/),
+    });
   });
 
   describe('over a socket', () => {
@@ -87,6 +90,35 @@ describe('request body limit', () => {
       });
       expect(status).toBe(413);
       expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    });
+
+    it('the tracker answers a declared 100 MB body with 413 and the MLflow error naming the limit, unread', async () => {
+      const trackerServer = await startServer(tracker.app, 0, '127.0.0.1');
+      try {
+        const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = request(`${trackerServer.url}/api/2.0/mlflow/runs/log-batch`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', 'Content-Length': String(100_000_000) },
+          });
+          req.on('response', (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              body += chunk;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          });
+          req.on('error', reject);
+          req.write('{"run_id":"'); // only the first bytes are ever sent
+        });
+        expect(answer.status).toBe(413);
+        expect(JSON.parse(answer.body)).toEqual({
+          error_code: 'BAD_REQUEST',
+          message: expect.stringMatching(/larger than 2097152 bytes \(SVC_MAX_JSON_BYTES\)/),
+        });
+      } finally {
+        await trackerServer.close();
+      }
     });
   });
 });

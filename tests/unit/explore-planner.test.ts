@@ -4,12 +4,13 @@ import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { planQuestion } from '../../src/explore/planner.ts';
 import { validateStatement } from '../../src/explore/sql/index.ts';
+import { SAMPLE_TABLES } from '../support/explore.ts';
 
 // The offline planner's SQL runs on the sample and answers the question it was asked.
 describe('offline planner', () => {
   let engine: QueryEngine;
   let tables: CatalogEntry[];
-  const run = async (sql: string) => (await engine.execute(sql, { user: 'ana' }, { timeoutMs: 10_000 })).rows;
+  const run = async (sql: string) => (await engine.execute(sql, { user: 'ana' }, { timeoutMs: 10_000, reads: SAMPLE_TABLES })).rows;
 
   beforeAll(async () => {
     engine = await createEmbeddedEngine();

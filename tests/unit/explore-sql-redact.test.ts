@@ -5,6 +5,7 @@ import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { redactRows } from '../../src/explore/redact.ts';
 import { outputLineage, validateStatement, type ColumnLineage, type TableColumns } from '../../src/explore/sql/index.ts';
+import { SAMPLE_TABLES } from '../support/explore.ts';
 
 // Redaction by lineage. The unit cases pin the rules; the taint check runs each query shape for real (PGlite,
 // whose SQL these shapes share with Trino) on data whose every personal value is a marker `PII-<column>-<n>`, and
@@ -248,7 +249,7 @@ describe("no personal value survives redaction by the catalog's tags (embedded e
       ['customer', 'c_name, c_address, c_phone'],
       ['supplier', 's_name, s_address, s_phone'],
     ]) {
-      const r = await engine.execute(`SELECT ${cols} FROM tpch.tiny.${table}`, { user: 't' }, { timeoutMs: 10_000 });
+      const r = await engine.execute(`SELECT ${cols} FROM tpch.tiny.${table}`, { user: 't' }, { timeoutMs: 10_000, reads: SAMPLE_TABLES });
       for (const row of r.rows) for (const v of row) personal.add(v);
     }
   }, 60_000);
@@ -257,7 +258,7 @@ describe("no personal value survives redaction by the catalog's tags (embedded e
   // the sample is PGlite, which has string_agg where Trino has array_join(array_agg(...))
   const run = async (sql: string) => {
     const embedded = sql.replace(/array_join\(array_agg\((\w+)\), ','\)/, "string_agg($1, ',')");
-    return engine.execute(embedded, { user: 't' }, { timeoutMs: 10_000 });
+    return engine.execute(embedded, { user: 't' }, { timeoutMs: 10_000, reads: SAMPLE_TABLES });
   };
   const redact = (sql: string, result: { columns: { name: string }[]; rows: unknown[][] }) => {
     const v = validateStatement(sql);

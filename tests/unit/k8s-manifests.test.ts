@@ -41,6 +41,7 @@ const SECRETS: Record<string, string[]> = {
   'svc-objstore': ['access-key-id', 'secret-access-key'],
   'svc-gateway': ['embed-api-key', 'llm-api-key'],
   'svc-trino': ['service-token'],
+  'svc-audit': ['signing-key'],
   'svc-oauth2-proxy': ['client-secret', 'cookie-secret'],
 };
 const INGRESS_NS = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
@@ -190,6 +191,11 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     expect(env('explore').SVC_DASHBOARD_HMAC_KEY).toEqual({ secret: 'svc-dashboard-hmac', key: 'current', optional: false });
     expect(env('explore').SVC_DASHBOARD_HMAC_KEY_OLD).toEqual({ secret: 'svc-dashboard-hmac', key: 'old', optional: true });
     expect(env('dashboards-runtime').SVC_DASHBOARD_HMAC_KEY).toEqual({ secret: 'svc-dashboard-hmac', key: 'current', optional: false });
+    // the processes that keep data sign the audit chain's head, with one key from a secret, into one bucket
+    for (const name of ['retrieval', 'explore', 'tracker']) {
+      expect(env(name).SVC_AUDIT_SIGNING_KEY, name).toEqual({ secret: 'svc-audit', key: 'signing-key', optional: false });
+      expect(env(name).SVC_AUDIT_STORE, name).toBe('s3://svc-audit/');
+    }
     for (const s of SERVICES) {
       for (const [name, value] of Object.entries(env(s.name))) {
         if (/(PASSWORD|_KEY$|_KEY_OLD$|_TOKEN$|SECRET|ACCESS_KEY)/.test(name)) expect(typeof value, `${s.name} ${name}`).toBe('object');

@@ -1,11 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFolderStore, openArtifactRoot, parseArtifactRoot } from '../../src/platform/objects/index.ts';
-import { expectCode, MiB, objectStoreContract, text } from '../support/objects-contract.ts';
+import { expectCode, MiB, objectStoreContract, readAll, text } from '../support/objects-contract.ts';
 
 const made: string[] = [];
 async function freshRoot(): Promise<string> {
@@ -41,7 +41,7 @@ describe('folder store', () => {
     const outside = join(root, '..', 'secret.txt');
     await writeFile(outside, 'secret');
     await symlink(outside, join(root, 'link.txt'));
-    expect(await store.get('link.txt')).toBeNull();
+    await expectCode(store.get('link.txt'), 'INVALID_KEY');
     expect((await store.list('')).map((e) => e.key)).toEqual(['seed.txt']);
     // a tree listing names the link as a link, and does not descend into a linked folder
     await symlink(join(root, '..'), join(root, 'up'));
@@ -111,6 +111,100 @@ describe('folder store', () => {
     const store = createFolderStore(await freshRoot());
     expect(await store.list('')).toEqual([]);
     expect(await store.get('x')).toBeNull();
+  });
+
+  it('makes its root again when the folder was removed while the store was in use', async () => {
+    const root = await freshRoot();
+    const store = createFolderStore(root);
+    await store.put('a/b.txt', Buffer.from('first'));
+    await rm(root, { recursive: true });
+    expect(await store.get('a/b.txt')).toBeNull();
+    expect(await store.list('')).toEqual([]);
+    await store.put('a/b.txt', Buffer.from('again'));
+    expect(await text(store, 'a/b.txt')).toBe('again');
+  });
+});
+
+describe('folder store and symbolic links on the way to a key', () => {
+  // A root holding a real folder `a`, a link `linked` to a folder outside the root, a link `a/deep` to the same
+  // folder and a link `file.txt` to a file outside; the outside folder holds secret.txt.
+  async function planted() {
+    const root = await freshRoot();
+    const outside = await mkdtemp(join(tmpdir(), 'svc-objects-outside-'));
+    made.push(outside);
+    const store = createFolderStore(root);
+    await store.put('a/real.txt', Buffer.from('inside'));
+    await writeFile(join(outside, 'secret.txt'), 'top secret');
+    await symlink(outside, join(root, 'linked'));
+    await symlink(outside, join(root, 'a', 'deep'));
+    await symlink(join(outside, 'secret.txt'), join(root, 'file.txt'));
+    const untouched = async () => {
+      expect((await readdir(outside)).sort()).toEqual(['secret.txt']);
+      expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
+    };
+    return { root, outside, store, untouched };
+  }
+
+  it.each(['linked/secret.txt', 'a/deep/secret.txt', 'file.txt'])('cannot read %s, even its size', async (key) => {
+    const { store } = await planted();
+    const err = await expectCode(store.get(key), 'INVALID_KEY');
+    expect(err.message).toContain(JSON.stringify(key));
+    expect(err.message).toMatch(/symbolic link/);
+    await expectCode(store.head(key), 'INVALID_KEY');
+  });
+
+  it.each(['linked/new.txt', 'linked/sub/new.txt', 'a/deep/new.txt', 'linked/secret.txt', 'file.txt'])(
+    'cannot write %s, and nothing lands outside',
+    async (key) => {
+      const { store, untouched } = await planted();
+      await expectCode(store.put(key, Buffer.from('written through a link')), 'INVALID_KEY');
+      await expectCode(store.put(key, Readable.from([Buffer.from('streamed through a link')])), 'INVALID_KEY');
+      await untouched();
+    },
+  );
+
+  it.each(['linked', 'a/deep', 'linked/'])('cannot list %s', async (prefix) => {
+    const { store } = await planted();
+    await expectCode(store.list(prefix), 'INVALID_KEY');
+    await expectCode(store.listTree(prefix), 'INVALID_KEY');
+  });
+
+  it.each(['linked/secret.txt', 'a/deep/secret.txt', 'file.txt', 'linked/', 'a/deep/', 'linked', 'a/deep'])(
+    'cannot delete %s, and the file outside stays',
+    async (key) => {
+      const { store, untouched } = await planted();
+      await expectCode(store.delete(key), 'INVALID_KEY');
+      await untouched();
+    },
+  );
+
+  it('still reads, writes, lists and deletes nested keys, also under a root reached through a link', async () => {
+    const { root, store } = await planted();
+    // the operator's root may itself be a link (a data folder moved elsewhere): it is followed once, at the top
+    const alias = `${root}-alias`;
+    await symlink(root, alias);
+    for (const s of [store, createFolderStore(alias)]) {
+      await s.put('x/y/z.txt', Buffer.from('nested'));
+      expect(await text(s, 'x/y/z.txt')).toBe('nested');
+      expect(await s.head('x/y/z.txt')).toMatchObject({ size: 6 });
+      expect(await s.list('x/y')).toEqual([{ key: 'x/y/z.txt', size: 6 }]);
+      expect((await s.listTree('x')).map((e) => e.key)).toEqual(['x/y/z.txt']);
+      expect((await s.listTree('a')).map((e) => [e.key, Boolean(e.link)])).toEqual([
+        ['a/deep', true],
+        ['a/real.txt', false],
+      ]);
+      await s.delete('x/y/z.txt');
+      expect(await s.get('x/y/z.txt')).toBeNull();
+      expect(existsSync(join(root, 'x'))).toBe(false);
+    }
+  });
+
+  it('hands out a reader that keeps the file it opened when the file is removed before it is read', async () => {
+    const { root, store } = await planted();
+    const got = await store.get('a/real.txt');
+    await rm(join(root, 'a', 'real.txt'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await readAll(got!.body)).toString()).toBe('inside');
   });
 });
 

@@ -1,10 +1,12 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/platform/db/index.ts';
 import { createOfflineEmbedder, type Embedder } from '../../src/platform/gateway/index.ts';
 import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
+import type { ScanControl } from '../../src/retrieval/watch/scan.ts';
+import { openSource } from '../../src/retrieval/watch/source.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { retrievalWatchContract } from '../support/retrieval-watch-contract.ts';
 import { folderPlace } from '../support/watched-places.ts';
@@ -121,6 +123,57 @@ describe('watched folders and symbolic links', () => {
     expect(docs).toEqual(['real.txt']);
     const found = await h.json('POST', '/collections/links/query', who.user, { question: 'vault code 4242', mode: 'keyword' });
     expect(found.body.chunks).toEqual([]);
+  });
+});
+
+describe('a file removed between the listing and its read', () => {
+  it('is one failure the scan records, and the other files land', async () => {
+    const place = await folderPlace();
+    const db = await pglite();
+    // The real folder store, wrapped so that the scan's listing is followed at once by the removal of one listed
+    // file: the race a user deleting a file mid-scan runs, made certain.
+    let removed = false;
+    const open: ScanControl['open'] = (source, s3) => {
+      const store = openSource(source, s3);
+      return {
+        ...store,
+        async listTree(prefix) {
+          const listing = await store.listTree(prefix);
+          if (!removed && source.kind === 'folder') {
+            removed = true;
+            await rm(join(source.path, 'gone.txt'));
+          }
+          return listing;
+        },
+      };
+    };
+    const h = await retrievalHarness(db.db, { env: { ...place.env, SVC_WATCH_POLL_SECONDS: '1' }, watch: { open } });
+    try {
+      const source = await place.source('race');
+      for (const name of ['a.txt', 'b.txt', 'gone.txt', 'c.txt']) await source.put(name, `The file ${name} names the gauge ${name}.`);
+      const watch = { uri: source.uri, interval_seconds: 3600 };
+      expect((await h.json('POST', '/collections', who.engineer, { slug: 'race', name: 'race', allowed_roles: [], watch })).status).toBe(
+        201,
+      );
+      await expect
+        .poll(async () => (await h.json('GET', '/collections/race/watch', who.user)).body.last_scan_at, { timeout: 30_000 })
+        .not.toBeNull();
+      const status = (await h.json('GET', '/collections/race/watch', who.user)).body;
+      expect(removed).toBe(true);
+      expect(status.error).toBeNull();
+      expect(status.counts).toEqual({ seen: 4, ingested: 3, updated: 0, deleted: 0, failed: 1 });
+      expect(status.failures).toEqual([
+        { path: 'gone.txt', status: 'failed', reason: expect.stringMatching(/removed or moved/), attempts: 1, retry_at: null },
+      ]);
+      const docs = (await h.json('GET', '/collections/race/documents', who.user)).body.documents.map(
+        (d: { filename: string }) => d.filename,
+      );
+      expect(docs.sort()).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    } finally {
+      await h.close();
+      await db.cleanup();
+      await place.cleanup();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,37 @@ describe('dashboards runtime', () => {
     expect(cookie).toMatch(/^svc_dashboard_session=/);
     expect((await open(ids.public!, undefined, cookie)).status).toBe(200);
     expect((await open(ids.public!, undefined, 'svc_dashboard_session=forged.token.value')).status).toBe(401);
+  });
+
+  it('sends every page with a strict CSP that admits its own stylesheet by hash and nothing else, nosniff, and no framing', async () => {
+    const q = await h.ask(people.owner, { question: 'how many customers are there per nation', force: true });
+    await h.call('PATCH', `/dashboards/${q.body.dashboard_id}/share`, people.owner, { visibility: 'public' });
+    for (const id of [ids.public!, q.body.dashboard_id]) {
+      const res = await open(id, people.other);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      const csp = res.headers.get('content-security-policy') ?? '';
+      const directives = new Map(
+        csp
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .map(([name, ...values]) => [name!, values]),
+      );
+      expect(directives.get('default-src')).toEqual(["'none'"]);
+      expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+      expect(directives.get('base-uri')).toEqual(["'none'"]);
+      expect(directives.get('form-action')).toEqual(["'none'"]);
+      expect(csp).not.toMatch(/unsafe-|\*|https?:|data:/);
+      // The page needs exactly what the policy admits: its one inline stylesheet (by hash), no script, no style
+      // attribute, no outside resource. A renderer that adds one fails here rather than in a viewer's browser.
+      const page = await res.text();
+      const styles = [...page.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
+      expect(styles).toHaveLength(1);
+      const hash = `'sha256-${createHash('sha256').update(styles[0]!).digest('base64')}'`;
+      expect(directives.get('style-src')).toEqual([hash]);
+      expect(page).not.toMatch(/<script|<link|<img|<iframe|\sstyle=|\son[a-z]+=|\s(href|src)=/i);
+    }
+    expect(await (await open(q.body.dashboard_id, people.other)).text()).toContain('<svg');
   });
 
   it('gives two viewers two sandbox processes, and one viewer the same one again', async () => {

@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -191,6 +191,55 @@ describe('artifact proxy', () => {
       await server.close();
     }
     expect((await readdir(outer)).filter((f) => f !== 'root')).toEqual([]);
+  });
+
+  describe('through a symbolic link inside the root', () => {
+    // A link planted inside the root (by anyone who can write the folder) to a folder holding a secret, and one to
+    // the secret itself.
+    let outside: string;
+    const through = '1/run/artifacts/linked/signing.key';
+    beforeEach(async () => {
+      outside = join(outer, 'outside');
+      await mkdir(outside);
+      await writeFile(join(outside, 'signing.key'), 'the dashboard signing key');
+      await put('1/run/artifacts/ok.txt', 'fine');
+      await symlink(outside, join(root, '1', 'run', 'artifacts', 'linked'));
+      await symlink(join(outside, 'signing.key'), join(root, 'key-link'));
+    });
+    afterEach(async () => {
+      // the target is as it was, and the rest of the run is served as before
+      expect(await readdir(outside)).toEqual(['signing.key']);
+      expect(await readFile(join(outside, 'signing.key'), 'utf8')).toBe('the dashboard signing key');
+      expect(await (await app.request(`${A}/1/run/artifacts/ok.txt`)).text()).toBe('fine');
+    });
+    const refused = async (res: Response | Promise<Response>, path: string) => {
+      const r = await json(res);
+      expect(r).toMatchObject({ status: 400, body: { error_code: 'INVALID_PARAMETER_VALUE' } });
+      // the message names the key and says why; neither the secret nor where the link leads
+      expect(r.body.message).toContain(path);
+      expect(r.body.message).toMatch(/symbolic link/);
+      expect(r.body.message).not.toContain(outside);
+      expect(r.body.message).not.toContain('dashboard signing key');
+    };
+
+    it('refuses a read or a listing', async () => {
+      await refused(app.request(`${A}/${through}`), through);
+      await refused(app.request(`${A}/key-link`), 'key-link');
+      await refused(app.request(`${A}?path=1/run/artifacts/linked`), '1/run/artifacts/linked');
+    });
+
+    it('refuses a write, creating nothing outside', async () => {
+      await refused(put('1/run/artifacts/linked/planted.txt', 'written outside'), '1/run/artifacts/linked/planted.txt');
+      await refused(put('1/run/artifacts/linked/deeper/planted.txt', 'written outside'), '1/run/artifacts/linked/deeper/planted.txt');
+      await refused(put(through, 'overwritten'), through);
+      await refused(put('key-link', 'overwritten'), 'key-link');
+    });
+
+    it('refuses a delete, removing nothing outside', async () => {
+      await refused(app.request(`${A}/${through}`, { method: 'DELETE' }), through);
+      await refused(app.request(`${A}/1/run/artifacts/linked`, { method: 'DELETE' }), '1/run/artifacts/linked');
+      await refused(app.request(`${A}/key-link`, { method: 'DELETE' }), 'key-link');
+    });
   });
 
   it('refuses to delete or download the root itself', async () => {

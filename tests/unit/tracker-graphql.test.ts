@@ -98,6 +98,29 @@ describe('tracker GraphQL', () => {
     ]);
   });
 
+  it("answers MLflow's UI's own query, its input in a variable", async () => {
+    await t.post('runs/log-batch', { run_id: runId, metrics: [{ key: 'ui', value: 1.5, timestamp: 7, step: 3 }] });
+    const query = `query GetMetricHistoryBulkInterval($data: MlflowGetMetricHistoryBulkIntervalInput!)
+      @component(name: "MLflow.ExperimentRunTracking") {
+        mlflowGetMetricHistoryBulkInterval(input: $data) { __typename metrics { timestamp step runId key value } apiError { code message } }
+      }`;
+    const res = await t.post('/ajax-api/graphql', {
+      query,
+      operationName: 'GetMetricHistoryBulkInterval',
+      variables: { data: { runIds: [runId], metricKey: 'ui', maxResults: 320 } },
+    });
+    expect(res.body).toEqual({
+      data: {
+        mlflowGetMetricHistoryBulkInterval: {
+          __typename: 'MlflowGetMetricHistoryBulkIntervalResponse',
+          metrics: [{ timestamp: '7', step: '3', runId, key: 'ui', value: 1.5 }],
+          apiError: null,
+        },
+      },
+      errors: null,
+    });
+  });
+
   it('answers a refused root field with its apiError', async () => {
     const res = await gql(
       'query q { mlflowGetExperiment(input: {experimentId: "999"}) { experiment { name } apiError { code message } } }',
@@ -118,13 +141,17 @@ describe('tracker GraphQL', () => {
       ['__proto__', { output: 'a' }],
       ['b', { output: 'b' }],
     ]);
-    // a field the type lacks reads as absent, an inherited name like any other
+    // a field the type lacks is refused before anything runs, an inherited name like any other (MLflow's words)
     const nested = await gql(
       `query q { mlflowGetExperiment(input: {experimentId: "${exp}"}) { experiment { name nosuch constructor toString } } }`,
     );
     expect(nested).toEqual({
-      data: { mlflowGetExperiment: { experiment: { name: 'GraphqlTest', nosuch: '', constructor: '', toString: '' } } },
-      errors: null,
+      data: null,
+      errors: [
+        "Cannot query field 'nosuch' on type 'MlflowExperiment'.",
+        "Cannot query field 'constructor' on type 'MlflowExperiment'.",
+        "Cannot query field 'toString' on type 'MlflowExperiment'.",
+      ],
     });
   });
 

@@ -1,5 +1,8 @@
 // The standalone dashboard page: title, question, SQL, the (already redacted) rows, a chart chosen from the
-// result's shape, and when it was made. No script and no outside resource: it renders the same anywhere.
+// result's shape, and when it was made. No script and no outside resource: it renders the same anywhere. Served under
+// DASHBOARD_CSP, which admits the one inline stylesheet by its hash: no style attribute, script or link belongs here.
+import { DASHBOARD_STYLE } from '../../platform/dashboard-pages.ts';
+
 export type PageInput = {
   title: string;
   question: string;
@@ -39,7 +42,7 @@ export function renderDashboard(input: PageInput): string {
   const body = input.rows.map((r) => `<tr>${r.map((v) => `<td>${esc(v)}</td>`).join('')}</tr>`).join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(input.title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e8ec;padding:.2rem .6rem;text-align:left}pre{background:#f6f7f9;padding:.6rem}.masked{font-size:.7rem;color:#b3261e}</style>
+<style>${DASHBOARD_STYLE}</style>
 </head><body>
 <h1>${esc(input.title)}</h1>
 <p class="question">${esc(input.question)}</p>

@@ -12,10 +12,13 @@ const db = await PGlite.create({
 });
 await db.exec(await readFile(new URL('./tpch-tiny.sql', import.meta.url), 'utf8'));
 if (workerData?.afterSample) await db.exec(workerData.afterSample);
-// Statements run as a role that can only read the sample's tables: no files, no settings, no other schema's rows.
-// (PGlite's session user stays a superuser, so this is a wall behind validation's function allow-list, not instead.)
+// Statements run as a role that can only read the sample's tables: no files, no settings, no other schema's rows,
+// and no catalog: pg_stats alone holds a histogram of every column's values. (PGlite's session user stays a
+// superuser, so this is a wall behind validation's function allow-list and the plan's check, not instead.)
 await db.exec(`CREATE ROLE svc_sample NOLOGIN; GRANT USAGE ON SCHEMA ${SCHEMA} TO svc_sample;
-  GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO svc_sample`);
+  GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO svc_sample;
+  REVOKE ALL ON ALL TABLES IN SCHEMA pg_catalog FROM PUBLIC;
+  REVOKE ALL ON ALL TABLES IN SCHEMA information_schema FROM PUBLIC`);
 
 const handlers = {
   async columns() {
@@ -59,9 +62,14 @@ const handlers = {
     );
     return r.rows[0] ? Number(r.rows[0].bytes) : null;
   },
-  async execute({ sql, maxBytes }) {
+  // `reads`: the tables validation approved, as Trino names them. The plan, made in the very transaction and role
+  // that run the statement, must read nothing else.
+  async execute({ sql, maxBytes, reads }) {
     return db.transaction(async (tx) => {
       await tx.exec(`SET TRANSACTION READ ONLY; SET LOCAL search_path = ${SCHEMA}; SET LOCAL ROLE svc_sample`);
+      const plan = await tx.query(`EXPLAIN (FORMAT JSON, VERBOSE) ${sql}`);
+      const unapproved = relationsIn(plan.rows[0]?.['QUERY PLAN']).find((r) => !reads.includes(r));
+      if (unapproved) throw new EngineRefusal('unapproved', unapproved);
       const result = await tx.query(sql, [], { rowMode: 'array' });
       await tx.rollback();
       if (maxBytes !== null) {
@@ -72,6 +80,23 @@ const handlers = {
     });
   },
 };
+
+/** Every relation a plan scans, `tpch.tiny.t` for the sample's tables and `schema.t` for any other. */
+function relationsIn(plan) {
+  const out = new Set();
+  const walk = (node) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      if (typeof node['Relation Name'] === 'string') {
+        const schema = node.Schema ?? '?';
+        out.add(schema === SCHEMA ? `tpch.${SCHEMA}.${node['Relation Name']}` : `${schema}.${node['Relation Name']}`);
+      }
+      Object.values(node).forEach(walk);
+    }
+  };
+  walk(plan);
+  return [...out];
+}
 
 class EngineRefusal extends Error {
   constructor(kind, message) {

@@ -1,13 +1,14 @@
 import { Worker } from 'node:worker_threads';
 import { types } from '@electric-sql/pglite';
 import { createFairQueue, ENGINE_QUEUE_DEFAULTS, EngineQueueError, secondsUntil } from './fairness.ts';
-import { EngineError, type CatalogColumn, type QueryEngine } from './types.ts';
+import { EngineError, unapprovedRead, type CatalogColumn, type QueryEngine } from './types.ts';
 
 // The embedded engine: PGlite holding the sample as schema `tiny`, presented as Trino's `tpch.tiny`. Statements run
 // in a worker thread, in a read-only transaction, as a role that may only read the sample's tables (walls behind
 // validation, which is the one that keeps functions out), and their results are bounded in bytes.
 const CATALOG = 'tpch';
 const SCHEMA = 'tiny';
+const PRINTED_SAMPLE = `"${CATALOG}"."${SCHEMA}".`;
 
 const TYPE_NAMES: Record<number, string> = {
   [types.INT2]: 'smallint',
@@ -258,10 +259,11 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
     },
     async execute(sql, caller, opts) {
       try {
-        const args = { sql: toEmbeddedNames(sql), maxBytes: opts.maxBytes ?? null };
+        const args = { sql: toEmbeddedNames(sql), maxBytes: opts.maxBytes ?? null, reads: opts.reads };
         const r = await call<{ fields: { name: string; oid: number }[]; rows: unknown[][] }>('execute', args, caller.user, opts.timeoutMs);
         return { columns: r.fields.map((f) => ({ name: f.name, type: TYPE_NAMES[f.oid] ?? 'varchar' })), rows: r.rows };
       } catch (err) {
+        if (err instanceof EngineError && (err.kind as string) === 'unapproved') throw unapprovedRead(err.message);
         if (err instanceof EngineError) throw err;
         const message = (err as Error).message;
         if (/read-only transaction/.test(message))
@@ -283,12 +285,20 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
   };
 }
 
-/** `tpch.tiny.x` becomes `tiny.x`; string literals and quoted identifiers are left alone. */
+/**
+ * `tpch.tiny.x` becomes `tiny.x`, and `"tpch"."tiny".` (as engine-statement.ts prints a table) `"tiny".`; string
+ * literals and other quoted identifiers are left alone.
+ */
 export function toEmbeddedNames(sql: string): string {
   let out = '';
   let i = 0;
   while (i < sql.length) {
     const ch = sql[i]!;
+    if (sql.startsWith(PRINTED_SAMPLE, i)) {
+      out += `"${SCHEMA}".`;
+      i += PRINTED_SAMPLE.length;
+      continue;
+    }
     if (ch === "'" || ch === '"') {
       let j = i + 1;
       while (j < sql.length && !(sql[j] === ch && sql[j + 1] !== ch)) j += sql[j] === ch ? 2 : 1;

@@ -10,6 +10,7 @@ import {
   type EngineColumn,
   type EngineResult,
   type QueryEngine,
+  unapprovedRead,
 } from './types.ts';
 
 // The Trino engine. Every user statement runs with the caller's own token and name, so the row filters and column
@@ -45,6 +46,19 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
       throw err;
     });
 
+  // The IO plan of a statement, as the service user: the cost gate reads its estimate and execution its input
+  // tables, so one round trip serves both, and a statement asked again within PLAN_TTL_MS pays none.
+  const plans = new Map<string, { at: number; plan: Promise<string> }>();
+  const ioPlan = (sql: string): Promise<string> => {
+    const hit = plans.get(sql);
+    if (hit && Date.now() - hit.at < PLAN_TTL_MS) return hit.plan;
+    const plan = asService(`EXPLAIN (TYPE IO, FORMAT JSON) ${sql}`).then(({ rows }) => String(rows[0]?.[0] ?? ''));
+    plan.catch(() => plans.get(sql)?.plan === plan && plans.delete(sql)); // a failure is not kept
+    if (plans.size >= MAX_PLANS) plans.clear(); // a bound on the cache itself; plans come back on demand
+    plans.set(sql, { at: Date.now(), plan });
+    return plan;
+  };
+
   return {
     kind: 'trino',
     async columns(catalogs) {
@@ -61,8 +75,7 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
       return out;
     },
     async estimateBytes(sql) {
-      const { rows } = await asService(`EXPLAIN (TYPE IO, FORMAT JSON) ${sql}`);
-      return bytesRead(String(rows[0]?.[0] ?? ''));
+      return bytesRead(await ioPlan(sql));
     },
     async scanBound(table) {
       const parts = table.split('.');
@@ -93,7 +106,10 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
       );
     },
     async execute(sql, caller, opts) {
-      return runStatement(settings, sql, callerIdentity(caller), opts.timeoutMs, opts.maxBytes);
+      const who = callerIdentity(caller);
+      const unapproved = relationsRead(await ioPlan(sql)).find((r) => !opts.reads.includes(r));
+      if (unapproved) throw unapprovedRead(unapproved);
+      return runStatement(settings, sql, who, opts.timeoutMs, opts.maxBytes);
     },
     close: async () => {},
   };
@@ -108,12 +124,32 @@ function callerIdentity(caller: EngineCaller): Identity {
   return { user: caller.user, token: caller.token };
 }
 
+const PLAN_TTL_MS = 60_000;
+const MAX_PLANS = 1000;
+
+type IoPlan = {
+  inputTableColumnInfos?: {
+    table?: { catalog?: string; schemaTable?: { schema?: string; table?: string } };
+    estimate?: { outputSizeInBytes?: number | string };
+  }[];
+};
+
+/** The tables an IO plan reads, `catalog.schema.table` in lower case; a table the plan cannot name is `?`. */
+export function relationsRead(explainJson: string): string[] {
+  const plan = JSON.parse(explainJson) as IoPlan;
+  return (plan.inputTableColumnInfos ?? []).map(({ table }) =>
+    table?.catalog && table.schemaTable?.schema && table.schemaTable.table
+      ? `${table.catalog}.${table.schemaTable.schema}.${table.schemaTable.table}`.toLowerCase()
+      : '?',
+  );
+}
+
 /**
  * The bytes Trino expects to read: the sum of its estimates for every input table. An unknown estimate ("NaN", or
  * no input table listed) is undefined, which the cost gate treats as over the limit.
  */
 export function bytesRead(explainJson: string): number | undefined {
-  const plan = JSON.parse(explainJson) as { inputTableColumnInfos?: { estimate?: { outputSizeInBytes?: number | string } }[] };
+  const plan = JSON.parse(explainJson) as IoPlan;
   const inputs = plan.inputTableColumnInfos ?? [];
   if (inputs.length === 0) return undefined;
   let total = 0;

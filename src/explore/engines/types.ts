@@ -27,7 +27,22 @@ export class EngineError extends Error {
   }
 }
 
-export type ExecuteOptions = { timeoutMs: number; maxBytes?: number | undefined };
+export type ExecuteOptions = {
+  timeoutMs: number;
+  maxBytes?: number | undefined;
+  /**
+   * The base tables validation approved (`catalog.schema.table`). Before the statement runs, the engine's own plan
+   * lists the relations it will read; one outside this list refuses the statement ('forbidden'), naming it.
+   */
+  reads: readonly string[];
+};
+
+/** The refusal when the engine's plan reads a relation validation did not approve. */
+export const unapprovedRead = (relation: string) =>
+  new EngineError(
+    'forbidden',
+    `The engine's plan reads ${relation}, which validation did not approve (the statement names it differently from how the engine resolves it, or it is a catalog or system relation); the statement was not run.`,
+  );
 
 export const tooLarge = (limit: number) =>
   new EngineError(

@@ -1,4 +1,5 @@
 import type { QueryNoWithContext } from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
+import { applyEdits, type Edit } from './edits.ts';
 import { stringIndex } from './parse.ts';
 import type { ParsedStatement } from './statement.ts';
 import { is } from './tree.ts';
@@ -11,20 +12,27 @@ import { is } from './tree.ts';
 
 export function ensureLimit(sql: string, statement: ParsedStatement, limit: number): string {
   if (sql !== statement.sql) throw new Error('ensureLimit needs the very SQL text the statement was parsed from.');
+  return withLimit(sql, limitEdits(statement, limit));
+}
+
+export type LimitEdits = { edits: Edit[]; suffix: string };
+
+/** The edits that bound the statement's rows, for a text printed from the same tree (engine-statement.ts). */
+export function limitEdits(statement: ParsedStatement, limit: number): LimitEdits {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`The automatic LIMIT must be a positive integer, not ${limit}.`);
-  const at = stringIndex(sql);
+  const at = stringIndex(statement.sql);
   const outer = outermost(statement.query.query());
-  const edits: { from: number; to: number; text: string }[] = [];
+  const edits: Edit[] = [];
   const all = outer.KW_LIMIT() ? outer.limitRowCount()?.KW_ALL() : null;
   if (all) edits.push({ from: at(all.symbol.start), to: at(all.symbol.stop + 1), text: String(limit) });
   const semicolon = statement.tokens.find((t) => t.channel === 0 && t.text === ';');
   if (semicolon) edits.push({ from: at(semicolon.start), to: at(semicolon.stop + 1), text: '' });
-  const text = edits
-    .sort((a, b) => b.from - a.from)
-    .reduce((s, e) => s.slice(0, e.from) + e.text + s.slice(e.to), sql)
-    .trim();
-  return outer.KW_LIMIT() || outer.KW_FETCH() ? text : `${text}\nLIMIT ${limit}`;
+  return { edits, suffix: outer.KW_LIMIT() || outer.KW_FETCH() ? '' : `\nLIMIT ${limit}` };
 }
+
+/** `sql` with the limit's edits and any others applied, and the LIMIT appended where the query had none. */
+export const withLimit = (sql: string, limit: LimitEdits, others: readonly Edit[] = []): string =>
+  applyEdits(sql, [...limit.edits, ...others]).trim() + limit.suffix;
 
 /** True when the outermost query already bounds its rows (LIMIT n or FETCH FIRST). */
 export function hasOuterLimit(statement: ParsedStatement): boolean {

@@ -3,12 +3,15 @@ import type { ParsedStatement } from './statement.ts';
 import type { TableRefContext, ViewRefContext } from 'dt-sql-parser/dist/lib/trino/TrinoSqlParser';
 import { is, nameOf, namesOf, tableRefOf, walk, type Node } from './tree.ts';
 
-// The base tables a statement reads, for the policy check of every table the model wrote. A CTE name hides a
-// table only where the CTE is visible: inside its own definition (unless WITH RECURSIVE) and before it is
-// defined, the same name is the base table, and it is reported.
+// The relations a statement reads by name, for the policy check of every table the model wrote and for the
+// statement the engine runs. A CTE name hides a table only where the CTE is visible: inside its own definition
+// (unless WITH RECURSIVE) and before it is defined, the same name is the base table, and it is reported.
 
 export type Defaults = { catalog: string; schema: string };
 export type TableReference = { written: string; table: string };
+
+/** A name in a FROM clause or after TABLE: a WITH query in scope, or a base table (`catalog.schema.table`). */
+export type RelationReference = { ref: TableRefContext | ViewRefContext } & ({ cte: string } | { table: string });
 
 /** Every distinct base table, `catalog.schema.table` in lower case, sorted. */
 export function tablesOf(statement: ParsedStatement, defaults: Defaults): string[] {
@@ -17,12 +20,15 @@ export function tablesOf(statement: ParsedStatement, defaults: Defaults): string
 
 /** Each reference to a base table in the order written: the text as written and the qualified name. */
 export function tableReferences(statement: ParsedStatement, defaults: Defaults): TableReference[] {
-  const out: TableReference[] = [];
   const at = stringIndex(statement.sql);
-  const record = (ref: TableRefContext | ViewRefContext) => {
-    const written = statement.sql.slice(at(ref.start!.start), at(ref.stop!.stop + 1));
-    out.push({ written, table: qualify(namesOf(ref), defaults) });
-  };
+  return relationReferences(statement, defaults).flatMap((r) =>
+    'table' in r ? [{ written: statement.sql.slice(at(r.ref.start!.start), at(r.ref.stop!.stop + 1)), table: r.table }] : [],
+  );
+}
+
+/** Each relation named in the statement, in the order written, resolved as Trino resolves it. */
+export function relationReferences(statement: ParsedStatement, defaults: Defaults): RelationReference[] {
+  const out: RelationReference[] = [];
   const visit = (node: Node, ctes: ReadonlySet<string>): void =>
     walk(node, (n) => {
       if (is(n, 'QueryStatement')) {
@@ -39,7 +45,7 @@ export function tableReferences(statement: ParsedStatement, defaults: Defaults):
       const ref = tableRefOf(n);
       if (!ref) return undefined;
       const parts = namesOf(ref);
-      if (!(parts.length === 1 && ctes.has(parts[0]!))) record(ref);
+      out.push(parts.length === 1 && ctes.has(parts[0]!) ? { ref, cte: parts[0]! } : { ref, table: qualify(parts, defaults) });
       return undefined;
     });
   visit(statement.query as unknown as Node, new Set());
@@ -52,3 +58,12 @@ export function qualify(parts: readonly string[], defaults: Defaults): string {
     parts.length >= 3 ? parts.slice(-3) : parts.length === 2 ? [defaults.catalog, ...parts] : [defaults.catalog, defaults.schema, ...parts];
   return full.map((p) => p.toLowerCase()).join('.');
 }
+
+/**
+ * A relation of the engine's own catalog: Trino's `system` catalog, and `information_schema` or `pg_catalog` in any
+ * catalog. They describe every table, its statistics and its users (pg_stats holds sample values of every column).
+ */
+export const isSystemRelation = (table: string): boolean => {
+  const [catalog, schema] = table.split('.');
+  return catalog === 'system' || schema === 'information_schema' || schema === 'pg_catalog';
+};

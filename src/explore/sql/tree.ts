@@ -24,6 +24,8 @@ interface Kinds {
   Subquery: T.SubqueryContext;
   JoinRelation: T.JoinRelationContext;
   RelationDefault: T.RelationDefaultContext;
+  AliasedRelation: T.AliasedRelationContext;
+  NamedQuery: T.NamedQueryContext;
   TableName: T.TableNameContext;
   ParenthesizedRelation: T.ParenthesizedRelationContext;
   ExpressionSourceTable: T.ExpressionSourceTableContext;

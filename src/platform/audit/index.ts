@@ -14,5 +14,7 @@ export { checkpointSigned, latestCheckpoint, signCheckpoint, type Checkpoint } f
 export { exportChain, recordLine } from './export.ts';
 export { pruneChain, RetentionRefused } from './retention.ts';
 export { auditHeadRoutes } from './routes.ts';
-export { loadAuditKeys, type AuditKeys } from './settings.ts';
+export { createHeadSigner, openHeadSigner, type HeadSigner } from './head-signer.ts';
+export { headKey, HEADS_PREFIX, signHead, type SignedHead } from './heads.ts';
+export { headSigningKeys, loadAuditKeys, loadHeadSettings, type AuditKeys, type HeadSettings } from './settings.ts';
 export { verifyChain, type Finding, type VerifyOptions, type VerifyResult } from './verify.ts';

@@ -33,7 +33,11 @@ export function createCallerResolver(settings: AuthSettings, deps: Omit<TokenVer
   return {
     mode: 'jwt',
     callerFrom: (headers) => verifier.callerFrom(headers),
-    optionalCallerFrom: async (headers) => (tokenFrom(headers, settings.tokenHeader) ? verifier.callerFrom(headers) : undefined),
+    optionalCallerFrom: async (headers) => {
+      // an Authorization header that holds no usable bearer token throws here, exactly as in callerFrom
+      const found = tokenFrom(headers, settings.tokenHeader);
+      return found ? verifier.verify(found.token) : undefined;
+    },
     warm: () => verifier.warm(),
   };
 }

@@ -2,6 +2,8 @@
 // no token or a token that fails any check is 401, an issuer that cannot be reached while keys are needed is 503.
 
 export type InvalidTokenReason =
+  /** An Authorization header that is empty or names another scheme than Bearer (Basic, Digest…). */
+  | 'not_bearer'
   | 'malformed'
   | 'algorithm'
   | 'unknown_key'

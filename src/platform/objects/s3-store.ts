@@ -98,7 +98,10 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
       const Key = base + checkKey(key);
       try {
         const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key }));
-        return { body: res.Body as Readable, size: res.ContentLength ?? 0 };
+        const body = res.Body as Readable;
+        // as the folder store's: a failure reaches whoever reads the body, and never a body nobody reads yet
+        body.on('error', () => {});
+        return { body, size: res.ContentLength ?? 0 };
       } catch (err) {
         const mapped = mapS3Error(err, { what: `get ${JSON.stringify(key)}`, where, endpoint, bucket });
         if (mapped.code === 'NOT_FOUND') return null;

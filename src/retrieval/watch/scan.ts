@@ -13,7 +13,13 @@ import * as watches from './store.ts';
 // next without reading again what was done: a file whose listing version is the one recorded is not read at all.
 
 export type WatchSettings = { roots: WatchRoots; s3: S3Settings; leaseSeconds: number; concurrency: number };
-export type ScanControl = { owner: string; settings: WatchSettings; shouldStop(): boolean };
+export type ScanControl = {
+  owner: string;
+  settings: WatchSettings;
+  shouldStop(): boolean;
+  /** How a source is opened (openSource, unless a test wraps the store to stage a race). */
+  open?: typeof openSource | undefined;
+};
 
 /** The lease went to someone else, or the replica is stopping: leave the rest to the next holder. */
 export class ScanInterrupted extends Error {
@@ -29,7 +35,7 @@ export async function scanWatch(deps: RetrievalDeps, watch: watches.WatchRow, co
   const counts: watches.ScanCounts = { seen: 0, ingested: 0, updated: 0, deleted: 0, failed: 0 };
   // the root may have changed, or the folder become a link, since the watch was set
   const source = await resolveWatchUri(watch.uri, control.settings.roots);
-  const objects = openSource(source, control.settings.s3);
+  const objects = (control.open ?? openSource)(source, control.settings.s3);
   const listing = await objects.listTree('');
   const known = new Map((await watches.listFiles(deps.db, slug)).filter((f) => f.uri === watch.uri).map((f) => [f.path, f]));
   const listed = new Set(listing.map((entry) => entry.key));
@@ -52,7 +58,7 @@ export async function scanWatch(deps: RetrievalDeps, watch: watches.WatchRow, co
         deps.metrics.watchFiles.inc({ outcome });
         if (outcome === 'ingested') counts.ingested++;
         else if (outcome === 'updated') counts.updated++;
-        else if (outcome === 'failed' || outcome === 'skipped' || outcome === 'waiting') counts.failed++;
+        else if (outcome === 'failed' || outcome === 'skipped' || outcome === 'waiting' || outcome === 'vanished') counts.failed++;
       } catch (err) {
         stopped ??= err;
       }
@@ -110,7 +116,7 @@ async function scanFile(
     if (held.status === 'failed' && held.retry_at && held.retry_at.getTime() > Date.now()) return 'waiting';
   }
 
-  const failed = async (reason: string): Promise<Outcome> => {
+  const failed = async (reason: string, outcome: Outcome = 'failed'): Promise<Outcome> => {
     // an unchanged file that fails again waits twice as long; a file changed since starts its count again
     const attempts = held?.status === 'failed' && held.version === entry.version ? held.attempts + 1 : 1;
     await watches.upsertFile(deps.db, {
@@ -123,9 +129,10 @@ async function scanFile(
       status: 'failed',
       reason,
       attempts,
-      retry_in_seconds: Math.min(MAX_BACKOFF_SECONDS, watch.interval_seconds * 2 ** attempts),
+      // a file that went away is looked at again by the next scan (gone for good, it is let go then)
+      retry_in_seconds: outcome === 'vanished' ? null : Math.min(MAX_BACKOFF_SECONDS, watch.interval_seconds * 2 ** attempts),
     });
-    return 'failed';
+    return outcome;
   };
 
   let upload;
@@ -135,7 +142,8 @@ async function scanFile(
     if (err instanceof FileTooLargeError || err instanceof ObjectStoreError) return failed(err.message);
     throw err;
   }
-  if (!upload) return 'vanished'; // removed between the listing and the read: the next scan lets it go
+  // Removed or moved between the listing and the read (a folder renamed mid-scan): one file's failure, recorded.
+  if (!upload) return failed('the file was removed or moved after the folder was listed; the next scan looks again.', 'vanished');
 
   const indexed = {
     ...at,

@@ -29,6 +29,9 @@ export async function fetchObject(
   key: string,
   opts: { maxBytes: number; tmpDir?: string | undefined },
 ): Promise<SpooledUpload | undefined> {
+  // The spool's name first: between the get and the pipeline below nothing waits, so the object's stream always
+  // has a reader when it fails.
+  const path = await spoolPath(opts.tmpDir);
   const found = await store.get(key);
   if (!found) return undefined;
   const tooLarge = () => new FileTooLargeError(`the file is larger than the upload limit of ${opts.maxBytes} bytes (SVC_MAX_UPLOAD_BYTES)`);
@@ -36,7 +39,6 @@ export async function fetchObject(
     found.body.destroy();
     throw tooLarge();
   }
-  const path = await spoolPath(opts.tmpDir);
   const discard = () => rm(path, { force: true });
   const hash = createHash('sha256');
   const head: Buffer[] = [];

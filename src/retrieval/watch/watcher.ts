@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RetrievalDeps } from '../deps.ts';
-import { scanErrorMessage, ScanInterrupted, scanWatch, type WatchSettings } from './scan.ts';
+import { scanErrorMessage, ScanInterrupted, scanWatch, type ScanControl, type WatchSettings } from './scan.ts';
 import * as watches from './store.ts';
 
 // Each replica polls for watches that are due and free, takes one's lease, scans it, and moves on: one scan at a
@@ -16,7 +16,11 @@ export type Watcher = {
   stop(): Promise<void>;
 };
 
-export function startWatcher(deps: RetrievalDeps, settings: WatchSettings, opts: { pollSeconds: number; owner?: string }): Watcher {
+export function startWatcher(
+  deps: RetrievalDeps,
+  settings: WatchSettings,
+  opts: { pollSeconds: number; owner?: string; open?: ScanControl['open'] },
+): Watcher {
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let stopping = false;
   let running: Promise<void> | undefined;
@@ -50,7 +54,7 @@ export function startWatcher(deps: RetrievalDeps, settings: WatchSettings, opts:
       (settings.leaseSeconds * 1000) / 3,
     );
     try {
-      const counts = await scanWatch(deps, watch, { owner, settings, shouldStop: () => stopping || lost });
+      const counts = await scanWatch(deps, watch, { owner, settings, open: opts.open, shouldStop: () => stopping || lost });
       await watches.finishScan(deps.db, slug, owner, watch.uri, counts, null);
       deps.metrics.watchScans.inc({ outcome: 'ok' });
       deps.metrics.watchScanDuration.observe((performance.now() - started) / 1000);

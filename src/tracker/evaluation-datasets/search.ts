@@ -13,6 +13,9 @@ import {
   SEARCH_STATEMENT,
   STRING_OPS,
   stringValue,
+  filterConditions,
+  type ChildRows,
+  type RowTest,
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
@@ -29,11 +32,14 @@ const ATTRIBUTES: Record<string, { column: string; numeric: boolean }> = lookupT
 
 const attributeOf = (key: string) => attributeNamed(ATTRIBUTES, key);
 
-function condition(c: Comparison, params: Params): string {
+const TAGS: ChildRows = { from: 'tracker_evaluation_dataset_tags t', on: 't.dataset_id = d.dataset_id', key: 't.key' };
+
+function condition(c: Comparison, params: Params): string | RowTest {
   const { entity, key } = c.identifier;
   if (entity === 'tags' || entity === 'tag') {
     checkOp(c, STRING_OPS, `tag '${key}'`);
-    return `EXISTS (SELECT 1 FROM tracker_evaluation_dataset_tags t WHERE t.dataset_id = d.dataset_id AND t.key = ${params.add(key)} AND ${compare('t.value', c.op, stringValue(c.value, 'tag'), params)})`;
+    const k = params.add(key);
+    return { rows: TAGS, key: k, test: `t.key = ${k} AND ${compare('t.value', c.op, stringValue(c.value, 'tag'), params)}` };
   }
   if (entity !== undefined && entity !== 'attribute' && entity !== 'attributes') {
     throw invalidParameter(`Invalid entity type '${entity}'. Valid entity types are ('attribute', 'tags')`);
@@ -59,7 +65,7 @@ export async function searchEvaluationDatasets(
   const maxResults = checkMaxResults(req.maxResults, 50_000);
   const offset = startOffset(req.pageToken);
   const params = new Params();
-  const where = parseFilter(req.filter).map((c) => condition(c, params));
+  const where = filterConditions(parseFilter(req.filter).map((c) => condition(c, params)));
   if (req.experimentIds.length) {
     where.push(
       `EXISTS (SELECT 1 FROM tracker_evaluation_dataset_experiments e WHERE e.dataset_id = d.dataset_id AND e.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[]))`,

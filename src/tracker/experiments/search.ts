@@ -13,6 +13,9 @@ import {
   SEARCH_STATEMENT,
   STRING_OPS,
   stringValue,
+  filterConditions,
+  type ChildRows,
+  type RowTest,
 } from '../search/sql.ts';
 import type { ViewType } from '../wire/fields.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
@@ -47,12 +50,15 @@ function entityOf(identifier: Identifier): 'attribute' | 'tag' {
   throw invalidParameter(`Invalid entity type '${identifier.entity}'. Valid entity types are ('attribute', 'tag', 'tags')`);
 }
 
-function condition(c: Comparison, params: Params): string {
+const TAGS: ChildRows = { from: 'tracker_experiment_tags t', on: 't.experiment_id = e.experiment_id', key: 't.key' };
+
+function condition(c: Comparison, params: Params): string | RowTest {
   const { key } = c.identifier;
   if (entityOf(c.identifier) === 'tag') {
     checkOp(c, STRING_OPS, `tag '${key}'`);
     const value = stringValue(c.value, 'tag');
-    return `EXISTS (SELECT 1 FROM tracker_experiment_tags t WHERE t.experiment_id = e.experiment_id AND t.key = ${params.add(key)} AND ${compare('t.value', c.op, value, params)})`;
+    const k = params.add(key);
+    return { rows: TAGS, key: k, test: `t.key = ${k} AND ${compare('t.value', c.op, value, params)}` };
   }
   const attribute = attributeNamed(FILTER_ATTRIBUTES, key);
   if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
@@ -90,7 +96,10 @@ export async function searchExperiments(
   const stages = STAGES[req.viewType ?? 'ACTIVE_ONLY'];
   if (!stages) throw invalidParameter(`Invalid view_type '${req.viewType}'.`);
   const params = new Params();
-  const where = [`e.lifecycle_stage = ANY(${params.add(stages)}::text[])`, ...parseFilter(req.filter).map((c) => condition(c, params))];
+  const where = [
+    `e.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
+    ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
+  ];
   const terms = ordering(orderEntries(req.orderBy));
   const sql = `SELECT e.experiment_id FROM tracker_experiments e
     WHERE ${where.join(' AND ')}

@@ -12,6 +12,9 @@ import {
   Params,
   SEARCH_STATEMENT,
   STRING_OPS,
+  filterConditions,
+  type ChildRows,
+  type RowTest,
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
@@ -66,7 +69,21 @@ function latestMetrics(key: string, params: Params, datasets: LoggedModelDataset
     WHERE ${scope.join(' AND ')} ORDER BY model_id, timestamp DESC, step DESC, value DESC)`;
 }
 
-function condition(c: Comparison, params: Params, datasets: LoggedModelDataset[]): string {
+const PARAMS: ChildRows = { from: 'tracker_logged_model_params x', on: 'x.model_id = lm.model_id', key: 'x.key' };
+const TAGS: ChildRows = { from: 'tracker_logged_model_tags x', on: 'x.model_id = lm.model_id', key: 'x.key' };
+
+/** The model's latest point per metric key (on the request's datasets, if any), the rows its metric tests read. */
+function latestMetricRows(params: Params, datasets: LoggedModelDataset[]): ChildRows {
+  const scope = onDatasets(datasets, params, 'x.');
+  return {
+    from: `(SELECT DISTINCT ON (x.key) x.key, x.value, x.is_nan FROM tracker_logged_model_metrics x
+      WHERE x.model_id = lm.model_id${scope ? ` AND ${scope}` : ''} ORDER BY x.key, x.timestamp DESC, x.step DESC, x.value DESC) l`,
+    on: 'true',
+    key: 'l.key',
+  };
+}
+
+function condition(c: Comparison, params: Params, metricRows: () => ChildRows): string | RowTest {
   const { entity, key, text } = c.identifier;
   if (entity !== undefined && !ENTITIES.includes(entity)) {
     throw invalidParameter(`Invalid entity type: '${entity}'. Expected one of ['attributes', 'metrics', 'params', 'tags'].`);
@@ -79,12 +96,22 @@ function condition(c: Comparison, params: Params, datasets: LoggedModelDataset[]
   if (numeric && c.value.kind !== 'number') throw invalidParameter(`Expected numeric value type for ${text}. Found ${c.value.text}`);
   const value = c.value.kind === 'number' ? c.value.value : c.value.value;
   switch (entity) {
-    case 'metrics':
-      return `lm.model_id IN (SELECT l.model_id FROM ${latestMetrics(key, params, datasets)} l WHERE ${compareMetric('l.value', 'l.is_nan', c.op, value as number, params)})`;
+    case 'metrics': {
+      const k = params.add(key);
+      return {
+        rows: metricRows(),
+        key: k,
+        test: `l.key = ${k} AND ${compareMetric('l.value', 'l.is_nan', c.op, value as number, params)}`,
+      };
+    }
     case 'params':
     case 'tags': {
-      const table = entity === 'params' ? 'tracker_logged_model_params' : 'tracker_logged_model_tags';
-      return `EXISTS (SELECT 1 FROM ${table} x WHERE x.model_id = lm.model_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, String(value), params)})`;
+      const k = params.add(key);
+      return {
+        rows: entity === 'params' ? PARAMS : TAGS,
+        key: k,
+        test: `x.key = ${k} AND ${compare('x.value', c.op, String(value), params)}`,
+      };
     }
     default:
       return compare(attributeOf(key).column, c.op, numeric ? (value as number) : String(value), params);
@@ -165,10 +192,12 @@ export async function searchLoggedModels(db: Sql, req: SearchLoggedModelsRequest
   const datasets = req.datasets ?? [];
   if (datasets.some((d) => !d?.dataset_name)) throw invalidParameter('`dataset_name` in the `datasets` clause must be specified.');
   const comparisons = parseFilter(req.filter);
+  let metrics: ChildRows | undefined;
+  const metricRows = () => (metrics ??= latestMetricRows(params, datasets));
   const where = [
     `lm.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
     `lm.lifecycle_stage = 'active'`,
-    ...comparisons.map((c) => condition(c, params, datasets)),
+    ...filterConditions(comparisons.map((c) => condition(c, params, metricRows))),
   ];
   // Datasets without a metric condition keep the models with any metric on those datasets, as MLflow does.
   if (datasets.length > 0 && !comparisons.some((c) => c.identifier.entity === 'metrics')) {

@@ -83,6 +83,23 @@ export async function loadModelVersions(db: Sql, keys: readonly VersionKey[]): P
   return assembleVersions(rows, tags, aliases, keys);
 }
 
+/**
+ * The live versions registered from each of these runs (what MLflow's run page shows: a search on `run_id`, in its
+ * default order, name ascending then newest version first), for any number of runs in a fixed number of statements.
+ */
+export async function versionsOfRuns(db: Sql, runIds: readonly string[]): Promise<Map<string, ModelVersionJson[]>> {
+  if (runIds.length === 0) return new Map();
+  const keys = await db.query<VersionKey>(
+    `SELECT name, version FROM tracker_model_versions WHERE run_id = ANY($1::text[]) AND NOT deleted ORDER BY name ASC, version DESC`,
+    [[...runIds]],
+  );
+  const versions = await loadModelVersions(
+    db,
+    keys.map((k) => ({ name: k.name, version: Number(k.version) })),
+  );
+  return groupBy(versions, (v) => v.run_id ?? '');
+}
+
 /** Registered models with tags, aliases and the latest live version of each stage, in the order of `names`. */
 export async function loadRegisteredModels(db: Sql, names: readonly string[]): Promise<RegisteredModelJson[]> {
   if (names.length === 0) return [];

@@ -13,7 +13,8 @@ import { readRequest } from '../wire/request.ts';
 import { logBatch } from './data.ts';
 import { runJsonText } from './load.ts';
 import { checkedBatch, RUN_NAME_TAG } from './messages.ts';
-import { createRun, updateRun } from './store.ts';
+import { createRun, ownedBy, updateRun } from './store.ts';
+import { signedInUser } from '../signed-in.ts';
 
 // MLflow UI's prompt engineering run (ajax runs/create-promptlab-run): one finished run holding the prompt, the
 // model route and parameters as params, and the evaluation table as its artifact. svc has no AI gateway, so the
@@ -63,7 +64,16 @@ export function promptlabRoutes(deps: TrackerDeps): Hono<AppEnv> {
     const tags = m.tags.filter((t) => t.key !== RUN_NAME_TAG);
     const run = await createRun(
       db,
-      { experimentId: experimentIdOf(m.experiment_id), userId: m.user_id ?? 'unknown', runName: m.run_name, startTime: m.start_time, tags },
+      ownedBy(
+        {
+          experimentId: experimentIdOf(m.experiment_id),
+          userId: m.user_id ?? 'unknown',
+          runName: m.run_name,
+          startTime: m.start_time,
+          tags,
+        },
+        signedInUser(c),
+      ),
       deps.now(),
     );
     const runId = run.info.run_id;

@@ -27,7 +27,16 @@ import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './m
 import { promptlabRoutes } from './promptlab.ts';
 import { searchRuns } from './search.ts';
 import { signedInUser } from '../signed-in.ts';
-import { createRun, ownedBy, deleteRunTag, recordLoggedModel, setRunLifecycle, updateRun } from './store.ts';
+import {
+  checkUserTag,
+  checkUserTagDeletion,
+  createRun,
+  deleteRunTag,
+  ownedBy,
+  recordLoggedModel,
+  setRunLifecycle,
+  updateRun,
+} from './store.ts';
 
 export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
@@ -62,16 +71,19 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
     })
     .post('/runs/log-batch', async (c) => {
       const req = await readRequest(c, LogBatch);
+      checkUserTag(req.batch.tags, signedInUser(c));
       await logBatch(db, req.runId, req.batch, req);
       return c.json({});
     })
     .post('/runs/set-tag', async (c) => {
       const req = await readRequest(c, SetTag);
+      checkUserTag(req.batch.tags, signedInUser(c));
       await logBatch(db, req.runId, req.batch, req);
       return c.json({});
     })
     .post('/runs/delete-tag', async (c) => {
       const req = await readRequest(c, DeleteTag);
+      checkUserTagDeletion(req.key, signedInUser(c));
       await deleteRunTag(db, req.run_id, req.key);
       return c.json({});
     })

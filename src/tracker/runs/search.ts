@@ -15,15 +15,18 @@ import {
   numberValue,
   NUMERIC_OPS,
   orderEntries,
+  filterConditions,
   Params,
+  type ChildRows,
+  type RowTest,
   SEARCH_STATEMENT,
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
-// search_runs: the filter becomes EXISTS semi-joins on the run's latest metrics, params, tags and dataset inputs;
-// each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
+// search_runs: the filter's tests on the run's latest metrics, params, tags and dataset inputs become one condition
+// per table (an EXISTS for one test, one scan of the run's rows for several: filterConditions); each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
 // page exists). Rows missing an order key sort last in both directions, NaN metrics just before them. When the first
 // key is a metric, the statement reads the runs in its index's order (byLeadingMetric).
 
@@ -88,22 +91,33 @@ function entityOf(identifier: Identifier): Entity {
 
 const attributeOf = (key: string) => attributeNamed(ATTRIBUTES, key);
 
-/** The SQL condition of one comparison on run `r`. */
-function condition(c: Comparison, params: Params): string {
+// The tables of a run's own rows a filter tests; the dataset inputs carry their context as an input tag.
+const METRICS: ChildRows = { from: 'tracker_latest_metrics m', on: 'm.run_id = r.run_id', key: 'm.key' };
+const PARAMS: ChildRows = { from: 'tracker_params x', on: 'x.run_id = r.run_id', key: 'x.key' };
+const TAGS: ChildRows = { from: 'tracker_tags x', on: 'x.run_id = r.run_id', key: 'x.key' };
+const DATASETS: ChildRows = {
+  from: `tracker_inputs i JOIN tracker_datasets d ON d.dataset_id = i.source_id
+      LEFT JOIN tracker_input_tags t ON t.input_id = i.input_id AND t.name = '${DATASET_CONTEXT_TAG}'`,
+  on: `i.destination_id = r.run_id AND i.destination_type = 'RUN_INPUT' AND i.source_type = 'DATASET'`,
+};
+
+/** The SQL of one comparison on run `r`: a condition on its columns, or a test on one of its rows. */
+function condition(c: Comparison, params: Params): string | RowTest {
   const { key } = c.identifier;
   const entity = entityOf(c.identifier);
   switch (entity) {
     case 'metric': {
       checkOp(c, NUMERIC_OPS, `metric '${key}'`);
       const value = numberValue(c.value, 'metric');
-      return `EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${params.add(key)} AND ${compareMetric('m.value', 'm.is_nan', c.op, value, params)})`;
+      const k = params.add(key);
+      return { rows: METRICS, key: k, test: `m.key = ${k} AND ${compareMetric('m.value', 'm.is_nan', c.op, value, params)}` };
     }
     case 'parameter':
     case 'tag': {
       checkOp(c, STRING_OPS, `${entity} '${key}'`);
       const value = stringValue(c.value, entity);
-      const table = entity === 'tag' ? 'tracker_tags' : 'tracker_params';
-      return `EXISTS (SELECT 1 FROM ${table} x WHERE x.run_id = r.run_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, value, params)})`;
+      const k = params.add(key);
+      return { rows: entity === 'tag' ? TAGS : PARAMS, key: k, test: `x.key = ${k} AND ${compare('x.value', c.op, value, params)}` };
     }
     case 'attribute': {
       const attribute = attributeOf(key);
@@ -126,12 +140,8 @@ function condition(c: Comparison, params: Params): string {
       }
       const value = c.value.kind === 'list' ? c.value.values : stringValue(c.value, 'dataset attributes');
       checkOp(c, Array.isArray(value) ? LIST_OPS : STRING_OPS, `dataset '${key}'`);
-      const inputs = `FROM tracker_inputs i JOIN tracker_datasets d ON d.dataset_id = i.source_id`;
-      const onRun = `i.destination_id = r.run_id AND i.destination_type = 'RUN_INPUT' AND i.source_type = 'DATASET'`;
-      if (key === 'context') {
-        return `EXISTS (SELECT 1 ${inputs} JOIN tracker_input_tags t ON t.input_id = i.input_id AND t.name = ${params.add(DATASET_CONTEXT_TAG)} WHERE ${onRun} AND ${compare('t.value', c.op, value, params)})`;
-      }
-      return `EXISTS (SELECT 1 ${inputs} WHERE ${onRun} AND ${compare(`d.${key}`, c.op, value, params)})`;
+      // An input without a context tag has a NULL t.value, which matches no comparison, as the inner join did.
+      return { rows: DATASETS, test: compare(key === 'context' ? 't.value' : `d.${key}`, c.op, value, params) };
     }
   }
 }
@@ -236,7 +246,7 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   const where = [
     `r.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
     `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
-    ...parseFilter(req.filter).map((c) => condition(c, params)),
+    ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
   ];
   if (experimentIds.length === 0) return { runIds: [] };
   const sql = leading

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Sql } from '../../platform/db/index.ts';
-import { doesNotExist } from '../errors.ts';
+import { doesNotExist, permissionDenied } from '../errors.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { randomName } from '../names.ts';
 import { writeKeyValues } from '../rows.ts';
@@ -22,10 +22,38 @@ export type CreateRunInput = {
   tags: KeyValue[];
 };
 
-/** A run created by a signed-in user is theirs, whatever the client put in user_id and the mlflow.user tag. */
+/**
+ * A run created by a signed-in user is theirs, whatever the client put in user_id and the mlflow.user tag. Replaced,
+ * not refused: the MLflow client sends its machine's login name there (getpass), which is rarely the name the
+ * token carries, and refusing it would stop every `mlflow.start_run()` in jwt mode.
+ */
 export function ownedBy(input: CreateRunInput, user: string | undefined): CreateRunInput {
   if (user === undefined) return input;
   return { ...input, userId: user, tags: [...input.tags.filter((t) => t.key !== USER_TAG), { key: USER_TAG, value: user }] };
+}
+
+/**
+ * With a verified token, a run's mlflow.user is the token's user: a later write that would set it to anything else
+ * (set-tag, log-batch) is refused, and setting it to that user again is accepted. Without a token (headers mode,
+ * or a call from inside the cluster) the client's value stands, as in MLflow.
+ */
+export function checkUserTag(tags: readonly KeyValue[], user: string | undefined): void {
+  if (user === undefined) return;
+  const claimed = tags.find((t) => t.key === USER_TAG && t.value !== user);
+  if (claimed) {
+    throw permissionDenied(
+      `The tag '${USER_TAG}' is the signed-in user's ('${user}') and cannot be set to '${claimed.value}': it follows the verified token.`,
+    );
+  }
+}
+
+/** Deleting mlflow.user would change it too: refused with a verified token. */
+export function checkUserTagDeletion(key: string, user: string | undefined): void {
+  if (user !== undefined && key === USER_TAG) {
+    throw permissionDenied(
+      `The tag '${USER_TAG}' is the signed-in user's ('${user}') and cannot be deleted: it follows the verified token.`,
+    );
+  }
 }
 
 export async function createRun(db: Database, input: CreateRunInput, now: number): Promise<RunJson> {

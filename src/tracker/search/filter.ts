@@ -1,5 +1,5 @@
 import { invalidParameter } from '../errors.ts';
-import { tokenize, type Keyword, type Token } from './lexer.ts';
+import { tokenize, tokens as lex, type Keyword, type Token } from './lexer.ts';
 
 // A recursive-descent parser for MLflow's filter grammar, shared by every search:
 //   filter     := comparison (AND comparison)* END
@@ -22,12 +22,19 @@ export type Comparison = { identifier: Identifier; op: string; value: Value };
 
 export type OrderClause = { identifier: Identifier; ascending: boolean };
 
+/**
+ * The most conditions a filter may join with AND. MLflow's grammar sets no bound, but its clients and tests send a
+ * few dozen at most; a bound keeps the statement a filter becomes small (each condition is work for the database,
+ * which in svc dev shares the thread that answers HTTP).
+ */
+export const MAX_FILTER_CLAUSES = 100;
+
 export function parseFilter(filter: string | undefined): Comparison[] {
   if (!filter || filter.trim() === '') return [];
-  const tokens = tokenize(filter);
+  const tokens = lazyTokens(filter);
   let i = 0;
-  const peek = (): Token => tokens[i]!;
-  const next = (): Token => tokens[i++]!;
+  const peek = (): Token => tokens.at(i);
+  const next = (): Token => tokens.at(i++);
   const rest = (from: Token): string => filter.slice(from.at).trim();
   const invalidClause = (token: Token, hint = ''): never => {
     throw invalidParameter(`Invalid clause(s) in filter string: '${rest(token)}'${hint}`);
@@ -42,7 +49,7 @@ export function parseFilter(filter: string | undefined): Comparison[] {
     const identifier = toIdentifier(start);
     // The clause as far as it was read, for messages.
     const clause = () => {
-      const last = tokens[i - 1]!;
+      const last = tokens.at(i - 1);
       return filter.slice(start.at, last.at + last.text.length).trim();
     };
     const incomplete = (what: string): never => {
@@ -104,7 +111,7 @@ export function parseFilter(filter: string | undefined): Comparison[] {
         );
       }
     }
-    return { kind: 'list', values, text: filter.slice(open.at, tokens[i - 1]!.at + 1) };
+    return { kind: 'list', values, text: filter.slice(open.at, tokens.at(i - 1).at + 1) };
   };
 
   const comparisons = [comparison()];
@@ -113,6 +120,11 @@ export function parseFilter(filter: string | undefined): Comparison[] {
     if (token.kind === 'end') break;
     if (isKeyword(token, 'AND')) {
       next();
+      if (comparisons.length === MAX_FILTER_CLAUSES) {
+        throw invalidParameter(
+          `Invalid filter: more than ${MAX_FILTER_CLAUSES} conditions joined with AND (at most ${MAX_FILTER_CLAUSES} are allowed). Search with fewer conditions.`,
+        );
+      }
       comparisons.push(comparison());
       continue;
     }
@@ -120,6 +132,22 @@ export function parseFilter(filter: string | undefined): Comparison[] {
     invalidClause(token, '. Conditions are joined with AND.');
   }
   return comparisons;
+}
+
+/** The filter's tokens read as far as the parser has asked; past the end, the `end` token again. */
+function lazyTokens(filter: string): { at(k: number): Token } {
+  const lexer = lex(filter);
+  const read: Token[] = [];
+  return {
+    at(k) {
+      while (read.length <= k) {
+        const next = lexer.next();
+        if (next.done) return read[read.length - 1]!;
+        read.push(next.value);
+      }
+      return read[k]!;
+    },
+  };
 }
 
 /** One order_by entry: `<identifier> [ASC|DESC]`, as the runs, experiments and registry searches take it. */

@@ -26,7 +26,14 @@ const WORD = /^[\p{L}\p{N}_]+/u;
 
 /** Splits a filter or order_by string into tokens; the last token is always `end`. */
 export function tokenize(source: string, what = 'filter'): Token[] {
-  const tokens: Token[] = [];
+  return [...tokens(source, what)];
+}
+
+/**
+ * The tokens one at a time, as the parser asks for them: a filter refused early (past the clause limit) is not
+ * read to its end, however long the string.
+ */
+export function* tokens(source: string, what = 'filter'): Generator<Token, void, undefined> {
   let i = 0;
   const fail = (message: string): never => {
     throw invalidParameter(`Invalid ${what} '${source}': ${message} at position ${i + 1}.`);
@@ -90,33 +97,32 @@ export function tokenize(source: string, what = 'filter'): Token[] {
     const at = i;
     if (ch === "'" || ch === '"') {
       const value = quoted(ch);
-      tokens.push({ kind: 'string', value, text: source.slice(at, i), at });
+      yield { kind: 'string', value, text: source.slice(at, i), at };
       continue;
     }
     if (ch === '`' || WORD_START.test(ch)) {
-      tokens.push(identifier());
+      yield identifier();
       continue;
     }
     const number = NUMBER.exec(source.slice(i))?.[0];
     if (number) {
       i += number.length;
       if (WORD_START.test(source[i] ?? '')) fail(`unexpected '${source[i]}' after the number ${number}`);
-      tokens.push({ kind: 'number', value: Number(number), text: number, at });
+      yield { kind: 'number', value: Number(number), text: number, at };
       continue;
     }
     const operator = OPERATORS.find((op) => source.startsWith(op, i));
     if (operator) {
       i += operator.length;
-      tokens.push({ kind: 'operator', text: operator, at });
+      yield { kind: 'operator', text: operator, at };
       continue;
     }
     if (ch === '(' || ch === ')' || ch === ',') {
       i += 1;
-      tokens.push({ kind: 'punctuation', text: ch, at });
+      yield { kind: 'punctuation', text: ch, at };
       continue;
     }
     fail(`unexpected '${ch}' (quote names with special characters: metrics.\`my-metric\`)`);
   }
-  tokens.push({ kind: 'end', text: '', at: source.length });
-  return tokens;
+  yield { kind: 'end', text: '', at: source.length };
 }

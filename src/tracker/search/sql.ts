@@ -84,6 +84,40 @@ export function compareMetric(valueColumn: string, nanColumn: string, op: string
   return op === '!=' ? `(${nanColumn} OR ${test})` : `(NOT ${nanColumn} AND ${test})`;
 }
 
+/**
+ * The rows a searched row owns in one table (a run's tags, an experiment's tags...): `from` names the table and its
+ * alias, `on` ties it to the searched row, `key` is the key column of a key-value table.
+ */
+export type ChildRows = { from: string; on: string; key?: string };
+
+/** A filter's test on one row of `rows` (`x.key = $3 AND x.value = $4`); `key` is the key's parameter. */
+export type RowTest = { rows: ChildRows; test: string; key?: string };
+
+/**
+ * A filter's conditions as SQL, ANDed by the caller: plain ones as they are, and the tests on each table of child
+ * rows as one condition. One test is an EXISTS (a semi-join the planner may start from). Several are folded into
+ * one scan of the row's children in that table, a `bool_or` per test: Postgres plans each EXISTS as a join of its
+ * own, and planning time grew faster than the number of them (on PGlite, 10 metric clauses planned in 0.46 s, 100 in
+ * 5 s, 250 in 16.8 s; folded, 100 clauses plan in 10 ms and run in 26 ms over 300 runs).
+ */
+export function filterConditions(parts: readonly (string | RowTest)[]): string[] {
+  const plain: string[] = [];
+  const byRows = new Map<ChildRows, RowTest[]>();
+  for (const part of parts) {
+    if (typeof part === 'string') plain.push(part);
+    else byRows.set(part.rows, [...(byRows.get(part.rows) ?? []), part]);
+  }
+  return [...plain, ...[...byRows].map(([rows, tests]) => everyTest(rows, tests))];
+}
+
+function everyTest(rows: ChildRows, tests: RowTest[]): string {
+  if (tests.length === 1) return `EXISTS (SELECT 1 FROM ${rows.from} WHERE ${rows.on} AND ${tests[0]!.test})`;
+  const keys = tests.map((t) => t.key);
+  // Only the rows of the keys named: a run with a thousand metrics reads the few the filter is about.
+  const narrow = rows.key && keys.every((k) => k !== undefined) ? ` AND ${rows.key} = ANY(ARRAY[${keys.join(', ')}]::text[])` : '';
+  return `(SELECT ${tests.map((t) => `bool_or(${t.test})`).join(' AND ')} FROM ${rows.from} WHERE ${rows.on}${narrow})`;
+}
+
 /** A duplicate order_by field is refused, as MLflow does. */
 export function checkDistinct(keys: string[], orderBy: readonly unknown[]): void {
   const seen = new Set<string>();

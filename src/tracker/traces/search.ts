@@ -13,6 +13,9 @@ import {
   SEARCH_STATEMENT,
   STRING_OPS,
   stringValue,
+  filterConditions,
+  type ChildRows,
+  type RowTest,
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
@@ -47,12 +50,18 @@ function keyedTable(entity: string | undefined): string | undefined {
   );
 }
 
-function condition(c: Comparison, params: Params): string {
+const ROWS: Record<string, ChildRows> = {
+  tracker_trace_tags: { from: 'tracker_trace_tags x', on: 'x.trace_id = t.trace_id', key: 'x.key' },
+  tracker_trace_metadata: { from: 'tracker_trace_metadata x', on: 'x.trace_id = t.trace_id', key: 'x.key' },
+};
+
+function condition(c: Comparison, params: Params): string | RowTest {
   const { entity, key } = c.identifier;
   const table = keyedTable(entity);
   if (table) {
     checkOp(c, STRING_OPS, `${entity} '${key}'`);
-    return `EXISTS (SELECT 1 FROM ${table} x WHERE x.trace_id = t.trace_id AND x.key = ${params.add(key)} AND ${compare('x.value', c.op, stringValue(c.value, entity!), params)})`;
+    const k = params.add(key);
+    return { rows: ROWS[table]!, key: k, test: `x.key = ${k} AND ${compare('x.value', c.op, stringValue(c.value, entity!), params)}` };
   }
   const attribute = attributeOf(key);
   if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
@@ -75,7 +84,7 @@ export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{
   const params = new Params();
   const where = [
     `t.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[])`,
-    ...parseFilter(req.filter).map((c) => condition(c, params)),
+    ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
   ];
   const keys: string[] = [];
   const terms = orderEntries(req.orderBy).flatMap((clause) => {
