@@ -1,4 +1,5 @@
 import { flag, int, list, loadConfig, optionalStr, str, url, type Env } from '../platform/config.ts';
+import { ENGINE_QUEUE_DEFAULTS } from './engines/fairness.ts';
 
 // Explore settings, with the specification's defaults.
 export const exploreShape = {
@@ -21,6 +22,10 @@ export const exploreShape = {
   CATALOG_TAGS_FILE: optionalStr(),
   CATALOG_REFRESH_SECONDS: int(300, 1),
   QUERY_TIMEOUT_MS: int(60_000, 1),
+  // The embedded engine (docs/explore.md): workers of 200 to 460 MiB each, a user's calls at once, a call's wait.
+  ENGINE_WORKERS: int(ENGINE_QUEUE_DEFAULTS.workers, 1),
+  ENGINE_USER_CONCURRENCY: int(ENGINE_QUEUE_DEFAULTS.userConcurrency, 1),
+  ENGINE_QUEUE_TIMEOUT_MS: int(ENGINE_QUEUE_DEFAULTS.queueTimeoutMs, 1),
   // Trino: when TRINO_URL is unset, statements run on the embedded sample engine.
   TRINO_URL: url(),
   TRINO_CA_FILE: optionalStr(),

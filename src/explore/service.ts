@@ -119,7 +119,12 @@ export async function exploreDeps(input: {
 
 /** Trino when SVC_TRINO_URL is set (and not under `svc dev`), else the embedded sample. */
 export async function openEngine(config: ExploreConfig, opts: { embedded: boolean; logger: Logger }): Promise<QueryEngine> {
-  if (!config.TRINO_URL || opts.embedded) return createEmbeddedEngine();
+  if (!config.TRINO_URL || opts.embedded)
+    return createEmbeddedEngine({
+      workers: config.ENGINE_WORKERS,
+      userConcurrency: config.ENGINE_USER_CONCURRENCY,
+      queueTimeoutMs: config.ENGINE_QUEUE_TIMEOUT_MS,
+    });
   opts.logger.info({ url: config.TRINO_URL, serviceUser: config.TRINO_SERVICE_USER }, 'statements run on Trino as the caller');
   return createTrinoEngine({
     url: config.TRINO_URL,

@@ -8,7 +8,7 @@ import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
 import { loadExploreConfig } from '../../src/explore/config.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
-import { createExploreApp, exploreDeps, exploreService } from '../../src/explore/service.ts';
+import { createExploreApp, exploreDeps, exploreService, openEngine } from '../../src/explore/service.ts';
 import { PEOPLE, roleCaller } from './identities.ts';
 
 // The explore app as a deployment builds it, in-process, on the embedded engine (shared across harnesses: it
@@ -46,12 +46,18 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
   await exploreService.migrate(db);
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-explore-'));
   const logger = opts.logger ?? createLogger('explore', 'silent');
+  const config = loadExploreConfig({ SVC_DASHBOARD_HMAC_KEY: 'test-key', ...env });
+  // settings of the embedded engine's pool and queue get an engine of their own, built as the service builds it
+  const ownEngine =
+    !opts.engine && Object.keys(env).some((k) => k.startsWith('SVC_ENGINE_'))
+      ? await openEngine(config, { embedded: true, logger })
+      : undefined;
   const deps = await exploreDeps({
-    config: loadExploreConfig({ SVC_DASHBOARD_HMAC_KEY: 'test-key', ...env }),
+    config,
     env,
     db,
     policy: await createWasmPolicyEngine(),
-    engine: opts.engine ?? (await embeddedEngine()),
+    engine: opts.engine ?? ownEngine ?? (await embeddedEngine()),
     logger,
     dataDir,
   });
@@ -79,12 +85,20 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
       });
       if (opts.conformance ?? true) await (await import('./openapi-contract.ts')).expectAnswerDocumented(app, method, path, res.clone());
       const text = await res.text();
-      return { status: res.status, type: res.headers.get('content-type') ?? '', body: text ? JSON.parse(text) : undefined };
+      return {
+        status: res.status,
+        type: res.headers.get('content-type') ?? '',
+        headers: res.headers,
+        body: text ? JSON.parse(text) : undefined,
+      };
     },
     ask(who: ExploreIdentity, body: Record<string, unknown>) {
       return this.call('POST', '/query', who, body);
     },
-    close: () => db.close(),
+    close: async () => {
+      await ownEngine?.close();
+      await db.close();
+    },
   };
 }
 export type ExploreHarness = Awaited<ReturnType<typeof exploreHarness>>;

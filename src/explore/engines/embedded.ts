@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { types } from '@electric-sql/pglite';
+import { createFairQueue, ENGINE_QUEUE_DEFAULTS, EngineQueueError, secondsUntil } from './fairness.ts';
 import { EngineError, unapprovedRead, type CatalogColumn, type QueryEngine } from './types.ts';
 
 // The embedded engine: PGlite holding the sample as schema `tiny`, presented as Trino's `tpch.tiny`. Statements run
@@ -31,126 +32,235 @@ const PG_TO_TRINO: Record<string, string> = {
   numeric: 'decimal',
 };
 
-// One statement runs at a time (PGlite is single-threaded), so calls wait in a queue here, never inside the worker:
-// every call has its own time limit, which counts its wait as well. A statement past its limit, or a worker that
-// dies, gets the worker replaced; the calls still waiting then run on the new one, and none is ever left pending.
+// A small pool of workers, each a PGlite holding the sample (200 to 460 MiB each), so that one slow statement does
+// not hold every caller. Calls wait in a fair queue here, never inside a worker (fairness.ts): the service's own
+// metadata calls first, then users in turn. A user has at most `userConcurrency` calls running or waiting, and one
+// more is refused at once (429); a call waits at most `queueTimeoutMs` for a worker (503), and its own time limit
+// starts when it starts running. A statement past its limit, or a worker that dies, gets its worker replaced.
 const METADATA_TIMEOUT_MS = 30_000;
+// After a worker failed to start, no other starts for this long: a broken set-up must not loop.
+const START_PAUSE_MS = 5000;
+// Retry-After when no running call says when a worker frees (the workers are still starting).
+const RETRY_WHILE_STARTING_S = 5;
+// A worker beyond the first stops after this long without a call: each holds hundreds of MiB.
+const IDLE_WORKER_MS = 60_000;
 
-type Job = { op: string; args: object; resolve(v: unknown): void; reject(e: Error): void; timer?: NodeJS.Timeout; posted?: boolean };
-type Slot = { worker: Worker; ready: Promise<void>; running?: Job };
+type Job = {
+  op: string;
+  args: object;
+  /** undefined: the service's own call (metadata), which no user's cap counts. */
+  user: string | undefined;
+  timeoutMs: number;
+  /** When the call is over at the latest: the end of its wait plus its limit; once running, its start plus its limit. */
+  deadline: number;
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+  timer?: NodeJS.Timeout;
+  settled?: boolean;
+};
+type Slot = { worker: Worker; ready: boolean; running?: Job; idle?: NodeJS.Timeout };
 
-/**
- * `afterSample`: statements run once the sample is loaded, before any query (tests mark personal values with it, so
- * that anything derived from them is recognisable in an answer).
- */
-export async function createEmbeddedEngine(opts: { afterSample?: string } = {}): Promise<QueryEngine> {
-  const queue: Job[] = [];
-  let slot = startWorker();
+export type EmbeddedEngineOptions = {
+  /**
+   * Statements run once the sample is loaded, before any query (tests mark personal values with it, so that anything
+   * derived from them is recognisable in an answer).
+   */
+  afterSample?: string;
+  /** SVC_ENGINE_WORKERS: the most workers; the first starts at once, the others when calls wait. */
+  workers?: number;
+  /** SVC_ENGINE_USER_CONCURRENCY: one user's statements running or waiting at once; one more is 'busy'. */
+  userConcurrency?: number;
+  /** SVC_ENGINE_QUEUE_TIMEOUT_MS: the longest a call waits for a worker before it is refused ('queue_timeout'). */
+  queueTimeoutMs?: number;
+};
+
+export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Promise<QueryEngine> {
+  const maxWorkers = opts.workers ?? ENGINE_QUEUE_DEFAULTS.workers;
+  const userConcurrency = opts.userConcurrency ?? ENGINE_QUEUE_DEFAULTS.userConcurrency;
+  const queueTimeoutMs = opts.queueTimeoutMs ?? ENGINE_QUEUE_DEFAULTS.queueTimeoutMs;
+  const queue = createFairQueue<Job>();
+  const inFlight = new Map<string, Set<Job>>(); // each user's calls, waiting or running
+  const slots: Slot[] = [];
   let closed = false;
-  await slot.ready;
+  let startFailedAt = Number.NEGATIVE_INFINITY;
+  await startWorker(); // the sample loads before the engine is handed out
 
-  function startWorker(): Slot {
+  function startWorker(): Promise<void> {
     const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), { workerData: { afterSample: opts.afterSample ?? '' } });
-    const next: Slot = { worker, ready: Promise.resolve() };
-    next.ready = new Promise<void>((resolve, reject) => {
+    const slot: Slot = { worker, ready: false };
+    slots.push(slot);
+    return new Promise<void>((resolve, reject) => {
       worker.on('message', (msg: { ready?: boolean; ok: boolean; value: unknown; error: string; kind?: EngineError['kind'] }) => {
-        if (msg.ready) return resolve();
-        const job = next.running;
-        next.running = undefined;
+        if (msg.ready) {
+          slot.ready = true;
+          resolve();
+          return dispatch();
+        }
+        const job = slot.running;
+        slot.running = undefined;
         if (job)
           settle(job, msg.ok ? { value: msg.value } : { error: msg.kind ? new EngineError(msg.kind, msg.error) : new Error(msg.error) });
         dispatch();
       });
-      worker.once('error', reject);
+      worker.on('error', (err) => {
+        reject(err);
+        retire(
+          slot,
+          new EngineError('unavailable', `The embedded engine failed (${err.message}) and was restarted; send the question again.`),
+        );
+      });
+      worker.on('exit', () => {
+        reject(new Error('The embedded engine stopped while starting.'));
+        retire(slot, new EngineError('unavailable', 'The embedded engine stopped and was restarted; send the question again.'));
+      });
     });
-    next.ready.catch(() => {});
-    worker.on('error', (err) =>
-      replace(
-        next,
-        new EngineError('unavailable', `The embedded engine failed (${err.message}) and was restarted; send the question again.`),
-      ),
-    );
-    worker.on('exit', () =>
-      replace(next, new EngineError('unavailable', 'The embedded engine stopped and was restarted; send the question again.')),
-    );
-    return next;
   }
 
-  /** The worker is gone or must go: whatever it was running fails with `reason`, the queue moves to a new one. */
-  function replace(old: Slot, reason: EngineError): void {
-    if (slot !== old || closed) return;
-    const job = old.running;
-    old.running = undefined;
-    slot = startWorker();
-    void old.worker.terminate();
+  /** The worker is gone or must go: whatever it was running fails with `reason`; the queue moves to the others. */
+  function retire(slot: Slot, reason: EngineError): void {
+    const at = slots.indexOf(slot);
+    if (at < 0 || closed) return;
+    slots.splice(at, 1);
+    void slot.worker.terminate();
+    const job = slot.running;
+    slot.running = undefined;
     if (job) settle(job, { error: reason });
-    void slot.ready.then(dispatch, () => {});
+    if (!slot.ready) {
+      startFailedAt = Date.now();
+      if (slots.length === 0)
+        for (let waiting = queue.shift(); waiting; waiting = queue.shift())
+          settle(waiting, { error: new EngineError('unavailable', 'The embedded engine could not start.') });
+    } else if (slots.length === 0) void startWorker().catch(() => {}); // keep one loaded: the next call need not wait for it
+    dispatch();
   }
 
+  /** Every ready, idle worker takes the next call; calls still waiting start one more worker, up to the pool's size. */
   function dispatch(): void {
-    if (closed || slot.running) return;
-    const job = queue.shift();
-    if (!job) return;
-    const current = slot;
-    current.running = job;
-    void current.ready.then(
-      () => {
-        if (current.running !== job) return;
-        job.posted = true;
-        current.worker.postMessage({ op: job.op, args: job.args });
-      },
-      () => replace(current, new EngineError('unavailable', 'The embedded engine could not start.')),
-    );
+    if (closed) return;
+    for (const slot of slots) {
+      if (!slot.ready || slot.running) continue;
+      const job = queue.shift();
+      if (!job) {
+        idleOut();
+        return;
+      }
+      run(slot, job);
+    }
+    const starting = slots.some((s) => !s.ready);
+    if (queue.size > 0 && !starting && slots.length < maxWorkers && Date.now() - startFailedAt > START_PAUSE_MS)
+      void startWorker().catch(() => {});
+  }
+
+  /** Idle workers beyond the first stop after a while without a call; the pool grows again when calls wait. */
+  function idleOut(): void {
+    for (const slot of slots) {
+      if (!slot.ready || slot.running || slot.idle) continue;
+      slot.idle = setTimeout(() => {
+        slot.idle = undefined;
+        if (!slot.running && slots.length > 1 && queue.size === 0) retire(slot, new EngineError('unavailable', 'idle'));
+      }, IDLE_WORKER_MS);
+      slot.idle.unref();
+    }
+  }
+
+  /** The call's own time limit starts here, not when it was queued. */
+  function run(slot: Slot, job: Job): void {
+    clearTimeout(slot.idle);
+    slot.idle = undefined;
+    clearTimeout(job.timer);
+    slot.running = job;
+    job.deadline = Date.now() + job.timeoutMs;
+    job.timer = setTimeout(() => {
+      if (slot.running !== job) return;
+      slot.running = undefined;
+      settle(job, { error: new EngineError('timeout', `The query ran longer than ${job.timeoutMs} ms and was cancelled.`) });
+      // the only way to stop a running PGlite statement: replace the worker
+      retire(slot, new EngineError('timeout', 'cancelled'));
+    }, job.timeoutMs);
+    slot.worker.postMessage({ op: job.op, args: job.args });
   }
 
   function settle(job: Job, outcome: { value: unknown } | { error: Error }): void {
+    if (job.settled) return;
+    job.settled = true;
     clearTimeout(job.timer);
+    if (job.user !== undefined) {
+      const mine = inFlight.get(job.user);
+      mine?.delete(job);
+      if (mine?.size === 0) inFlight.delete(job.user);
+    }
     if ('error' in outcome) job.reject(outcome.error);
     else job.resolve(outcome.value);
   }
 
-  function call<T>(op: string, args: object, timeoutMs: number): Promise<T> {
+  function call<T>(op: string, args: object, user: string | undefined, timeoutMs: number): Promise<T> {
     if (closed) return Promise.reject(new EngineError('unavailable', 'The embedded engine is closed.'));
+    const mine = user === undefined ? undefined : (inFlight.get(user) ?? new Set<Job>());
+    if (mine && mine.size >= userConcurrency) return Promise.reject(busy(mine));
     return new Promise<T>((resolve, reject) => {
-      const job: Job = { op, args, resolve: resolve as (v: unknown) => void, reject };
+      const job: Job = {
+        op,
+        args,
+        user,
+        timeoutMs,
+        deadline: Date.now() + queueTimeoutMs + timeoutMs,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      };
+      if (user !== undefined && mine) inFlight.set(user, mine.add(job));
       job.timer = setTimeout(() => {
-        const waiting = queue.indexOf(job);
-        if (waiting >= 0) queue.splice(waiting, 1);
-        settle(job, { error: new EngineError('timeout', `The query ran longer than ${timeoutMs} ms and was cancelled.`) });
-        if (slot.running !== job) return;
-        if (!job.posted) {
-          slot.running = undefined; // still waiting for the worker to start: give the turn to the next call
-          return dispatch();
-        }
-        // the only way to stop a running PGlite statement: replace the worker
-        replace(slot, new EngineError('timeout', 'cancelled'));
-      }, timeoutMs);
-      queue.push(job);
+        if (queue.remove(job)) settle(job, { error: waitedTooLong() });
+      }, queueTimeoutMs);
+      queue.push(user, job);
       dispatch();
     });
+  }
+
+  function busy(mine: Set<Job>): EngineQueueError {
+    const seconds = secondsUntil(
+      [...mine].map((j) => j.deadline),
+      Date.now(),
+      RETRY_WHILE_STARTING_S,
+    );
+    const yours = mine.size === 1 ? 'a statement' : `${mine.size} statements`;
+    return new EngineQueueError(
+      'busy',
+      `You already have ${yours} running or waiting on the embedded engine, the most one user may have at once (SVC_ENGINE_USER_CONCURRENCY=${userConcurrency}): wait for it to finish (within ${seconds} s), then send the question again.`,
+      seconds,
+    );
+  }
+
+  function waitedTooLong(): EngineQueueError {
+    const running = slots.flatMap((s) => (s.running ? [s.running.deadline] : []));
+    const seconds = secondsUntil(running, Date.now(), RETRY_WHILE_STARTING_S);
+    return new EngineQueueError(
+      'queue_timeout',
+      `Every embedded engine worker stayed busy for ${queueTimeoutMs} ms (SVC_ENGINE_QUEUE_TIMEOUT_MS), so the statement did not start: send the question again in ${seconds} s.`,
+      seconds,
+    );
   }
 
   return {
     kind: 'embedded',
     async columns(catalogs) {
       if (!catalogs.includes(CATALOG)) return [];
-      const rows = await call<{ table: string; column: string; type: string }[]>('columns', {}, METADATA_TIMEOUT_MS);
+      const rows = await call<{ table: string; column: string; type: string }[]>('columns', {}, undefined, METADATA_TIMEOUT_MS);
       return rows.map(
         (r): CatalogColumn => ({ catalog: CATALOG, schema: SCHEMA, table: r.table, column: r.column, type: PG_TO_TRINO[r.type] ?? r.type }),
       );
     },
     async estimateBytes(sql) {
-      return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) }, METADATA_TIMEOUT_MS)) ?? undefined;
+      return (await call<number | null>('estimate', { sql: toEmbeddedNames(sql) }, undefined, METADATA_TIMEOUT_MS)) ?? undefined;
     },
     async scanBound(table) {
       const [catalog, schema, name] = table.split('.');
       if (catalog !== CATALOG || schema !== SCHEMA || !name) return undefined;
-      return (await call<number | null>('tableBytes', { table: name }, METADATA_TIMEOUT_MS)) ?? undefined;
+      return (await call<number | null>('tableBytes', { table: name }, undefined, METADATA_TIMEOUT_MS)) ?? undefined;
     },
-    async execute(sql, _caller, opts) {
+    async execute(sql, caller, opts) {
       try {
         const args = { sql: toEmbeddedNames(sql), maxBytes: opts.maxBytes ?? null, reads: opts.reads };
-        const r = await call<{ fields: { name: string; oid: number }[]; rows: unknown[][] }>('execute', args, opts.timeoutMs);
+        const r = await call<{ fields: { name: string; oid: number }[]; rows: unknown[][] }>('execute', args, caller.user, opts.timeoutMs);
         return { columns: r.fields.map((f) => ({ name: f.name, type: TYPE_NAMES[f.oid] ?? 'varchar' })), rows: r.rows };
       } catch (err) {
         if (err instanceof EngineError && (err.kind as string) === 'unapproved') throw unapprovedRead(err.message);
@@ -164,9 +274,13 @@ export async function createEmbeddedEngine(opts: { afterSample?: string } = {}):
     },
     async close() {
       closed = true;
-      for (const job of queue.splice(0)) settle(job, { error: new EngineError('unavailable', 'The embedded engine is closed.') });
-      if (slot.running) settle(slot.running, { error: new EngineError('unavailable', 'The embedded engine is closed.') });
-      await slot.worker.terminate();
+      const gone = new EngineError('unavailable', 'The embedded engine is closed.');
+      for (let job = queue.shift(); job; job = queue.shift()) settle(job, { error: gone });
+      for (const slot of slots) {
+        clearTimeout(slot.idle);
+        if (slot.running) settle(slot.running, { error: gone });
+      }
+      await Promise.all(slots.splice(0).map((slot) => slot.worker.terminate()));
     },
   };
 }

@@ -9,7 +9,17 @@ export type CatalogColumn = { catalog: string; schema: string; table: string; co
 
 export class EngineError extends Error {
   constructor(
-    readonly kind: 'unauthenticated' | 'forbidden' | 'invalid' | 'too_large' | 'timeout' | 'unavailable',
+    readonly kind:
+      | 'unauthenticated'
+      | 'forbidden'
+      | 'invalid'
+      | 'too_large'
+      | 'timeout'
+      | 'unavailable'
+      // the embedded engine's queue (engines/fairness.ts): the caller's own calls are at their cap (429), or no
+      // worker was free within SVC_ENGINE_QUEUE_TIMEOUT_MS (503); both carry a Retry-After
+      | 'busy'
+      | 'queue_timeout',
     message: string,
   ) {
     super(message);
