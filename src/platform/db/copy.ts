@@ -142,7 +142,8 @@ export function* copyInput(rows: Iterable<readonly CopyField[]>): Generator<Uint
 }
 
 /** The parts as one array (the part itself when there is one). */
-function joined(parts: readonly Uint8Array[]): Uint8Array {
+/** The parts as one array (the part itself when there is one). */
+export function joined(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((size, p) => size + p.length, 0));
   let at = 0;

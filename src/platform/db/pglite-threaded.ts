@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { joined } from './copy.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, withTimeout } from './timeout.ts';
 import type { Database, Sql } from './types.ts';
 
@@ -203,8 +204,10 @@ export async function openPgliteInWorker(
     query: (text, params = []) => send('query', { text, params }),
     exec: (script) => send('exec', { script }),
     async copyIn(target, input) {
-      // read on this side (an input that throws fails here, before anything is written), sent whole
-      const bytes = joined(Array.from(input));
+      // read on this side (an input that throws fails here, before anything is written), sent whole; the bytes
+      // are a copy of our own, so handing their buffer to the worker leaves the caller's untouched
+      const parts = Array.from(input);
+      const bytes = parts.length === 1 ? parts[0]!.slice() : joined(parts);
       await send('copyIn', { target, bytes }, [bytes.buffer as ArrayBuffer]);
     },
   });
@@ -276,14 +279,4 @@ function compiledWasm() {
     return { pgliteWasmModule: pgliteWasmModule!, initdbWasmModule: initdbWasmModule! };
   })();
   return compiling;
-}
-
-function joined(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
