@@ -1,4 +1,5 @@
-import { sign, verify, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { payloadSigned, signPayload } from './signature.ts';
 import type { Sql } from '../db/index.ts';
 import { canonicalJson } from './canonical.ts';
 
@@ -19,20 +20,12 @@ export const checkpointPayload = (c: Omit<Checkpoint, 'signature'>): string =>
     version: 'svc-audit-checkpoint-v1',
   });
 
-// Ed25519 and Ed448 sign the message itself; RSA and EC keys sign its SHA-256.
-const digestFor = (key: KeyObject) => (key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' ? null : 'sha256');
-
 export function signCheckpoint(c: Omit<Checkpoint, 'signature'>, privateKey: KeyObject): Checkpoint {
-  return { ...c, signature: sign(digestFor(privateKey), Buffer.from(checkpointPayload(c)), privateKey).toString('base64') };
+  return { ...c, signature: signPayload(checkpointPayload(c), privateKey) };
 }
 
-export function checkpointSigned(c: Checkpoint, publicKey: KeyObject): boolean {
-  try {
-    return verify(digestFor(publicKey), Buffer.from(checkpointPayload(c)), publicKey, Buffer.from(c.signature, 'base64'));
-  } catch {
-    return false;
-  }
-}
+export const checkpointSigned = (c: Checkpoint, publicKey: KeyObject): boolean =>
+  payloadSigned(checkpointPayload(c), c.signature, publicKey);
 
 export async function latestCheckpoint(sql: Sql): Promise<Checkpoint | undefined> {
   const [row] = await sql.query<Checkpoint>(

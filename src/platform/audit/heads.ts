@@ -1,4 +1,5 @@
-import { type KeyObject, sign, verify } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { payloadSigned, signPayload } from './signature.ts';
 import { ObjectStoreError, readObject, type ObjectStore } from '../objects/index.ts';
 import { canonicalJson } from './canonical.ts';
 
@@ -40,20 +41,11 @@ export const headPayload = (h: Omit<SignedHead, 'signature'>): string =>
     version: HEAD_VERSION,
   });
 
-// Ed25519 and Ed448 sign the message itself; RSA and EC keys sign its SHA-256 (as the retention checkpoints do).
-const digestFor = (key: KeyObject) => (key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' ? null : 'sha256');
-
 export function signHead(h: Omit<SignedHead, 'signature'>, privateKey: KeyObject): SignedHead {
-  return { ...h, signature: sign(digestFor(privateKey), Buffer.from(headPayload(h)), privateKey).toString('base64') };
+  return { ...h, signature: signPayload(headPayload(h), privateKey) };
 }
 
-export function headSigned(h: SignedHead, publicKey: KeyObject): boolean {
-  try {
-    return verify(digestFor(publicKey), Buffer.from(headPayload(h)), publicKey, Buffer.from(h.signature, 'base64'));
-  } catch {
-    return false;
-  }
-}
+export const headSigned = (h: SignedHead, publicKey: KeyObject): boolean => payloadSigned(headPayload(h), h.signature, publicKey);
 
 export async function writeHead(store: ObjectStore, h: SignedHead): Promise<void> {
   const bytes = Buffer.from(`${JSON.stringify(h)}\n`);

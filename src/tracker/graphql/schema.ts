@@ -134,7 +134,8 @@ const MlflowExperiment = object('MlflowExperiment', () => ({
   tags: listOf(keyValue('MlflowExperimentTag')),
 }));
 
-const MlflowModelMetric = object('MlflowModelMetric', () => ({
+// MLflow's schema has two metric types with the same fields: a model version's and a run's (its extension).
+const metricFields = () => ({
   key: GraphQLString,
   value: { type: GraphQLFloat, resolve: metricValue },
   timestamp: LongString,
@@ -143,7 +144,8 @@ const MlflowModelMetric = object('MlflowModelMetric', () => ({
   datasetDigest: GraphQLString,
   modelId: GraphQLString,
   runId: GraphQLString,
-}));
+});
+const MlflowModelMetric = object('MlflowModelMetric', metricFields);
 const MlflowModelVersionDeploymentJobState = object('MlflowModelVersionDeploymentJobState', () => ({
   jobId: GraphQLString,
   runId: GraphQLString,
@@ -186,16 +188,7 @@ const MlflowModelVersion = object('MlflowModelVersion', () => ({
   deploymentJobState: MlflowModelVersionDeploymentJobState,
 }));
 
-const MlflowMetric = object('MlflowMetricExtension', () => ({
-  key: GraphQLString,
-  value: { type: GraphQLFloat, resolve: metricValue },
-  timestamp: LongString,
-  step: LongString,
-  datasetName: GraphQLString,
-  datasetDigest: GraphQLString,
-  modelId: GraphQLString,
-  runId: GraphQLString,
-}));
+const MlflowMetric = object('MlflowMetricExtension', metricFields);
 const MlflowRunInfo = object('MlflowRunInfo', () => ({
   runId: GraphQLString,
   runUuid: GraphQLString,
