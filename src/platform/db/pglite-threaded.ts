@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { joined } from './copy.ts';
-import { DEFAULT_STATEMENT_TIMEOUT_MS, withTimeout } from './timeout.ts';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, answersSoon, withTimeout } from './timeout.ts';
 import type { Database, Sql } from './types.ts';
 
 // Embedded PGlite in a worker thread (pglite-worker.mjs), behind the same port as Postgres: a slow statement holds
@@ -233,14 +233,7 @@ export async function openPgliteInWorker(
     },
     async ping() {
       if (refusal()) return false;
-      return withTimeout(
-        base.query('SELECT 1').then(
-          () => true,
-          () => false,
-        ),
-        3000,
-        false,
-      );
+      return answersSoon(base.query('SELECT 1'));
     },
     async close() {
       if (closed) return;

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import type { Database, Sql } from './types.ts';
-import { withTimeout } from './timeout.ts';
+import { answersSoon } from './timeout.ts';
 import { OID, parseInt8, parseNumeric, parseTimestamp } from './values.ts';
 
 // Embedded Postgres (WASM) with pgvector on the calling thread: one connection. PGlite queues every query and every
@@ -57,14 +57,7 @@ export async function openPglite(opts: { dataDir?: string | undefined } = {}): P
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     async ping() {
       if (closed) return false;
-      return withTimeout(
-        db.query('SELECT 1').then(
-          () => true,
-          () => false,
-        ),
-        3000,
-        false,
-      );
+      return answersSoon(db.query('SELECT 1'));
     },
     async close() {
       if (closed) return;

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
-import { DEFAULT_STATEMENT_TIMEOUT_MS, withTimeout } from './timeout.ts';
+import { answersSoon, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeout.ts';
 import type { Database, PgConnection, QueryOptions, Sql } from './types.ts';
 import { OID, parseBytea, parseInt8, parseNumeric, parseTimestamp, serializeJson } from './values.ts';
 
@@ -129,11 +129,7 @@ export function openPostgres(conn: PgConnection): Database {
     },
     async ping() {
       if (closed) return false;
-      const probe = sql`SELECT 1`.then(
-        () => true,
-        () => false,
-      );
-      return withTimeout(probe, 3000, false);
+      return answersSoon(sql`SELECT 1`);
     },
     async close() {
       if (closed) return;

@@ -10,3 +10,14 @@ export function withTimeout<T>(work: Promise<T>, ms: number, fallback: T): Promi
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
+
+/** For ping(): true when `probe` answers within 3 s, false when it fails or is late; never throws. */
+export const answersSoon = (probe: Promise<unknown>): Promise<boolean> =>
+  withTimeout(
+    probe.then(
+      () => true,
+      () => false,
+    ),
+    3000,
+    false,
+  );

@@ -7,7 +7,8 @@ import { TrackerError } from '../errors.ts';
 import { readRequest } from '../wire/request.ts';
 import { graphqlContext } from './context.ts';
 import { checkQueryText, MAX_QUERY_CHARS, MAX_TOKENS, QueryShapeRule } from './limits.ts';
-import { protoField, trackerSchema } from './schema.ts';
+import { protoField } from './fields.ts';
+import { trackerSchema } from './schema.ts';
 
 const GraphqlRequest = z.object({
   query: z.string(),

@@ -2,25 +2,15 @@ import {
   DirectiveLocation,
   GraphQLBoolean,
   GraphQLDirective,
-  GraphQLEnumType,
-  GraphQLError,
   GraphQLFloat,
-  type GraphQLFieldConfigMap,
-  type GraphQLFieldResolver,
-  GraphQLInputObjectType,
   type GraphQLInputType,
   GraphQLInt,
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
   type GraphQLOutputType,
-  GraphQLScalarType,
   GraphQLSchema,
   GraphQLString,
-  getNamedType,
-  getNullableType,
-  isListType,
-  Kind,
   specifiedDirectives,
 } from 'graphql';
 import type { z } from 'zod';
@@ -39,81 +29,24 @@ import { searchRuns } from '../runs/search.ts';
 import { experimentIdOf } from '../wire/rules.ts';
 import { parseMessage } from '../wire/request.ts';
 import type { GraphqlContext } from './context.ts';
+import {
+  enumOf,
+  fieldOf,
+  type Fields,
+  input,
+  keyValue,
+  listOf,
+  LongString,
+  metricValue,
+  object,
+  type Resolver,
+  snakeKeys,
+} from './fields.ts';
 
 // MLflow's GraphQL schema (mlflow/server/graphql: the generated schema and its extensions), what its web UI
 // queries. Each root field reads its input as the REST endpoint it mirrors reads its message and calls the same
-// function; a refusal answers the field's apiError, as MLflow's resolvers do. Fields read the answers' MLflow JSON
-// as protobuf reads a message: an absent list is empty, an absent text the empty string, an absent 64-bit integer
-// 0; those are LongString (a string, so JavaScript keeps every digit), and a metric's NaN is null.
-
-type Resolver = GraphQLFieldResolver<unknown, GraphqlContext>;
-
-const LongString = new GraphQLScalarType({
-  name: 'LongString',
-  description: 'LongString Scalar type to prevent truncation to max integer in JavaScript.',
-  serialize: (value) => String(value),
-  // an input is checked by the request message's int64 field, in MLflow's words
-  parseValue: (value) => {
-    if (typeof value !== 'string' && typeof value !== 'number') throw new GraphQLError('LongString must be an integer or a string of one');
-    return value;
-  },
-  parseLiteral: (node) => (node.kind === Kind.INT || node.kind === Kind.STRING ? node.value : undefined),
-});
-
-const enumOf = (name: string, values: string[]) =>
-  new GraphQLEnumType({ name, values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
-/** MLflow's repeated message field: a list of non-null items. */
-const listOf = (type: GraphQLOutputType) => new GraphQLList(new GraphQLNonNull(type));
-
-const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-function snakeKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(snakeKeys);
-  // entries, not assignments: a key such as __proto__ stays a key
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [snake(k), snakeKeys(x)]));
-  return v;
-}
-
-/** A field of an answer, by its GraphQL (camelCase) or MLflow JSON (snake_case) name; only the object's own. */
-function fieldOf(source: unknown, name: string): unknown {
-  if (!source || typeof source !== 'object') return undefined;
-  const s = source as Record<string, unknown>;
-  if (Object.hasOwn(s, name)) return s[name];
-  return Object.hasOwn(s, snake(name)) ? s[snake(name)] : undefined;
-}
-
-/** Every field without a resolver of its own: the value as protobuf would read it from the message. */
-export const protoField: Resolver = (source, _args, _context, info) => {
-  const value = fieldOf(source, info.fieldName);
-  if (value !== undefined && value !== null) return value;
-  if (isListType(getNullableType(info.returnType))) return [];
-  const named = getNamedType(info.returnType);
-  if (named === GraphQLString) return '';
-  if (named === LongString) return '0';
-  if (named === GraphQLBoolean) return false;
-  return null;
-};
-
-/** A metric's value: protobuf's JSON writes NaN and the infinities as strings, which a Float cannot be. */
-const metricValue: Resolver = (source) => {
-  const value = fieldOf(source, 'value');
-  const n = typeof value === 'string' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) ? n : null;
-};
-
-type Fields = Record<string, GraphQLOutputType | { type: GraphQLOutputType; resolve: Resolver }>;
-const object = (name: string, fields: () => Fields) =>
-  new GraphQLObjectType<unknown, GraphqlContext>({
-    name,
-    fields: () =>
-      Object.fromEntries(Object.entries(fields()).map(([key, f]) => [key, 'resolve' in f ? f : { type: f }])) as GraphQLFieldConfigMap<
-        unknown,
-        GraphqlContext
-      >,
-  });
-const input = (name: string, fields: Record<string, GraphQLInputType>) =>
-  new GraphQLInputObjectType({ name, fields: () => Object.fromEntries(Object.entries(fields).map(([k, type]) => [k, { type }])) });
-const keyValue = (name: string) => object(name, () => ({ key: GraphQLString, value: GraphQLString }));
+// function; a refusal answers the field's apiError, as MLflow's resolvers do. Its fields read the answers'
+// MLflow JSON as protobuf reads a message (fields.ts).
 
 const ErrorDetail = object('ErrorDetail', () => ({ field: GraphQLString, message: GraphQLString }));
 const ApiError = object('ApiError', () => ({
@@ -261,7 +194,7 @@ function rootField<S extends z.ZodType>(
 ) {
   const resolve: Resolver = async (_source, args, context) => {
     try {
-      return await answer(parseMessage(message, snakeKeys(args['input'] ?? {})), context);
+      return await answer(parseMessage(message, snakeKeys(args.input ?? {})), context);
     } catch (err) {
       if (err instanceof TrackerError) return { apiError: { code: err.code, message: err.message } };
       throw err;
@@ -286,7 +219,7 @@ const echo = (name: string) => ({
   type: object(name, () => ({ output: GraphQLString })),
   description: 'Simple echoing field',
   args: { inputString: { type: GraphQLString } },
-  resolve: ((_source, args) => ({ output: args['inputString'] })) as Resolver,
+  resolve: ((_source, args) => ({ output: args.inputString })) as Resolver,
 });
 
 const Query = new GraphQLObjectType<unknown, GraphqlContext>({
