@@ -1,26 +1,8 @@
 #!/usr/bin/env bash
-# `npm run test:integration`: installs and starts the real servers on loopback, then runs the integration and
-# browser suites against them. Servers already running on the same ports are reused.
+# `npm run test:integration`: installs and starts the real servers on loopback (scripts/servers.sh), then runs the
+# integration and browser suites against them. Servers already running on the same ports are reused.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-. "$here/env.sh"
-
-# Keycloak is the slowest to come up (about 2 minutes on a new machine, 20 s once its database exists) and needs
-# nothing else: it starts in the background while the others start one after another.
-bash "$here/start-keycloak.sh" >/dev/null &
-keycloak=$!
-bash "$here/install-opa.sh"
-bash "$here/start-postgres.sh"
-bash "$here/start-opa.sh"
-bash "$here/start-s3.sh"
-bash "$here/start-trino.sh"
-bash "$here/install-chromium.sh"
-bash "$here/install-mlflow.sh" >/dev/null
-bash "$here/install-schemathesis.sh" >/dev/null
-bash "$here/install-oauth2-proxy.sh"
-wait "$keycloak"
-# oauth2-proxy and nginx in front of the services' usual ports (docs/auth.md); they read the realm at start.
-bash "$here/start-auth-proxy.sh" >/dev/null
-
+bash "$here/servers.sh"
 cd "$here/.."
 exec npx vitest run --project integration --project e2e "$@"

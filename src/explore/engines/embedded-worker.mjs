@@ -4,21 +4,37 @@
 import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, types } from '@electric-sql/pglite';
+import { createPrepared } from '../../platform/db/pglite-prepared.mjs';
 import { rowBytes } from './row-bytes.mjs';
 
 const SCHEMA = 'tiny';
-const db = await PGlite.create({
-  parsers: { [types.INT8]: (v) => Number(v), [types.NUMERIC]: Number, [types.DATE]: (v) => v },
-});
-await db.exec(await readFile(new URL('./tpch-tiny.sql', import.meta.url), 'utf8'));
-if (workerData?.afterSample) await db.exec(workerData.afterSample);
+const sample = await readFile(new URL('./tpch-tiny.sql', import.meta.url), 'utf8');
 // Statements run as a role that can only read the sample's tables: no files, no settings, no other schema's rows,
 // and no catalog: pg_stats alone holds a histogram of every column's values. (PGlite's session user stays a
 // superuser, so this is a wall behind validation's function allow-list and the plan's check, not instead.)
-await db.exec(`CREATE ROLE svc_sample NOLOGIN; GRANT USAGE ON SCHEMA ${SCHEMA} TO svc_sample;
+const sampleRole = `CREATE ROLE svc_sample NOLOGIN; GRANT USAGE ON SCHEMA ${SCHEMA} TO svc_sample;
   GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO svc_sample;
   REVOKE ALL ON ALL TABLES IN SCHEMA pg_catalog FROM PUBLIC;
-  REVOKE ALL ON ALL TABLES IN SCHEMA information_schema FROM PUBLIC`);
+  REVOKE ALL ON ALL TABLES IN SCHEMA information_schema FROM PUBLIC`;
+const afterSample = workerData?.afterSample ?? '';
+// Loading the sample is most of a worker's start: the loaded cluster is cached (pglite-prepared.mjs).
+const db = await createPrepared(
+  PGlite,
+  {
+    parsers: { [types.INT8]: (v) => Number(v), [types.NUMERIC]: Number, [types.DATE]: (v) => v },
+    ...(workerData?.pgliteWasmModule
+      ? { pgliteWasmModule: workerData.pgliteWasmModule, initdbWasmModule: workerData.initdbWasmModule }
+      : {}),
+  },
+  {
+    key: ['explore sample', sample, afterSample, sampleRole].join('\n'),
+    async prepare(db) {
+      await db.exec(sample);
+      if (afterSample) await db.exec(afterSample);
+      await db.exec(sampleRole);
+    },
+  },
+);
 
 const handlers = {
   async columns() {

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { types } from '@electric-sql/pglite';
+import { compiledPgliteWasm } from '../../platform/db/index.ts';
 import { createFairQueue, ENGINE_QUEUE_DEFAULTS, EngineQueueError, secondsUntil } from './fairness.ts';
 import { EngineError, unapprovedRead, type CatalogColumn, type QueryEngine } from './types.ts';
 
@@ -83,10 +84,13 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
   const slots: Slot[] = [];
   let closed = false;
   let startFailedAt = Number.NEGATIVE_INFINITY;
+  const wasm = await compiledPgliteWasm(); // once for every worker this engine starts
   await startWorker(); // the sample loads before the engine is handed out
 
   function startWorker(): Promise<void> {
-    const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), { workerData: { afterSample: opts.afterSample ?? '' } });
+    const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
+      workerData: { afterSample: opts.afterSample ?? '', ...wasm },
+    });
     const slot: Slot = { worker, ready: false };
     slots.push(slot);
     return new Promise<void>((resolve, reject) => {

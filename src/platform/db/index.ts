@@ -38,6 +38,11 @@ export type PgliteOptions = {
  * Embedded PGlite, loaded on first use: its WASM runtime costs tens of megabytes of memory that a service on
  * Postgres never needs.
  */
+/** PGlite's wasm modules compiled once for this process, for another worker's PGlite.create (pgliteWasmModule, initdbWasmModule). */
+export async function compiledPgliteWasm(): Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module }> {
+  return (await import('./pglite-threaded.ts')).compiledWasm();
+}
+
 export async function openPglite(opts: PgliteOptions = {}): Promise<Database> {
   if (opts.inWorker === false) return (await import('./pglite.ts')).openPglite(opts);
   return (await import('./pglite-threaded.ts')).openPgliteInWorker(opts);

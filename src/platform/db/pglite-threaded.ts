@@ -263,7 +263,8 @@ let compiling: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule:
  * PGlite's two WASM modules, compiled once per process and handed to each worker (a compiled module crosses to a
  * worker without a copy): compiling them again in every worker cost about 2 s of CPU per database opened.
  */
-function compiledWasm() {
+/** PGlite's two wasm modules, compiled once a process for every worker that opens a cluster (structured clone shares them). */
+export function compiledWasm() {
   compiling ??= (async () => {
     const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
     const [pgliteWasmModule, initdbWasmModule] = await Promise.all(

@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { OID, parseInt8, parseNumeric, parseTimestamp } from './parsers.mjs';
+import { createPrepared } from './pglite-prepared.mjs';
 
 /** A database error as plain data: structured clone keeps an Error's message but not its code or severity. */
 function plainError(err) {
@@ -23,14 +24,16 @@ function plainError(err) {
 let db;
 try {
   if (workerData.dataDir) await mkdir(workerData.dataDir, { recursive: true });
-  db = await PGlite.create({
-    ...(workerData.dataDir ? { dataDir: workerData.dataDir } : {}),
+  const options = {
     extensions: { vector },
     // compiled once by the other side, for every worker of the process
     pgliteWasmModule: workerData.pgliteWasmModule,
     initdbWasmModule: workerData.initdbWasmModule,
     parsers: { [OID.int8]: parseInt8, [OID.numeric]: parseNumeric, [OID.timestamp]: parseTimestamp },
-  });
+  };
+  db = workerData.dataDir
+    ? await PGlite.create({ ...options, dataDir: workerData.dataDir })
+    : await createPrepared(PGlite, options, { key: 'a new cluster' });
   // PGlite takes its zone from the process; the port promises UTC on both adapters.
   await db.exec(`SET TIME ZONE 'UTC'`);
 } catch (err) {

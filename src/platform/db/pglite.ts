@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import type { Database, Sql } from './types.ts';
+import { createPrepared } from './pglite-prepared.mjs';
 import { answersSoon } from './timeout.ts';
 import { OID, parseInt8, parseNumeric, parseTimestamp } from './values.ts';
 
@@ -11,15 +12,13 @@ import { OID, parseInt8, parseNumeric, parseTimestamp } from './values.ts';
 // tools and tests that ask for it (openPglite({ inWorker: false })).
 export async function openPglite(opts: { dataDir?: string | undefined } = {}): Promise<Database> {
   if (opts.dataDir) await mkdir(opts.dataDir, { recursive: true });
-  const db = await PGlite.create({
-    ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+  const options = {
     extensions: { vector },
-    parsers: {
-      [OID.int8]: parseInt8,
-      [OID.numeric]: parseNumeric,
-      [OID.timestamp]: parseTimestamp,
-    },
-  });
+    parsers: { [OID.int8]: parseInt8, [OID.numeric]: parseNumeric, [OID.timestamp]: parseTimestamp },
+  };
+  const db = opts.dataDir
+    ? await PGlite.create({ ...options, dataDir: opts.dataDir })
+    : await createPrepared(PGlite, options, { key: 'a new cluster' });
   // PGlite takes its zone from the process; the port promises UTC on both adapters.
   await db.exec(`SET TIME ZONE 'UTC'`);
   let closed = false;

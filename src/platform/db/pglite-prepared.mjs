@@ -1,0 +1,46 @@
+// An in-memory PGlite starts from a tarball of the same cluster prepared before, where one is cached: initdb (and a
+// sample's load) is seconds of wasm at every start, unpacking the files it left is a fraction of that. The tarball
+// is keyed by PGlite's version and what the caller prepares, and kept under the svc cache folder ($SVC_CACHE, else
+// ~/.cache/svc), the user's own, so no other local user can plant a cluster. A cache that cannot be read or written
+// only costs the slower start. Plain JavaScript: the database workers import it.
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const PGLITE_VERSION = JSON.parse(
+  await readFile(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8'),
+).version;
+const FOLDER = join(process.env.SVC_CACHE || join(homedir(), '.cache', 'svc'), 'pglite');
+
+/**
+ * PGlite.create(options), in memory, with `prepare(db)` applied: from the cached tarball when there is one, else
+ * prepared now and cached for the next start. `key` names everything `prepare` does (its scripts), so a change to
+ * them is a new tarball.
+ */
+export async function createPrepared(PGlite, options, { key, prepare = async () => {} }) {
+  const file = join(FOLDER, `${createHash('sha256').update(`${PGLITE_VERSION}\n${key}`).digest('hex').slice(0, 24)}.tar`);
+  const saved = await readFile(file).catch(() => undefined);
+  if (saved) {
+    try {
+      return await PGlite.create({ ...options, loadDataDir: new Blob([saved]) });
+    } catch {
+      await rm(file, { force: true }).catch(() => {});
+    }
+  }
+  const db = await PGlite.create(options);
+  await prepare(db);
+  await save(db, file).catch(() => {});
+  return db;
+}
+
+async function save(db, file) {
+  const dump = await db.dumpDataDir('none');
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  // another process may be writing the same tarball: each writes its own and the rename is atomic
+  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  await writeFile(partial, new Uint8Array(await dump.arrayBuffer()), { mode: 0o600 });
+  await rename(partial, file);
+}
