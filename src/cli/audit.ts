@@ -15,14 +15,12 @@ export const auditCommand: CommandGroup = (program, cli) =>
           'verify',
           'walk the audit chain; exit 1 naming the first record changed, removed, inserted, moved or rewritten (checked against the signed heads in SVC_AUDIT_STORE and a retention checkpoint, with SVC_AUDIT_PUBLIC_KEY)',
           (z) =>
-            z
-              .option('from', from)
-              .option('anchor', {
-                describe: 'a head kept elsewhere, SEQ:HASH (repeatable)',
-                type: 'string',
-                array: true,
-                requiresArg: true,
-              }),
+            z.option('from', from).option('anchor', {
+              describe: 'a head kept elsewhere, SEQ:HASH (repeatable)',
+              type: 'string',
+              array: true,
+              requiresArg: true,
+            }),
           (a) => run(cli, 'verify', { from: a.from, anchor: a.anchor }),
         )
         .command(

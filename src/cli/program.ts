@@ -15,6 +15,8 @@ import { UsageError } from './usage-error.ts';
 
 const GROUPS: CommandGroup[] = [devCommand, serveCommand, dbCommand, trackerCommand, dashboardsCommand, policiesCommand, auditCommand];
 
+const LIBRARY_COMPLETION = '__yargs-completion-script';
+
 export const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Runs one command line; resolves to the exit code (0, 1 when the work failed, 2 for a command line it cannot run). */
@@ -32,7 +34,9 @@ export async function runCli(args: string[], services: Services, env: NodeJS.Pro
     .recommendCommands()
     .updateStrings({ 'Did you mean %s?': 'unknown command: did you mean %s?' })
     .demandCommand(1, 'name a command')
-    .completion('completion', 'print a bash or zsh completion script: svc completion >> ~/.bashrc (or ~/.zshrc)')
+    // yargs answers the completion script's `--get-yargs-completions` calls; its own completion command would print
+    // the script even for `--help`, so it has a name nobody types and `svc completion` (below) asks it for the script
+    .completion(LIBRARY_COMPLETION, false)
     .middleware(refuseUnknownFlags(argv) as never, true)
     .fail((message, err) => {
       // yargs' own complaints (validation, a flag without its value) are usage errors; a handler's error goes on as it is
@@ -43,6 +47,15 @@ export async function runCli(args: string[], services: Services, env: NodeJS.Pro
     .wrap(Math.min(110, process.stdout.columns || 110))
     .epilogue('Settings come from SVC_<NAME> environment variables: README.md (Configuration) and docs/cli.md.');
   for (const group of GROUPS) program = group(program, cli);
+  program = program.command(
+    'completion',
+    'print a bash or zsh completion script (zsh when $SHELL is zsh): svc completion >> ~/.bashrc',
+    (y) => y,
+    () => {
+      // yargs 18 takes the script's name and command; @types/yargs (written for 17) declares neither
+      (program.showCompletionScript as (name: string, command: string) => void)('svc', 'completion');
+    },
+  );
   await program.parseAsync();
   return cli.exitCode;
 }

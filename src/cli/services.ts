@@ -10,9 +10,9 @@ export const devCommand: CommandGroup = (program, cli) =>
     'start every service in one process on embedded defaults (PGlite, in-process wasm policies, offline gateway)',
     (y) => y.example('SVC_EXPLORE_PORT=9081 svc dev', 'explore on 9081, the others on their default ports'),
     async () => {
-      const { openSharedParts, resolvePorts } = await import('../platform/launcher.ts');
+      const { checkServices, openSharedParts } = await import('../platform/launcher.ts');
       const services = await allServices(cli);
-      const ports = resolvePorts(services, cli.env);
+      const ports = checkServices(services, cli.env); // every service's settings, before the database opens
       // The runtime asks explore about every launch: in one process, that is explore on whatever port it was given.
       cli.env.SVC_EXPLORE_URL ||= `http://127.0.0.1:${ports.get('explore') ?? 8081}`;
       const shared = await openSharedParts(cli.env, { embedded: true });
@@ -39,13 +39,13 @@ export const serveCommand: CommandGroup = (program, cli) =>
         })
         .example('svc serve explore --port 9081', 'explore alone, on port 9081'),
     async (args) => {
-      const { openSharedParts, resolvePorts } = await import('../platform/launcher.ts');
+      const { checkServices, openSharedParts } = await import('../platform/launcher.ts');
       const { isPort, portProblem } = await import('../platform/config.ts');
       const portOverride = args.port === undefined ? undefined : Number(args.port);
       if (portOverride !== undefined && !isPort(portOverride, { listening: true }))
         throw new UsageError(`--port ${args.port}: ${portProblem({ listening: true })}`);
       const service = await cli.services[String(args.service)]!();
-      resolvePorts([service], cli.env, portOverride); // a bad port setting stops here, before the database opens
+      checkServices([service], cli.env, portOverride); // a bad setting stops here, before the database opens
       const shared = await openSharedParts(cli.env, { embedded: false, database: service.usesDatabase !== false });
       cli.exitCode = await runUntilSignal([service], shared, cli, {
         hostname: shared.platform.HOST ?? '0.0.0.0',

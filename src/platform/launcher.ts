@@ -115,6 +115,13 @@ export function resolvePorts(services: ServiceDefinition[], env: Env, portOverri
   return new Map(services.map((s) => [s.name, portOverride ?? ports[s.portSetting]!]));
 }
 
+/** Every service's port and settings, checked before anything opens; the ports to bind, by service. */
+export function checkServices(services: ServiceDefinition[], env: Env, portOverride?: number): Map<string, number> {
+  const ports = resolvePorts(services, env, portOverride);
+  for (const service of services) service.checkConfig?.(env);
+  return ports;
+}
+
 /**
  * Starts each service on its own port with the shared parts; returns what to print and how to stop. Every service is
  * built (its configuration read and checked) before the first port is bound, so a bad setting of the last service
@@ -132,7 +139,7 @@ export async function launch(
     portFlag?: boolean;
   } = {},
 ): Promise<Launched[]> {
-  const ports = resolvePorts(services, env, opts.portOverride);
+  const ports = checkServices(services, env, opts.portOverride);
   if (shared.platform.TRACING_ENABLED) {
     await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
   }
