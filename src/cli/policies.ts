@@ -1,6 +1,7 @@
 // `svc policies build|impact|explain`: the policy author's commands. Their flags are here; what they run is in
 // policies-actions.ts, imported only when one runs (so --help loads neither OPA's wasm nor a database driver).
 import { needsSubcommand, type CommandGroup } from './command.ts';
+import { UsageError } from './usage-error.ts';
 
 export const policiesCommand: CommandGroup = (program, cli) =>
   program.command('policies', 'build, compare and explain the Rego policies in policies/', (y) =>
@@ -49,7 +50,7 @@ export const policiesCommand: CommandGroup = (program, cli) =>
               .conflicts('dashboard', 'collection')
               .check((a) => {
                 if (a.table === undefined && a.dashboard === undefined && a.collection === undefined)
-                  throw new Error('name one of --table, --dashboard or --collection');
+                  throw new UsageError('name one of --table, --dashboard or --collection');
                 return true;
               })
               .example('svc policies explain --user ana --role svc-analyst --table tpch.tiny.customer', ''),
