@@ -26,6 +26,7 @@ export async function runCli(args: string[], services: Services, env: NodeJS.Pro
   const argv = args.length === 0 || args[0] === 'help' ? ['--help', ...args.slice(1)] : args;
   let program = yargs(argv)
     .scriptName('svc')
+    .locale('en') // the messages docs/cli.md shows, whatever LANG says
     .usage("usage: svc <command> [options]\n\nRun `svc <command> --help` for a command's options.")
     .version(VERSION)
     .help()
