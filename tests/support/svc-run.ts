@@ -8,7 +8,7 @@ export type SvcRun = { code: number; stdout: string; stderr: string };
 export const REFUSE_LISTEN = `--import ${pathToFileURL(join(import.meta.dirname, 'refuse-listen.mjs')).href}`;
 
 /** Runs `bin/svc args` to its end (a command that should exit), with its exit code and both outputs. */
-export function runSvc(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<SvcRun> {
+export function runSvc(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 170_000): Promise<SvcRun> {
   return new Promise((resolve) => {
     execFile(join(process.cwd(), 'bin/svc'), args, { env, timeout: timeoutMs }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;

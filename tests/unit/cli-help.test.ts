@@ -34,6 +34,9 @@ const COMMANDS: { args: string[]; usage: string; says: RegExp }[] = [
   { args: ['completion'], usage: 'svc completion', says: /bash or zsh/ },
 ];
 
+// Each run is a child process, several at a time: on a busy machine one can take tens of seconds.
+const SLOW = 120_000;
+
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 
@@ -45,39 +48,55 @@ beforeAll(async () => {
 afterAll(() => rm(join(dataDir, '..'), { recursive: true, force: true }));
 
 describe.concurrent('svc <command> --help', () => {
-  it.each(COMMANDS)('svc $args --help: exit 0 with the usage, nothing bound or opened', async ({ args, usage, says }) => {
-    const run = await runSvc([...args, '--help'], env);
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain(usage);
-    expect(run.stdout).toMatch(says);
-    expect(run.stdout).toContain('--version');
-    expect(existsSync(dataDir)).toBe(false);
-  });
+  it.each(COMMANDS)(
+    'svc $args --help: exit 0 with the usage, nothing bound or opened',
+    async ({ args, usage, says }) => {
+      const run = await runSvc([...args, '--help'], env);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(usage);
+      expect(run.stdout).toMatch(says);
+      expect(run.stdout).toContain('--version');
+      expect(existsSync(dataDir)).toBe(false);
+    },
+    SLOW,
+  );
 
   // --version is the same global option on every command: one per depth and per kind of command
   const VERSIONED = [['dev'], ['serve', 'explore'], ['policies', 'explain'], ['tracker', 'db', 'upgrade'], ['audit', 'prune']];
-  it.each(VERSIONED.map((args) => ({ args })))('svc $args --version: the version, nothing bound or opened', async ({ args }) => {
-    const run = await runSvc([...args, '--version'], env);
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    expect(run.stdout.trim()).toBe(version);
-    expect(existsSync(dataDir)).toBe(false);
-  });
-
-  it('svc help and svc with no command print the usage too', async () => {
-    for (const args of [['help'], []]) {
-      const run = await runSvc(args, env);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toContain('svc <command>');
+  it.each(VERSIONED.map((args) => ({ args })))(
+    'svc $args --version: the version, nothing bound or opened',
+    async ({ args }) => {
+      const run = await runSvc([...args, '--version'], env);
       expect(run.stderr).toBe('');
-    }
-  });
+      expect(run.code).toBe(0);
+      expect(run.stdout.trim()).toBe(version);
+      expect(existsSync(dataDir)).toBe(false);
+    },
+    SLOW,
+  );
+
+  it(
+    'svc help and svc with no command print the usage too',
+    async () => {
+      for (const args of [['help'], []]) {
+        const run = await runSvc(args, env);
+        expect(run.code).toBe(0);
+        expect(run.stdout).toContain('svc <command>');
+        expect(run.stderr).toBe('');
+      }
+    },
+    SLOW,
+  );
 });
 
-it('the checks catch a command that does start something: svc serve binds, and makes its key in the data folder', async () => {
-  const run = await runSvc(['serve', 'dashboards-runtime', '--port', '0'], { ...env, SVC_HOST: '127.0.0.1' });
-  expect(run.code).toBe(1);
-  expect(run.stderr).toContain('refuse-listen: a socket was about to be bound');
-  expect(existsSync(dataDir)).toBe(true);
-});
+it(
+  'the checks catch a command that does start something: svc serve binds, and makes its key in the data folder',
+  async () => {
+    const run = await runSvc(['serve', 'dashboards-runtime', '--port', '0'], { ...env, SVC_HOST: '127.0.0.1' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('refuse-listen: a socket was about to be bound');
+    expect(existsSync(dataDir)).toBe(true);
+  },
+  SLOW,
+);
