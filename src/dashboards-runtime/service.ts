@@ -14,6 +14,7 @@ export const dashboardsRuntimeService: ServiceDefinition = {
   name: 'dashboards-runtime',
   defaultPort: 8090,
   portSetting: 'DASHBOARDS_RUNTIME_PORT',
+  checkConfig: loadRuntimeConfig,
   usesDatabase: false,
   migrate: async () => [],
   async start({ env, shared, logger }) {

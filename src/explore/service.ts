@@ -139,6 +139,7 @@ export const exploreService: ServiceDefinition = {
   name: 'explore',
   defaultPort: 8081,
   portSetting: 'EXPLORE_PORT',
+  checkConfig: loadExploreConfig,
   migrate: async (db) => [
     ...(await migratePlatform(db)),
     ...(await migrate(db, 'explore', await loadMigrations(new URL('./migrations/', import.meta.url)))),

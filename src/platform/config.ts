@@ -52,6 +52,27 @@ export const int = (fallback: number, min = 0) =>
       }
       return n;
     });
+/**
+ * A TCP port: an integer from 1 to 65535. `listening` ports (what a service binds) also take 0, the operating system's
+ * "any free port", which tests and one-off runs use; a port to connect to (Postgres, a sandbox) never does.
+ */
+export const port = (fallback: number, opts: { listening?: boolean } = {}) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return fallback;
+      const n = Number(v);
+      if (!isPort(n, opts)) {
+        ctx.addIssue({ code: 'custom', message: portProblem(opts) });
+        return z.NEVER;
+      }
+      return n;
+    });
+export const isPort = (n: number, opts: { listening?: boolean } = {}) =>
+  Number.isInteger(n) && n <= 65535 && (n >= 1 || (opts.listening === true && n === 0));
+export const portProblem = (opts: { listening?: boolean } = {}) =>
+  `expected a port from 1 to 65535${opts.listening ? ' (or 0 for any free port)' : ''}`;
 export const num = (fallback: number, min = -Infinity, max = Infinity) =>
   z
     .string()
@@ -94,7 +115,7 @@ export const url = () => z.url({ protocol: /^https?$/, message: 'expected an abs
 // Settings every service shares: database, policy engine, logging, tracing.
 export const platformShape = {
   PG_HOST: optionalStr(),
-  PG_PORT: int(5432, 1),
+  PG_PORT: port(5432),
   PG_DATABASE: str('svc'),
   PG_USER: str('svc'),
   PG_PASSWORD: optionalStr(),

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { authSettings, authShape, createCallerResolver, type CallerResolver } from './auth/index.ts';
-import { ConfigError, loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
+import { ConfigError, isPort, loadConfig, loadPlatformConfig, port, portProblem, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
-import { createLogger } from './log.ts';
+import { createLogger, type Logger } from './log.ts';
 import { appendAudit, openHeadSigner } from './audit/index.ts';
 import { createPolicyEngine, knownRolesOf, type BundleActivation, type PolicyEngine } from './policy/index.ts';
 import { POLICIES_DIR } from './policy/build.ts';
-import type { ServiceDefinition, SharedParts } from './service.ts';
+import type { ServiceDefinition, SharedParts, StartedService } from './service.ts';
 import { initTracing } from './tracing.ts';
 
 export type Launched = { name: string; url: string; close(): Promise<void> };
@@ -103,13 +103,43 @@ export async function migrateAll(db: Database, services: ServiceDefinition[]): P
   return applied;
 }
 
-/** Starts each service on its own port with the shared parts; returns what to print and how to stop. */
+/**
+ * Each service's port, from `--port` or its `*_PORT` setting, checked before anything opens: a port out of range is a
+ * ConfigError naming the setting (or `--port`), not a failure deep inside Node once the database is open.
+ */
+export function resolvePorts(services: ServiceDefinition[], env: Env, portOverride?: number): Map<string, number> {
+  if (portOverride !== undefined && !isPort(portOverride, { listening: true }))
+    throw new ConfigError(`invalid configuration: --port=${portOverride}: ${portProblem({ listening: true })}`);
+  const shape = Object.fromEntries(services.map((s) => [s.portSetting, port(s.defaultPort, { listening: true })]));
+  const ports = loadConfig(shape, env) as Record<string, number>;
+  return new Map(services.map((s) => [s.name, portOverride ?? ports[s.portSetting]!]));
+}
+
+/** Every service's port and settings, checked before anything opens; the ports to bind, by service. */
+export function checkServices(services: ServiceDefinition[], env: Env, portOverride?: number): Map<string, number> {
+  const ports = resolvePorts(services, env, portOverride);
+  for (const service of services) service.checkConfig?.(env);
+  return ports;
+}
+
+/**
+ * Starts each service on its own port with the shared parts; returns what to print and how to stop. Every service is
+ * built (its configuration read and checked) before the first port is bound, so a bad setting of the last service
+ * leaves none listening; whatever fails, what was already started is closed before the error goes up.
+ */
 export async function launch(
   services: ServiceDefinition[],
   env: Env,
   shared: SharedParts,
-  opts: { portOverride?: number; hostname?: string; prettyLogs?: boolean } = {},
+  opts: {
+    portOverride?: number;
+    hostname?: string;
+    prettyLogs?: boolean;
+    /** The command takes `--port` (svc serve): a port in use says so. */
+    portFlag?: boolean;
+  } = {},
 ): Promise<Launched[]> {
+  const ports = checkServices(services, env, opts.portOverride);
   if (shared.platform.TRACING_ENABLED) {
     await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
   }
@@ -128,24 +158,54 @@ export async function launch(
     });
     shared.auditHeads?.start();
   }
+  const started: { service: ServiceDefinition; logger: Logger; app: StartedService }[] = [];
   const launched: Launched[] = [];
-  for (const service of services) {
-    const logger = createLogger(service.name, shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
-    const port = opts.portOverride ?? loadConfig({ [service.portSetting]: int(service.defaultPort, 0) }, env)[service.portSetting]!;
-    const started = await service.start({ env, shared, logger });
-    const server: RunningServer = await startServer(started.app, port as number, opts.hostname);
-    logger.info({ url: server.url }, `${service.name} listening`);
-    launched.push({
-      name: service.name,
-      url: server.url,
-      close: async () => {
-        await server.close();
-        await shared.auditHeads?.stop(); // before the database closes under it
-        await started.close();
-      },
-    });
+  const stopAll = async () => {
+    await Promise.all(launched.map((l) => l.close()));
+    await Promise.all(started.slice(launched.length).map((s) => s.app.close()));
+    await shared.auditHeads?.stop();
+  };
+  try {
+    for (const service of services) {
+      const logger = createLogger(service.name, shared.platform.LOG_LEVEL, { pretty: opts.prettyLogs ?? false });
+      started.push({ service, logger, app: await service.start({ env, shared, logger }) });
+    }
+    for (const { service, logger, app } of started) {
+      const change = opts.portOverride !== undefined ? '--port' : `SVC_${service.portSetting}${opts.portFlag ? ' (or --port)' : ''}`;
+      const server = await bind(app.app, ports.get(service.name)!, opts.hostname, change);
+      logger.info({ url: server.url }, `${service.name} listening`);
+      launched.push({
+        name: service.name,
+        url: server.url,
+        close: async () => {
+          await server.close();
+          await shared.auditHeads?.stop(); // before the database closes under it
+          await app.close();
+        },
+      });
+    }
+  } catch (err) {
+    await stopAll().catch(() => {});
+    throw err;
   }
   return launched;
+}
+
+/** Listens, or says in one line which setting to change when the port is taken or not ours to bind. */
+async function bind(app: StartedService['app'], portNumber: number, host: string | undefined, change: string): Promise<RunningServer> {
+  try {
+    return await startServer(app, portNumber, host);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${portNumber} is in use: set ${change} to a free port`, { cause: err });
+    if (code === 'EACCES')
+      throw new StartupError(`port ${portNumber} needs privileges this process does not have: set ${change} to a port above 1023`, {
+        cause: err,
+      });
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartupError(`${host} is not an address of this machine: set SVC_HOST to one that is`, { cause: err });
+    throw err;
+  }
 }
 
 /** The database of a service that keeps none: closing it is fine, anything else is a programming error. */

@@ -30,6 +30,9 @@ export type ServiceDefinition = {
   defaultPort: number;
   /** Setting that overrides the port, without the SVC_ prefix. */
   portSetting: string;
+  /** Reads and checks this service's own settings (a bad one is a ConfigError naming it), with no side effect: `svc dev`
+   *  checks every service's before it opens the database or binds a port. */
+  checkConfig?(env: Env): unknown;
   /** Schema migrations this service owns, applied by `svc db migrate` and at start-up. */
   migrate(db: Database): Promise<string[]>;
   /** False: the launcher does not apply `migrate` before start(); the service decides at start (the tracker). */

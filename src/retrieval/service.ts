@@ -90,6 +90,7 @@ export const retrievalService: ServiceDefinition = {
   name: 'retrieval',
   defaultPort: 8080,
   portSetting: 'RETRIEVAL_PORT',
+  checkConfig: loadRetrievalConfig,
   migrate: async (db) => [
     ...(await migratePlatform(db)),
     ...(await migrate(db, 'retrieval', await loadMigrations(new URL('./migrations/', import.meta.url)))),

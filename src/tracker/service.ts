@@ -57,6 +57,7 @@ export const trackerService: ServiceDefinition = {
   name: 'tracker',
   defaultPort: 5000,
   portSetting: 'TRACKER_PORT',
+  checkConfig: loadTrackerConfig,
   migrate: upgradeTrackerSchema,
   // The launcher leaves the tracker's schema to start(), which decides between migrating and read-only.
   migrateAtStart: false,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { auditCommand } from '../../src/audit-command.ts';
+import { auditCommand } from '../../src/cli/audit-actions.ts';
 import { appendAudit, HEADS_PREFIX, openHeadSigner } from '../../src/platform/audit/index.ts';
 import { migratePlatform } from '../../src/platform/db/index.ts';
 import { launch, openSharedParts } from '../../src/platform/launcher.ts';
@@ -28,7 +28,7 @@ describe('signed audit heads through the services and `svc audit verify`', () =>
     const said: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void said.push(line));
     try {
-      return { code: await auditCommand('verify', args, env), out: said.join('\n') };
+      return { code: await auditCommand('verify', { anchor: args }, env), out: said.join('\n') };
     } finally {
       log.mockRestore();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, flag, int, list, loadConfig, loadPlatformConfig, str } from '../../src/platform/config.ts';
+import { ConfigError, flag, int, list, loadConfig, loadPlatformConfig, port, str } from '../../src/platform/config.ts';
 
 describe('configuration', () => {
   const shape = { PORT: int(8080, 1), ENABLED: flag(true), ROLES: list(['a', 'b']), NAME: str('svc') };
@@ -35,5 +35,23 @@ describe('configuration', () => {
     expect(loadPlatformConfig({}).PG_HOST).toBeUndefined();
     expect(() => loadPlatformConfig({ SVC_OPA_URL: 'localhost:8181' })).toThrow(/SVC_OPA_URL/);
     expect(() => loadPlatformConfig({ SVC_LOG_LEVEL: 'loud' })).toThrow(/SVC_LOG_LEVEL/);
+  });
+
+  it.each([
+    ['1', { listening: false }, 1],
+    ['65535', { listening: false }, 65535],
+    ['0', { listening: true }, 0],
+  ])('takes port %s (%o)', (value, opts, expected) => {
+    expect(loadConfig({ P_PORT: port(8080, opts) }, { SVC_P_PORT: value }).P_PORT).toBe(expected);
+  });
+
+  it.each([
+    ['70000', { listening: true }, 'expected a port from 1 to 65535 (or 0 for any free port)'],
+    ['-1', { listening: true }, 'expected a port from 1 to 65535 (or 0 for any free port)'],
+    ['80.5', { listening: true }, 'expected a port from 1 to 65535 (or 0 for any free port)'],
+    ['0', { listening: false }, 'expected a port from 1 to 65535'],
+    ['65536', { listening: false }, 'expected a port from 1 to 65535'],
+  ])('refuses port %s (%o), naming the setting', (value, opts, message) => {
+    expect(() => loadConfig({ P_PORT: port(8080, opts) }, { SVC_P_PORT: value })).toThrow(`SVC_P_PORT="${value}": ${message}`);
   });
 });

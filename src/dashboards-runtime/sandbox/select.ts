@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { ConfigError, int, loadConfig, optionalStr, str, type Env } from '../../platform/config.ts';
+import { ConfigError, int, loadConfig, port, optionalStr, str, type Env } from '../../platform/config.ts';
 import type { Logger } from '../../platform/log.ts';
 import { createPodLauncher } from './kubernetes.ts';
 import { createProcessLauncher, type SandboxLauncher } from './launcher.ts';
@@ -19,7 +19,7 @@ export const sandboxShape = {
   SANDBOX_CPU_LIMIT: str('500m'),
   SANDBOX_MEMORY_LIMIT: str('192Mi'),
   SANDBOX_START_SECONDS: int(60, 1),
-  SANDBOX_PORT: int(8080, 1),
+  SANDBOX_PORT: port(8080),
 };
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';

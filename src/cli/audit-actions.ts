@@ -1,8 +1,8 @@
-// `svc audit <verify|export|head|prune>`: the compliance reviewer's and the operator's commands over the audit chain
-// (src/platform/audit does the work; docs/audit.md says how to use them).
-import { loadPlatformConfig, type Env } from './platform/config.ts';
-import { openDatabase } from './platform/db/index.ts';
-import { openObjectStore } from './platform/objects/index.ts';
+// What `svc audit <verify|export|head|prune>` run (audit.ts holds their flags): the compliance reviewer's and the
+// operator's commands over the audit chain (src/platform/audit does the work; docs/audit.md says how to use them).
+import { loadPlatformConfig, type Env } from '../platform/config.ts';
+import { openDatabase } from '../platform/db/index.ts';
+import { openObjectStore } from '../platform/objects/index.ts';
 import {
   chainHead,
   exportChain,
@@ -13,20 +13,20 @@ import {
   verifyChain,
   type ChainHead,
   type VerifyResult,
-} from './platform/audit/index.ts';
-import { UsageError } from './policies-command.ts';
+} from '../platform/audit/index.ts';
+import { UsageError } from './usage-error.ts';
 
-export const AUDIT_USAGE = `  audit verify [--from SEQ] [--anchor SEQ:HASH ...]
-                               walk the audit chain; exit 1 naming the first record changed, removed, inserted,
-                               moved or rewritten (checked against the signed heads in SVC_AUDIT_STORE and a
-                               retention checkpoint, with SVC_AUDIT_PUBLIC_KEY)
-  audit export [--from SEQ]    the audit records as JSON lines on stdout, for a SIEM
-  audit head                   the latest seq and hash (as GET /audit/head gives them)
-  audit prune (--through SEQ | --before DATE)
-                               remove old records, leaving a checkpoint signed with SVC_AUDIT_SIGNING_KEY
-`;
+/** The flags as typed: record numbers and anchors are checked here, so a mistyped one is a usage error (exit 2). */
+export type AuditOptions = { from?: string; anchor?: string[]; through?: string; before?: string };
+export type AuditAction = 'verify' | 'export' | 'head' | 'prune';
 
-export async function auditCommand(sub: string | undefined, args: string[], env: Env): Promise<number> {
+export async function auditCommand(sub: AuditAction, opts: AuditOptions, env: Env): Promise<number> {
+  // the flags first: a mistyped one is said before the database opens
+  const from = seqOf('--from', opts.from);
+  const anchors = anchorsOf(opts.anchor ?? []);
+  const through = seqOf('--through', opts.through);
+  const before = opts.before === undefined ? undefined : new Date(opts.before);
+  if (before && Number.isNaN(before.getTime())) throw new UsageError(`--before ${opts.before} is not a date (e.g. 2026-01-01)`);
   const platform = loadPlatformConfig(env);
   const db = await openDatabase(platform);
   try {
@@ -34,8 +34,8 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
       case 'verify': {
         const heads = loadHeadSettings(env, platform.DATA_DIR);
         const result = await verifyChain(db, {
-          from: seqFlag(args, '--from'),
-          anchors: anchorsOf(args),
+          from,
+          anchors,
           publicKey: loadAuditKeys(env, platform.DATA_DIR).publicKey,
           heads: { store: openObjectStore(heads.store, env), every: heads.every },
         });
@@ -54,7 +54,7 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
         const written = await exportChain(
           db,
           (line) => new Promise<void>((done) => (process.stdout.write(line) ? done() : process.stdout.once('drain', done))),
-          { from: seqFlag(args, '--from') },
+          { from },
         );
         console.error(`exported ${written} audit records`);
         return 0;
@@ -68,12 +68,9 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
         const keys = loadAuditKeys(env, platform.DATA_DIR);
         if (!keys.privateKey || !keys.publicKey)
           throw new UsageError('audit prune needs SVC_AUDIT_SIGNING_KEY (the PEM private key that signs the checkpoint, or its file)');
-        const before = flag(args, '--before');
-        const date = before === undefined ? undefined : new Date(before);
-        if (date && Number.isNaN(date.getTime())) throw new UsageError(`--before ${before} is not a date (e.g. 2026-01-01)`);
         const checkpoint = await pruneChain(db, {
-          through: seqFlag(args, '--through'),
-          before: date,
+          through,
+          before,
           privateKey: keys.privateKey,
           publicKey: keys.publicKey,
           keyId: keys.keyId,
@@ -85,8 +82,6 @@ export async function auditCommand(sub: string | undefined, args: string[], env:
         );
         return 0;
       }
-      default:
-        throw new UsageError(`unknown audit command '${sub ?? ''}'`);
     }
   } catch (err) {
     if (err instanceof RetentionRefused) {
@@ -109,26 +104,17 @@ function signedReach(result: VerifyResult): string {
     : `signed heads: ${heads} checked, the newest at seq ${through}${after}`;
 }
 
-const flag = (args: string[], name: string): string | undefined => {
-  const i = args.indexOf(name);
-  if (i < 0) return undefined;
-  if (args[i + 1] === undefined) throw new UsageError(`${name} needs a value`);
-  return args[i + 1];
-};
-
-function seqFlag(args: string[], name: string): number | undefined {
-  const value = flag(args, name);
+function seqOf(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} ${value} is not a record number (1 or more)`);
   return n;
 }
 
-function anchorsOf(args: string[]): ChainHead[] {
-  return args.flatMap((a, i) => {
-    if (a !== '--anchor') return [];
-    const m = /^(\d+):([0-9a-f]{64})$/.exec(args[i + 1] ?? '');
-    if (!m) throw new UsageError(`--anchor ${args[i + 1] ?? ''} is not SEQ:HASH (as GET /audit/head gives them)`);
-    return [{ seq: Number(m[1]), hash: m[2]! }];
+function anchorsOf(values: string[]): ChainHead[] {
+  return values.map((value) => {
+    const m = /^(\d+):([0-9a-f]{64})$/.exec(value);
+    if (!m) throw new UsageError(`--anchor ${value} is not SEQ:HASH (as GET /audit/head gives them)`);
+    return { seq: Number(m[1]), hash: m[2]! };
   });
 }

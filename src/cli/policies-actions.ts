@@ -1,70 +1,51 @@
-// `svc policies <build|impact|explain>`: the policy author's commands. The policy port (src/platform/policy) does the
-// work; this file parses the arguments and gathers what the port may not import itself: the dashboards and
+// What `svc policies <build|impact|explain>` run (policies.ts holds their flags). The policy port (src/platform/policy)
+// does the work; this file gathers what the port may not import itself: the dashboards and
 // collections in the configured database and the tables of explore's catalog, each read with its service's own code.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { loadPlatformConfig, type Env } from './platform/config.ts';
-import { openDatabase, type Database } from './platform/db/index.ts';
-import { createLogger } from './platform/log.ts';
-import { unpackBundle } from './platform/policy/bundle.ts';
-import { buildPolicies, buildSignedBundle, POLICIES_DIR, withTempDir } from './platform/policy/build.ts';
-import { explainDecision, formatExplanation } from './platform/policy/explain.ts';
-import { formatImpact, policyImpact, type Config, type Person, type Side, type World } from './platform/policy/impact.ts';
-import { loadWasmPolicy } from './platform/policy/wasm.ts';
+import { loadPlatformConfig, type Env } from '../platform/config.ts';
+import { openDatabase, type Database } from '../platform/db/index.ts';
+import { createLogger } from '../platform/log.ts';
+import { unpackBundle } from '../platform/policy/bundle.ts';
+import { buildPolicies, buildSignedBundle, POLICIES_DIR, withTempDir } from '../platform/policy/build.ts';
+import { explainDecision, formatExplanation } from '../platform/policy/explain.ts';
+import { formatImpact, policyImpact, type Config, type Person, type Side, type World } from '../platform/policy/impact.ts';
+import { loadWasmPolicy } from '../platform/policy/wasm.ts';
+import { UsageError } from './usage-error.ts';
 
 const ROOT = dirname(POLICIES_DIR);
 
-export const POLICIES_USAGE = `  policies build [--sign KEY.pem [--key-id ID] [--revision R] [--out FILE]]
-                               compile policies/ to the committed wasm build (needs opa); with --sign also write
-                               the signed OPA bundle (default policies/build/bundle.tar.gz)
-  policies impact [--base REF|BUNDLE] [--users FILE] [--json] [--fail-on-gain]
-                               who gains and who loses what between the base (a git ref, default HEAD, or a
-                               bundle file) and the working tree's policies
-  policies explain --user U --role R[,R] [--groups G,G] (--table T | --dashboard ID | --collection SLUG)
-                               one decision over the working tree's policies: allow or deny, why, the rules that fired
-`;
+export type BuildOptions = { sign?: string; keyId: string; revision?: string; out?: string };
+export type ImpactOptions = { base: string; users?: string; json: boolean; failOnGain: boolean };
+export type ExplainOptions = { user: string; role: string; groups?: string; table?: string; dashboard?: string; collection?: string };
 
-export class UsageError extends Error {}
-
-export async function policiesCommand(sub: string | undefined, args: string[], env: Env): Promise<number> {
-  const flags = parseFlags(args);
-  switch (sub) {
-    case 'build': {
-      console.log(await buildPolicies());
-      const key = flags.get('--sign');
-      if (key === undefined) return 0;
-      const signed = await buildSignedBundle({
-        privateKeyPem: await readFile(key, 'utf8'),
-        keyId: flags.get('--key-id') ?? 'svc',
-        revision: flags.get('--revision'),
-        out: resolve(flags.get('--out') ?? join(POLICIES_DIR, 'build/bundle.tar.gz')),
-      });
-      console.log(`signed bundle ${signed.out}: revision ${signed.revision}, decisions ${signed.decisions.join(', ')}`);
-      return 0;
-    }
-    case 'impact':
-      return impact(flags, env);
-    case 'explain':
-      return explain(flags, env);
-    default:
-      throw new UsageError(`unknown policies command '${sub ?? ''}'`);
-  }
+export async function build(opts: BuildOptions): Promise<number> {
+  console.log(await buildPolicies());
+  if (opts.sign === undefined) return 0;
+  const signed = await buildSignedBundle({
+    privateKeyPem: await readFile(opts.sign, 'utf8'),
+    keyId: opts.keyId,
+    revision: opts.revision,
+    out: resolve(opts.out ?? join(POLICIES_DIR, 'build/bundle.tar.gz')),
+  });
+  console.log(`signed bundle ${signed.out}: revision ${signed.revision}, decisions ${signed.decisions.join(', ')}`);
+  return 0;
 }
 
-async function impact(flags: Map<string, string>, env: Env): Promise<number> {
-  const baseRef = flags.get('--base') ?? 'HEAD';
-  const world = await gatherWorld(env, flags.get('--users'));
+export async function impact(opts: ImpactOptions, env: Env): Promise<number> {
+  const baseRef = opts.base;
+  const world = await gatherWorld(env, opts.users);
   const report = await withTempDir(async (dir) => {
     const base = await sideOf(baseRef, join(dir, 'base'));
     const head = await builtSide('working tree', join(dir, 'head'));
     return policyImpact(base, head, world.world);
   });
   report.notes.push(...world.notes);
-  process.stdout.write(flags.has('--json') ? `${JSON.stringify(report, null, 2)}\n` : formatImpact(report));
-  return flags.has('--fail-on-gain') && report.gains.length > 0 ? 1 : 0;
+  process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatImpact(report));
+  return opts.failOnGain && report.gains.length > 0 ? 1 : 0;
 }
 
 /** A bundle file as it is; a git ref's policies/ compiled with today's build script. */
@@ -105,14 +86,14 @@ async function gatherWorld(env: Env, usersFile: string | undefined): Promise<{ w
   const notes: string[] = [];
   const world: World = { tables: [], dashboards: [], collections: [], users: usersFile ? await readUsers(usersFile) : [] };
   await withDatabase(env, notes, async (db) => {
-    const { listDashboards } = await import('./explore/store.ts');
-    const { listCollections } = await import('./retrieval/store.ts');
+    const { listDashboards } = await import('../explore/store.ts');
+    const { listCollections } = await import('../retrieval/store.ts');
     world.dashboards = await listDashboards(db).catch((err: unknown) => (notes.push(`dashboards not read: ${String(err)}`), []));
     world.collections = await listCollections(db).catch((err: unknown) => (notes.push(`collections not read: ${String(err)}`), []));
   });
   try {
-    const { loadExploreConfig } = await import('./explore/config.ts');
-    const { openEngine } = await import('./explore/service.ts');
+    const { loadExploreConfig } = await import('../explore/config.ts');
+    const { openEngine } = await import('../explore/service.ts');
     const config = loadExploreConfig(env);
     const engine = await openEngine(config, { embedded: false, logger: createLogger('svc', 'silent') });
     try {
@@ -151,33 +132,27 @@ async function readUsers(file: string): Promise<Person[]> {
   return list as Person[];
 }
 
-async function explain(flags: Map<string, string>, env: Env): Promise<number> {
-  const user = flags.get('--user');
-  const roles = (flags.get('--role') ?? '')
-    .split(',')
-    .map((r) => r.trim())
-    .filter(Boolean);
-  const groups = (flags.get('--groups') ?? '')
-    .split(',')
-    .map((g) => g.trim())
-    .filter(Boolean);
-  const targets = ['--table', '--dashboard', '--collection'].filter((f) => flags.has(f));
-  if (!user || roles.length === 0 || targets.length !== 1) {
-    throw new UsageError('policies explain needs --user, --role and exactly one of --table, --dashboard or --collection');
-  }
+export async function explain(opts: ExplainOptions, env: Env): Promise<number> {
+  const { user } = opts;
+  const listOf = (v: string | undefined) =>
+    (v ?? '')
+      .split(',')
+      .map((r) => r.trim())
+      .filter(Boolean);
+  const roles = listOf(opts.role);
+  const groups = listOf(opts.groups);
+  if (roles.length === 0) throw new UsageError('--role names no role');
   let decision: string;
   let input: object;
-  if (flags.has('--table')) {
+  if (opts.table !== undefined) {
     decision = 'tables';
-    input = { user, roles, table: flags.get('--table') };
+    input = { user, roles, table: opts.table };
+  } else if (opts.dashboard !== undefined) {
+    decision = 'dashboards';
+    input = { user, roles, groups, action: 'view', dashboard: await readTarget(env, 'dashboard', opts.dashboard) };
   } else {
-    const id = flags.get(targets[0]!)!;
-    const found = await readTarget(env, targets[0] === '--dashboard' ? 'dashboard' : 'collection', id);
-    decision = targets[0] === '--dashboard' ? 'dashboards' : 'collections';
-    input =
-      targets[0] === '--dashboard'
-        ? { user, roles, groups, action: 'view', dashboard: found }
-        : { user, roles, action: 'read', collection: found };
+    decision = 'collections';
+    input = { user, roles, action: 'read', collection: await readTarget(env, 'collection', opts.collection ?? '') };
   }
   process.stdout.write(formatExplanation(await explainDecision({ policiesDir: POLICIES_DIR, decision, input })));
   return 0;
@@ -188,30 +163,14 @@ async function readTarget(env: Env, kind: 'dashboard' | 'collection', id: string
   let found: object | undefined;
   await withDatabase(env, notes, async (db) => {
     if (kind === 'dashboard') {
-      const d = await (await import('./explore/store.ts')).findDashboard(db, id);
+      const d = await (await import('../explore/store.ts')).findDashboard(db, id);
       if (d) found = { owner: d.owner, visibility: d.visibility, allowed_users: d.allowed_users, allowed_groups: d.allowed_groups };
     } else {
-      const c = await (await import('./retrieval/store.ts')).findCollection(db, id);
+      const c = await (await import('../retrieval/store.ts')).findCollection(db, id);
       if (c) found = { slug: c.slug, allowed_roles: c.allowed_roles };
     }
   });
   if (notes.length > 0) throw new Error(notes.join('; '));
   if (!found) throw new UsageError(`${kind} '${id}' does not exist in the configured database`);
   return found;
-}
-
-function parseFlags(args: string[]): Map<string, string> {
-  const flags = new Map<string, string>();
-  const valueless = new Set(['--json', '--fail-on-gain']);
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i]!;
-    if (!name.startsWith('--')) throw new UsageError(`unexpected argument '${name}'`);
-    if (valueless.has(name)) flags.set(name, 'true');
-    else {
-      const value = args[++i];
-      if (value === undefined) throw new UsageError(`${name} needs a value`);
-      flags.set(name, value);
-    }
-  }
-  return flags;
 }
