@@ -17,7 +17,7 @@ const SERVICES: Record<string, () => Promise<ServiceDefinition>> = lookupTable({
   retrieval: async () => (await import('./retrieval/service.ts')).retrievalService,
   explore: async () => (await import('./explore/service.ts')).exploreService,
   tracker: async () => (await import('./tracker/service.ts')).trackerService,
-  'dashboards-runtime': async () => (await import('./dashboards-runtime/service.ts')).dashboardsRuntimeService,
+  'dashboards-runtime': async () => (await import('../dashboards-runtime/src/service.ts')).dashboardsRuntimeService,
 });
 const allServices = () => Promise.all(Object.values(SERVICES).map((load) => load()));
 

@@ -10,7 +10,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { allowedMethods } from './allowed-methods.ts';
 import { AuthError, authProblemResponse, createCallerResolver, type CallerResolver } from './auth/index.ts';
-import { isDatabaseBusy, sqlState } from './db/values.ts';
+import { isDatabaseBusy, sqlState } from './sql-state.ts';
 import { ProblemError, unavailable } from './errors.ts';
 import { eventLoopDelay, watchEventLoop } from './event-loop.ts';
 import type { Caller } from './identity.ts';

@@ -1,14 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { authSettings, authShape, createCallerResolver, type CallerResolver } from './auth/index.ts';
+import { openCallerResolver } from './callers.ts';
 import { ConfigError, loadConfig, loadPlatformConfig, int, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
 import { startServer, type RunningServer } from './http.ts';
 import { createLogger } from './log.ts';
 import { appendAudit, openHeadSigner } from './audit/index.ts';
-import { createPolicyEngine, knownRolesOf, type BundleActivation, type PolicyEngine } from './policy/index.ts';
-import { POLICIES_DIR } from './policy/build.ts';
+import { createPolicyEngine, type BundleActivation } from './policy/index.ts';
 import type { ServiceDefinition, SharedParts } from './service.ts';
 import { initTracing } from './tracing.ts';
 
@@ -68,33 +65,6 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
       : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
   const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
   return { platform: selected, db, policy, embedded: opts.embedded, callers: openCallerResolver(env, policy) };
-}
-
-/**
- * SVC_AUTH_MODE's resolver. In jwt mode the issuer's keys are fetched now; an issuer that cannot be reached is
- * logged and the service starts (each request that needs keys then answers 503 until it can). A token's roles are
- * kept when the policy deciding now knows them, so a bundle that adds a role is honoured as soon as it is in force;
- * an engine that cannot tell (the OPA sidecar) or has no policy loaded yet falls back to the committed build's.
- */
-export function openCallerResolver(env: Env, policy: Pick<PolicyEngine, 'knownRoles'>): CallerResolver {
-  const settings = authSettings(loadConfig(authShape, env));
-  const committed = settings.mode === 'jwt' ? committedKnownRoles() : [];
-  const callers = createCallerResolver(settings, { knownRoles: () => policy.knownRoles?.() ?? committed });
-  if (settings.mode === 'jwt') {
-    void callers.warm().then((ok) => {
-      if (!ok)
-        createLogger('auth', 'warn').warn(
-          { issuer: settings.issuer },
-          'the identity provider could not be reached at start-up: requests that need its keys answer 503 until it can',
-        );
-    });
-  }
-  return callers;
-}
-
-/** The committed build's roles (policies/data.json `known_roles`). */
-function committedKnownRoles(): string[] {
-  return knownRolesOf(JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')));
 }
 
 export async function migrateAll(db: Database, services: ServiceDefinition[]): Promise<string[]> {

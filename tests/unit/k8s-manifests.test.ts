@@ -17,7 +17,7 @@ import {
   type V1ServiceAccount,
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_LABELS } from '../../src/dashboards-runtime/sandbox/kubernetes.ts';
+import { SANDBOX_LABELS } from '../../dashboards-runtime/src/sandbox/kubernetes.ts';
 
 // The rendered manifests hold the specifications' numbers: ports, the tracker's probes and resources, the secrets
 // by name, the forward-auth ingress, the network policies (the sandbox reaches exactly Trino and DNS), the pod Role.
@@ -33,7 +33,7 @@ const SERVICES = [
   { name: 'retrieval', port: 8080, source: 'src/retrieval/service.ts' },
   { name: 'explore', port: 8081, source: 'src/explore/service.ts' },
   { name: 'tracker', port: 5000, source: 'src/tracker/service.ts' },
-  { name: 'dashboards-runtime', port: 8090, source: 'src/dashboards-runtime/service.ts' },
+  { name: 'dashboards-runtime', port: 8090, source: 'dashboards-runtime/src/service.ts' },
 ] as const;
 const SECRETS: Record<string, string[]> = {
   'svc-postgres': ['password'],
