@@ -1,8 +1,4 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PAGE_BYTES, pageDigest } from '../../src/platform/dashboard-pages.ts';
 import { signDashboard } from '../../src/platform/dashboard-signature.ts';
@@ -10,8 +6,9 @@ import { readObject } from '../../src/platform/objects/index.ts';
 import { runtimeHarness, SHARING_PEOPLE, VISIBILITIES, viewMatrix, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness, type ExploreIdentity } from '../support/explore.ts';
 
-// The dashboards runtime through HTTP: explore decides access, the signature is checked at launch, and every
-// (viewer, dashboard) pair gets a sandbox process of its own that can neither write files nor start processes.
+// The dashboards runtime through HTTP in front of the real explore: explore decides access, the signature is checked
+// at launch, and every (viewer, dashboard) pair gets a sandbox process of its own. The runtime's workspace tests the
+// sandbox's walls and its side of the launch contract on their own (dashboards-runtime/tests).
 const people = SHARING_PEOPLE;
 
 describe('dashboards runtime', () => {
