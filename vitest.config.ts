@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three suites: unit (no server, `npm test`), integration (real servers started by scripts/), e2e (headless Chromium).
+// Four suites: unit and runtime (no server, `npm test`; runtime is the dashboards-runtime workspace's own),
+// integration (real servers started by scripts/), e2e (headless Chromium).
 // CI sets SVC_VITEST_REPORT to collect a JSON report for its closing summary line.
 const report = process.env.SVC_VITEST_REPORT;
 
@@ -12,6 +13,8 @@ export default defineConfig({
     experimental: { fsModuleCache: true },
     env: { SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'silent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
+      // The dashboards runtime's workspace keeps its own suite (dashboards-runtime/vitest.config.ts, project 'runtime').
+      'dashboards-runtime',
       // Set-up hooks open PGlite and build apps; on a busy two-core machine that can pass ten seconds.
       { test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 } },
       {

@@ -11,7 +11,7 @@ const SERVICES: Record<string, () => Promise<ServiceDefinition>> = lookupTable({
   retrieval: async () => (await import('./retrieval/service.ts')).retrievalService,
   explore: async () => (await import('./explore/service.ts')).exploreService,
   tracker: async () => (await import('./tracker/service.ts')).trackerService,
-  'dashboards-runtime': async () => (await import('./dashboards-runtime/service.ts')).dashboardsRuntimeService,
+  'dashboards-runtime': async () => (await import('../dashboards-runtime/src/service.ts')).dashboardsRuntimeService,
 });
 
 // An error an operator acts on is one line: a command line it cannot run (2), a bad setting or a start-up failure (1).

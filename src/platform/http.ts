@@ -10,7 +10,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { allowedMethods } from './allowed-methods.ts';
 import { AuthError, authProblemResponse, createCallerResolver, type CallerResolver } from './auth/index.ts';
-import { isDatabaseBusy, sqlState } from './db/values.ts';
+import { isDatabaseBusy, sqlState } from './sql-state.ts';
 import { ProblemError, unavailable } from './errors.ts';
 import { eventLoopDelay, watchEventLoop } from './event-loop.ts';
 import type { Caller } from './identity.ts';
@@ -219,6 +219,28 @@ export function validationProblem(
     `Invalid ${target === 'json' ? 'request body' : target}: ${errors.map((e) => `${e.location}: ${e.message}`).join('; ')}`,
     { errors },
   );
+}
+
+/** A start-up failure with a message an operator can act on; the CLI prints it without a stack and exits 1. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** Listens, or says in one line which setting to change when the port is taken or not ours to bind. */
+export async function listen(app: Hono<AppEnv>, portNumber: number, host: string | undefined, change: string): Promise<RunningServer> {
+  try {
+    return await startServer(app, portNumber, host);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${portNumber} is in use: set ${change} to a free port`, { cause: err });
+    if (code === 'EACCES')
+      throw new StartupError(`port ${portNumber} needs privileges this process does not have: set ${change} to a port above 1023`, {
+        cause: err,
+      });
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartupError(`${host} is not an address of this machine: set SVC_HOST to one that is`, { cause: err });
+    throw err;
+  }
 }
 
 export type RunningServer = { url: string; port: number; close(): Promise<void> };

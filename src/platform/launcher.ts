@@ -1,23 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { authSettings, authShape, createCallerResolver, type CallerResolver } from './auth/index.ts';
+import { openCallerResolver } from './callers.ts';
 import { ConfigError, isPort, loadConfig, loadPlatformConfig, port, portProblem, type Env, type PlatformConfig } from './config.ts';
 import { openDatabase, type Database } from './db/index.ts';
-import { startServer, type RunningServer } from './http.ts';
+import { listen, StartupError, type RunningServer } from './http.ts';
 import { createLogger, type Logger } from './log.ts';
 import { appendAudit, openHeadSigner } from './audit/index.ts';
-import { createPolicyEngine, knownRolesOf, type BundleActivation, type PolicyEngine } from './policy/index.ts';
-import { POLICIES_DIR } from './policy/build.ts';
+import { createPolicyEngine, type BundleActivation } from './policy/index.ts';
 import type { ServiceDefinition, SharedParts, StartedService } from './service.ts';
 import { initTracing } from './tracing.ts';
 
-export type Launched = { name: string; url: string; close(): Promise<void> };
+export { StartupError };
 
-/** A start-up failure with a message an operator can act on; the CLI prints it without a stack and exits 1. */
-export class StartupError extends Error {
-  override name = 'StartupError';
-}
+export type Launched = { name: string; url: string; close(): Promise<void> };
 
 const NETWORK = new Set([
   'ECONNREFUSED',
@@ -68,33 +62,6 @@ export async function openSharedParts(env: Env, opts: { embedded: boolean; inMem
       : (detail: BundleActivation) => appendAudit(db, { service: 'policy', action: 'bundle_activated', actor: replica, detail });
   const policy = await createPolicyEngine(selected, env, { embedded: opts.embedded, onBundleActivated });
   return { platform: selected, db, policy, embedded: opts.embedded, callers: openCallerResolver(env, policy) };
-}
-
-/**
- * SVC_AUTH_MODE's resolver. In jwt mode the issuer's keys are fetched now; an issuer that cannot be reached is
- * logged and the service starts (each request that needs keys then answers 503 until it can). A token's roles are
- * kept when the policy deciding now knows them, so a bundle that adds a role is honoured as soon as it is in force;
- * an engine that cannot tell (the OPA sidecar) or has no policy loaded yet falls back to the committed build's.
- */
-export function openCallerResolver(env: Env, policy: Pick<PolicyEngine, 'knownRoles'>): CallerResolver {
-  const settings = authSettings(loadConfig(authShape, env));
-  const committed = settings.mode === 'jwt' ? committedKnownRoles() : [];
-  const callers = createCallerResolver(settings, { knownRoles: () => policy.knownRoles?.() ?? committed });
-  if (settings.mode === 'jwt') {
-    void callers.warm().then((ok) => {
-      if (!ok)
-        createLogger('auth', 'warn').warn(
-          { issuer: settings.issuer },
-          'the identity provider could not be reached at start-up: requests that need its keys answer 503 until it can',
-        );
-    });
-  }
-  return callers;
-}
-
-/** The committed build's roles (policies/data.json `known_roles`). */
-function committedKnownRoles(): string[] {
-  return knownRolesOf(JSON.parse(readFileSync(join(POLICIES_DIR, 'build', 'data.json'), 'utf8')));
 }
 
 export async function migrateAll(db: Database, services: ServiceDefinition[]): Promise<string[]> {
@@ -172,7 +139,7 @@ export async function launch(
     }
     for (const { service, logger, app } of started) {
       const change = opts.portOverride !== undefined ? '--port' : `SVC_${service.portSetting}${opts.portFlag ? ' (or --port)' : ''}`;
-      const server = await bind(app.app, ports.get(service.name)!, opts.hostname, change);
+      const server = await listen(app.app, ports.get(service.name)!, opts.hostname, change);
       logger.info({ url: server.url }, `${service.name} listening`);
       launched.push({
         name: service.name,
@@ -189,23 +156,6 @@ export async function launch(
     throw err;
   }
   return launched;
-}
-
-/** Listens, or says in one line which setting to change when the port is taken or not ours to bind. */
-async function bind(app: StartedService['app'], portNumber: number, host: string | undefined, change: string): Promise<RunningServer> {
-  try {
-    return await startServer(app, portNumber, host);
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'EADDRINUSE') throw new StartupError(`port ${portNumber} is in use: set ${change} to a free port`, { cause: err });
-    if (code === 'EACCES')
-      throw new StartupError(`port ${portNumber} needs privileges this process does not have: set ${change} to a port above 1023`, {
-        cause: err,
-      });
-    if (code === 'EADDRNOTAVAIL')
-      throw new StartupError(`${host} is not an address of this machine: set SVC_HOST to one that is`, { cause: err });
-    throw err;
-  }
 }
 
 /** The database of a service that keeps none: closing it is fine, anything else is a programming error. */

@@ -1,29 +1,21 @@
-import type { Hono } from 'hono';
 import type { HeadSigner } from './audit/index.ts';
-import type { CallerResolver } from './auth/index.ts';
-import type { Env, PlatformConfig } from './config.ts';
+import type { Env } from './config.ts';
 import type { Database } from './db/index.ts';
-import type { AppEnv } from './http.ts';
+import type { LaunchParts, StartedService } from './launch-contract.ts';
 import type { Logger } from './log.ts';
-import type { PolicyEngine } from './policy/index.ts';
 
 // What the launcher hands every service: parts that `svc dev` opens once and shares across services
-// (one embedded database, one policy engine), and that `svc serve` opens for a single service.
-export type SharedParts = {
-  platform: PlatformConfig;
-  /** `svc dev`: every part embedded, whatever the environment names (no Postgres, OPA sidecar or Trino). */
-  embedded: boolean;
+// (one embedded database, one policy engine), and that `svc serve` opens for a single service. A service that keeps
+// no data is written against launch-contract.ts alone.
+export type SharedParts = LaunchParts & {
   db: Database;
-  policy: PolicyEngine;
-  /** Who calls (SVC_AUTH_MODE): the ingress's headers, or a token verified against SVC_OIDC_ISSUER's keys. */
-  callers: CallerResolver;
   /** Signs the audit chain's head into the object store, off the request path; set by launch() when a service keeps data. */
   auditHeads?: HeadSigner;
 };
 
 export type ServiceContext = { env: Env; shared: SharedParts; logger: Logger };
 
-export type StartedService = { app: Hono<AppEnv>; close(): Promise<void> };
+export type { StartedService };
 
 export type ServiceDefinition = {
   name: string;

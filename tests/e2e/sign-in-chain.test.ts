@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dashboardsRuntimeService } from '../../src/dashboards-runtime/service.ts';
+import { dashboardsRuntimeService } from '../../dashboards-runtime/src/service.ts';
 import { exploreService } from '../../src/explore/service.ts';
 import { launch, openSharedParts, type Launched } from '../../src/platform/launcher.ts';
 import type { SharedParts } from '../../src/platform/service.ts';

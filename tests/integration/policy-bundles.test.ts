@@ -9,7 +9,7 @@ import { createSidecarPolicyEngine } from '../../src/platform/policy/index.ts';
 import type { ServiceDefinition, SharedParts } from '../../src/platform/service.ts';
 import { exploreService } from '../../src/explore/service.ts';
 import { retrievalService } from '../../src/retrieval/service.ts';
-import { dashboardsRuntimeService } from '../../src/dashboards-runtime/service.ts';
+import { dashboardsRuntimeService } from '../../dashboards-runtime/src/service.ts';
 import { freePort } from '../support/free-port.ts';
 import { policyCaseSuite } from '../support/policy-cases.ts';
 import {

@@ -1,8 +1,8 @@
 import type { CallerResolver } from '../../src/platform/auth/index.ts';
-import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
-import { createSandboxPool, type PoolLimits, type SandboxPool } from '../../src/dashboards-runtime/pool.ts';
-import { createProcessLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
-import { createSessions } from '../../src/dashboards-runtime/viewer.ts';
+import { createRuntimeApp } from '../../dashboards-runtime/src/app.ts';
+import { createSandboxPool, type PoolLimits, type SandboxPool } from '../../dashboards-runtime/src/pool.ts';
+import { createProcessLauncher } from '../../dashboards-runtime/src/sandbox/launcher.ts';
+import { createSessions } from '../../dashboards-runtime/src/viewer.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';

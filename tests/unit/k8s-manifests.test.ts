@@ -17,7 +17,7 @@ import {
   type V1ServiceAccount,
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_LABELS } from '../../src/dashboards-runtime/sandbox/kubernetes.ts';
+import { SANDBOX_LABELS } from '../../dashboards-runtime/src/sandbox/kubernetes.ts';
 
 // The rendered manifests hold the specifications' numbers: ports, the tracker's probes and resources, the secrets
 // by name, the forward-auth ingress, the network policies (the sandbox reaches exactly Trino and DNS), the pod Role.
@@ -33,7 +33,7 @@ const SERVICES = [
   { name: 'retrieval', port: 8080, source: 'src/retrieval/service.ts' },
   { name: 'explore', port: 8081, source: 'src/explore/service.ts' },
   { name: 'tracker', port: 5000, source: 'src/tracker/service.ts' },
-  { name: 'dashboards-runtime', port: 8090, source: 'src/dashboards-runtime/service.ts' },
+  { name: 'dashboards-runtime', port: 8090, source: 'dashboards-runtime/src/service.ts' },
 ] as const;
 const SECRETS: Record<string, string[]> = {
   'svc-postgres': ['password'],
@@ -92,12 +92,18 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     r = new Rendered(render(overlay));
   });
 
-  it.each(SERVICES)('runs $name on port $port from one image, with a Service on the same port', ({ name, port, source }) => {
+  it.each(SERVICES)('runs $name on port $port from its image, with a Service on the same port', ({ name, port, source }) => {
     // The port the service listens on by default (its ServiceDefinition) is the one the specification names.
     expect(readFileSync(join(import.meta.dirname, '../..', source), 'utf8')).toMatch(new RegExp(`defaultPort: ${port},`));
     const c = r.container(name);
-    expect(c.args).toEqual(['serve', name]);
-    expect(c.image).toBe(r.container('retrieval').image);
+    if (name === 'dashboards-runtime') {
+      // the runtime's own image (the Dockerfile's dashboards-runtime target), whose entrypoint is the runtime
+      expect(c.args).toBeUndefined();
+      expect(c.image).toBe('registry.example.com/svc-dashboards-runtime:0.1.0');
+    } else {
+      expect(c.args).toEqual(['serve', name]);
+      expect(c.image).toBe('registry.example.com/svc:0.1.0');
+    }
     expect(c.ports).toEqual([{ name: 'http', containerPort: port }]);
     const svc = r.one<V1Service>('Service', `svc-${name}`);
     expect(svc.spec!.ports).toEqual([{ name: 'http', port, targetPort: 'http' }]);

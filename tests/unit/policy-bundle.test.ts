@@ -3,7 +3,7 @@ import { SignJWT } from 'jose';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/platform/http.ts';
-import { openCallerResolver } from '../../src/platform/launcher.ts';
+import { openCallerResolver } from '../../src/platform/callers.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import { unpackBundle } from '../../src/platform/policy/bundle.ts';

@@ -1,6 +1,7 @@
 import { appendAudit } from '../../platform/audit/index.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
+import type { LaunchDecision } from '../../platform/launch-contract.ts';
 import type { PolicyDecision, PolicyEngine } from '../../platform/policy/index.ts';
 import type { ExploreDeps } from '../deps.ts';
 import * as store from '../store.ts';
@@ -55,7 +56,7 @@ export async function accessOf(deps: ExploreDeps, caller: Caller, id: string): P
  * GET /dashboards/{id}/launch, the runtime's one question before it opens a page for a viewer: the policy's
  * decision, and only when it allows, where the page is, its sha256 and its owner (the page's signature names them).
  */
-export type Launch = { allow: false; reason: string } | { allow: true; reason: string; object_key: string; digest: string; owner: string };
+export type Launch = LaunchDecision; // the contract the runtime reads (platform/launch-contract.ts)
 
 export async function launchOf(deps: ExploreDeps, caller: Caller, id: string): Promise<Launch> {
   const d = await store.findDashboard(deps.db, id);

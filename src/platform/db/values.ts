@@ -8,21 +8,5 @@ export const parseBytea = (text: string): Uint8Array => Uint8Array.from(Buffer.f
 /** JSON parameters arrive as JSON text (the port's convention); an object is stringified, as PGlite does. */
 export const serializeJson = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
-/**
- * The SQLSTATE of a database error (`23505` unique violation, `23503` foreign key, `40P01` deadlock, ...), or
- * undefined for anything else. Both drivers put it in `code`; Node's socket errors have a code but no severity.
- */
-export function sqlState(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const { code, severity } = err as { code?: unknown; severity?: unknown };
-  return typeof code === 'string' && typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
-
-export const isUniqueViolation = (err: unknown): boolean => sqlState(err) === '23505';
-
-/**
- * A statement that ran past its time limit (57014 query_canceled, Postgres's statement_timeout and embedded PGlite's
- * limit alike) or a database too busy to take one (57P03: embedded PGlite still finishing such a statement): the
- * request may succeed later, so the services answer 503 rather than 500.
- */
-export const isDatabaseBusy = (err: unknown): boolean => ['57014', '57P03'].includes(sqlState(err) ?? '');
+// Reading a database error's SQLSTATE needs no driver: it lives apart so the HTTP error mapping can use it.
+export { isDatabaseBusy, isUniqueViolation, sqlState } from '../sql-state.ts';

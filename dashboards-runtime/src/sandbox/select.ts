@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { ConfigError, int, loadConfig, port, optionalStr, str, type Env } from '../../platform/config.ts';
-import type { Logger } from '../../platform/log.ts';
+import { ConfigError, int, loadConfig, optionalStr, port, str, type Env } from '@svc/platform/config';
+import type { Logger } from '@svc/platform/log';
 import { createPodLauncher } from './kubernetes.ts';
 import { createProcessLauncher, type SandboxLauncher } from './launcher.ts';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
-import type { CallerResolver } from '../platform/auth/index.ts';
-import type { Caller } from '../platform/identity.ts';
+import type { CallerResolver } from '@svc/platform/auth';
+import type { Caller } from '@svc/platform/identity';
 
 // The viewer comes from the forward-auth headers; the runtime then issues a session cookie so that a browser's
 // later requests (without the ingress in front, or from the sandboxed page) keep the same identity. In jwt mode

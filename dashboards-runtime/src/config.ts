@@ -1,4 +1,4 @@
-import { int, loadConfig, optionalStr, str, type Env } from '../platform/config.ts';
+import { int, loadConfig, optionalStr, str, type Env } from '@svc/platform/config';
 
 export const runtimeShape = {
   EXPLORE_URL: str('http://localhost:8081'),

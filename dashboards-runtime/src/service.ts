@@ -1,7 +1,7 @@
-import { openDashboardPages } from '../platform/dashboard-pages.ts';
-import { dashboardKeys } from '../platform/dashboard-signature.ts';
-import { createMetrics } from '../platform/metrics.ts';
-import type { ServiceDefinition } from '../platform/service.ts';
+import { openDashboardPages } from '@svc/platform/dashboard-pages';
+import { dashboardKeys } from '@svc/platform/dashboard-signature';
+import { createMetrics } from '@svc/platform/metrics';
+import type { StatelessService } from '@svc/platform/launch-contract';
 import { createRuntimeApp } from './app.ts';
 import { loadRuntimeConfig } from './config.ts';
 import { createSandboxPool } from './pool.ts';
@@ -10,7 +10,7 @@ import { createSessions } from './viewer.ts';
 
 // The runtime keeps no database and no volume of its own: explore answers every launch question over HTTP and the
 // pages come from the object store.
-export const dashboardsRuntimeService: ServiceDefinition = {
+export const dashboardsRuntimeService: StatelessService = {
   name: 'dashboards-runtime',
   defaultPort: 8090,
   portSetting: 'DASHBOARDS_RUNTIME_PORT',

@@ -7,17 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSessions } from '../../src/dashboards-runtime/viewer.ts';
-import { createRuntimeApp } from '../../src/dashboards-runtime/app.ts';
-import { createSandboxPool } from '../../src/dashboards-runtime/pool.ts';
-import { RUNTIME_POD_LABEL, SANDBOX_LABELS } from '../../src/dashboards-runtime/sandbox/kubernetes.ts';
-import type { SandboxLauncher } from '../../src/dashboards-runtime/sandbox/launcher.ts';
-import { selectLauncher } from '../../src/dashboards-runtime/sandbox/select.ts';
-import { freePort } from '../support/free-port.ts';
-import { signDashboard } from '../../src/platform/dashboard-signature.ts';
-import { createLogger } from '../../src/platform/log.ts';
-import { createMetrics } from '../../src/platform/metrics.ts';
-import { createFolderStore } from '../../src/platform/objects/index.ts';
+import { createSessions } from '../src/viewer.ts';
+import { createRuntimeApp } from '../src/app.ts';
+import { createSandboxPool } from '../src/pool.ts';
+import { RUNTIME_POD_LABEL, SANDBOX_LABELS } from '../src/sandbox/kubernetes.ts';
+import type { SandboxLauncher } from '../src/sandbox/launcher.ts';
+import { selectLauncher } from '../src/sandbox/select.ts';
+import { freePort } from './support/free-port.ts';
+import { signDashboard } from '@svc/platform/dashboard-signature';
+import { createLogger } from '@svc/platform/log';
+import { createMetrics } from '@svc/platform/metrics';
+import { createFolderStore } from '@svc/platform/objects';
 
 // The Kubernetes sandbox back end against a recorded Kubernetes API: a local HTTP server that answers like the API
 // server for pods and records every request. A created pod is "run" by starting the exact command and environment of

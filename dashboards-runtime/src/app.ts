@@ -1,17 +1,18 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { DASHBOARD_PAGE_HEADERS, MAX_PAGE_BYTES, pageDigest } from '../platform/dashboard-pages.ts';
-import { verifyDashboard, type DashboardKeys } from '../platform/dashboard-signature.ts';
-import { forbidden, notFound, unauthorized, unavailable } from '../platform/errors.ts';
-import type { CallerResolver } from '../platform/auth/index.ts';
-import { createApp, HEADER_CALLERS, type AppEnv } from '../platform/http.ts';
-import { identityHeaders, type Caller } from '../platform/identity.ts';
-import type { Logger } from '../platform/log.ts';
-import { apiRoutes, CALLER_SECURITY, documentRoutes, problems, storableText } from '../platform/openapi/index.ts';
-import type { ServiceMetrics } from '../platform/metrics.ts';
-import type { PolicyEngine } from '../platform/policy/index.ts';
-import { readObject, type ObjectStore } from '../platform/objects/index.ts';
+import { DASHBOARD_PAGE_HEADERS, MAX_PAGE_BYTES, pageDigest } from '@svc/platform/dashboard-pages';
+import { verifyDashboard, type DashboardKeys } from '@svc/platform/dashboard-signature';
+import { forbidden, notFound, unauthorized, unavailable } from '@svc/platform/errors';
+import type { CallerResolver } from '@svc/platform/auth';
+import { createApp, HEADER_CALLERS, type AppEnv } from '@svc/platform/http';
+import type { LaunchDecision } from '@svc/platform/launch-contract';
+import { identityHeaders, type Caller } from '@svc/platform/identity';
+import type { Logger } from '@svc/platform/log';
+import { apiRoutes, CALLER_SECURITY, documentRoutes, problems, storableText } from '@svc/platform/openapi';
+import type { ServiceMetrics } from '@svc/platform/metrics';
+import type { PolicyEngine } from '@svc/platform/policy';
+import { readObject, type ObjectStore } from '@svc/platform/objects';
 import { PoolFullError, type SandboxPool } from './pool.ts';
 import { SESSION_COOKIE, viewerOf, type Sessions } from './viewer.ts';
 
@@ -57,7 +58,8 @@ const RUNTIME_DOCUMENT = {
   description: 'Opens published dashboards, each in a sandbox of its viewer, after explore decides the viewer may.',
 };
 
-type Launch = { allow: true; reason: string; object_key: string; digest: string; owner: string };
+/** Explore's launch decision when it allows (the contract both sides import from @svc/platform/launch-contract). */
+type Launch = Extract<LaunchDecision, { allow: true }>;
 
 /**
  * GET /d/{id}: who is viewing; explore's launch decision for that viewer (the policy's, with where the page is and
