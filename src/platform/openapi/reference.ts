@@ -3,20 +3,20 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http.ts';
+import { PAGE_CSP } from '../web/pages.ts';
 
 // GET /docs: Scalar's API reference (@scalar/api-reference), its standalone browser bundle served by the service
-// itself (a cluster may have no internet), configured by data attributes (no inline script). The bundle puts its
-// stylesheet in a <style> element carrying the nonce of <meta property="csp-nonce">, so the page's CSP differs from
-// the consoles' (PAGE_CSP) by one thing: that per-response style nonce. No 'unsafe-inline', no 'unsafe-eval'.
+// itself (a cluster may have no internet), configured by data attributes (no inline script). Its CSP is the
+// consoles' (PAGE_CSP) but for styles (docsCsp): no 'unsafe-eval', no inline script, nothing from another origin.
 
 const MAIN = import.meta.resolve('@scalar/api-reference'); // its dist/index.js
 const BUNDLE = new URL('./browser/standalone.js', MAIN);
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', MAIN), 'utf8')) as { version: string }).version;
 
 /** Where the page loads the bundle from; the version in the path lets a browser keep it for good. */
-export const REFERENCE_BUNDLE_PATH = `/docs/scalar-api-reference-${VERSION}.js`;
+const REFERENCE_BUNDLE_PATH = `/docs/scalar-api-reference-${VERSION}.js`;
 /** The page's own script, run before the bundle (reference-setup.js says why). */
-export const REFERENCE_SETUP_PATH = '/docs/setup.js';
+const REFERENCE_SETUP_PATH = '/docs/setup.js';
 const SETUP = readFileSync(new URL('./reference-setup.js', import.meta.url), 'utf8');
 
 // What the page asks of the bundle: the document of this origin, requests sent straight to it (no Scalar proxy),
@@ -31,12 +31,17 @@ const CONFIGURATION = {
   documentDownloadType: 'json',
 };
 
-/** The CSP of /docs: PAGE_CSP's, with the bundle's own stylesheet allowed by its nonce. */
+/**
+ * The CSP of /docs: PAGE_CSP's, except for styles. The bundle's own <style> elements carry this answer's nonce
+ * (reference-setup.js); the style attributes it writes (code blocks' line counts, a scrollbar probe) cannot carry
+ * one, and vary, so style attributes alone are 'unsafe-inline': no selector, no script, and url() stays 'self'.
+ */
 export function docsCsp(nonce: string): string {
-  return `default-src 'self'; script-src 'self'; style-src 'self' 'nonce-${nonce}' 'report-sample'; style-src-attr 'unsafe-inline'; script-src-elem 'self' 'report-sample'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
+  return PAGE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'; style-src-attr 'unsafe-inline'`);
 }
 
-const attr = (text: string) => text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+const attr = (text: string) =>
+  text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 /** The page: a title, the nonce for the bundle's stylesheet, the configuration, and the bundle. */
 export function docsPage(title: string, nonce: string): string {
@@ -71,15 +76,21 @@ const loadBundle = () => {
   return bundle;
 };
 
-/** GET REFERENCE_SETUP_PATH. */
-export function sendSetup(): Response {
+/** GET /docs/<asset>: the page's setup script or Scalar's bundle; any other path is not found. */
+export function sendReferenceAsset(c: Context<AppEnv>): Response {
+  if (c.req.path === REFERENCE_SETUP_PATH) return sendSetup();
+  if (c.req.path === REFERENCE_BUNDLE_PATH) return sendBundle(c);
+  return c.notFound() as Response;
+}
+
+function sendSetup(): Response {
   return new Response(SETUP, {
     headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' },
   });
 }
 
-/** GET REFERENCE_BUNDLE_PATH: the bundle, gzipped when the browser takes it, cacheable for good. */
-export function sendBundle(c: Context<AppEnv>): Response {
+/** The bundle, gzipped when the browser takes it, cacheable for good. */
+function sendBundle(c: Context<AppEnv>): Response {
   const { plain, gzip } = loadBundle();
   const zipped = /\bgzip\b/.test(c.req.header('Accept-Encoding') ?? '');
   return new Response(zipped ? gzip : plain, {
