@@ -16,8 +16,8 @@ export type OpenApiDocument = {
 };
 type Response31 = { description: string; content?: Record<string, { schema: unknown }> };
 
-/** Served but not part of the API: probes, metrics, the document itself and the console's page and assets. */
-const NOT_API = new Set(['/health', '/ready', '/metrics', '/openapi.json', '/docs', '/', '/ui/*']);
+/** Served but not part of the API: probes, metrics, the document itself, its page and the pages' assets. */
+const NOT_API = new Set(['/health', '/ready', '/metrics', '/openapi.json', '/docs', '/docs/*', '/', '/ui/*']);
 
 export async function fetchDocument(app: Hono<never> | Hono<any>): Promise<OpenApiDocument> {
   const res = await app.request('/openapi.json');

@@ -2,9 +2,8 @@ import { OpenAPIHono, type Hook } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import type { AuthSettings } from '../auth/index.ts';
 import { validationProblem, type AppEnv } from '../http.ts';
-import { PAGE_CSP } from '../web/pages.ts';
 import { CALLER_SECURITY, registerComponents } from './components.ts';
-import { renderDocsPage } from './docs-page.ts';
+import { docsCsp, docsPage, newNonce, sendReferenceAsset } from './reference.ts';
 
 export {
   CALLER_SECURITY,
@@ -35,8 +34,9 @@ export function apiRoutes(): OpenAPIHono<AppEnv> {
 export type DocumentInfo = { title: string; version: string; description: string };
 
 /**
- * GET /openapi.json (OpenAPI 3.1, generated from the routes of `api`) and GET /docs (the same document as a page).
- * Both are open, like the console: the description of an API is no secret, every operation in it still needs a caller.
+ * GET /openapi.json (OpenAPI 3.1, generated from the routes of `api`) and GET /docs (Scalar's reference of that
+ * document, with try-it against this origin; reference.ts). All open, like the console: the description of an API is
+ * no secret, every operation in it still needs a caller.
  */
 export function documentRoutes(
   api: OpenAPIHono<AppEnv>,
@@ -48,19 +48,20 @@ export function documentRoutes(
   // made on first use, once per auth mode (a process has one; the mode is known from the first request)
   const doc = perMode((mode) => underAuthMode(mode, api.getOpenAPI31Document({ openapi: '3.1.0', info, security: CALLER_SECURITY })));
   const text = perMode((mode) => JSON.stringify(doc(mode)));
-  const page = perMode((mode) => renderDocsPage(doc(mode) as unknown as Record<string, unknown>));
   return new Hono<AppEnv>()
     .get('/openapi.json', (c) => c.body(text(c.var.callers.mode), 200, { 'Content-Type': 'application/json' }))
-    .get('/docs', (c) => {
-      return new Response(page(c.var.callers.mode), {
+    .get('/docs', () => {
+      const nonce = newNonce();
+      return new Response(docsPage(info.title, nonce), {
         headers: {
           'Content-Type': 'text/html; charset=utf-8',
-          'Cache-Control': 'no-cache',
-          'Content-Security-Policy': PAGE_CSP,
+          'Cache-Control': 'no-store',
+          'Content-Security-Policy': docsCsp(nonce),
           'X-Content-Type-Options': 'nosniff',
         },
       });
-    });
+    })
+    .get('/docs/*', sendReferenceAsset);
 }
 
 type AuthMode = AuthSettings['mode'];
