@@ -50,6 +50,21 @@ for (const m of cruise.modules) {
     used.get(pkg).add(m.source);
   }
 }
+// What a closure file reaches without an import: a package's file by import.meta.resolve (the API reference's
+// bundle), a file beside it by new URL('./…', import.meta.url) (a page's own script).
+for (const file of [...files]) {
+  if (!file.endsWith('.ts')) continue;
+  const text = readFileSync(join(root, file), 'utf8');
+  for (const [, specifier] of text.matchAll(/import\.meta\.resolve\(\s*'([^'.][^']*)'/g)) {
+    const pkg = packageOf(specifier);
+    if (!used.has(pkg)) used.set(pkg, new Set());
+    used.get(pkg).add(file);
+  }
+  for (const [, relative] of text.matchAll(/new URL\(\s*'(\.\/[^']+)',\s*import\.meta\.url\)/g)) {
+    const sibling = join(file, '..', relative);
+    if (existsSync(join(root, sibling)) && lstatSync(join(root, sibling)).isFile()) files.add(sibling);
+  }
+}
 // Scripts the runtime starts by path (sandbox.mjs, pod-sandbox.mjs) are not imports: take every .mjs beside its code.
 for (const f of readdirSync(join(root, 'dashboards-runtime/src/sandbox')))
   if (f.endsWith('.mjs')) files.add(`dashboards-runtime/src/sandbox/${f}`);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Caller } from '../platform/identity.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { QueryEngine } from './engines/types.ts';
+import { isSystemRelation } from './sql/index.ts';
 
 // The catalog: tables and columns as the engine reports them, with descriptions and tags (such as `pii`) from the
 // operator's tags file. Search scores table names, descriptions and column names against the question's words.
@@ -22,6 +23,7 @@ export async function readCatalog(engine: QueryEngine, catalogs: readonly string
   const byTable = new Map<string, { entry: CatalogEntry; tagged: TableTags[] }>();
   for (const c of await engine.columns(catalogs)) {
     const fqn = `${c.catalog}.${c.schema}.${c.table}`.toLowerCase();
+    if (isSystemRelation(fqn)) continue; // never a candidate: no statement may read it
     let table = byTable.get(fqn);
     if (!table) {
       const tagged = tagsOf(tags, fqn);

@@ -66,6 +66,9 @@ export function exploreHostileContract(make: (env?: Record<string, string>) => P
         'SELECT table_name FROM information_schema.columns',
         'SELECT * FROM tpch.information_schema.tables',
         'SELECT query FROM system.runtime.queries',
+        'SELECT * FROM tpch.tiny."customer$partitions"',
+        'SELECT * FROM tpch.tiny."customer$files"',
+        'SELECT * FROM iceberg.system.iceberg_tables',
       ])('refuses %j and shows nothing of it', async (sql) => {
         const res = await ask(sql, as.admin);
         expect([403, 422]).toContain(res.status);
@@ -76,6 +79,12 @@ export function exploreHostileContract(make: (env?: Record<string, string>) => P
         const res = await ask('SELECT * FROM pg_catalog.pg_stats', as.admin);
         expect(res.status).toBe(403);
         expect(res.body.detail).toMatch(/pg_catalog\.pg_stats, a catalog or system relation/);
+      });
+
+      it("refuses a table format's metadata table (each file's lowest and highest values), with 403", async () => {
+        const res = await ask('SELECT file_path, lower_bounds FROM tpch.tiny."customer$files"', as.admin);
+        expect(res.status).toBe(403);
+        expect(res.body.detail).toMatch(/customer\$files, a catalog or system relation/);
       });
     });
 

@@ -60,10 +60,18 @@ export function qualify(parts: readonly string[], defaults: Defaults): string {
 }
 
 /**
- * A relation of the engine's own catalog: Trino's `system` catalog, and `information_schema` or `pg_catalog` in any
- * catalog. They describe every table, its statistics and its users (pg_stats holds sample values of every column).
+ * A relation of the engine's own catalog: Trino's `system` catalog, `information_schema`, `pg_catalog` or a
+ * connector's `system` schema in any catalog, and a table format's metadata tables (`orders$files`,
+ * `orders$partitions`: Iceberg's hold each file's lowest and highest value of every column). They describe every
+ * table, its statistics and its users (pg_stats holds sample values of every column), out of reach of its masks.
  */
 export const isSystemRelation = (table: string): boolean => {
-  const [catalog, schema] = table.split('.');
-  return catalog === 'system' || schema === 'information_schema' || schema === 'pg_catalog';
+  const [catalog, schema, ...name] = table.split('.');
+  return (
+    catalog === 'system' ||
+    schema === 'information_schema' ||
+    schema === 'pg_catalog' ||
+    schema === 'system' ||
+    name.join('.').includes('$')
+  );
 };
