@@ -2,7 +2,9 @@
 # Starts a single-node Trino 476 on 127.0.0.1 configured as production would be: HTTPS with a certificate made here,
 # JWT authentication with the identity provider's key (the user is the token's preferred_username), an internal shared secret, and
 # file-based access control whose rules give the test analyst a row filter, a column mask and a denied table.
-# Idempotent: a Trino already answering on the port is reused. Prints where the test keys are.
+# Catalogs: tpch, memory, and iceberg (the lake: Iceberg tables in a MinIO bucket, their catalog in Postgres; both
+# started here if they are not running). Idempotent: a Trino already answering on the port with the same
+# configuration is reused. Prints where the test keys are.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/env.sh"
@@ -29,6 +31,62 @@ cmp -s "$identity/signing-key.pem" "$keys/jwt-private.pem" 2>/dev/null || {
   identity_changed=1
 }
 grep -q "principal-field=preferred_username" "$etc/config.properties" 2>/dev/null || identity_changed=1
+
+# The lake: Iceberg tables on the S3-compatible store of scripts/start-s3.sh through Trino's native S3 file system,
+# their catalog (Iceberg's JDBC catalog) in a database of its own on the platform's Postgres. One bucket and one
+# database per Trino port, so two test servers never share tables.
+pg_port="${SVC_PG_PORT:-55432}"
+s3_port="${SVC_S3_PORT:-19000}"
+lake_bucket="svc-lake-$port"
+lake_database="svc_lake_$port"
+bash "$here/start-postgres.sh" "$pg_port" >/dev/null
+bash "$here/start-s3.sh" "$s3_port"
+s3_url="http://127.0.0.1:$s3_port"
+s3_signed=(--aws-sigv4 "aws:amz:us-east-1:s3" --user svcminio:svcminio-secret)
+export PGPASSWORD=svc PGOPTIONS="-c client_min_messages=warning"
+psql=("/usr/lib/postgresql/$PG_MAJOR/bin/psql" -h 127.0.0.1 -p "$pg_port" -U svc -v ON_ERROR_STOP=1 -qtA)
+"${psql[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$lake_database'" | grep -q 1 \
+  || "${psql[@]}" -d postgres -c "CREATE DATABASE $lake_database"
+"${psql[@]}" -d "$lake_database" -f "$here/trino/lake-catalog.sql"
+if [ "$(curl -s -o /dev/null -w '%{http_code}' -I "${s3_signed[@]}" "$s3_url/$lake_bucket")" != 200 ]; then
+  curl -fsS -o /dev/null -X PUT "${s3_signed[@]}" "$s3_url/$lake_bucket"
+  # start-s3.sh wipes MinIO's data at a fresh start: a catalog naming tables of the bucket that went would name
+  # files that are gone, so a new bucket starts an empty catalog.
+  "${psql[@]}" -d "$lake_database" -c "DELETE FROM iceberg_tables; DELETE FROM iceberg_namespace_properties"
+fi
+
+# The catalogs are written before the check for a running server: one started with other catalogs restarts.
+catalogs_changed=0
+write_catalog() { # name; the properties on stdin
+  local file="$etc/catalog/$1.properties" next
+  next="$(cat)"
+  [ "$(cat "$file" 2>/dev/null)" = "$next" ] && return 0
+  printf '%s\n' "$next" >"$file"
+  catalogs_changed=1
+}
+write_catalog tpch <<CONF
+connector.name=tpch
+tpch.column-naming=STANDARD
+CONF
+write_catalog memory <<CONF
+connector.name=memory
+CONF
+write_catalog iceberg <<CONF
+connector.name=iceberg
+iceberg.catalog.type=jdbc
+iceberg.jdbc-catalog.driver-class=org.postgresql.Driver
+iceberg.jdbc-catalog.connection-url=jdbc:postgresql://127.0.0.1:$pg_port/$lake_database
+iceberg.jdbc-catalog.connection-user=svc
+iceberg.jdbc-catalog.connection-password=svc
+iceberg.jdbc-catalog.catalog-name=svc_lake
+iceberg.jdbc-catalog.default-warehouse-dir=s3://$lake_bucket/warehouse
+fs.native-s3.enabled=true
+s3.endpoint=$s3_url
+s3.path-style-access=true
+s3.region=us-east-1
+s3.aws-access-key=svcminio
+s3.aws-secret-key=svcminio-secret
+CONF
 
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
 # A token the identity key signs, as the tests' own (the user is its preferred_username, and its subject).
@@ -66,12 +124,12 @@ wait_ready() {
 }
 
 if answers_info; then
-  if [ "$identity_changed" = 0 ] && grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
+  if [ "$identity_changed" = 0 ] && [ "$catalogs_changed" = 0 ] && grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
     [ "$rules_changed" = 1 ] && sleep 6
     wait_ready
     exit $?
   fi
-  log "trino on port $port reads its rules or its identity key from elsewhere: restarting it"
+  log "trino on port $port reads its rules, identity key or catalogs from elsewhere: restarting it"
   bash "$here/stop-trino.sh" "$port"
 fi
 
@@ -115,13 +173,6 @@ cat > "$etc/access-control.properties" <<CONF
 access-control.name=file
 security.config-file=$etc/rules.json
 security.refresh-period=5s
-CONF
-cat > "$etc/catalog/tpch.properties" <<CONF
-connector.name=tpch
-tpch.column-naming=STANDARD
-CONF
-cat > "$etc/catalog/memory.properties" <<CONF
-connector.name=memory
 CONF
 
 JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 PATH="/usr/lib/jvm/temurin-25-jdk-amd64/bin:$PATH" \
