@@ -30,7 +30,6 @@ cmp -s "$identity/signing-key.pem" "$keys/jwt-private.pem" 2>/dev/null || {
   cp "$identity/signing-key.pub.pem" "$keys/jwt-public.pem"
   identity_changed=1
 }
-grep -q "principal-field=preferred_username" "$etc/config.properties" 2>/dev/null || identity_changed=1
 
 # The lake: Iceberg tables on the S3-compatible store of scripts/start-s3.sh through Trino's native S3 file system,
 # their catalog (Iceberg's JDBC catalog) in a database of its own on the platform's Postgres. One bucket and one
@@ -55,23 +54,42 @@ if [ "$(curl -s -o /dev/null -w '%{http_code}' -I "${s3_signed[@]}" "$s3_url/$la
   "${psql[@]}" -d "$lake_database" -c "DELETE FROM iceberg_tables; DELETE FROM iceberg_namespace_properties"
 fi
 
-# The catalogs are written before the check for a running server: one started with other catalogs restarts.
-catalogs_changed=0
-write_catalog() { # name; the properties on stdin
-  local file="$etc/catalog/$1.properties" next
+# The server's settings and catalogs are written before the check for a running server: one started with other
+# settings restarts.
+config_changed=0
+write_conf() { # file under etc; its content on stdin
+  local file="$etc/$1" next
   next="$(cat)"
   [ "$(cat "$file" 2>/dev/null)" = "$next" ] && return 0
   printf '%s\n' "$next" >"$file"
-  catalogs_changed=1
+  config_changed=1
 }
-write_catalog tpch <<CONF
+write_conf config.properties <<CONF
+coordinator=true
+node-scheduler.include-coordinator=true
+http-server.http.port=$((port + 1))
+http-server.https.enabled=true
+http-server.https.port=$port
+http-server.https.keystore.path=$keys/server.pem
+http-server.authentication.type=JWT
+http-server.authentication.jwt.key-file=$keys/jwt-public.pem
+http-server.authentication.jwt.principal-field=preferred_username
+internal-communication.shared-secret=svc-test-shared-secret
+discovery.uri=http://127.0.0.1:$((port + 1))
+query.max-memory=512MB
+query.max-memory-per-node=512MB
+# a batch of embeddings is one INSERT of ARRAY[REAL ...] literals: 1000 chunks of 768 floats are about 13 MB of SQL,
+# past the default limit of 1 000 000 characters
+query.max-length=100000000
+CONF
+write_conf catalog/tpch.properties <<CONF
 connector.name=tpch
 tpch.column-naming=STANDARD
 CONF
-write_catalog memory <<CONF
+write_conf catalog/memory.properties <<CONF
 connector.name=memory
 CONF
-write_catalog iceberg <<CONF
+write_conf catalog/iceberg.properties <<CONF
 connector.name=iceberg
 iceberg.catalog.type=jdbc
 iceberg.jdbc-catalog.driver-class=org.postgresql.Driver
@@ -86,6 +104,11 @@ s3.path-style-access=true
 s3.region=us-east-1
 s3.aws-access-key=svcminio
 s3.aws-secret-key=svcminio-secret
+# test server only: maintenance may expire snapshots and orphan files minutes old (the default floor is 7 days),
+# and ALTER TABLE ... EXECUTE add_files (off by default) may register existing Parquet files
+iceberg.expire-snapshots.min-retention=0s
+iceberg.remove-orphan-files.min-retention=0s
+iceberg.add-files-procedure.enabled=true
 CONF
 
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
@@ -124,12 +147,12 @@ wait_ready() {
 }
 
 if answers_info; then
-  if [ "$identity_changed" = 0 ] && [ "$catalogs_changed" = 0 ] && grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
+  if [ "$identity_changed" = 0 ] && [ "$config_changed" = 0 ] && grep -q "security.config-file=$etc/rules.json" "$etc/access-control.properties" 2>/dev/null; then
     [ "$rules_changed" = 1 ] && sleep 6
     wait_ready
     exit $?
   fi
-  log "trino on port $port reads its rules, identity key or catalogs from elsewhere: restarting it"
+  log "trino on port $port reads its rules or identity key from elsewhere, or runs with other settings: restarting it"
   bash "$here/stop-trino.sh" "$port"
 fi
 
@@ -150,21 +173,6 @@ cat > "$etc/jvm.config" <<CONF
 -XX:+UseG1GC
 -XX:+ExitOnOutOfMemoryError
 -Djdk.attach.allowAttachSelf=true
-CONF
-cat > "$etc/config.properties" <<CONF
-coordinator=true
-node-scheduler.include-coordinator=true
-http-server.http.port=$((port + 1))
-http-server.https.enabled=true
-http-server.https.port=$port
-http-server.https.keystore.path=$keys/server.pem
-http-server.authentication.type=JWT
-http-server.authentication.jwt.key-file=$keys/jwt-public.pem
-http-server.authentication.jwt.principal-field=preferred_username
-internal-communication.shared-secret=svc-test-shared-secret
-discovery.uri=http://127.0.0.1:$((port + 1))
-query.max-memory=512MB
-query.max-memory-per-node=512MB
 CONF
 cat > "$etc/log.properties" <<CONF
 io.trino=WARN
