@@ -78,8 +78,8 @@ internal-communication.shared-secret=svc-test-shared-secret
 discovery.uri=http://127.0.0.1:$((port + 1))
 query.max-memory=512MB
 query.max-memory-per-node=512MB
-# a batch of embeddings is one INSERT of ARRAY[REAL ...] literals: 1000 chunks of 768 floats are about 13 MB of SQL,
-# past the default limit of 1 000 000 characters
+# a batch of embeddings is one INSERT of literals: 1000 chunks of 768 floats are 7 MB of SQL (json_parse of a JSON
+# array a row) to 13 MB (ARRAY[REAL ...]), past the default limit of 1 000 000 characters (docs/explore.md)
 query.max-length=100000000
 CONF
 write_conf catalog/tpch.properties <<CONF
