@@ -198,7 +198,9 @@ describe('explore on Trino', () => {
     it('reads the catalog from information_schema, skipping catalogs Trino does not have', async () => {
       const cols = await engine.columns(['tpch', 'tpcds', 'postgresql', 'iceberg']);
       expect(cols).toContainEqual({ catalog: 'tpch', schema: 'tiny', table: 'customer', column: 'c_phone', type: 'varchar(15)' });
-      expect(new Set(cols.map((c) => c.catalog))).toEqual(new Set(['tpch']));
+      // tpcds and postgresql have no Trino 476 plugin; iceberg is the lake, read like any other catalog
+      // (explore-lake-trino.test.ts)
+      expect([...new Set(cols.map((c) => c.catalog))].filter((c) => c !== 'tpch' && c !== 'iceberg')).toEqual([]);
     });
   });
 });
