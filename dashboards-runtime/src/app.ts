@@ -44,7 +44,7 @@ const open = createRoute({
   method: 'get',
   path: '/d/{id}',
   summary: "A dashboard's page, served from the viewer's own sandbox once explore's launch decision allows it",
-  request: { params: z.object({ id: storableText().min(1).max(100) }) },
+  request: { params: z.object({ id: storableText().min(1).max(100).openapi({ example: 'd-0000-example' }) }) },
   security: [...CALLER_SECURITY, { session: [] }],
   responses: {
     200: { description: 'The page, as the sandbox serves it', content: { 'text/html': { schema: z.string() } } },
