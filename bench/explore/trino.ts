@@ -9,11 +9,10 @@
 import { loadavg } from 'node:os';
 import { Trino } from 'trino-client';
 import { pino } from 'pino';
-import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { as, exploreHarness } from '../../tests/support/explore.ts';
 import { STATEMENTS } from './statements.ts';
 import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
-import { ensureTrino, trinoToken, TRINO_URL } from '../../tests/support/trino.ts';
+import { ensureTrino, serviceTrinoEngine, trinoToken, TRINO_URL } from '../../tests/support/trino.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,13 +38,7 @@ async function main() {
   const token = await trinoToken(who.user);
   let answer = '';
   const gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => answer });
-  const engine = createTrinoEngine({
-    url: TRINO_URL,
-    ca,
-    serviceUser: 'svc-service',
-    serviceToken: await trinoToken('svc-service'),
-    metadataTimeoutMs: 60_000,
-  });
+  const engine = await serviceTrinoEngine(ca);
   // the cost gate's audit events say where each estimate came from (statistics or EXPLAIN)
   const gateEvents: string[] = [];
   const logger = pino(

@@ -4,12 +4,11 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STATEMENTS } from '../../bench/explore/statements.ts';
 import { createCostEstimator } from '../../src/explore/cost.ts';
-import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { EngineError, type QueryEngine } from '../../src/explore/engines/types.ts';
 import { DEFAULTS } from '../../src/explore/pipeline.ts';
 import { ensureLimit, scanCounts, validateStatement } from '../../src/explore/sql/index.ts';
 import { hostileStatement } from '../support/hostile-sql.ts';
-import { ensureTrino, trinoToken, TRINO_URL } from '../support/trino.ts';
+import { ensureTrino, serviceTrinoEngine } from '../support/trino.ts';
 
 // The cost gate passes a statement on its bound alone only if the EXPLAIN could not have stopped it: on the real
 // Trino, for every statement the benchmark and the explore suites send (the SQL written in their files, and the
@@ -57,13 +56,7 @@ describe('the cost bound on Trino', () => {
   let engine: QueryEngine;
   beforeAll(async () => {
     const { ca } = ensureTrino();
-    engine = createTrinoEngine({
-      url: TRINO_URL,
-      ca,
-      serviceUser: 'svc-service',
-      serviceToken: await trinoToken('svc-service'),
-      metadataTimeoutMs: 60_000,
-    });
+    engine = await serviceTrinoEngine(ca);
   }, 300_000);
 
   it('is never below the EXPLAIN for a statement of the benchmark or the explore suites', async () => {

@@ -1,11 +1,10 @@
 import { describe } from 'vitest';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
-import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { as } from '../support/explore.ts';
 import { noPersonalValueReachesAnAnalyst } from '../support/hostile-property.ts';
 import { MARK, MARK_SAMPLE_SQL, PERSONAL_COLUMNS, TWIN_SAMPLE_SQL } from '../support/hostile-sql.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
-import { ensureTrino, trinoStatement, trinoToken, TRINO_URL } from '../support/trino.ts';
+import { ensureTrino, serviceTrinoEngine, trinoStatement, trinoToken } from '../support/trino.ts';
 
 // The larger run of the property in the unit suite: more statements on the marked embedded sample, and statements on
 // the real Trino (scripts/start-trino.sh), where every personal value of tpch.tiny is read first by an
@@ -40,13 +39,7 @@ describe('no personal value reaches an analyst (Trino)', () => {
         if (error) throw new Error(error);
         for (const [v] of rows) personal.push(JSON.stringify(String(v)).slice(1, -1).toLowerCase());
       }
-      return createTrinoEngine({
-        url: TRINO_URL,
-        ca,
-        serviceUser: 'svc-service',
-        serviceToken: await trinoToken('svc-service'),
-        metadataTimeoutMs: 60_000,
-      });
+      return await serviceTrinoEngine(ca);
     })());
   noPersonalValueReachesAnAnalyst({
     runs: Number(process.env.SVC_PROPERTY_TRINO_RUNS ?? 250),

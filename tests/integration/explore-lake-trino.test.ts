@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
 import { as, exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
-import { ensureTrino, trinoStatement, trinoToken, TRINO_URL } from '../support/trino.ts';
+import { ensureTrino, serviceTrinoEngine, trinoStatement, trinoToken } from '../support/trino.ts';
 
 // Explore sees the lake: the integration Trino (scripts/start-trino.sh) has an `iceberg` catalog (Iceberg tables in
 // MinIO, their catalog in Postgres), which the default SVC_EXPLORE_FALLBACK_CATALOGS names. A lake table the service
@@ -34,13 +33,7 @@ describe('explore on the lake (Iceberg on Trino)', () => {
     );
     const tokens: Record<string, string> = {};
     for (const who of Object.values(as)) tokens[who.user] = await trinoToken(who.user);
-    const engine = createTrinoEngine({
-      url: TRINO_URL,
-      ca,
-      serviceUser: 'svc-service',
-      serviceToken: await trinoToken('svc-service'),
-      metadataTimeoutMs: 60_000,
-    });
+    const engine = await serviceTrinoEngine(ca);
     gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => answer });
     // the default catalog list: tpch, tpcds, postgresql, iceberg
     h = await exploreHarness({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat' }, { engine, tokens });

@@ -5,7 +5,7 @@ import { exploreHttpContract } from '../support/explore-http-contract.ts';
 import { exploreHostileContract } from '../support/explore-hostile-contract.ts';
 import { as, exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
-import { ensureTrino, trinoToken, TRINO_URL } from '../support/trino.ts';
+import { ensureTrino, serviceTrinoEngine, trinoToken } from '../support/trino.ts';
 
 // The explore service on the real Trino that scripts/start-trino.sh runs (HTTPS, JWT, file-based access control,
 // scripts/trino/rules.json): every statement runs with the caller's own token, so Trino's row filter (ana on
@@ -16,13 +16,7 @@ const tokens: Record<string, string> = {};
 async function openTrino(): Promise<void> {
   const { ca } = ensureTrino();
   for (const who of Object.values(as)) tokens[who.user] = await trinoToken(who.user);
-  engine = createTrinoEngine({
-    url: TRINO_URL,
-    ca,
-    serviceUser: 'svc-service',
-    serviceToken: await trinoToken('svc-service'),
-    metadataTimeoutMs: 60_000,
-  });
+  engine = await serviceTrinoEngine(ca);
 }
 
 const onTrino = (env: Record<string, string> = {}, extra: { tokens?: Record<string, string> } = {}) =>

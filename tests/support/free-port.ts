@@ -1,14 +1,2 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
-
-/** A loopback port nobody listens on right now, for a child process that must be told its port up front. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+// One free-port helper: the runtime's workspace keeps it (it tests on its own), the root's tests use the same.
+export * from '../../dashboards-runtime/tests/support/free-port.ts';

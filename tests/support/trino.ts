@@ -4,6 +4,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpsRequest } from 'node:https';
 import { importPKCS8, SignJWT } from 'jose';
+import { createTrinoEngine } from '../../src/explore/engines/trino.ts';
+import type { QueryEngine } from '../../src/explore/engines/types.ts';
 
 // The real Trino that scripts/start-trino.sh runs: HTTPS with its own CA, JWT authentication with a key tests hold.
 export const TRINO_PORT = Number(process.env.SVC_IT_TRINO_PORT ?? 18443);
@@ -28,6 +30,17 @@ export async function trinoToken(user: string, expiresIn = '1h'): Promise<string
     .setIssuedAt()
     .setExpirationTime(expiresIn)
     .sign(key);
+}
+
+/** Explore's Trino engine on the test server, its metadata read as the service user. */
+export async function serviceTrinoEngine(ca: string): Promise<QueryEngine> {
+  return createTrinoEngine({
+    url: TRINO_URL,
+    ca,
+    serviceUser: 'svc-service',
+    serviceToken: await trinoToken('svc-service'),
+    metadataTimeoutMs: 60_000,
+  });
 }
 
 /** Trino's own client protocol over HTTPS: POST the statement, follow nextUri; the first error page ends it. */
