@@ -19,6 +19,7 @@ export const devCommand: CommandGroup = (program, cli) =>
       // The embedded defaults trust identity headers from anyone who can connect: only this machine, unless told;
       // and on a terminal its logs are for a person (pino-pretty); piped, they stay JSON lines
       cli.exitCode = await runUntilSignal(services, shared, cli, {
+        ports,
         hostname: shared.platform.HOST ?? '127.0.0.1',
         prettyLogs: process.stdout.isTTY === true,
       });
@@ -45,9 +46,10 @@ export const serveCommand: CommandGroup = (program, cli) =>
       if (portOverride !== undefined && !isPort(portOverride, { listening: true }))
         throw new UsageError(`--port ${args.port}: ${portProblem({ listening: true })}`);
       const service = await cli.services[String(args.service)]!();
-      checkServices([service], cli.env, portOverride); // a bad setting stops here, before the database opens
+      const ports = checkServices([service], cli.env, portOverride); // a bad setting stops here, before the database opens
       const shared = await openSharedParts(cli.env, { embedded: false, database: service.usesDatabase !== false });
       cli.exitCode = await runUntilSignal([service], shared, cli, {
+        ports,
         hostname: shared.platform.HOST ?? '0.0.0.0',
         portOverride,
         portFlag: true,
@@ -61,7 +63,7 @@ async function runUntilSignal(
   services: ServiceDefinition[],
   shared: SharedParts,
   cli: Cli,
-  opts: { hostname: string; prettyLogs?: boolean; portOverride?: number | undefined; portFlag?: boolean },
+  opts: { ports: Map<string, number>; hostname: string; prettyLogs?: boolean; portOverride?: number | undefined; portFlag?: boolean },
 ): Promise<number> {
   const { launch } = await import('../platform/launcher.ts');
   const { portOverride, ...rest } = opts;

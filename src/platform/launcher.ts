@@ -104,9 +104,11 @@ export async function launch(
     prettyLogs?: boolean;
     /** The command takes `--port` (svc serve): a port in use says so. */
     portFlag?: boolean;
+    /** What checkServices returned when the caller checked before opening the shared parts: not checked again. */
+    ports?: Map<string, number>;
   } = {},
 ): Promise<Launched[]> {
-  const ports = checkServices(services, env, opts.portOverride);
+  const ports = opts.ports ?? checkServices(services, env, opts.portOverride);
   if (shared.platform.TRACING_ENABLED) {
     await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
   }

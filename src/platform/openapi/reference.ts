@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http.ts';
-import { PAGE_CSP } from '../web/pages.ts';
+import { escapeHtml, PAGE_CSP } from '../web/pages.ts';
 
 // GET /docs: Scalar's API reference (@scalar/api-reference), its standalone browser bundle served by the service
 // itself (a cluster may have no internet), configured by data attributes (no inline script). Its CSP is the
@@ -40,9 +40,6 @@ export function docsCsp(nonce: string): string {
   return PAGE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'; style-src-attr 'unsafe-inline'`);
 }
 
-const attr = (text: string) =>
-  text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
-
 /** The page: a title, the nonce for the bundle's stylesheet, the configuration, and the bundle. */
 export function docsPage(title: string, nonce: string): string {
   return `<!doctype html>
@@ -51,10 +48,10 @@ export function docsPage(title: string, nonce: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta property="csp-nonce" content="${nonce}">
-<title>${attr(title)} API</title>
+<title>${escapeHtml(title)} API</title>
 </head>
 <body>
-<script id="api-reference" type="application/json" data-configuration="${attr(JSON.stringify(CONFIGURATION))}"></script>
+<script id="api-reference" type="application/json" data-configuration="${escapeHtml(JSON.stringify(CONFIGURATION))}"></script>
 <script src="${REFERENCE_SETUP_PATH.slice(1)}"></script>
 <script src="${REFERENCE_BUNDLE_PATH.slice(1)}"></script>
 </body>

@@ -20,6 +20,10 @@ const TYPES: Record<string, string> = {
  * This folder: the DOM helpers every page imports as `./dom.js` (tsconfig.web.json's rootDirs says the same) and the
  * stylesheet every page links as `ui/base.css` before its own.
  */
+/** Text (or any value) safe inside HTML, in an element or a quoted attribute. */
+export const escapeHtml = (value: unknown): string =>
+  String(value ?? '').replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+
 export const SHARED_UI_DIR = new URL('./', import.meta.url);
 
 function send(body: string, type: string): Response {
