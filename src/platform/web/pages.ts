@@ -13,7 +13,13 @@ export const PAGE_CSP =
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.bcmap': 'application/octet-stream',
+  '.pfb': 'application/octet-stream',
+  '.ttf': 'font/ttf',
 };
 
 /**
@@ -26,7 +32,9 @@ export const escapeHtml = (value: unknown): string =>
 
 export const SHARED_UI_DIR = new URL('./', import.meta.url);
 
-function send(body: string, type: string): Response {
+type Asset = { body: string | Uint8Array<ArrayBuffer>; type: string };
+
+function send(body: Asset['body'], type: string): Response {
   return new Response(body, {
     headers: {
       'Content-Type': type,
@@ -38,8 +46,8 @@ function send(body: string, type: string): Response {
 }
 
 /** The .js and .css files under each folder by their path relative to it; the same path in two folders is a mistake. */
-function readAssets(dirs: URL[]): Map<string, { body: string; type: string }> {
-  const assets = new Map<string, { body: string; type: string }>();
+function readAssets(dirs: URL[]): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
   for (const dir of dirs) {
     for (const rel of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
       const type = TYPES[extname(rel)];
@@ -56,14 +64,32 @@ function readAssets(dirs: URL[]): Map<string, { body: string; type: string }> {
 const DEV_IDENTITY = /[ \t]*<!-- dev-identity\b[\s\S]*?<!-- \/dev-identity -->\n?/g;
 
 /**
- * GET / (the page) and GET /ui/<path> for every module and stylesheet in `dirs` plus the shared helpers, all with
- * the strict CSP. Paths are looked up in a fixed map, so nothing outside those files can be asked for. Without
- * `devIdentity` the page has no identity picker: behind an ingress, the ingress says who calls.
+ * Files of npm packages a page uses (an editor, a chart library, a PDF renderer), served from the installed package
+ * under /ui/vendor/<name>: nothing comes from a CDN. Keys are the served names; values are files, usually from
+ * `import.meta.resolve('pkg/dist/file.js')` or a URL beside a resolved one.
  */
-export function pageRoutes(opts: { page: URL; dirs: URL[]; devIdentity: boolean }): Hono<AppEnv> {
+export type VendorFiles = Record<string, URL>;
+
+function readVendor(files: VendorFiles | undefined): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  for (const [name, file] of Object.entries(files ?? {})) {
+    const type = TYPES[extname(name)];
+    if (!type) throw new Error(`vendor file ${name} has no known type`);
+    const bytes = readFileSync(file);
+    assets.set(`vendor/${name}`, { body: type.startsWith('text/') ? bytes.toString('utf8') : new Uint8Array(bytes), type });
+  }
+  return assets;
+}
+
+/**
+ * GET / (the page) and GET /ui/<path> for every module and stylesheet in `dirs` plus the shared helpers and the
+ * `vendor` files, all with the strict CSP. Paths are looked up in a fixed map, so nothing outside those files can be
+ * asked for. Without `devIdentity` the page has no identity picker: behind an ingress, the ingress says who calls.
+ */
+export function pageRoutes(opts: { page: URL; dirs: URL[]; devIdentity: boolean; vendor?: VendorFiles }): Hono<AppEnv> {
   const source = readFileSync(opts.page, 'utf8');
   const page = opts.devIdentity ? source : source.replace(DEV_IDENTITY, '');
-  const assets = readAssets([...opts.dirs, SHARED_UI_DIR]);
+  const assets = new Map([...readAssets([...opts.dirs, SHARED_UI_DIR]), ...readVendor(opts.vendor)]);
   return new Hono<AppEnv>()
     .get('/', () => send(page, TYPES['.html']!))
     .get('/ui/*', (c) => {
