@@ -66,7 +66,7 @@ const DEV_IDENTITY = /[ \t]*<!-- dev-identity\b[\s\S]*?<!-- \/dev-identity -->\n
 /**
  * Files of npm packages a page uses (an editor, a chart library, a PDF renderer), served from the installed package
  * under /ui/vendor/<name>: nothing comes from a CDN. Keys are the served names; values are files, usually from
- * `import.meta.resolve('pkg/dist/file.js')` or a URL beside a resolved one.
+ * the package's resolved entry or a URL beside it.
  */
 export type VendorFiles = Record<string, URL>;
 
