@@ -37,6 +37,19 @@ describe('the prepared cluster of an in-memory database', { timeout: 120_000 }, 
     await second.close();
   });
 
+  it('starts a new data folder from it, and a folder that holds a cluster opens with what was written', async () => {
+    const folder = join(cache, 'data');
+    const fresh = await openPglite({ dataDir: folder });
+    await fresh.exec('CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)');
+    await fresh.close();
+    expect(await readdir(folder)).toContain('PG_VERSION');
+
+    const reopened = await openPglite({ dataDir: folder });
+    expect(await reopened.query('SELECT x FROM kept')).toEqual([{ x: 7 }]);
+    await reopened.close();
+    expect(await tarballs()).toHaveLength(1);
+  });
+
   it('replaces a tarball that cannot be loaded, and still opens', async () => {
     const [name] = await tarballs();
     const file = join(cache, 'pglite', name!);

@@ -31,9 +31,9 @@ try {
     initdbWasmModule: workerData.initdbWasmModule,
     parsers: { [OID.int8]: parseInt8, [OID.numeric]: parseNumeric, [OID.timestamp]: parseTimestamp },
   };
-  db = workerData.dataDir
-    ? await PGlite.create({ ...options, dataDir: workerData.dataDir })
-    : await createPrepared(PGlite, options, { key: 'a new cluster' });
+  db = await createPrepared(PGlite, workerData.dataDir ? { ...options, dataDir: workerData.dataDir } : options, {
+    key: 'a new cluster',
+  });
   // PGlite takes its zone from the process; the port promises UTC on both adapters.
   await db.exec(`SET TIME ZONE 'UTC'`);
 } catch (err) {

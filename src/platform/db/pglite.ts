@@ -16,9 +16,7 @@ export async function openPglite(opts: { dataDir?: string | undefined } = {}): P
     extensions: { vector },
     parsers: { [OID.int8]: parseInt8, [OID.numeric]: parseNumeric, [OID.timestamp]: parseTimestamp },
   };
-  const db = opts.dataDir
-    ? await PGlite.create({ ...options, dataDir: opts.dataDir })
-    : await createPrepared(PGlite, options, { key: 'a new cluster' });
+  const db = await createPrepared(PGlite, opts.dataDir ? { ...options, dataDir: opts.dataDir } : options, { key: 'a new cluster' });
   // PGlite takes its zone from the process; the port promises UTC on both adapters.
   await db.exec(`SET TIME ZONE 'UTC'`);
   let closed = false;
