@@ -28,7 +28,8 @@ export const devCommand: CommandGroup = (program, cli) =>
 
 export const serveCommand: CommandGroup = (program, cli) =>
   program.command(
-    'serve <service>',
+    // [service], not <service>: without one the message names the services, not yargs' count of arguments
+    'serve [service]',
     'start one service on what the configuration selects (Postgres, OPA, Trino, a gateway)',
     (y: Argv) =>
       y
@@ -40,6 +41,8 @@ export const serveCommand: CommandGroup = (program, cli) =>
         })
         .example('svc serve explore --port 9081', 'explore alone, on port 9081'),
     async (args) => {
+      if (args.service === undefined)
+        throw new UsageError(`svc serve starts one service: name it (${Object.keys(cli.services).join(', ')}), e.g. svc serve explore`);
       const { checkServices, openSharedParts } = await import('../platform/launcher.ts');
       const { isPort, portProblem } = await import('../platform/config.ts');
       const portOverride = args.port === undefined ? undefined : Number(args.port);

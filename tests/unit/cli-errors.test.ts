@@ -72,6 +72,7 @@ describe.concurrent('unknown flags and commands', () => {
     [['audit', 'verify', '--form', '3'], "svc: unknown flag --form for 'svc audit verify' (did you mean --from?)"],
     [['polices', 'explain'], 'svc: unknown command: did you mean policies?'],
     [['db', 'migarte'], 'svc: unknown command: did you mean migrate?'],
+    [['serve'], 'svc: svc serve starts one service: name it (retrieval, explore, tracker, dashboards-runtime), e.g. svc serve explore'],
   ])(
     'svc %j: exit 2, "%s"',
     async (args, said) => {

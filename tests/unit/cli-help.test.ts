@@ -14,7 +14,7 @@ const version = (await import('../../package.json', { with: { type: 'json' } }))
 const COMMANDS: { args: string[]; usage: string; says: RegExp }[] = [
   { args: [], usage: 'svc <command>', says: /svc dev\s/ },
   { args: ['dev'], usage: 'svc dev', says: /embedded defaults/ },
-  { args: ['serve'], usage: 'svc serve <service>', says: /--port/ },
+  { args: ['serve'], usage: 'svc serve [service]', says: /--port/ },
   { args: ['db'], usage: 'svc db', says: /migrate/ },
   { args: ['db', 'migrate'], usage: 'svc db migrate', says: /migrations/ },
   { args: ['tracker'], usage: 'svc tracker', says: /db/ },
