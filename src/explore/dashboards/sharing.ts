@@ -11,11 +11,18 @@ import * as store from '../store.ts';
 export type DashboardAction = 'view' | 'share' | 'delete';
 export type Scope = 'mine' | 'shared' | 'public' | 'all';
 
-/** A dashboard as the API shows it: the row without where its page is kept, the time as ISO text. */
-export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at'> & { created_at: string };
+/**
+ * A dashboard as the API shows it: the row without where its page is kept, the time as ISO text, and how many cards
+ * it holds (0 for one question's dashboard) rather than their ids.
+ */
+export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at' | 'cards'> & {
+  created_at: string;
+  cards: number;
+};
 
-const view = ({ file: _file, object_key: _key, digest: _digest, created_at, ...rest }: store.DashboardRow): DashboardView => ({
+export const view = ({ file: _file, object_key: _key, digest: _digest, created_at, cards, ...rest }: store.DashboardRow): DashboardView => ({
   ...rest,
+  cards: cards?.length ?? 0,
   created_at: created_at.toISOString(),
 });
 
