@@ -14,7 +14,7 @@ export const chartSpec = z
     for (const axis of ['x', 'y'] as const)
       if (!c[axis]) ctx.addIssue({ code: 'custom', path: [axis], message: `a ${c.type} chart needs the ${axis} column` });
   })
-  .openapi('ChartSpec', { description: 'How a result is drawn: a table, or a bar, line or scatter chart of column y over column x' });
+  .openapi({ description: 'How a result is drawn: a table, or a bar, line or scatter chart of column y over column x' });
 export type ChartSpec = z.infer<typeof chartSpec>;
 
 export type Column = { name: string; type: string };
