@@ -55,5 +55,5 @@ export async function buildDashboard(
     await store.insertDashboard(tx, row);
     await appendAudit(tx, { service: 'explore', action: 'dashboard_build', actor: caller.user, detail: { dashboard_id: id, cards: row.cards } });
   });
-  return view((await store.findDashboard(deps.db, id))!);
+  return view(deps, (await store.findDashboard(deps.db, id))!);
 }

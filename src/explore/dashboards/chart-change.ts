@@ -28,5 +28,5 @@ export async function changeChart(deps: ExploreDeps, caller: Caller, id: string,
     await appendAudit(tx, { service: 'explore', action: 'dashboard_chart', actor: caller.user, detail: { dashboard_id: id, before: d.chart, after: chart } });
   });
   if (d.object_key && d.object_key !== key) await deps.pages.delete(d.object_key);
-  return view({ ...d, ...written, chart });
+  return view(deps, { ...d, ...written, chart });
 }

@@ -26,6 +26,7 @@ const dashboard = z.object({
   columns: z.array(z.object({ name: z.string(), type: z.string() })),
   chart: chartSpec.nullable().describe('The chart its page draws; null for a dashboard of cards'),
   cards: z.int().describe("How many cards it holds; 0 for one question's dashboard"),
+  url: z.string().describe('Its address in the dashboards runtime'),
   created_at: z.iso.datetime(),
 });
 const buildBody = z.object({
