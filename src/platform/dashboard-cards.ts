@@ -11,7 +11,8 @@ export type Card = PageIdentity & { title: string; signed: string };
 
 const MARK = '<meta name="svc-dashboard" content="cards">';
 // Exactly the element renderCards writes: the runtime reads cards back with it.
-const CARD = /<iframe class="card" sandbox="" title="[^"]*" data-dashboard="([^"]*)" data-owner="([^"]*)" data-signature="([0-9a-f]{64})" srcdoc="([^"]*)"><\/iframe>/g;
+const CARD =
+  /<iframe class="card" sandbox="" title="[^"]*" data-dashboard="([^"]*)" data-owner="([^"]*)" data-signature="([0-9a-f]{64})" srcdoc="([^"]*)"><\/iframe>/g;
 
 export function renderCards(input: { title: string; cards: Card[]; createdAt: Date }): string {
   const frames = input.cards.map((card) => {
@@ -33,15 +34,15 @@ ${frames.join('\n')}
 `;
 }
 
-const unescape = (text: string) =>
+const unescapeHtml = (text: string) =>
   text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
 
 /** The cards of a page (its body, after the signature line) with each card's signed page; none for a single page. */
 export function cardsOf(body: string): { id: string; owner: string; signed: string }[] {
   return [...body.matchAll(CARD)].map(([, id, owner, signature, srcdoc]) => ({
-    id: unescape(id!),
-    owner: unescape(owner!),
-    signed: `# SVC_SIG: ${signature}\n${unescape(srcdoc!)}`,
+    id: unescapeHtml(id!),
+    owner: unescapeHtml(owner!),
+    signed: `# SVC_SIG: ${signature}\n${unescapeHtml(srcdoc!)}`,
   }));
 }
 
@@ -67,8 +68,8 @@ export function refuseCards(body: string, keys: DashboardKeys, owner: string): s
 export function resignCards(body: string, keys: DashboardKeys, key: string): string | undefined {
   let failed = false;
   const next = body.replace(CARD, (frame, id: string, owner: string, signature: string, srcdoc: string) => {
-    const identity = { id: unescape(id), owner: unescape(owner) };
-    const signed = `# SVC_SIG: ${signature}\n${unescape(srcdoc)}`;
+    const identity = { id: unescapeHtml(id), owner: unescapeHtml(owner) };
+    const signed = `# SVC_SIG: ${signature}\n${unescapeHtml(srcdoc)}`;
     const verified = verifyDashboard(signed, keys, identity);
     if (!verified.ok) {
       failed = true;

@@ -9,12 +9,48 @@ import { as, exploreHarness, type ExploreHarness } from '../support/explore.ts';
 // owner only), and the chart as the signed page holds it: ECharts' SVG with nothing DASHBOARD_CSP refuses.
 type Col = { name: string; type: string };
 const FITS: [string, Col[], ReturnType<typeof proposeChart>][] = [
-  ['a date and a number', [{ name: 'day', type: 'date' }, { name: 'n', type: 'bigint' }], { type: 'line', x: 'day', y: 'n' }],
-  ['a label and a number', [{ name: 'nation', type: 'varchar' }, { name: 'n', type: 'bigint' }], { type: 'bar', x: 'nation', y: 'n' }],
-  ['a time, a label and a number', [{ name: 'k', type: 'varchar' }, { name: 't', type: 'timestamp(3)' }, { name: 'v', type: 'decimal(12,2)' }], { type: 'line', x: 't', y: 'v' }],
-  ['two numbers', [{ name: 'a', type: 'double' }, { name: 'b', type: 'integer' }], { type: 'scatter', x: 'a', y: 'b' }],
+  [
+    'a date and a number',
+    [
+      { name: 'day', type: 'date' },
+      { name: 'n', type: 'bigint' },
+    ],
+    { type: 'line', x: 'day', y: 'n' },
+  ],
+  [
+    'a label and a number',
+    [
+      { name: 'nation', type: 'varchar' },
+      { name: 'n', type: 'bigint' },
+    ],
+    { type: 'bar', x: 'nation', y: 'n' },
+  ],
+  [
+    'a time, a label and a number',
+    [
+      { name: 'k', type: 'varchar' },
+      { name: 't', type: 'timestamp(3)' },
+      { name: 'v', type: 'decimal(12,2)' },
+    ],
+    { type: 'line', x: 't', y: 'v' },
+  ],
+  [
+    'two numbers',
+    [
+      { name: 'a', type: 'double' },
+      { name: 'b', type: 'integer' },
+    ],
+    { type: 'scatter', x: 'a', y: 'b' },
+  ],
   ['one number', [{ name: 'n', type: 'bigint' }], { type: 'table' }],
-  ['labels only', [{ name: 'a', type: 'varchar' }, { name: 'b', type: 'char' }], { type: 'table' }],
+  [
+    'labels only',
+    [
+      { name: 'a', type: 'varchar' },
+      { name: 'b', type: 'char' },
+    ],
+    { type: 'table' },
+  ],
 ];
 
 describe('chart proposal', () => {
@@ -31,7 +67,10 @@ describe('dashboard charts', () => {
   let h: ExploreHarness;
   let perNation: string;
   const pageOf = async (id: string) => {
-    const [row] = await h.db.query<{ object_key: string; owner: string }>('SELECT object_key, owner FROM explore_dashboards WHERE id = $1', [id]);
+    const [row] = await h.db.query<{ object_key: string; owner: string }>(
+      'SELECT object_key, owner FROM explore_dashboards WHERE id = $1',
+      [id],
+    );
     const text = (await readObject(h.deps.pages, row!.object_key, MAX_PAGE_BYTES))!.toString('utf8');
     const verified = verifyDashboard(text, { current: 'test-key' }, { id, owner: row!.owner });
     expect(verified.ok).toBe(true);

@@ -58,7 +58,13 @@ describe('dashboards of cards', () => {
   it('builds a dashboard of two of my dashboards; the list counts its cards; the runtime shows both cards', async () => {
     const res = await build(people.owner, own);
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ owner: people.owner.user, title: 'Customers and orders', cards: 2, chart: null, visibility: 'private' });
+    expect(res.body).toMatchObject({
+      owner: people.owner.user,
+      title: 'Customers and orders',
+      cards: 2,
+      chart: null,
+      visibility: 'private',
+    });
     const mine = (await h.call('GET', '/dashboards?scope=mine', people.owner)).body.dashboards as { id: string; cards: number }[];
     expect(mine.find((d) => d.id === res.body.id)?.cards).toBe(2);
     expect(mine.find((d) => d.id === own[0])?.cards).toBe(0);
@@ -76,7 +82,11 @@ describe('dashboards of cards', () => {
   it('shares a dashboard of cards as any other: the policy decides, the runtime serves it to whom it is shared with', async () => {
     const { body } = await build(people.owner, own, 'Shared board');
     expect((await open(`/d/${body.id}`, people.listed)).status).toBe(403);
-    await h.call('PATCH', `/dashboards/${body.id}/share`, people.owner, { visibility: 'users', allowed_users: ['luke'], allowed_groups: [] });
+    await h.call('PATCH', `/dashboards/${body.id}/share`, people.owner, {
+      visibility: 'users',
+      allowed_users: ['luke'],
+      allowed_groups: [],
+    });
     expect((await open(`/d/${body.id}`, people.listed)).status).toBe(200);
     expect((await open(`/d/${body.id}`, people.other)).status).toBe(403);
   });
@@ -101,7 +111,14 @@ describe('dashboards of cards', () => {
     const one = await build(people.owner, [own[0]!]);
     expect(one.status).toBe(400);
     expect(one.body.errors[0].message).toMatch(/2 to 12 cards/);
-    expect((await build(people.owner, Array.from({ length: 13 }, () => own[0]!))).status).toBe(400);
+    expect(
+      (
+        await build(
+          people.owner,
+          Array.from({ length: 13 }, () => own[0]!),
+        )
+      ).status,
+    ).toBe(400);
     const twice = await build(people.owner, [own[0]!, own[0]!]);
     expect(twice.status).toBe(400);
     expect(twice.body.errors[0].message).toMatch(/different dashboard/);
@@ -144,7 +161,7 @@ describe('dashboards of cards', () => {
     const frames = (text: string) => text.match(/<iframe class="card"[^>]*><\/iframe>/g)!;
     const stolen = frames(await pageOf(theirs.body.id));
     let mixed = bodyOf(await pageOf(body.id));
-    frames(mixed).forEach((frame, i) => (mixed = mixed.replace(frame, stolen[i]!)));
+    for (const [i, frame] of frames(mixed).entries()) mixed = mixed.replace(frame, stolen[i]!);
     await replacePage(body.id, signDashboard(mixed, 'test-key', { id: body.id, owner: people.owner.user }));
     const res = await open(`/d/${body.id}`, people.owner);
     expect(res.status).toBe(403);
@@ -153,7 +170,11 @@ describe('dashboards of cards', () => {
 
   it("lists on the runtime's home page exactly the dashboards the policy lets the viewer open", async () => {
     const { body } = await build(people.owner, own, 'Home board <b>');
-    await h.call('PATCH', `/dashboards/${body.id}/share`, people.owner, { visibility: 'users', allowed_users: ['luke'], allowed_groups: [] });
+    await h.call('PATCH', `/dashboards/${body.id}/share`, people.owner, {
+      visibility: 'users',
+      allowed_users: ['luke'],
+      allowed_groups: [],
+    });
     const home = async (who: ExploreIdentity) => {
       const res = await open('/', who);
       expect(res.status).toBe(200);

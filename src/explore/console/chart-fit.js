@@ -61,15 +61,30 @@ export function chartOption(chart, columns, rows, colours) {
     axisLine: { lineStyle: { color: colours.muted } },
     splitLine: { lineStyle: { color: colours.rule } },
   });
-  const base = { animation: false, color: [colours.accent], textStyle: { color: colours.fg }, grid: { left: 72, right: 24, top: 24, bottom: 56 } };
+  const base = {
+    animation: false,
+    color: [colours.accent],
+    textStyle: { color: colours.fg },
+    grid: { left: 72, right: 24, top: 24, bottom: 56 },
+  };
   const y = { type: 'value', ...axis(chart.y), nameGap: 56 };
   if (chart.type === 'scatter') {
     const data = rows.map((r) => [number(r[xi]), number(r[yi])]).filter((p) => p[0] !== null && p[1] !== null);
-    return { ...base, xAxis: { type: 'value', scale: true, ...axis(chart.x) }, yAxis: { ...y, scale: true }, series: [{ type: 'scatter', data, symbolSize: 6 }] };
+    return {
+      ...base,
+      xAxis: { type: 'value', scale: true, ...axis(chart.x) },
+      yAxis: { ...y, scale: true },
+      series: [{ type: 'scatter', data, symbolSize: 6 }],
+    };
   }
   if (chart.type === 'line' && isTemporal(xColumn.type)) {
     const data = rows.map((r) => [text(r[xi]), number(r[yi])]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-    return { ...base, xAxis: { type: 'time', ...axis(chart.x) }, yAxis: y, series: [{ type: 'line', data, showSymbol: data.length <= 50 }] };
+    return {
+      ...base,
+      xAxis: { type: 'time', ...axis(chart.x) },
+      yAxis: y,
+      series: [{ type: 'line', data, showSymbol: data.length <= 50 }],
+    };
   }
   return {
     ...base,

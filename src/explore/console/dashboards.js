@@ -29,7 +29,8 @@ const kind = (d) => (d.cards > 0 ? `${d.cards} cards` : d.chart ? d.chart.type :
  * @param {(err: unknown) => void} fail
  */
 export function initDashboards(api, fail) {
-  const chosen = () => [...byId('my-dashboards').querySelectorAll('input[type=checkbox]:checked')].map((el) => /** @type {HTMLInputElement} */ (el).value);
+  const chosen = () =>
+    [...byId('my-dashboards').querySelectorAll('input[type=checkbox]:checked')].map((el) => /** @type {HTMLInputElement} */ (el).value);
   const update = () => {
     byId('build-submit', HTMLButtonElement).disabled = chosen().length < 2 || chosen().length > 12;
   };
@@ -71,7 +72,15 @@ export function initDashboards(api, fail) {
           ? h(
               'table',
               {},
-              h('thead', {}, h('tr', {}, ['', 'Title', 'Kind', 'Shared / owner', 'Created (UTC)', ''].map((t) => h('th', {}, t)))),
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  ['', 'Title', 'Kind', 'Shared / owner', 'Created (UTC)', ''].map((t) => h('th', {}, t)),
+                ),
+              ),
               h('tbody', {}, rows),
             )
           : h('p', { class: 'muted' }, 'No dashboards yet: ask a question to publish one.'),
@@ -86,7 +95,10 @@ export function initDashboards(api, fail) {
     e.preventDefault();
     try {
       const built = /** @type {DashboardView} */ (
-        await api('POST', '/dashboards', { title: byId('build-title', HTMLInputElement).value, cards: chosen().map((id) => ({ dashboard_id: id })) })
+        await api('POST', '/dashboards', {
+          title: byId('build-title', HTMLInputElement).value,
+          cards: chosen().map((id) => ({ dashboard_id: id })),
+        })
       );
       byId('built').replaceChildren('Built: ', h('a', { href: built.url, target: '_blank', rel: 'noopener' }, built.title));
       await refresh();

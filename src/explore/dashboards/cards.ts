@@ -53,7 +53,12 @@ export async function buildDashboard(
   };
   await deps.db.transaction(async (tx) => {
     await store.insertDashboard(tx, row);
-    await appendAudit(tx, { service: 'explore', action: 'dashboard_build', actor: caller.user, detail: { dashboard_id: id, cards: row.cards } });
+    await appendAudit(tx, {
+      service: 'explore',
+      action: 'dashboard_build',
+      actor: caller.user,
+      detail: { dashboard_id: id, cards: row.cards },
+    });
   });
   return view(deps, (await store.findDashboard(deps.db, id))!);
 }

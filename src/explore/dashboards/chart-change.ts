@@ -25,7 +25,12 @@ export async function changeChart(deps: ExploreDeps, caller: Caller, id: string,
   const written = await writePage(page, { id, owner: d.owner, key, content, chart });
   await deps.db.transaction(async (tx) => {
     await store.updateChart(tx, id, { ...written, chart });
-    await appendAudit(tx, { service: 'explore', action: 'dashboard_chart', actor: caller.user, detail: { dashboard_id: id, before: d.chart, after: chart } });
+    await appendAudit(tx, {
+      service: 'explore',
+      action: 'dashboard_chart',
+      actor: caller.user,
+      detail: { dashboard_id: id, before: d.chart, after: chart },
+    });
   });
   if (d.object_key && d.object_key !== key) await deps.pages.delete(d.object_key);
   return view(deps, { ...d, ...written, chart });

@@ -43,11 +43,21 @@ export function chartOption(chart: ChartSpec, columns: Column[], rows: unknown[]
   const y = { type: 'value', ...axisName(chart.y!), nameGap: 56 };
   if (chart.type === 'scatter') {
     const data = shown.map((r) => [number(r[xi]), number(r[yi])]).filter((p) => p[0] !== null && p[1] !== null);
-    return { ...base, xAxis: { type: 'value', scale: true, ...axisName(chart.x!) }, yAxis: { ...y, scale: true }, series: [{ type: 'scatter', data, symbolSize: 6 }] };
+    return {
+      ...base,
+      xAxis: { type: 'value', scale: true, ...axisName(chart.x!) },
+      yAxis: { ...y, scale: true },
+      series: [{ type: 'scatter', data, symbolSize: 6 }],
+    };
   }
   if (chart.type === 'line' && isTemporal(columns[xi]!.type)) {
     const data = shown.map((r) => [text(r[xi]), number(r[yi])]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-    return { ...base, xAxis: { type: 'time', ...axisName(chart.x!) }, yAxis: y, series: [{ type: 'line', data, showSymbol: data.length <= 50 }] };
+    return {
+      ...base,
+      xAxis: { type: 'time', ...axisName(chart.x!) },
+      yAxis: y,
+      series: [{ type: 'line', data, showSymbol: data.length <= 50 }],
+    };
   }
   return {
     ...base,

@@ -41,7 +41,10 @@ export function checkChart(chart: ChartSpec, columns: Column[]): ChartSpec {
   if (chart.type === 'table') return { type: 'table' };
   const find = (axis: 'x' | 'y') => {
     const col = columns.find((c) => c.name === chart[axis]);
-    if (!col) throw unprocessable(`The chart's ${axis} column '${chart[axis]}' is not a column of the result (${columns.map((c) => c.name).join(', ')}).`);
+    if (!col)
+      throw unprocessable(
+        `The chart's ${axis} column '${chart[axis]}' is not a column of the result (${columns.map((c) => c.name).join(', ')}).`,
+      );
     return col;
   };
   const [x, y] = [find('x'), find('y')];
