@@ -72,6 +72,15 @@ it('changes the chart, publishes it, builds a two-card dashboard and opens it in
   await expect.poll(() => page.locator('#my-dashboards tbody tr').count()).toBe(3);
   expect(await page.textContent('#my-dashboards')).toContain('2 cards');
 
+  // shared from the list: the share form now names the dashboard chosen
+  await page.click('button[aria-label="share Customers and orders"]');
+  expect(await page.textContent('#share-target')).toBe('Customers and orders');
+  await page.selectOption('#visibility', 'users');
+  await page.fill('#share-users', 'luke');
+  await page.click('#share button[type=submit]');
+  await expect.poll(() => page.textContent('#shared')).toBe('Shared: users');
+  await expect.poll(() => page.textContent('#my-dashboards')).toContain('users');
+
   // the runtime shows both cards, the first with the line chart the analyst published, as SVG
   const context = await browser.newContext({ extraHTTPHeaders: { 'X-User-Id': 'olivia', 'X-User-Role': 'svc-analyst' } });
   const view = await context.newPage();
@@ -99,4 +108,12 @@ it('changes the chart, publishes it, builds a two-card dashboard and opens it in
   expect(await view.locator('tbody tr').count()).toBe(3);
   expect(failures).toEqual([]);
   await context.close();
+
+  // luke, whom it is shared with, finds it on the home page too, and only it
+  const lukes = await browser.newContext({ extraHTTPHeaders: { 'X-User-Id': 'luke', 'X-User-Role': 'svc-user' } });
+  const lukeView = await lukes.newPage();
+  expect((await lukeView.goto(served.url))!.status()).toBe(200);
+  expect(await lukeView.locator('tbody a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual([`d/${board}`]);
+  expect((await lukeView.goto(`${served.url}/d/${board}`))!.status()).toBe(200);
+  await lukes.close();
 });
