@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { DASHBOARD_PAGE_HEADERS, MAX_PAGE_BYTES, pageDigest } from '@svc/platform/dashboard-pages';
+import { refuseCards } from '@svc/platform/dashboard-cards';
 import { verifyDashboard, type DashboardKeys } from '@svc/platform/dashboard-signature';
 import { forbidden, notFound, unauthorized, unavailable } from '@svc/platform/errors';
 import type { CallerResolver } from '@svc/platform/auth';
@@ -13,6 +14,7 @@ import { apiRoutes, CALLER_SECURITY, documentRoutes, problems, storableText } fr
 import type { ServiceMetrics } from '@svc/platform/metrics';
 import type { PolicyEngine } from '@svc/platform/policy';
 import { readObject, type ObjectStore } from '@svc/platform/objects';
+import { homeRoutes } from './home.ts';
 import { PoolFullError, type SandboxPool } from './pool.ts';
 import { SESSION_COOKIE, viewerOf, type Sessions } from './viewer.ts';
 
@@ -106,6 +108,8 @@ export function createRuntimeApp(deps: RuntimeDeps): Hono<AppEnv> {
     for (const [name, value] of Object.entries(DASHBOARD_PAGE_HEADERS)) c.header(name, value);
     return c.body(await res.arrayBuffer(), res.status as 200);
   });
+  // The home page and its stylesheet: pages for people, outside the API description.
+  app.route('/', homeRoutes({ exploreUrl: deps.exploreUrl, fetch: deps.fetch, sessions: deps.sessions, callers }));
   app.route(
     '/',
     documentRoutes(routes, RUNTIME_DOCUMENT, (registry) => registry.registerComponent('securitySchemes', 'session', SESSION_SCHEME)),
@@ -135,7 +139,8 @@ async function launchDecision(deps: RuntimeDeps, viewer: Caller, id: string): Pr
   return decision as Launch;
 }
 
+/** The page's signature for this id and owner; for a dashboard of cards, each card's own too. */
 function checkSignature(keys: DashboardKeys, page: Buffer, id: string, owner: string): string | undefined {
   const verified = verifyDashboard(page.toString('utf8'), keys, { id, owner });
-  return verified.ok ? undefined : verified.reason;
+  return verified.ok ? refuseCards(verified.body, keys, owner) : verified.reason;
 }

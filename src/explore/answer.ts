@@ -1,3 +1,5 @@
+import type { ChartSpec } from './dashboards/chart.ts';
+
 // POST /query's request and its answer, as the pipeline takes and gives them (and the cache keeps them).
 export type QueryRequest = {
   question: string;
@@ -7,6 +9,8 @@ export type QueryRequest = {
   force: boolean;
   persist: boolean;
   model?: string | undefined;
+  /** The published page's chart; proposed from the result's columns when absent. */
+  chart?: ChartSpec | undefined;
 };
 
 export type QueryResponse = {

@@ -227,6 +227,7 @@ async function publish(run: Run, sql: string, result: EngineResult, redacted: { 
       columns: result.columns,
       rows: redacted.rows,
       maskedColumns: redacted.maskedColumns,
+      chart: run.request.chart,
     },
   );
   emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });

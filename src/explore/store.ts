@@ -1,4 +1,5 @@
 import type { Sql } from '../platform/db/index.ts';
+import type { ChartSpec } from './dashboards/chart.ts';
 
 // Every SQL statement of the explore service.
 export type DashboardRow = {
@@ -11,6 +12,10 @@ export type DashboardRow = {
   question: string;
   sql: string;
   columns: { name: string; type: string }[];
+  /** The chart drawn in the page; null for a dashboard of cards, or one published before charts were chosen. */
+  chart: ChartSpec | null;
+  /** A dashboard of cards: the ids of the dashboards it holds; null for one question's dashboard. */
+  cards: string[] | null;
   /** The page in the object store and its sha256; null for a page written before pages moved there. */
   object_key: string | null;
   digest: string | null;
@@ -24,9 +29,22 @@ export async function insertDashboard(
   d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups' | 'file'> & { object_key: string; digest: string },
 ): Promise<void> {
   await sql.query(
-    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)`,
-    [d.id, d.owner, d.title, d.question, d.sql, JSON.stringify(d.columns), d.object_key, d.digest],
+    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, chart, cards)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9::jsonb, $10::jsonb)`,
+    [d.id, d.owner, d.title, d.question, d.sql, JSON.stringify(d.columns), d.object_key, d.digest, json(d.chart), json(d.cards)],
   );
+}
+
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+/** A re-rendered page and the chart it now draws. */
+export async function updateChart(sql: Sql, id: string, page: { object_key: string; digest: string; chart: ChartSpec }): Promise<void> {
+  await sql.query(`UPDATE explore_dashboards SET object_key = $2, digest = $3, chart = $4::jsonb WHERE id = $1`, [
+    id,
+    page.object_key,
+    page.digest,
+    JSON.stringify(page.chart),
+  ]);
 }
 
 export async function updatePage(sql: Sql, id: string, page: { object_key: string; digest: string }): Promise<void> {
@@ -79,7 +97,7 @@ export async function insertFeedback(
   ]);
 }
 
-const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, object_key, digest, file, created_at`;
+const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, chart, cards, object_key, digest, file, created_at`;
 
 export async function listDashboards(sql: Sql): Promise<DashboardRow[]> {
   return sql.query<DashboardRow>(

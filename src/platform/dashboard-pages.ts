@@ -26,13 +26,22 @@ export const DASHBOARD_STYLE =
   'body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e8ec;padding:.2rem .6rem;text-align:left}pre{background:#f6f7f9;padding:.6rem}.masked{font-size:.7rem;color:#b3261e}';
 
 /**
+ * The stylesheet of a dashboard of cards (platform/dashboard-cards.ts): the page's own, and its cards one under the
+ * other, each a frame of the page's width. Each card keeps DASHBOARD_STYLE inside its frame.
+ */
+export const COMPOSITE_STYLE = `${DASHBOARD_STYLE}.cards{display:grid;gap:1.5rem}.card{width:100%;height:42rem;border:1px solid #e5e8ec}`;
+
+const styleHash = (style: string) => `'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+
+/**
  * What a dashboard page may do in a browser: apply its own stylesheet, and nothing else. It holds no script, image,
  * font or link (the chart is inline SVG with presentation attributes), so everything else is 'none': no script runs,
- * not even one that slipped through escaping, and no site may frame the page.
+ * not even one that slipped through escaping, and no site may frame the page. A dashboard of cards shows each card
+ * in a sandboxed srcdoc frame, which needs no source to be allowed (its document inherits this policy).
  */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(DASHBOARD_STYLE).digest('base64')}'`,
+  `style-src ${styleHash(DASHBOARD_STYLE)} ${styleHash(COMPOSITE_STYLE)}`,
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

@@ -29,6 +29,9 @@ export function signDashboard(body: string, key: string, page: PageIdentity): st
   return `${PREFIX}${mac(key, page, body)}\n${body}`;
 }
 
+/** The hex signature on a signed page's first line, or undefined when that line is not one. */
+export const signatureOf = (file: string): string | undefined => SIGNATURE_LINE.exec(file)?.[1];
+
 export type Verification = { ok: true; body: string; key: 'current' | 'old' } | { ok: false; reason: string };
 
 export function verifyDashboard(file: string, keys: DashboardKeys, page: PageIdentity): Verification {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { exploreService } from '../../src/explore/service.ts';
+import { refuseCards, renderCards } from '../../src/platform/dashboard-cards.ts';
 import { MAX_PAGE_BYTES, pageDigest, pageKey } from '../../src/platform/dashboard-pages.ts';
 import { signDashboard, verifyDashboard } from '../../src/platform/dashboard-signature.ts';
 import { openDatabase } from '../../src/platform/db/index.ts';
@@ -66,4 +67,53 @@ it('re-signs every dashboard with the current key, and moves earlier page files 
   expect(moved).toMatchObject({ object_key: 'd4.html', file: null });
   expect(moved!.digest).toBe(pageDigest((await readObject(pages, 'd4.html', MAX_PAGE_BYTES))!));
   await again.close();
+}, 60_000);
+
+// A dashboard of cards holds its cards' signatures: the rotation signs each card again, not only the page around them.
+it('re-signs the cards of a dashboard of cards, and leaves one whose card verifies with neither key', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'svc-resign-cards-'));
+  const pages = createFolderStore(join(dataDir, 'dashboards'));
+  const cfg = { PG_PORT: 5432, PG_DATABASE: 'svc', PG_USER: 'svc', DATA_DIR: dataDir };
+  const db = await openDatabase(cfg);
+  await exploreService.migrate(db);
+  const card = (id: string, key: string) => ({
+    id,
+    owner: 'olivia',
+    title: id,
+    signed: signDashboard(`<!doctype html><html><body>card ${id}</body></html>\n`, key, { id, owner: 'olivia' }),
+  });
+  const boards = { b0: [card('c1', 'old-key'), card('c2', 'new-key')], b1: [card('c3', 'old-key'), card('c4', 'stranger-key')] };
+  for (const [id, cards] of Object.entries(boards)) {
+    const page = Buffer.from(signDashboard(renderCards({ title: id, cards, createdAt: new Date() }), 'new-key', { id, owner: 'olivia' }));
+    await pages.put(pageKey(id), page);
+    await db.query(
+      `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, cards) VALUES ($1, 'olivia', $1, '', '', '[]'::jsonb, $2, $3, $4::jsonb)`,
+      [id, pageKey(id), pageDigest(page), JSON.stringify(cards.map((c) => c.id))],
+    );
+  }
+  await db.close();
+  const out = execFileSync('bin/svc', ['dashboards', 'resign'], {
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      SVC_DASHBOARD_HMAC_KEY: 'new-key',
+      SVC_DASHBOARD_HMAC_KEY_OLD: 'old-key',
+      SVC_LOG_LEVEL: 'silent',
+      SVC_PG_HOST: '',
+    },
+    encoding: 'utf8',
+  });
+  expect(out).toContain('re-signed 1 dashboards');
+  expect(out).toContain('not re-signed: b1');
+  const bodyOf = async (id: string) => {
+    const verified = verifyDashboard(
+      (await readObject(pages, pageKey(id), MAX_PAGE_BYTES))!.toString('utf8'),
+      { current: 'new-key' },
+      { id, owner: 'olivia' },
+    );
+    expect(verified.ok).toBe(true);
+    return verified.ok ? verified.body : '';
+  };
+  expect(refuseCards(await bodyOf('b0'), { current: 'new-key' }, 'olivia')).toBeUndefined();
+  expect(refuseCards(await bodyOf('b1'), { current: 'new-key', old: 'old-key' }, 'olivia')).toMatch(/card 'c4'/);
 }, 60_000);

@@ -3,6 +3,8 @@
 // HTTP API as every other client; pages are built with h() from dom.js, so values only ever go in as text.
 import { byId, devIdentity, h } from './dom.js';
 import { callJson, ProblemError } from './problem.js';
+import { clearChart, initChart, showChart } from './chart.js';
+import { initDashboards } from './dashboards.js';
 
 /** @typedef {import('./types.ts').DashboardView} DashboardView */
 /** @typedef {import('./types.ts').Me} Me */
@@ -33,6 +35,10 @@ const api = (method, path, body) => callJson(method, path, body, headers());
 
 /** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err));
+/** @param {unknown} err */
+const fail = (err) => (byId('error').textContent = message(err));
+initChart(api, fail);
+const dashboards = initDashboards(api, fail);
 
 /** Opens the console to the roles it is for, and fills the model picker (the last choice is remembered). */
 async function loadModels() {
@@ -41,6 +47,7 @@ async function loadModels() {
     byId('no-console').hidden = me.console;
     for (const el of byId('ask', HTMLFormElement).elements) if ('disabled' in el) el.disabled = !me.console;
     if (!me.console) return;
+    void dashboards.refresh();
     const list = /** @type {ModelList} */ (await api('GET', '/models'));
     const remembered = localStorage.getItem('svc.model');
     modelPicker.replaceChildren(...list.models.map((m) => new Option(m, m)));
@@ -121,7 +128,12 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
     byId('share').hidden = !answer.dashboard_url || answer.cached;
     byId('shared').textContent = '';
     if (answer.dashboard_url) byId('dashboard', HTMLAnchorElement).href = answer.dashboard_url;
+    byId('share').dataset.dashboard = answer.dashboard_id ?? '';
+    byId('share-target').textContent = 'this result';
+    showChart(answer);
+    if (answer.dashboard_id) void dashboards.refresh();
   } catch (err) {
+    clearChart();
     byId('error').textContent = message(err);
     const problem = /** @type {QueryProblem} */ (err instanceof ProblemError ? err.body : {});
     if (problem.sql) sql.value = problem.sql;
@@ -151,13 +163,14 @@ byId('share', HTMLFormElement).addEventListener('submit', async (e) => {
   e.preventDefault();
   try {
     const d = /** @type {DashboardView} */ (
-      await api('PATCH', `/dashboards/${dashboardId}/share`, {
+      await api('PATCH', `/dashboards/${byId('share').dataset.dashboard || dashboardId}/share`, {
         visibility: byId('visibility', HTMLSelectElement).value,
         allowed_users: names('share-users'),
         allowed_groups: names('share-groups'),
       })
     );
     byId('shared').textContent = `Shared: ${d.visibility}`;
+    void dashboards.refresh();
   } catch (err) {
     byId('error').textContent = message(err);
   }

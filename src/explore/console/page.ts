@@ -5,4 +5,11 @@ import { pageRoutes } from '../../platform/web/pages.ts';
 
 /** GET / (the console) and its module and style under /ui/, with the strict Content-Security-Policy. */
 export const consoleRoutes = (opts: { devIdentity: boolean }) =>
-  pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)], ...opts });
+  pageRoutes({
+    page: new URL('./index.html', import.meta.url),
+    dirs: [new URL('./', import.meta.url)],
+    // ECharts' self-contained ES module build: no eval, so the page's CSP stays strict (dashboards/chart-svg.ts
+    // draws the same charts on the server for the dashboard pages)
+    vendor: { 'echarts.js': new URL(import.meta.resolve('echarts/dist/echarts.esm.min')) },
+    ...opts,
+  });

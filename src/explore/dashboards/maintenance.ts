@@ -9,13 +9,16 @@ import {
   type Verification,
 } from '../../platform/dashboard-signature.ts';
 import { readObject, type ObjectStore } from '../../platform/objects/index.ts';
+import { resignCards } from '../../platform/dashboard-cards.ts';
 import * as store from '../store.ts';
+import { contentKey } from './publish.ts';
 
 /**
  * `svc dashboards resign`: every page that verifies with the current or the previous key is signed again with the
  * current one, so the previous key can be removed. A page from before pages were signed with their dashboard's id
  * and owner, or kept in a file instead of the store, is verified the old way, signed the new way and moved into
- * the store. A page that verifies with neither key is left alone and reported.
+ * the store. A page that verifies with neither key is left alone and reported, and so is a dashboard of cards one
+ * of whose cards does.
  */
 export async function resignDashboards(
   db: Sql,
@@ -36,12 +39,19 @@ export async function resignDashboards(
       refused.push({ id: row.id, reason: verified.reason });
       continue;
     }
-    if (verified.key === 'current' && row.object_key) continue;
-    const page = Buffer.from(signDashboard(verified.body, keys.current, identity), 'utf8');
+    // a dashboard of cards holds its cards' signatures too: each is signed again with the current key
+    const body = resignCards(verified.body, keys, keys.current);
+    if (body === undefined) {
+      refused.push({ id: row.id, reason: 'a card verifies with neither the current nor the previous key' });
+      continue;
+    }
+    if (verified.key === 'current' && row.object_key && body === verified.body) continue;
+    const page = Buffer.from(signDashboard(body, keys.current, identity), 'utf8');
     const object_key = pageKey(row.id);
     await pages.put(object_key, page, { contentType: 'text/html; charset=utf-8', contentLength: page.length });
     await store.updatePage(db, row.id, { object_key, digest: pageDigest(page) });
     if (row.file) await rm(row.file, { force: true });
+    if (row.object_key && row.object_key !== object_key) await pages.delete(row.object_key); // a page of a changed chart
     resigned++;
   }
   return { resigned, refused };
@@ -57,6 +67,7 @@ export async function cleanupDeletedDashboards(db: Sql, pages: ObjectStore): Pro
   const rows = await store.listDeletedDashboards(db);
   for (const row of rows) {
     if (row.object_key) await pages.delete(row.object_key);
+    await pages.delete(contentKey(row.id));
     if (row.file) await rm(row.file, { force: true });
     await store.purgeDashboard(db, row.id);
   }

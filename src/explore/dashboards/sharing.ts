@@ -11,11 +11,25 @@ import * as store from '../store.ts';
 export type DashboardAction = 'view' | 'share' | 'delete';
 export type Scope = 'mine' | 'shared' | 'public' | 'all';
 
-/** A dashboard as the API shows it: the row without where its page is kept, the time as ISO text. */
-export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at'> & { created_at: string };
+/**
+ * A dashboard as the API shows it: the row without where its page is kept, the time as ISO text, and how many cards
+ * it holds (0 for one question's dashboard) rather than their ids, and its address in the runtime.
+ */
+export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at' | 'cards'> & {
+  created_at: string;
+  cards: number;
+  url: string;
+};
 
-const view = ({ file: _file, object_key: _key, digest: _digest, created_at, ...rest }: store.DashboardRow): DashboardView => ({
+export const dashboardUrl = (deps: ExploreDeps, id: string) => `${deps.config.DASHBOARDS_URL.replace(/\/$/, '')}/d/${id}`;
+
+export const view = (
+  deps: ExploreDeps,
+  { file: _file, object_key: _key, digest: _digest, created_at, cards, ...rest }: store.DashboardRow,
+): DashboardView => ({
   ...rest,
+  cards: cards?.length ?? 0,
+  url: dashboardUrl(deps, rest.id),
   created_at: created_at.toISOString(),
 });
 
@@ -43,7 +57,7 @@ export async function listVisible(deps: ExploreDeps, caller: Caller, scope: Scop
     (scope === 'mine' && d.owner === caller.user) ||
     (scope === 'shared' && d.owner !== caller.user && (d.visibility === 'users' || d.visibility === 'groups')) ||
     (scope === 'public' && d.visibility === 'public');
-  return rows.filter((d, i) => decisions[i]!.allow && inScope(d)).map(view);
+  return rows.filter((d, i) => decisions[i]!.allow && inScope(d)).map((d) => view(deps, d));
 }
 
 export async function accessOf(deps: ExploreDeps, caller: Caller, id: string): Promise<PolicyDecision> {
@@ -91,7 +105,7 @@ export async function shareDashboard(
       detail: { dashboard_id: id, owner: d.owner, before, after: next },
     });
   });
-  return view({ ...d, ...next });
+  return view(deps, { ...d, ...next });
 }
 
 export async function deleteDashboard(deps: ExploreDeps, caller: Caller, id: string): Promise<{ deleted: string }> {

@@ -1,5 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems, storableText } from '../../platform/openapi/index.ts';
+import { buildDashboard } from '../dashboards/cards.ts';
+import { chartSpec } from '../dashboards/chart.ts';
+import { changeChart } from '../dashboards/chart-change.ts';
 import { accessOf, deleteDashboard, launchOf, listVisible, shareDashboard } from '../dashboards/sharing.ts';
 import type { ExploreDeps } from '../deps.ts';
 
@@ -21,7 +24,18 @@ const dashboard = z.object({
   question: z.string(),
   sql: z.string(),
   columns: z.array(z.object({ name: z.string(), type: z.string() })),
+  chart: chartSpec.nullable().describe('The chart its page draws; null for a dashboard of cards'),
+  cards: z.int().describe("How many cards it holds; 0 for one question's dashboard"),
+  url: z.string().describe('Its address in the dashboards runtime'),
   created_at: z.iso.datetime(),
+});
+const buildBody = z.object({
+  title: filledText(200, 'title must not be empty'),
+  cards: z
+    .array(z.object({ dashboard_id: storableText().min(1).max(100) }))
+    .min(2, 'a dashboard of cards holds 2 to 12 cards')
+    .max(12, 'a dashboard of cards holds 2 to 12 cards')
+    .refine((cards) => new Set(cards.map((c) => c.dashboard_id)).size === cards.length, 'each card is a different dashboard'),
 });
 const decision = z.looseObject({ allow: z.boolean(), reason: z.string() });
 
@@ -72,6 +86,22 @@ const share = createRoute({
   responses: { 200: json(dashboard, 'The updated dashboard'), ...problems(400, 401, 404, 413, 415, 503) },
 });
 
+const build = createRoute({
+  method: 'post',
+  path: '/',
+  summary: 'Build a dashboard of 2 to 12 cards, each a dashboard the caller owns, signed as a whole and card by card',
+  request: { body: jsonBody(buildBody) },
+  responses: { 201: json(dashboard, 'The new dashboard'), ...problems(400, 401, 403, 404, 409, 413, 415, 422, 503) },
+});
+
+const chart = createRoute({
+  method: 'put',
+  path: '/{id}/chart',
+  summary: 'Draw the published rows with another chart: the page is rendered and signed again (its owner only)',
+  request: { params: idParam, body: jsonBody(chartSpec) },
+  responses: { 200: json(dashboard, 'The updated dashboard'), ...problems(400, 401, 404, 409, 413, 415, 422, 503) },
+});
+
 const remove = createRoute({
   method: 'delete',
   path: '/{id}',
@@ -86,5 +116,7 @@ export function dashboardRoutes(deps: ExploreDeps) {
     .openapi(access, async (c) => c.json(await accessOf(deps, c.var.caller, c.req.valid('param').id), 200))
     .openapi(launch, async (c) => c.json(await launchOf(deps, c.var.caller, c.req.valid('param').id), 200))
     .openapi(share, async (c) => c.json(await shareDashboard(deps, c.var.caller, c.req.valid('param').id, c.req.valid('json')), 200))
+    .openapi(build, async (c) => c.json(await buildDashboard(deps, c.var.caller, c.req.valid('json')), 201))
+    .openapi(chart, async (c) => c.json(await changeChart(deps, c.var.caller, c.req.valid('param').id, c.req.valid('json')), 200))
     .openapi(remove, async (c) => c.json(await deleteDashboard(deps, c.var.caller, c.req.valid('param').id), 200));
 }

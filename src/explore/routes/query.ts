@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
+import { chartSpec } from '../dashboards/chart.ts';
 import type { ExploreDeps } from '../deps.ts';
 import { measureQuery } from '../metrics.ts';
 import { askQuestion } from '../questions.ts';
@@ -12,6 +13,7 @@ const queryBody = z.object({
   force: z.boolean().default(false),
   persist: z.boolean().default(true),
   model: filledText(200, 'model must not be empty').optional(),
+  chart: chartSpec.optional().describe("The dashboard's chart; proposed from the result's columns when absent"),
 });
 
 const column = z.object({ name: z.string(), type: z.string() });

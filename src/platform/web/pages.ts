@@ -31,6 +31,8 @@ export const escapeHtml = (value: unknown): string =>
   String(value ?? '').replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
 export const SHARED_UI_DIR = new URL('./', import.meta.url);
+/** The shared stylesheet, for a page served without pageRoutes (the dashboards runtime's home). */
+export const BASE_CSS = new URL('./base.css', import.meta.url);
 
 type Asset = { body: string | Uint8Array<ArrayBuffer>; type: string };
 
