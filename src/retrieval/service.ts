@@ -24,6 +24,7 @@ import { collectionRoutes } from './routes/collections.ts';
 import { collectionDocumentRoutes } from './routes/documents.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { startWatcher } from './watch/watcher.ts';
 
 const RETRIEVAL_DOCUMENT = {
@@ -65,6 +66,7 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));
   api.route('/collections', pageRoutes(deps));
+  api.route('/sessions', sessionRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', documentRoutes(api, RETRIEVAL_DOCUMENT));
