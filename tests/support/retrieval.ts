@@ -1,6 +1,10 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
+import { createFolderStore, type ObjectStore } from '../../src/platform/objects/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import { createLimiter, loadLimitSettings } from '../../src/platform/limits/index.ts';
@@ -38,6 +42,8 @@ export async function retrievalHarness(
     /** Starts the replica's watcher; `open` wraps how it opens a source (a test staging a race in the listing). */
     watch?: { owner?: string; open?: ScanControl['open'] };
     callers?: CallerResolver;
+    /** Where uploaded files are kept; default a fresh folder under the system's temporary folder. */
+    originals?: ObjectStore;
     /** Every answer `json` and `upload` get is checked against the app's OpenAPI document (default); benchmarks turn it off. */
     conformance?: boolean;
   } = {},
@@ -56,6 +62,7 @@ export async function retrievalHarness(
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
     pdfWorkers,
+    originals: opts.originals ?? createFolderStore(await mkdtemp(join(tmpdir(), 'svc-originals-'))),
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     metrics,
