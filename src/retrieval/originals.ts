@@ -47,7 +47,10 @@ export async function deleteOriginal(deps: RetrievalDeps, document: { id: string
 /** Removes every original of a collection (after its rows are gone); a failure is logged, the sweep retries. */
 export async function deleteCollectionOriginals(deps: RetrievalDeps, slug: string): Promise<void> {
   await deps.originals.delete(`${slug}/`).catch((err: unknown) => {
-    deps.logger.warn({ err, event: 'retrieval.originals_not_deleted', collection: slug }, 'originals of a deleted collection stay for the sweep');
+    deps.logger.warn(
+      { err, event: 'retrieval.originals_not_deleted', collection: slug },
+      'originals of a deleted collection stay for the sweep',
+    );
   });
 }
 
