@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallerResolver } from '../../src/platform/auth/index.ts';
@@ -54,6 +54,8 @@ export async function retrievalHarness(
   const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
   const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS) : undefined;
   const policy = await createWasmPolicyEngine();
+  // uploaded files go to a folder of this harness's own, removed at close, unless the test gives a store
+  const originalsDir = opts.originals ? undefined : await mkdtemp(join(tmpdir(), 'svc-originals-'));
   const metrics = createRetrievalMetrics(createMetrics('retrieval'));
   const deps: RetrievalDeps = {
     config,
@@ -62,7 +64,7 @@ export async function retrievalHarness(
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
     pdfWorkers,
-    originals: opts.originals ?? createFolderStore(await mkdtemp(join(tmpdir(), 'svc-originals-'))),
+    originals: opts.originals ?? createFolderStore(originalsDir!),
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     metrics,
@@ -111,6 +113,7 @@ export async function retrievalHarness(
       await watcher?.stop();
       await ocr.close();
       await pdfWorkers?.close();
+      if (originalsDir) await rm(originalsDir, { recursive: true, force: true });
     },
   };
 }
