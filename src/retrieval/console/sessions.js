@@ -112,7 +112,8 @@ export function createConversations(ctx) {
     try {
       const session = /** @type {SessionDetail} */ (await ctx.api('GET', `/sessions/${encodeURIComponent(id)}`));
       current = { id, listed: true };
-      await ctx.openCollection(session.collection);
+      // a conversation kept before sessions recorded their collection opens none
+      if (session.collection) await ctx.openCollection(session.collection);
       showTurns(session);
       showCurrent();
     } catch (err) {
