@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite, type Database } from '../../src/platform/db/index.ts';
+import { loadMigrations, migrate, openPglite, type Database } from '../../src/platform/db/index.ts';
+import { listSessions } from '../../src/platform/sessions/index.ts';
 import { ANSWER_ENV, coastPdf, FOG_SENTENCE, ledgerNote } from '../support/answer-fixtures.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 
@@ -86,5 +87,35 @@ describe('answer sessions as a chat history', () => {
 
   it('needs a caller', async () => {
     expect((await h.json('GET', '/sessions')).status).toBe(401);
+  });
+});
+
+// Sessions whose turns were kept before migration sessions/002 are listed too, titled by their first question.
+describe('migration sessions/002 on sessions that already have turns', () => {
+  it('gives each (service, user, session) its row', async () => {
+    const db = await openPglite({});
+    try {
+      const all = await loadMigrations(new URL('../../src/platform/sessions/migrations/', import.meta.url));
+      await migrate(
+        db,
+        'sessions',
+        all.filter((m) => m.id < '002'),
+      );
+      const turn = (user: string, session: string, question: string) =>
+        db.query(`INSERT INTO session_turns (service, user_id, session_id, question) VALUES ('retrieval', $1, $2, $3)`, [
+          user,
+          session,
+          question,
+        ]);
+      await turn('eve', 'a', 'First of a');
+      await turn('eve', 'a', 'Second of a');
+      await turn('ana', 'a', 'First of ana');
+      await migrate(db, 'sessions', all);
+      const eve = await listSessions(db, { service: 'retrieval', user: 'eve' }, 10);
+      expect(eve.map((s) => [s.id, s.title, s.turns, s.scope])).toEqual([['a', 'First of a', 2, '']]);
+      expect((await listSessions(db, { service: 'retrieval', user: 'ana' }, 10)).map((s) => s.title)).toEqual(['First of ana']);
+    } finally {
+      await db.close();
+    }
   });
 });
