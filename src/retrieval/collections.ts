@@ -3,6 +3,7 @@ import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { decideCollection, requireAllowed, requireVisible } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
+import { deleteCollectionOriginals } from './originals.ts';
 import * as store from './store.ts';
 import { resolveWatchUri, WatchUriError } from './watch/roots.ts';
 import * as watches from './watch/store.ts';
@@ -24,6 +25,8 @@ export type CollectionView = {
   allowed_roles: string[];
   document_count: number;
   chunk_count: number;
+  /** Bytes kept for its documents: the original files and the extracted text. */
+  size_bytes: number;
   created_by: string;
   created_at: string;
   /** The watched source, or null; its scans are at GET /collections/{slug}/watch. */
@@ -37,6 +40,7 @@ const view = (c: store.CollectionRow, w: watches.WatchRow | undefined): Collecti
   allowed_roles: c.allowed_roles,
   document_count: c.document_count,
   chunk_count: c.chunk_count,
+  size_bytes: c.size_bytes,
   created_by: c.created_by,
   created_at: c.created_at.toISOString(),
   watch: w ? { uri: w.uri, interval_seconds: w.interval_seconds } : null,
@@ -106,13 +110,14 @@ export async function getCollection(deps: RetrievalDeps, caller: Caller, slug: s
   return view(c, await watches.findWatch(deps.db, slug));
 }
 
-/** Documents, chunks, embeddings and the watch go with it, in one statement (foreign keys cascade). */
+/** Documents, chunks, embeddings and the watch go with it, in one statement (foreign keys cascade); then the originals. */
 export async function deleteCollection(deps: RetrievalDeps, caller: Caller, slug: string): Promise<{ deleted: string }> {
   const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'delete', collection);
   if (!(await store.deleteCollection(deps.db, slug))) throw notFound(`Collection '${slug}' does not exist.`);
   deps.indexes.drop(slug);
   deps.keywords.drop(slug);
+  await deleteCollectionOriginals(deps, slug);
   return { deleted: slug };
 }
 

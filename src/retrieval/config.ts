@@ -54,6 +54,10 @@ export const retrievalShape = {
    * written to a temporary file in UPLOAD_TMP_DIR as it arrives. 0: every upload goes to a file.
    */
   UPLOAD_MEMORY_BYTES: int(1_048_576, 0),
+  /** Where uploaded files are kept (a folder or s3://bucket/prefix); unset: `originals` in the data folder. */
+  ORIGINALS_STORE: optionalStr(),
+  /** Days an uploaded file is kept after its upload; 0 keeps it as long as its document. */
+  ORIGINALS_RETENTION_DAYS: int(0, 0),
   /** Folders and s3://bucket/prefix entries collections may watch; empty: watching is off. */
   WATCH_ROOTS: list([]),
   /** How often a replica looks for watches that are due. */

@@ -3,6 +3,7 @@ import type { Database } from '../platform/db/index.ts';
 import type { Embedder } from '../platform/gateway/index.ts';
 import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
+import type { ObjectStore } from '../platform/objects/index.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { RetrievalConfig } from './config.ts';
 import type { CollectionIndexes } from './indexes.ts';
@@ -19,6 +20,8 @@ export type RetrievalDeps = {
   ocr: OcrEngine;
   /** The threads PDF text is read on; absent: on the thread that answers requests. */
   pdfWorkers?: PdfWorkers | undefined;
+  /** The uploaded files, one object per document (`<slug>/<document id>`). */
+  originals: ObjectStore;
   indexes: CollectionIndexes;
   keywords: KeywordIndexes;
   metrics: RetrievalMetrics;

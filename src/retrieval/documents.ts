@@ -7,6 +7,7 @@ import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
 import { retrievalProblem } from './errors.ts';
+import { keepOriginal } from './originals.ts';
 import * as store from './store.ts';
 import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
 import { CODE_HEADER, encodeRow, unitRow } from './vector-index/index.ts';
@@ -54,7 +55,8 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 /**
  * Upload: receive the file (hashing as it streams; in memory up to SVC_UPLOAD_MEMORY_BYTES, else to disk) while the
  * caller's access is checked, recognise the format, extract, chunk, embed, then write the document, its chunks and
- * embeddings in one transaction (the chunks with one binary COPY). Any failure before the commit leaves nothing behind.
+ * embeddings in one transaction (the chunks with one binary COPY), then keep the file itself (originals.ts). Any
+ * failure before the commit leaves nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
  * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
@@ -134,8 +136,6 @@ export async function ingestSpooled(
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
     const extracted = await extraction;
-    // the text is in memory: the file (if any) goes while the rest runs, not after it
-    upload.discard().catch(() => {}); // awaited at the end
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
@@ -145,7 +145,7 @@ export async function ingestSpooled(
     const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
-    const document: Omit<store.DocumentRow, 'created_at'> = {
+    const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
       id: documentId,
       collection_slug: slug,
       filename: upload.filename,
@@ -158,6 +158,7 @@ export async function ingestSpooled(
       status: 'INDEXED',
       chunk_count: rows.length,
       uploaded_by: uploader.user,
+      text_bytes: rows.reduce((bytes, c) => bytes + Buffer.byteLength(c.text), 0),
     };
     // The chunks and the version bump are written only if the document row went in, so an upload that lost the
     // unique index to another writes nothing. The document's insert bumps the version too (a round trip fewer),
@@ -181,6 +182,8 @@ export async function ingestSpooled(
       if (!held) throw new Error(`upload of ${upload.sha256} to ${slug} lost a race to a document that no longer exists`);
       return duplicate(deps, held);
     }
+    // the file itself, once the document is there (the upload's temporary file, if any, goes after it)
+    await keepOriginal(deps, stored, upload);
     deps.metrics.documentsIngested.inc({ outcome: 'indexed', format });
     deps.metrics.chunksIngested.inc(rows.length);
     return { document: { ...view(stored), duplicate: false }, created: true };

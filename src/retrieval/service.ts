@@ -1,8 +1,10 @@
 import { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
+import { join } from 'node:path';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
 import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
+import { openObjectStore } from '../platform/objects/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
 import { apiRoutes, documentRoutes } from '../platform/openapi/index.ts';
 import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
@@ -18,12 +20,15 @@ import { createCollectionIndexes } from './indexes.ts';
 import { createOcrEngine, createPdfWorkers } from './ingest/index.ts';
 import { createKeywordIndexes } from './keyword-index/index.ts';
 import { createRetrievalMetrics } from './metrics.ts';
+import { startOriginalsSweep } from './originals.ts';
 import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
 import { collectionDocumentRoutes } from './routes/documents.ts';
+import { originalRoutes } from './routes/originals.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { startWatcher } from './watch/watcher.ts';
 
 const RETRIEVAL_DOCUMENT = {
@@ -65,6 +70,8 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));
   api.route('/collections', pageRoutes(deps));
+  api.route('/collections', originalRoutes(deps));
+  api.route('/sessions', sessionRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', documentRoutes(api, RETRIEVAL_DOCUMENT));
@@ -106,6 +113,7 @@ export const retrievalService: ServiceDefinition = {
       policy: shared.policy,
       embedder: createEmbedder(config, logger),
       ocr,
+      originals: openObjectStore(config.ORIGINALS_STORE ?? join(shared.platform.DATA_DIR, 'originals'), env),
       pdfWorkers,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
@@ -119,9 +127,11 @@ export const retrievalService: ServiceDefinition = {
     const watcher =
       config.watch.roots.length > 0 ? startWatcher(deps, config.watch, { pollSeconds: config.WATCH_POLL_SECONDS }) : undefined;
     if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
+    const sweep = startOriginalsSweep(deps);
     return {
       app: createRetrievalApp(deps, { devIdentity: shared.embedded }),
       close: async () => {
+        sweep.stop();
         await watcher?.stop();
         await ocr.close();
         await pdfWorkers?.close();

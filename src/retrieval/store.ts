@@ -27,6 +27,8 @@ export type CollectionRow = {
   version: number;
   document_count: number;
   chunk_count: number;
+  /** The originals kept and the extracted text of its documents. */
+  size_bytes: number;
 };
 
 export type DocumentRow = {
@@ -43,6 +45,10 @@ export type DocumentRow = {
   chunk_count: number;
   uploaded_by: string;
   created_at: Date;
+  /** Bytes of the extracted text its chunks hold. */
+  text_bytes: number;
+  /** The kept original's size; null while none is kept (originals.ts). */
+  original_bytes: number | null;
 };
 
 /** `embedding` holds the values as stored (float32); `code` is their row code (vector-index encodeRow). */
@@ -52,7 +58,9 @@ export type ChunkHit = { id: string; document_id: string; filename: string; page
 const COLLECTION_COLUMNS = `
   c.slug, c.name, c.description, c.allowed_roles, c.created_by, c.created_at, c.version,
   (SELECT count(*) FROM retrieval_documents d WHERE d.collection_slug = c.slug)::int AS document_count,
-  (SELECT count(*) FROM retrieval_chunks k WHERE k.collection_slug = c.slug)::int AS chunk_count`;
+  (SELECT count(*) FROM retrieval_chunks k WHERE k.collection_slug = c.slug)::int AS chunk_count,
+  (SELECT coalesce(sum(d.text_bytes + coalesce(d.original_bytes, 0)), 0) FROM retrieval_documents d
+    WHERE d.collection_slug = c.slug)::bigint AS size_bytes`;
 
 export async function insertCollection(
   sql: Sql,
@@ -121,14 +129,14 @@ export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<voi
  */
 export async function insertDocument(
   sql: Sql,
-  d: Omit<DocumentRow, 'created_at'>,
+  d: Omit<DocumentRow, 'created_at' | 'original_bytes'>,
   opts: { bump: boolean },
 ): Promise<DocumentRow | undefined> {
   const rows = await sql.query<DocumentRow>(
     `WITH document AS (
        INSERT INTO retrieval_documents
-         (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by, text_bytes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14)
        ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *
      ), bump AS (
        ${BUMP_VERSION} WHERE slug = $2 AND $13::boolean AND EXISTS (SELECT 1 FROM document)
@@ -148,6 +156,7 @@ export async function insertDocument(
       d.chunk_count,
       d.uploaded_by,
       opts.bump,
+      d.text_bytes,
     ],
   );
   return rows[0];

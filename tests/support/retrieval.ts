@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CallerResolver } from '../../src/platform/auth/index.ts';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
+import { createFolderStore, type ObjectStore } from '../../src/platform/objects/index.ts';
 import { createLogger } from '../../src/platform/log.ts';
 import { createMetrics } from '../../src/platform/metrics.ts';
 import { createLimiter, loadLimitSettings } from '../../src/platform/limits/index.ts';
@@ -38,6 +42,8 @@ export async function retrievalHarness(
     /** Starts the replica's watcher; `open` wraps how it opens a source (a test staging a race in the listing). */
     watch?: { owner?: string; open?: ScanControl['open'] };
     callers?: CallerResolver;
+    /** Where uploaded files are kept; default a fresh folder under the system's temporary folder. */
+    originals?: ObjectStore;
     /** Every answer `json` and `upload` get is checked against the app's OpenAPI document (default); benchmarks turn it off. */
     conformance?: boolean;
   } = {},
@@ -48,6 +54,8 @@ export async function retrievalHarness(
   const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
   const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS) : undefined;
   const policy = await createWasmPolicyEngine();
+  // uploaded files go to a folder of this harness's own, removed at close, unless the test gives a store
+  const originalsDir = opts.originals ? undefined : await mkdtemp(join(tmpdir(), 'svc-originals-'));
   const metrics = createRetrievalMetrics(createMetrics('retrieval'));
   const deps: RetrievalDeps = {
     config,
@@ -56,6 +64,7 @@ export async function retrievalHarness(
     embedder: opts.embedder ?? createEmbedder(config, logger),
     ocr,
     pdfWorkers,
+    originals: opts.originals ?? createFolderStore(originalsDir!),
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     metrics,
@@ -104,6 +113,7 @@ export async function retrievalHarness(
       await watcher?.stop();
       await ocr.close();
       await pdfWorkers?.close();
+      if (originalsDir) await rm(originalsDir, { recursive: true, force: true });
     },
   };
 }

@@ -143,8 +143,10 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
       answer: { ...answer, ...(standalone_question ? { standalone_question } : {}) },
     });
   // the session remembers answers given, never a failed or cancelled one
-  const remember = (answer: string) =>
-    p.session ? rememberTurn(deps, p.session, { question: input.question, standalone: p.question, answer }) : undefined;
+  const remember = (answer: string, citations: Citation[] = []) =>
+    p.session
+      ? rememberTurn(deps, p.session, { question: input.question, standalone: p.question, answer, collection: p.slug, citations })
+      : undefined;
   opts.events?.retrieval?.(context);
 
   if (context.length === 0) {
@@ -206,7 +208,7 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
     session_id,
     ...(usage ? { usage } : {}),
   });
-  await remember(text);
+  await remember(text, citations);
   deps.metrics.answerDuration.observe({ outcome: 'answered' }, elapsed() / 1000);
   return {
     answer: text,

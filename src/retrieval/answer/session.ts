@@ -1,13 +1,16 @@
 import type { ChatMessage, ChatModel } from '../../platform/gateway/index.ts';
 import { appendTurn, recentTurns, type SessionKey, type Turn } from '../../platform/sessions/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
+import type { Citation } from './citations.ts';
 
-// An answer session: the last turns of (user, session_id), as explore keeps its own, through the platform's session
-// store. A follow-up ("and the year before?") is rewritten into a standalone question from those turns before
-// anything is retrieved; the answer itself is then made from the standalone question alone.
+// An answer session: the turns of (user, session_id) through the platform's session store. A follow-up ("and the
+// year before?") is rewritten into a standalone question from the last SESSION_TURNS before anything is retrieved;
+// the answer itself is then made from the standalone question alone. The session keeps up to HISTORY_TURNS turns
+// with their citations, which the caller's chat history shows (GET /sessions/{id}).
 
 export const SESSION_TURNS = 3;
-export type AnswerTurn = Turn<{ standalone: string; answer: string }>;
+export const HISTORY_TURNS = 200;
+export type AnswerTurn = Turn<{ standalone: string; answer: string; collection?: string; citations?: Citation[] }>;
 
 export const sessionKey = (user: string, session: string): SessionKey => ({ service: 'retrieval', user, session });
 
@@ -18,9 +21,10 @@ export function turnsOf(deps: RetrievalDeps, key: SessionKey): Promise<AnswerTur
 export function rememberTurn(
   deps: RetrievalDeps,
   key: SessionKey,
-  turn: { question: string; standalone: string; answer: string },
+  turn: { question: string; standalone: string; answer: string; collection: string; citations: Citation[] },
 ): Promise<void> {
-  return appendTurn(deps.db, key, { question: turn.question, detail: { standalone: turn.standalone, answer: turn.answer } }, SESSION_TURNS);
+  const { question, ...detail } = turn;
+  return deps.db.transaction((tx) => appendTurn(tx, key, { question, detail }, HISTORY_TURNS, turn.collection));
 }
 
 const REWRITE_PROMPT = [

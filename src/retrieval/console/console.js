@@ -1,9 +1,11 @@
 // @ts-check
-// The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer whose
-// citations open the cited page), deletion. It calls the same HTTP API
+// The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer in the
+// current conversation whose citations open the cited page: page-view.js, sessions.js), deletion. It calls the same HTTP API
 // as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
 import { byId, devIdentity, h } from './dom.js';
+import { createPageView } from './page-view.js';
 import { callJson } from './problem.js';
+import { createConversations } from './sessions.js';
 
 /** @typedef {import('./types.ts').Collection} Collection */
 /** @typedef {import('./types.ts').CollectionList} CollectionList */
@@ -12,7 +14,6 @@ import { callJson } from './problem.js';
 /** @typedef {import('./types.ts').AnswerResponse} AnswerResponse */
 /** @typedef {import('./types.ts').AnswerDone} AnswerDone */
 /** @typedef {import('./types.ts').Citation} Citation */
-/** @typedef {import('./types.ts').PageView} PageView */
 
 const input = (/** @type {string} */ id) => byId(id, HTMLInputElement);
 /** @type {Collection | null} */
@@ -25,7 +26,10 @@ const headers = devIdentity(
     ['who', 'X-User-Id', 'svc.user'],
     ['roles', 'X-User-Role', 'svc.roles'],
   ],
-  () => void refresh(),
+  () => {
+    void refresh();
+    void conversations.refresh();
+  },
 );
 
 /**
@@ -37,6 +41,16 @@ const api = (method, path, body) => callJson(method, path, body, headers());
 
 /** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err));
+const showError = (/** @type {unknown} */ err) => {
+  byId('ask-error').textContent = message(err);
+};
+const pages = createPageView({ api, headers, onError: showError });
+const conversations = createConversations({
+  api,
+  openCollection: (slug) => open(slug),
+  withMarkers: pages.withMarkers,
+  onError: showError,
+});
 
 /** @param {string} name */
 const slugify = (name) =>
@@ -96,7 +110,10 @@ async function refresh(select) {
         {
           dataset: { slug: c.slug },
           class: current && c.slug === current.slug ? 'active' : null,
-          onclick: () => open(c.slug),
+          onclick: () => {
+            conversations.start();
+            void open(c.slug);
+          },
         },
         h('span', {}, c.name),
         h('span', { class: 'muted' }, `${c.document_count} docs · ${c.chunk_count} chunks`),
@@ -272,7 +289,7 @@ byId('answer-btn').addEventListener('click', async () => {
   const question = byId('question', HTMLTextAreaElement).value.trim();
   if (!question) return;
   const slug = current.slug;
-  const session = input('session').value.trim();
+  const session = conversations.sessionId();
   const text = byId('answer-text');
   byId('answer').hidden = false;
   byId('page-view').hidden = true;
@@ -282,11 +299,12 @@ byId('answer-btn').addEventListener('click', async () => {
   byId('answer-sources').replaceChildren();
   byId('answer-feedback').hidden = true;
   answered = null;
+  await conversations.beforeAnswer();
   try {
     const res = await fetch(`/collections/${slug}/answer`, {
       method: 'POST',
       headers: { ...headers(), 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-      body: JSON.stringify({ question, top_k: Number(input('topk').value), stream: true, ...(session ? { session_id: session } : {}) }),
+      body: JSON.stringify({ question, top_k: Number(input('topk').value), stream: true, session_id: session }),
     });
     if (!res.ok || !res.body) {
       const problem = await res.json().catch(() => ({}));
@@ -303,7 +321,7 @@ byId('answer-btn').addEventListener('click', async () => {
       else if (event === 'error') throw new Error(data.detail || 'the answer failed');
       else if (event === 'done') {
         const done = /** @type {AnswerDone} */ (data);
-        text.replaceChildren(...withMarkers(answer, citations, slug));
+        text.replaceChildren(...pages.withMarkers(answer, citations, slug));
         byId('answer-meta').textContent = [
           done.grounded ? `answered by ${done.model}` : 'nothing in this collection on the question',
           done.standalone_question ? `read as: ${done.standalone_question}` : '',
@@ -315,6 +333,7 @@ byId('answer-btn').addEventListener('click', async () => {
           ...citations.map((c) => h('li', { value: c.marker }, `${c.filename} · page ${c.page}: “${c.quote}”`)),
         );
         answered = done.audit_id;
+        void conversations.refresh();
         byId('fb-said').textContent = '';
         byId('answer-feedback').hidden = false;
       }
@@ -352,58 +371,6 @@ async function* events(body) {
   }
 }
 
-/**
- * The answer's text with each cited [n] as a button opening its page.
- * @param {string} answer
- * @param {Citation[]} citations
- * @param {string} slug
- */
-function withMarkers(answer, citations, slug) {
-  const byMarker = new Map(citations.map((c) => [c.marker, c]));
-  return answer.split(/(\[\d+\])/).map((part) => {
-    const citation = byMarker.get(Number(/^\[(\d+)\]$/.exec(part)?.[1]));
-    if (!citation) return part;
-    return h(
-      'button',
-      {
-        type: 'button',
-        class: 'marker',
-        title: `${citation.filename}, page ${citation.page}`,
-        dataset: { marker: citation.marker },
-        onclick: () => openPage(slug, citation),
-      },
-      part,
-    );
-  });
-}
-
-/**
- * Opens the cited page with the quote marked in the cited chunk.
- * @param {string} slug
- * @param {Citation} citation
- */
-async function openPage(slug, citation) {
-  try {
-    const page = /** @type {PageView} */ (
-      await api('GET', `/collections/${slug}/documents/${citation.document_id}/pages/${citation.page}`)
-    );
-    byId('pv-title').textContent = `${page.filename} · page ${page.page} of ${page.pages}`;
-    byId('pv-text').replaceChildren(
-      ...page.chunks.map((chunk) => {
-        const cited = chunk.chunk_id === citation.chunk_id;
-        const at = cited && citation.quote ? chunk.text.indexOf(citation.quote) : -1;
-        const body =
-          at < 0 ? [chunk.text] : [chunk.text.slice(0, at), h('mark', {}, citation.quote), chunk.text.slice(at + citation.quote.length)];
-        return h('div', { class: cited ? 'chunk cited' : 'chunk' }, ...body);
-      }),
-    );
-    byId('page-view').hidden = false;
-    byId('page-view').scrollIntoView({ block: 'nearest' });
-  } catch (err) {
-    byId('ask-error').textContent = message(err);
-  }
-}
-
 byId('delete').addEventListener('click', async () => {
   if (!current || !confirm(`Delete collection "${current.name}" with all its documents and chunks?`)) return;
   try {
@@ -417,3 +384,4 @@ byId('delete').addEventListener('click', async () => {
 });
 
 void refresh();
+void conversations.refresh();

@@ -6,6 +6,7 @@ import type { QueryResponse } from '../query.ts';
 import type { AnswerResponse } from '../answer/index.ts';
 import type { Citation } from '../answer/citations.ts';
 import type { PageView } from '../pages.ts';
+import type { SessionDetail, SessionView } from '../sessions.ts';
 
 export type Collection = CollectionView;
 export type CollectionList = { collections: CollectionView[] };
@@ -16,3 +17,6 @@ export type AnswerDone = Pick<
   AnswerResponse,
   'grounded' | 'model' | 'session_id' | 'audit_id' | 'standalone_question' | 'latency_ms' | 'usage'
 >;
+export type SessionSummary = SessionView;
+export type SessionList = { sessions: SessionView[] };
+export type { SessionDetail };

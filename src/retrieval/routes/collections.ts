@@ -42,6 +42,7 @@ const collection = z.object({
   allowed_roles: z.array(z.string()),
   document_count: z.int(),
   chunk_count: z.int(),
+  size_bytes: z.int().describe('Bytes kept for its documents: the original files (while kept) and the extracted text'),
   created_by: z.string(),
   created_at: z.iso.datetime(),
   watch: z
