@@ -51,7 +51,7 @@ export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolea
     ...(deps.callers ? { callers: deps.callers } : {}),
   });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
-  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.() }));
   const api = apiRoutes();
   api.use(requireCaller);
   api.route('/', queryRoutes(deps));

@@ -56,7 +56,7 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
     }
     await next();
   });
-  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.() }));
   // every API route needs a caller
   const api = apiRoutes();
   api.use(requireCaller);
