@@ -28,7 +28,9 @@ beforeAll(async () => {
   servers.retrieval = await startServer(retrieval.app, 0, '127.0.0.1');
   // as `svc serve` builds it: no sign-in box, the ingress (here the browser context's headers) says who calls
   servers.retrievalServe = await startServer(createRetrievalApp(retrieval.deps, { devIdentity: false }), 0, '127.0.0.1');
-  expect((await retrieval.json('POST', '/collections', who.engineer, { slug: 'notes', name: 'Notes', allowed_roles: [] })).status).toBe(201);
+  expect((await retrieval.json('POST', '/collections', who.engineer, { slug: 'notes', name: 'Notes', allowed_roles: [] })).status).toBe(
+    201,
+  );
   browser = await launchBrowser();
 }, 120_000);
 afterAll(async () => {
@@ -55,7 +57,9 @@ async function open(url: string): Promise<{ page: Page; calls: string[] }> {
 
 /** Text of every error element that is shown. */
 const shownErrors = (page: Page) =>
-  page.$$eval('.error', (els) => els.filter((el) => (el as HTMLElement).offsetParent !== null && el.textContent?.trim()).map((el) => el.textContent));
+  page.$$eval('.error', (els) =>
+    els.filter((el) => (el as HTMLElement).offsetParent !== null && el.textContent?.trim()).map((el) => el.textContent),
+  );
 
 describe.each(['explore', 'retrieval'] as const)('the %s console under svc dev', (name) => {
   it('first asks to sign in, kindly: no error, and no call that needs an identity', async () => {
@@ -118,7 +122,11 @@ it('retrieval leaves no error on screen once a read succeeds after one that was 
     await route.fulfill({
       status: 401,
       contentType: 'application/problem+json',
-      body: JSON.stringify({ title: 'Unauthorized', status: 401, detail: 'No caller identity: the request must come through the ingress.' }),
+      body: JSON.stringify({
+        title: 'Unauthorized',
+        status: 401,
+        detail: 'No caller identity: the request must come through the ingress.',
+      }),
     });
   });
   await signIn(page, who.engineer.user, who.engineer.roles);

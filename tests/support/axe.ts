@@ -12,13 +12,13 @@ type Violation = { id: string; impact: string | null; help: string; nodes: { tar
 export async function seriousViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
   const violations = (await page.evaluate(() =>
-    (window as unknown as { axe: { run(ctx: Document): Promise<{ violations: unknown[] }> } }).axe
-      .run(document)
-      .then((r) => r.violations),
+    (window as unknown as { axe: { run(ctx: Document): Promise<{ violations: unknown[] }> } }).axe.run(document).then((r) => r.violations),
   )) as Violation[];
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .flatMap((v) =>
-      v.nodes.map((n) => `${v.impact} ${v.id} (${v.help}) at ${JSON.stringify(n.target)}: ${(n.failureSummary ?? '').replace(/\s+/g, ' ')}`),
+      v.nodes.map(
+        (n) => `${v.impact} ${v.id} (${v.help}) at ${JSON.stringify(n.target)}: ${(n.failureSummary ?? '').replace(/\s+/g, ' ')}`,
+      ),
     );
 }

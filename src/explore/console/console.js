@@ -37,6 +37,7 @@ async function loadModels() {
     byId('no-console').hidden = me.console;
     for (const el of byId('ask', HTMLFormElement).elements) if ('disabled' in el) el.disabled = !me.console;
     if (!me.console) return;
+    byId('model-picker').hidden = false;
     const list = /** @type {ModelList} */ (await api('GET', '/models'));
     const remembered = localStorage.getItem('svc.model');
     modelPicker.replaceChildren(...list.models.map((m) => new Option(m, m)));
@@ -159,4 +160,3 @@ byId('share', HTMLFormElement).addEventListener('submit', async (e) => {
     byId('error').textContent = message(err);
   }
 });
-

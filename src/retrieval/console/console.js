@@ -413,4 +413,3 @@ byId('delete').addEventListener('click', async () => {
     byId('ask-error').textContent = message(err);
   }
 });
-
