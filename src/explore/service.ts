@@ -38,7 +38,7 @@ const EXPLORE_DOCUMENT = {
     'Questions in plain language answered with validated read-only SQL on Trino (or the embedded sample), and the dashboards they publish.',
 };
 
-/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+/** `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`. */
 export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
     service: 'explore',

@@ -33,7 +33,7 @@ const RETRIEVAL_DOCUMENT = {
     'Collections of documents, ingested (extracted, chunked, embedded) and queried by meaning and by keyword, answered with citations.',
 };
 
-/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+/** `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`. */
 export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
     service: 'retrieval',

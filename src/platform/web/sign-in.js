@@ -135,7 +135,7 @@ export function signIn(onSignedIn) {
 
   if (current) enter(current);
   else {
-    showStart('Choose a user name and a role at the top of the page, then press Enter or Sign in.');
+    showStart(`Choose a user name and ${several ? 'your roles' : 'a role'} at the top of the page, then press Enter or Sign in.`);
     getJson('ui/roles')
       .then((/** @type {{ roles: string[] }} */ list) => {
         fillForm(form, list.roles, several);
@@ -148,14 +148,14 @@ export function signIn(onSignedIn) {
     const data = new FormData(form);
     const user = String(data.get('user') ?? '').trim();
     if (!user) return;
-    const roles = (several ? data.getAll('roles') : [data.get('role')]).map(String).filter(Boolean);
+    const roles = (several ? data.getAll('roles') : [data.get('role')]).flatMap((r) => (typeof r === 'string' && r ? [r] : []));
     const who = { user, roles };
     localStorage.setItem(STORAGE_KEY, JSON.stringify(who));
     enter(who);
   });
-  return {
-    headers: () => (current ? { 'X-User-Id': current.user, 'X-User-Role': current.roles.join(',') } : {}),
-  };
+  /** @type {() => Record<string, string>} */
+  const headers = () => (current ? { 'X-User-Id': current.user, 'X-User-Role': current.roles.join(',') } : {});
+  return { headers };
 }
 
 /**
