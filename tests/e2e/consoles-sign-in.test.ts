@@ -103,11 +103,13 @@ describe.each(['explore', 'retrieval'] as const)('the %s console under svc dev',
   });
 });
 
-it('explore shows the result of a question asked after signing in', async () => {
+it('explore answers a question asked after signing in, sent with Ctrl+Enter from the multi-line box', async () => {
   const { page } = await open(servers.explore.url);
   await signIn(page, 'ana', 'svc-analyst');
   await page.fill('#question', 'how many customers are there per nation');
-  await page.click('#ask button[type=submit]');
+  await page.press('#question', 'Enter'); // a new line, not a question
+  expect(await page.inputValue('#question')).toBe('how many customers are there per nation\n');
+  await page.press('#question', 'Control+Enter');
   await expect.poll(() => page.textContent('#count')).toBe('25 rows');
   expect(await shownErrors(page)).toEqual([]);
 });

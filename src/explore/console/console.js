@@ -3,6 +3,7 @@
 // HTTP API as every other client; pages are built with h() from dom.js, so values only ever go in as text.
 import { byId, h } from './dom.js';
 import { icon } from './icons.js';
+import { ctrlEnterSubmits } from './keys.js';
 import { callJson, ProblemError } from './problem.js';
 import { signIn } from './sign-in.js';
 
@@ -18,6 +19,7 @@ const modelPicker = byId('model', HTMLSelectElement);
 let dashboardId = null;
 
 // Who calls: the sign-in box under `svc dev`, the ingress elsewhere; nothing is asked before someone is signed in.
+ctrlEnterSubmits();
 const { headers } = signIn(() => void loadModels());
 
 /**

@@ -4,6 +4,7 @@
 // as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
 import { byId, h } from './dom.js';
 import { icon } from './icons.js';
+import { ctrlEnterSubmits } from './keys.js';
 import { callJson } from './problem.js';
 import { signIn } from './sign-in.js';
 
@@ -22,6 +23,7 @@ let current = null;
 let slugEdited = false;
 
 // Who calls: the sign-in box under `svc dev`, the ingress elsewhere; nothing is asked before someone is signed in.
+ctrlEnterSubmits();
 const { headers } = signIn(() => void refresh());
 
 /**
