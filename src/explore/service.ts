@@ -38,7 +38,7 @@ const EXPLORE_DOCUMENT = {
     'Questions in plain language answered with validated read-only SQL on Trino (or the embedded sample), and the dashboards they publish.',
 };
 
-/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+/** `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`. */
 export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
     service: 'explore',
@@ -51,7 +51,7 @@ export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolea
     ...(deps.callers ? { callers: deps.callers } : {}),
   });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
-  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.() }));
   const api = apiRoutes();
   api.use(requireCaller);
   api.route('/', queryRoutes(deps));

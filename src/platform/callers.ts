@@ -30,6 +30,6 @@ export function openCallerResolver(env: Env, policy: Pick<PolicyEngine, 'knownRo
 }
 
 /** The committed build's roles (policies/build/data.json `known_roles`). */
-function committedKnownRoles(): string[] {
+export function committedKnownRoles(): string[] {
   return knownRolesOf(JSON.parse(readFileSync(join(DEFAULT_BUILD_DIR, 'data.json'), 'utf8')));
 }

@@ -19,19 +19,30 @@ export const MAX_PAGE_BYTES = 64 * 1024 * 1024;
 
 /**
  * The one stylesheet of every dashboard page, inline so that the page stands alone. The page's CSP admits it by its
- * hash: a page whose stylesheet differs shows unstyled, never styled by something else. Every page published so far
- * carries this text; changing it leaves them unstyled unless the old hash stays in DASHBOARD_CSP too.
+ * hash: a page whose stylesheet differs shows unstyled, never styled by something else. Its colours are the consoles'
+ * palette (src/platform/web/base.css, light and dark) as custom properties, since a page can link no stylesheet.
+ * Changing this text leaves every page published with the old one unstyled unless its hash joins EARLIER_STYLES.
  */
 export const DASHBOARD_STYLE =
-  'body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e8ec;padding:.2rem .6rem;text-align:left}pre{background:#f6f7f9;padding:.6rem}.masked{font-size:.7rem;color:#b3261e}';
+  ':root{color-scheme:light dark;--fg:#1d2733;--bg:#f6f7f9;--surface-2:#fbfcfd;--rule:#eef0f3;--accent:#2f6fae;--danger:#b3261e}' +
+  '@media (prefers-color-scheme:dark){:root{--fg:#e3e7ec;--bg:#12171d;--surface-2:#222a33;--rule:#2a333d;--accent:#6ea8e0;--danger:#f28b82}}' +
+  'body{font-family:system-ui,sans-serif;margin:2rem;color:var(--fg);background:var(--bg)}table{border-collapse:collapse}' +
+  'td,th{border-bottom:1px solid var(--rule);padding:.2rem .6rem;text-align:left}pre{background:var(--surface-2);padding:.6rem}' +
+  '.masked{font-size:.7rem;color:var(--danger)}svg text{fill:var(--fg)}';
+
+/** The stylesheets of pages published before this one, still admitted so those pages keep their look. */
+const EARLIER_STYLES = [
+  'body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e8ec;padding:.2rem .6rem;text-align:left}pre{background:#f6f7f9;padding:.6rem}.masked{font-size:.7rem;color:#b3261e}',
+];
+
+const styleHash = (style: string) => `'sha256-${createHash('sha256').update(style).digest('base64')}'`;
 
 /**
  * The stylesheet of a dashboard of cards (platform/dashboard-cards.ts): the page's own, and its cards one under the
  * other, each a frame of the page's width. Each card keeps DASHBOARD_STYLE inside its frame.
  */
-export const COMPOSITE_STYLE = `${DASHBOARD_STYLE}.cards{display:grid;gap:1.5rem}.card{width:100%;height:42rem;border:1px solid #e5e8ec}`;
+export const COMPOSITE_STYLE = `${DASHBOARD_STYLE}.cards{display:grid;gap:1.5rem}.card{width:100%;height:42rem;border:1px solid var(--rule)}`;
 
-const styleHash = (style: string) => `'sha256-${createHash('sha256').update(style).digest('base64')}'`;
 
 /**
  * What a dashboard page may do in a browser: apply its own stylesheet, and nothing else. It holds no script, image,
@@ -41,7 +52,7 @@ const styleHash = (style: string) => `'sha256-${createHash('sha256').update(styl
  */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
-  `style-src ${styleHash(DASHBOARD_STYLE)} ${styleHash(COMPOSITE_STYLE)}`,
+  `style-src ${[DASHBOARD_STYLE, COMPOSITE_STYLE, ...EARLIER_STYLES].map(styleHash).join(' ')}`,
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

@@ -38,7 +38,7 @@ const RETRIEVAL_DOCUMENT = {
     'Collections of documents, ingested (extracted, chunked, embedded) and queried by meaning and by keyword, answered with citations.',
 };
 
-/** `devIdentity`: the console offers an identity picker (svc dev, and apps built by tests); never under `svc serve`. */
+/** `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`. */
 export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
   const app = createApp({
     service: 'retrieval',
@@ -61,7 +61,7 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
     }
     await next();
   });
-  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true }));
+  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.() }));
   // every API route needs a caller
   const api = apiRoutes();
   api.use(requireCaller);

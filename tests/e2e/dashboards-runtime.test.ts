@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { launchBrowser, pageFailures } from '../support/browser.ts';
+import { launchBrowser, pageFailures, signIn } from '../support/browser.ts';
 import { runtimeHarness, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 
@@ -31,9 +31,7 @@ afterAll(async () => {
 it('shares a dashboard from the console and opens it for the right people only', async () => {
   const page = await browser.newPage();
   await page.goto(runtime.explore.url);
-  await page.fill('#who', 'olivia');
-  await page.fill('#role', 'svc-analyst');
-  await page.dispatchEvent('#role', 'change');
+  await signIn(page, 'olivia', 'svc-analyst');
   await page.fill('#question', 'how many customers are there per nation');
   await page.click('#ask button[type=submit]');
   await page.waitForSelector('#share', { state: 'visible' });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { checkedPages, launchBrowser } from '../support/browser.ts';
+import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
@@ -42,9 +42,7 @@ it('is served with a Content-Security-Policy that allows no inline script', asyn
 async function openAs(user: string, role: string): Promise<Page> {
   const page = await newPage();
   await page.goto(server.url);
-  await page.fill('#who', user);
-  await page.fill('#role', role);
-  await page.dispatchEvent('#role', 'change');
+  await signIn(page, user, role);
   await expect.poll(() => page.locator('#model option').count()).toBe(2);
   return page;
 }
@@ -93,9 +91,7 @@ it('shows the redaction badge, runs a dry run, and remembers the chosen model', 
 it('is closed to svc-viewer', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.fill('#who', 'vic');
-  await page.fill('#role', 'svc-viewer');
-  await page.dispatchEvent('#role', 'change');
+  await signIn(page, 'vic', 'svc-viewer');
   await page.waitForSelector('#no-console', { state: 'visible' });
   expect(await page.isDisabled('#question')).toBe(true);
 });

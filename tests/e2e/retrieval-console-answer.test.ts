@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { ANSWER_ENV, coastPdf, FOG_SENTENCE, ledgerNote, sourcesOf } from '../support/answer-fixtures.ts';
-import { checkedPages, launchBrowser } from '../support/browser.ts';
+import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
@@ -45,9 +45,7 @@ const newPage = checkedPages(() => browser);
 it('streams an answer in, and opens the cited page with the quote marked when its marker is clicked', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.fill('#who', who.engineer.user);
-  await page.fill('#roles', who.engineer.roles);
-  await page.dispatchEvent('#roles', 'change');
+  await signIn(page, who.engineer.user, who.engineer.roles);
   await page.click('#collections li[data-slug="coast"]');
   await expect.poll(() => page.textContent('#d-title')).toContain('coast');
 
@@ -86,9 +84,7 @@ it('streams an answer in, and opens the cited page with the quote marked when it
 it('says so when the collection holds nothing on the question', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.fill('#who', who.engineer.user);
-  await page.fill('#roles', who.engineer.roles);
-  await page.dispatchEvent('#roles', 'change');
+  await signIn(page, who.engineer.user, who.engineer.roles);
   await page.click('#collections li[data-slug="coast"]');
   await page.fill('#question', 'Which currency does Mongolia use?');
   await page.click('#answer-btn');

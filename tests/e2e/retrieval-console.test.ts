@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { createOfflineEmbedder, type Embedder } from '../../src/platform/gateway/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { checkedPages, launchBrowser } from '../support/browser.ts';
+import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 
 // The console as a person uses it, in headless Chromium against a running retrieval service.
@@ -52,9 +52,7 @@ it('is served with a Content-Security-Policy that allows no inline script', asyn
 it('creates a collection, uploads a file, asks a question, sees the chunk, and deletes the collection', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.fill('#who', 'eve');
-  await page.fill('#roles', 'svc-engineer');
-  await page.dispatchEvent('#roles', 'change');
+  await signIn(page, 'eve', 'svc-engineer');
 
   await page.fill('#c-name', 'Field Notes 2026');
   await expect.poll(() => page.inputValue('#c-slug')).toBe('field-notes-2026');
@@ -117,9 +115,7 @@ it('creates a collection, uploads a file, asks a question, sees the chunk, and d
 it('shows the reason when the caller may not create a collection', async () => {
   const page = await newPage();
   await page.goto(server.url);
-  await page.fill('#who', 'vic');
-  await page.fill('#roles', 'svc-viewer');
-  await page.dispatchEvent('#roles', 'change');
+  await signIn(page, 'vic', 'svc-viewer');
   await page.fill('#c-name', 'Nope');
   await page.click('#create button[type=submit]');
   await expect.poll(() => page.textContent('#create-error')).toMatch(/Not allowed to create/);

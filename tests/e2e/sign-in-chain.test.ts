@@ -121,6 +121,8 @@ describe('the retrieval console through nginx, oauth2-proxy and Keycloak', () =>
     expect(await page.locator(`#collections li[data-slug="${doesNotSee}"]`).count()).toBe(0);
     // svc serve has no identity picker: the console's calls carried the session, the service took the user from the token
     expect(await page.locator('#who').count()).toBe(0);
+    // the header shows who the ingress says is signed in
+    expect(await page.textContent('#signed-in-as')).toContain(`Signed in as ${user}`);
     await page.context().close();
   });
 });

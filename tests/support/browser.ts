@@ -48,3 +48,16 @@ export function checkedPages(browser: () => Browser): () => Promise<Page> {
     return page;
   };
 }
+
+/**
+ * Signs in through a console's sign-in box (platform/web/sign-in.js) as a person would: types the user name, picks the
+ * role (or ticks each of several roles), presses Enter, and waits until the header says who is signed in.
+ */
+export async function signIn(page: Page, user: string, roles: string | readonly string[]): Promise<void> {
+  const list = typeof roles === 'string' ? roles.split(',').filter(Boolean) : roles;
+  await page.fill('#sign-in [name=user]', user);
+  if ((await page.locator('#sign-in select[name=role]').count()) > 0) await page.selectOption('#sign-in select[name=role]', list[0] ?? '');
+  else for (const role of list) await page.check(`#sign-in input[name=roles][value="${role}"]`);
+  await page.press('#sign-in [name=user]', 'Enter');
+  await page.waitForSelector('#signed-in-as');
+}

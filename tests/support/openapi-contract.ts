@@ -17,7 +17,8 @@ export type OpenApiDocument = {
 type Response31 = { description: string; content?: Record<string, { schema: unknown }> };
 
 /** Served but not part of the API: probes, metrics, the document itself, its page and the pages' assets. */
-const NOT_API = new Set(['/health', '/ready', '/metrics', '/openapi.json', '/docs', '/docs/*', '/', '/ui/*']);
+// The console's page and everything under /ui/ (its files, and the sign-in box's /ui/roles and /ui/me) are the page's.
+const NOT_API = new Set(['/health', '/ready', '/metrics', '/openapi.json', '/docs', '/docs/*', '/']);
 
 export async function fetchDocument(app: Hono<never> | Hono<any>): Promise<OpenApiDocument> {
   const res = await app.request('/openapi.json');
@@ -37,7 +38,7 @@ export async function expectValidOpenApi31(document: OpenApiDocument): Promise<v
 /** Every `METHOD /path` the app answers (Hono's `:id` as OpenAPI's `{id}`), middleware and the console left out. */
 export function servedRoutes(app: Hono<never> | Hono<any>): string[] {
   const routes = app.routes
-    .filter((r) => r.method !== 'ALL' && !NOT_API.has(r.path))
+    .filter((r) => r.method !== 'ALL' && !NOT_API.has(r.path) && !r.path.startsWith('/ui/'))
     .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
   return [...new Set(routes)].sort();
 }

@@ -105,15 +105,16 @@ describe.each(Object.keys(apps))('the %s page', (name) => {
   });
 });
 
-describe('the development identity picker', () => {
+describe('the sign-in box', () => {
   it.each([
     ['retrieval', () => createRetrievalApp(retrieval.deps, { devIdentity: false })],
     ['explore', () => createExploreApp(explore.deps, { devIdentity: false })],
   ] as const)('is on the %s console under svc dev, and nowhere under svc serve', async (name, served) => {
     const dev = await (await apps[name]!().request('/')).text();
-    expect(dev).toContain('id="who"');
+    expect(dev).toContain('id="sign-in"');
     const page = await (await served().request('/')).text();
-    expect(page).not.toContain('id="who"');
+    expect(page).not.toContain('id="sign-in"');
+    expect(page).toContain('id="identity"'); // where the ingress's identity is shown
     expect(page).not.toContain('dev-identity');
     expect(page).toContain('<main>');
   });

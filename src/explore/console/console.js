@@ -1,10 +1,13 @@
 // @ts-check
 // The explore console: a question, its SQL, reasoning, rows and dashboard, feedback and sharing. It calls the same
 // HTTP API as every other client; pages are built with h() from dom.js, so values only ever go in as text.
-import { byId, devIdentity, h } from './dom.js';
+import { byId, h } from './dom.js';
+import { icon } from './icons.js';
+import { ctrlEnterSubmits } from './keys.js';
 import { callJson, ProblemError } from './problem.js';
 import { clearChart, initChart, showChart } from './chart.js';
 import { initDashboards } from './dashboards.js';
+import { signIn } from './sign-in.js';
 
 /** @typedef {import('./types.ts').DashboardView} DashboardView */
 /** @typedef {import('./types.ts').Me} Me */
@@ -17,14 +20,9 @@ const modelPicker = byId('model', HTMLSelectElement);
 /** @type {string | null} */
 let dashboardId = null;
 
-// The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
-const headers = devIdentity(
-  [
-    ['who', 'X-User-Id', 'svc.user'],
-    ['role', 'X-User-Role', 'svc.role'],
-  ],
-  () => void loadModels(),
-);
+// Who calls: the sign-in box under `svc dev`, the ingress elsewhere; nothing is asked before someone is signed in.
+ctrlEnterSubmits();
+const { headers } = signIn(() => void loadModels());
 
 /**
  * @param {string} method
@@ -48,6 +46,7 @@ async function loadModels() {
     for (const el of byId('ask', HTMLFormElement).elements) if ('disabled' in el) el.disabled = !me.console;
     if (!me.console) return;
     void dashboards.refresh();
+    byId('model-picker').hidden = false;
     const list = /** @type {ModelList} */ (await api('GET', '/models'));
     const remembered = localStorage.getItem('svc.model');
     modelPicker.replaceChildren(...list.models.map((m) => new Option(m, m)));
@@ -141,7 +140,8 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   }
 });
 
-for (const rating of ['up', 'down']) {
+for (const rating of /** @type {const} */ (['up', 'down'])) {
+  byId(rating).replaceChildren(icon(rating === 'up' ? 'thumbs-up' : 'thumbs-down'));
   byId(rating).addEventListener('click', async () => {
     try {
       await api('POST', '/feedback', { dashboard_id: dashboardId, rating });
@@ -175,5 +175,3 @@ byId('share', HTMLFormElement).addEventListener('submit', async (e) => {
     byId('error').textContent = message(err);
   }
 });
-
-void loadModels();

@@ -82,24 +82,3 @@ export function byId(id, type) {
   if (!(el instanceof want)) throw new Error(`the page has no ${want.name} #${id}`);
   return /** @type {T} */ (el);
 }
-
-/**
- * The development identity picker, which only `svc dev` serves (behind an ingress the page has none and the ingress
- * says who calls): the inputs present on the page, remembered in localStorage, sent as identity headers.
- * @param {[id: string, header: string, storageKey: string][]} fields
- * @param {() => void} onChange
- * @returns {() => Record<string, string>} the headers to send now
- */
-export function devIdentity(fields, onChange) {
-  const present = fields.flatMap(([id, header, key]) => {
-    const el = document.getElementById(id);
-    if (!(el instanceof HTMLInputElement)) return [];
-    el.value = localStorage.getItem(key) ?? '';
-    el.addEventListener('change', () => {
-      localStorage.setItem(key, el.value);
-      onChange();
-    });
-    return [{ el, header }];
-  });
-  return () => Object.fromEntries(present.filter((f) => f.el.value).map((f) => [f.header, f.el.value]));
-}

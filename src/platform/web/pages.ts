@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Hono } from 'hono';
 import type { AppEnv } from '../http.ts';
+import { signInRoutes, type SignInOptions } from './sign-in-routes.ts';
 
 // Every service's web page is served the same way: one HTML page at `/` and its ES modules and stylesheets under
 // `/ui/`, read once at start-up (they ship with the code; there is no build step and nothing from a CDN).
@@ -62,7 +63,7 @@ function readAssets(dirs: URL[]): Map<string, Asset> {
   return assets;
 }
 
-// The development identity picker of a page sits between these two comments; only `svc dev` serves it.
+// The sign-in box of a page sits between these two comments; only `svc dev` serves it.
 const DEV_IDENTITY = /[ \t]*<!-- dev-identity\b[\s\S]*?<!-- \/dev-identity -->\n?/g;
 
 /**
@@ -85,14 +86,16 @@ function readVendor(files: VendorFiles | undefined): Map<string, Asset> {
 
 /**
  * GET / (the page) and GET /ui/<path> for every module and stylesheet in `dirs` plus the shared helpers and the
- * `vendor` files, all with the strict CSP. Paths are looked up in a fixed map, so nothing outside those files can be
- * asked for. Without `devIdentity` the page has no identity picker: behind an ingress, the ingress says who calls.
+ * `vendor` files, all with the strict CSP, and the sign-in box's two routes (sign-in-routes.ts). Paths are looked up in
+ * a fixed map, so nothing outside those files can be asked for. Without `devIdentity` the page has no sign-in box:
+ * behind an ingress, the ingress says who calls.
  */
-export function pageRoutes(opts: { page: URL; dirs: URL[]; devIdentity: boolean; vendor?: VendorFiles }): Hono<AppEnv> {
+export function pageRoutes(opts: { page: URL; dirs: URL[]; vendor?: VendorFiles } & SignInOptions): Hono<AppEnv> {
   const source = readFileSync(opts.page, 'utf8');
   const page = opts.devIdentity ? source : source.replace(DEV_IDENTITY, '');
   const assets = new Map([...readAssets([...opts.dirs, SHARED_UI_DIR]), ...readVendor(opts.vendor)]);
   return new Hono<AppEnv>()
+    .route('/', signInRoutes(opts))
     .get('/', () => send(page, TYPES['.html']!))
     .get('/ui/*', (c) => {
       const asset = assets.get(c.req.path.slice('/ui/'.length));

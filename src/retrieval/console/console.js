@@ -2,10 +2,13 @@
 // The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer in the
 // current conversation whose citations open the cited page: page-view.js, sessions.js), deletion. It calls the same HTTP API
 // as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
-import { byId, devIdentity, h } from './dom.js';
+import { byId, h } from './dom.js';
+import { icon } from './icons.js';
+import { ctrlEnterSubmits } from './keys.js';
 import { createPageView } from './page-view.js';
 import { callJson } from './problem.js';
 import { createConversations } from './sessions.js';
+import { signIn } from './sign-in.js';
 
 /** @typedef {import('./types.ts').Collection} Collection */
 /** @typedef {import('./types.ts').CollectionList} CollectionList */
@@ -20,17 +23,12 @@ const input = (/** @type {string} */ id) => byId(id, HTMLInputElement);
 let current = null;
 let slugEdited = false;
 
-// The identity the ingress sets in production; typed in here under `svc dev`, whose page has the picker.
-const headers = devIdentity(
-  [
-    ['who', 'X-User-Id', 'svc.user'],
-    ['roles', 'X-User-Role', 'svc.roles'],
-  ],
-  () => {
-    void refresh();
-    void conversations.refresh();
-  },
-);
+// Who calls: the sign-in box under `svc dev`, the ingress elsewhere; nothing is asked before someone is signed in.
+ctrlEnterSubmits();
+const { headers } = signIn(() => {
+  void refresh();
+  void conversations.refresh();
+});
 
 /**
  * @param {string} method
@@ -98,6 +96,7 @@ createForm.addEventListener('submit', async (e) => {
 async function refresh(select) {
   /** @type {Collection[]} */
   let list = [];
+  byId('create-error').textContent = ''; // a refusal of an earlier read is not this one's
   try {
     list = /** @type {CollectionList} */ (await api('GET', '/collections')).collections;
   } catch (err) {
@@ -270,6 +269,7 @@ for (const [id, rating] of /** @type {const} */ ([
   ['fb-up', 'up'],
   ['fb-down', 'down'],
 ])) {
+  byId(id).replaceChildren(icon(rating === 'up' ? 'thumbs-up' : 'thumbs-down'));
   byId(id).addEventListener('click', async () => {
     if (answered === null) return;
     try {
@@ -382,6 +382,3 @@ byId('delete').addEventListener('click', async () => {
     byId('ask-error').textContent = message(err);
   }
 });
-
-void refresh();
-void conversations.refresh();

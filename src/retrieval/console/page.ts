@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { pageRoutes, type VendorFiles } from '../../platform/web/pages.ts';
+import type { SignInOptions } from '../../platform/web/sign-in-routes.ts';
 
 // The console is static files (no build step): index.html, console.js and console.css, with the shared DOM helpers;
 // it calls the same HTTP API as every other client. pdf.js (pdfjs-dist) draws cited PDF pages: its module, its
@@ -20,6 +21,6 @@ function pdfjsFiles(): VendorFiles {
   };
 }
 
-/** GET / (the console) and its module and style under /ui/, with the strict Content-Security-Policy. */
-export const consoleRoutes = (opts: { devIdentity: boolean }) =>
+/** GET / (the console), its module and style under /ui/ with the strict Content-Security-Policy, and the sign-in routes. */
+export const consoleRoutes = (opts: SignInOptions) =>
   pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)], vendor: pdfjsFiles(), ...opts });
