@@ -6,6 +6,7 @@ import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
+import { insertPages } from './document-store.ts';
 import { retrievalProblem } from './errors.ts';
 import * as store from './store.ts';
 import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
@@ -45,6 +46,7 @@ const view = (d: store.DocumentRow): DocumentView => ({
   uploaded_by: d.uploaded_by,
   created_at: d.created_at.toISOString(),
 });
+export { view as viewDocument };
 
 export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: string): Promise<DocumentView[]> {
   await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
@@ -168,6 +170,8 @@ export async function ingestSpooled(
       const inserted = await store.insertDocument(tx, document, { bump: !onStored });
       if (!inserted) return undefined;
       await store.copyChunks(tx, slug, documentId, rows);
+      // the text as extracted, which the document's text download and a re-index read
+      await insertPages(tx, documentId, extracted.pages);
       if (onStored) {
         await onStored(tx, inserted);
         await store.bumpCollectionVersion(tx, slug);
@@ -198,7 +202,7 @@ export async function ingestSpooled(
  * An embedding as the database keeps it: float32 values (what pgvector stores), and the row code the in-memory
  * index loads, computed from those same values so that scores read back from either agree exactly.
  */
-function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
+export function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
   const embedding = Float32Array.from(vector);
   const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
   return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };

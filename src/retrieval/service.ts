@@ -21,6 +21,7 @@ import { createRetrievalMetrics } from './metrics.ts';
 import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
+import { documentActionRoutes } from './routes/document-actions.ts';
 import { collectionDocumentRoutes } from './routes/documents.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
@@ -62,6 +63,7 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   api.use(requireCaller);
   api.route('/collections', collectionRoutes(deps));
   api.route('/collections', collectionDocumentRoutes(deps));
+  api.route('/collections', documentActionRoutes(deps));
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));
   api.route('/collections', pageRoutes(deps));

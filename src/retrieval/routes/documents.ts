@@ -4,7 +4,7 @@ import type { RetrievalDeps } from '../deps.ts';
 import { listDocuments, uploadDocument } from '../documents.ts';
 import { slugParam } from './schemas.ts';
 
-const document = z.object({
+export const documentSchema = z.object({
   document_id: z.uuid(),
   collection: z.string(),
   filename: z.string(),
@@ -19,7 +19,7 @@ const document = z.object({
   uploaded_by: z.string(),
   created_at: z.iso.datetime(),
 });
-const uploaded = document.extend({
+const uploaded = documentSchema.extend({
   duplicate: z.boolean().describe('The collection already held these bytes: this is that document, nothing was stored'),
 });
 
@@ -51,7 +51,7 @@ const list = createRoute({
   path: '/{slug}/documents',
   summary: "The collection's documents",
   request: { params: slugParam },
-  responses: { 200: json(z.object({ documents: z.array(document) }), 'The documents'), ...problems(400, 401, 404, 503) },
+  responses: { 200: json(z.object({ documents: z.array(documentSchema) }), 'The documents'), ...problems(400, 401, 404, 503) },
 });
 
 export function collectionDocumentRoutes(deps: RetrievalDeps) {
