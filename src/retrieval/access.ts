@@ -66,6 +66,7 @@ export async function requireAllowed(
 ): Promise<void> {
   const decision = await decideCollection(policy, caller, action, collection, document);
   if (decision.allow) return;
-  if (document) throw forbidden(`Not allowed to ${action.replace('_', ' ')} ${document.id} of collection '${collection.slug}': ${decision.reason}`);
+  if (document)
+    throw forbidden(`Not allowed to ${action.replace('_', ' ')} ${document.id} of collection '${collection.slug}': ${decision.reason}`);
   throw forbidden(`Not allowed to ${action} collection '${collection.slug}': ${decision.reason}`);
 }

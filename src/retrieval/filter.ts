@@ -19,7 +19,9 @@ export async function narrowTo(deps: RetrievalDeps, slug: string, filter: Docume
   if (filter.document_ids) {
     const known = await knownDocuments(deps.db, slug, filter.document_ids);
     const errors = filter.document_ids.flatMap((id, i) =>
-      known.has(id.toLowerCase()) ? [] : [{ location: `json.filter.document_ids.${i}`, message: `${id} is not a document of collection '${slug}'` }],
+      known.has(id.toLowerCase())
+        ? []
+        : [{ location: `json.filter.document_ids.${i}`, message: `${id} is not a document of collection '${slug}'` }],
     );
     if (errors.length > 0)
       throw badRequest(

@@ -45,7 +45,14 @@ export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug:
   const started = performance.now();
   const { chunks, topK, mode } = await retrieveChunks(deps, caller, slug, input);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
-  await recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: topK, chunks, latency_ms, filter: input.filter });
+  await recordRetrieval(deps, caller, {
+    collection: slug,
+    question: input.question,
+    top_k: topK,
+    chunks,
+    latency_ms,
+    filter: input.filter,
+  });
   deps.metrics.queries.inc({ outcome: 'ok' });
   deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
   return { question: input.question, collection: slug, chunks, latency_ms };
@@ -79,10 +86,10 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
     collection.documents?.length === 0
       ? []
       : mode === 'dense'
-      ? await denseOnly(deps, collection, input.question, topK, similarity)
-      : mode === 'keyword'
-        ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
-        : await hybrid(deps, collection, input.question, topK, similarity);
+        ? await denseOnly(deps, collection, input.question, topK, similarity)
+        : mode === 'keyword'
+          ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
+          : await hybrid(deps, collection, input.question, topK, similarity);
   return { chunks, topK, mode, similarity };
 }
 

@@ -273,16 +273,19 @@ export function retrievalLibraryContract(label: string, openDb: OpenDb) {
         it.each([
           ['DELETE', '', 'delete'],
           ['POST', '/reindex', 're-index'],
-        ] as const)('%s …%s: 403 from the policy for another uploader and for a viewer; allowed to a manager', async (method, tail, verb) => {
-          const path = `/collections/library-open/documents/${open.document_id}${tail}`;
-          const other = await h.json(method, path, who.user);
-          expect(other.status).toBe(403);
-          expect(other.body.detail).toContain(`may ${verb} it`);
-          const viewer = await h.json(method, path, who.viewer);
-          expect(viewer.status).toBe(403);
-          expect(viewer.body.detail).toContain('read-only');
-          if (method === 'POST') expect((await h.json(method, path, who.engineer)).status).toBe(200);
-        });
+        ] as const)(
+          '%s …%s: 403 from the policy for another uploader and for a viewer; allowed to a manager',
+          async (method, tail, verb) => {
+            const path = `/collections/library-open/documents/${open.document_id}${tail}`;
+            const other = await h.json(method, path, who.user);
+            expect(other.status).toBe(403);
+            expect(other.body.detail).toContain(`may ${verb} it`);
+            const viewer = await h.json(method, path, who.viewer);
+            expect(viewer.status).toBe(403);
+            expect(viewer.body.detail).toContain('read-only');
+            if (method === 'POST') expect((await h.json(method, path, who.engineer)).status).toBe(200);
+          },
+        );
 
         it('lets a manager delete a document someone else uploaded', async () => {
           const res = await h.json('DELETE', `/collections/library-closed/documents/${closed.document_id}`, who.admin);
