@@ -9,6 +9,7 @@ import { detectFormat, extractDocument } from './ingest/index.ts';
 import { insertPages } from './document-store.ts';
 import { retrievalProblem } from './errors.ts';
 import * as store from './store.ts';
+import { untrackedUpload, type UploadReporter } from './upload-progress.ts';
 import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
 import { CODE_HEADER, encodeRow, unitRow } from './vector-index/index.ts';
 
@@ -64,7 +65,30 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * are decided by the unique index at the document's insert, the first part of the write: the losers write nothing
  * (no chunks, no version bump) and answer with the winner's document.
  */
-export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
+export async function uploadDocument(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  request: Request,
+  progress: UploadReporter = untrackedUpload,
+): Promise<UploadResult> {
+  try {
+    const result = await receiveAndIngest(deps, caller, slug, request, progress);
+    progress.done(result.document.document_id);
+    return result;
+  } catch (err) {
+    progress.failed(retrievalProblem(err)?.detail ?? 'internal error');
+    throw err;
+  }
+}
+
+async function receiveAndIngest(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  request: Request,
+  progress: UploadReporter,
+): Promise<UploadResult> {
   // The body is received while the collection is looked up and the policy asked, but their answer decides first: a
   // caller who may not upload gets the same 403 or 404 whatever the body holds (even a malformed or oversized one),
   // and what was received for them is dropped (the rest of the body read and thrown away).
@@ -74,6 +98,7 @@ export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: 
     memoryBytes: deps.config.UPLOAD_MEMORY_BYTES,
     tmpDir: deps.config.UPLOAD_TMP_DIR,
     signal: refused.signal,
+    onBytes: (bytes, filename) => progress.received(bytes, filename),
   });
   receiving.catch(() => {}); // answered below
   try {
@@ -89,7 +114,7 @@ export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: 
     );
     throw err;
   }
-  return ingestSpooled(deps, slug, await receiving, { user: caller.user, caller });
+  return ingestSpooled(deps, slug, await receiving, { user: caller.user, caller, progress });
 }
 
 /**
@@ -103,10 +128,11 @@ export async function ingestSpooled(
   slug: string,
   upload: SpooledUpload,
   // a caller's upload is charged against their embeddings limit; a watched file (no caller) is not
-  uploader: { user: string; caller?: Caller },
+  uploader: { user: string; caller?: Caller; progress?: UploadReporter },
   onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
 ): Promise<UploadResult> {
   let format = 'unknown';
+  const progress = uploader.progress ?? untrackedUpload;
   // stops an extraction whose text is no longer wanted (a duplicate, or any failure on the way)
   const abandon = new AbortController();
   try {
@@ -131,11 +157,14 @@ export async function ingestSpooled(
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
       maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
       signal: abandon.signal,
+      onProgress: (done, total) => progress.extracting(done, total),
     });
+    progress.extracting(0, null);
     extraction.catch(() => {}); // answered below, or abandoned
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
     const extracted = await extraction;
+    progress.extracting(extracted.pages.length, extracted.pages.length);
     // the text is in memory: the file (if any) goes while the rest runs, not after it
     upload.discard().catch(() => {}); // awaited at the end
     const chunks = chunkPages(extracted.pages, {
@@ -144,7 +173,7 @@ export async function ingestSpooled(
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
     if (uploader.caller) await deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length);
-    const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
+    const vectors = await embedChunks(deps, chunks, progress);
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
     const document: Omit<store.DocumentRow, 'created_at'> = {
@@ -166,6 +195,7 @@ export async function ingestSpooled(
     // unless its caller records something: that (a watch letting go of the document this one replaces) comes before
     // the bump, the order of the watch's other writes (let a document go, then bump), so no two take the same rows in
     // opposite orders.
+    progress.writing();
     const stored = await deps.db.transaction(async (tx) => {
       const inserted = await store.insertDocument(tx, document, { bump: !onStored });
       if (!inserted) return undefined;
@@ -196,6 +226,21 @@ export async function ingestSpooled(
     abandon.abort();
     await upload.discard();
   }
+}
+
+/**
+ * The chunks' embeddings, asked a batch (SVC_EMBED_BATCH_SIZE) at a time, as the gateway would be asked anyway, so
+ * that an upload's progress can say how many are done.
+ */
+export async function embedChunks(deps: RetrievalDeps, chunks: readonly { text: string }[], progress: UploadReporter): Promise<number[][]> {
+  const vectors: number[][] = [];
+  const batch = deps.config.EMBED_BATCH_SIZE;
+  for (let i = 0; i < chunks.length; i += batch) {
+    progress.embedding(i, chunks.length);
+    vectors.push(...(await deps.embedder.embed(chunks.slice(i, i + batch).map((c) => c.text))));
+  }
+  progress.embedding(chunks.length, chunks.length);
+  return vectors;
 }
 
 /**

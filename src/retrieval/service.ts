@@ -25,6 +25,8 @@ import { documentActionRoutes } from './routes/document-actions.ts';
 import { collectionDocumentRoutes } from './routes/documents.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
+import { uploadProgressRoutes } from './routes/uploads.ts';
+import { createUploadProgress } from './upload-progress.ts';
 import { startWatcher } from './watch/watcher.ts';
 
 const RETRIEVAL_DOCUMENT = {
@@ -62,7 +64,10 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   const api = apiRoutes();
   api.use(requireCaller);
   api.route('/collections', collectionRoutes(deps));
-  api.route('/collections', collectionDocumentRoutes(deps));
+  // where the uploads this replica receives are (in this process only: see upload-progress.ts)
+  const uploads = createUploadProgress();
+  api.route('/collections', collectionDocumentRoutes(deps, uploads));
+  api.route('/collections', uploadProgressRoutes(uploads));
   api.route('/collections', documentActionRoutes(deps));
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));

@@ -85,3 +85,8 @@ export const auditedFilterSchema = z.object({
   uploaded_after: z.string().optional(),
   uploaded_before: z.string().optional(),
 });
+
+/** A client's name for one upload: a UUID, or any 8 to 100 letters, digits, hyphens and underscores. */
+export const uploadIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{8,100}$/, 'upload_id is 8 to 100 letters, digits, hyphens and underscores (a UUID will do)');
