@@ -16,3 +16,6 @@ export type AnswerDone = Pick<
   AnswerResponse,
   'grounded' | 'model' | 'session_id' | 'audit_id' | 'standalone_question' | 'latency_ms' | 'usage'
 >;
+export type { DocumentView } from '../documents.ts';
+export type { DocumentFilter } from '../filter.ts';
+export type { UploadStatus } from '../upload-progress.ts';
