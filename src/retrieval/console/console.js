@@ -1,6 +1,7 @@
 // @ts-check
 // The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer whose
-// citations open the cited page), deletion. It calls the same HTTP API
+// citations open the cited page), deletion; the documents table (library.js), the filter (filters.js) and the uploads'
+// progress (upload.js) are modules of their own. It calls the same HTTP API
 // as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
 import { byId, devIdentity, h } from './dom.js';
 import { createFilters } from './filters.js';
@@ -205,7 +206,8 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
         ),
       ),
     );
-    if (!res.chunks.length) byId('results').textContent = 'No chunks in this collection yet.';
+    if (!res.chunks.length)
+      byId('results').textContent = filters.value() ? 'No chunks in the documents the filter keeps.' : 'No chunks in this collection yet.';
   } catch (err) {
     byId('ask-error').textContent = message(err);
   }
