@@ -4,19 +4,23 @@ import type { Logger } from '../platform/log.ts';
 import type { PolicyDecision, PolicyEngine } from '../platform/policy/index.ts';
 
 // Every collection decision goes through the collections policy; nothing here decides by itself.
-export type CollectionAction = 'read' | 'query' | 'upload' | 'create' | 'update' | 'delete';
+export type CollectionAction = 'read' | 'query' | 'upload' | 'create' | 'update' | 'delete' | 'delete_document' | 'reindex_document';
+/** The document a document action acts on: the policy lets its uploader act on it. */
+export type DocumentSubject = { id: string; uploaded_by: string };
 
 export function decideCollection(
   policy: PolicyEngine,
   caller: Caller,
   action: CollectionAction,
   collection: { slug: string; allowed_roles: string[] },
+  document?: DocumentSubject,
 ): Promise<PolicyDecision> {
   return policy.decide('collections', {
     user: caller.user,
     roles: caller.roles,
     action,
     collection: { slug: collection.slug, allowed_roles: collection.allowed_roles },
+    ...(document ? { document: { id: document.id, uploaded_by: document.uploaded_by } } : {}),
   });
 }
 
@@ -58,7 +62,11 @@ export async function requireAllowed(
   caller: Caller,
   action: CollectionAction,
   collection: { slug: string; allowed_roles: string[] },
+  document?: DocumentSubject,
 ): Promise<void> {
-  const decision = await decideCollection(policy, caller, action, collection);
-  if (!decision.allow) throw forbidden(`Not allowed to ${action} collection '${collection.slug}': ${decision.reason}`);
+  const decision = await decideCollection(policy, caller, action, collection, document);
+  if (decision.allow) return;
+  if (document)
+    throw forbidden(`Not allowed to ${action.replace('_', ' ')} ${document.id} of collection '${collection.slug}': ${decision.reason}`);
+  throw forbidden(`Not allowed to ${action} collection '${collection.slug}': ${decision.reason}`);
 }

@@ -13,6 +13,8 @@ export type AuditView = {
   top_k: number;
   chunks: { chunk_id: string; score: number }[];
   latency_ms: number;
+  /** The filter the retrieval was narrowed by, when it had one. */
+  filter?: NonNullable<store.AuditRecord['filter']>;
   /** What an answer gave, for a retrieval made to answer (`POST /collections/{slug}/answer`). */
   answer?: store.AnswerRecord;
   /** The latest thumbs up or down its asker gave the answer. */
@@ -42,6 +44,7 @@ export async function listRetrievals(deps: RetrievalDeps, caller: Caller, limit:
     top_k: r.top_k,
     chunks: r.chunk_ids.map((chunk_id, i) => ({ chunk_id, score: r.scores[i]! })),
     latency_ms: r.latency_ms,
+    ...(r.filter ? { filter: r.filter } : {}),
     ...(r.answer ? { answer: r.answer } : {}),
     ...(feedback.has(r.id) ? { feedback: feedback.get(r.id)! } : {}),
   }));

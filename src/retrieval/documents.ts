@@ -6,9 +6,11 @@ import { requireAllowed, requireVisible } from './access.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
+import { insertPages } from './document-store.ts';
 import { retrievalProblem } from './errors.ts';
 import { keepOriginal } from './originals.ts';
 import * as store from './store.ts';
+import { untrackedUpload, type UploadReporter } from './upload-progress.ts';
 import { spoolUpload, type SpooledUpload } from './upload-stream.ts';
 import { CODE_HEADER, encodeRow, unitRow } from './vector-index/index.ts';
 
@@ -46,6 +48,7 @@ const view = (d: store.DocumentRow): DocumentView => ({
   uploaded_by: d.uploaded_by,
   created_at: d.created_at.toISOString(),
 });
+export { view as viewDocument };
 
 export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: string): Promise<DocumentView[]> {
   await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
@@ -64,7 +67,30 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
  * are decided by the unique index at the document's insert, the first part of the write: the losers write nothing
  * (no chunks, no version bump) and answer with the winner's document.
  */
-export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: string, request: Request): Promise<UploadResult> {
+export async function uploadDocument(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  request: Request,
+  progress: UploadReporter = untrackedUpload,
+): Promise<UploadResult> {
+  try {
+    const result = await receiveAndIngest(deps, caller, slug, request, progress);
+    progress.done(result.document.document_id);
+    return result;
+  } catch (err) {
+    progress.failed(retrievalProblem(err)?.detail ?? 'internal error');
+    throw err;
+  }
+}
+
+async function receiveAndIngest(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  request: Request,
+  progress: UploadReporter,
+): Promise<UploadResult> {
   // The body is received while the collection is looked up and the policy asked, but their answer decides first: a
   // caller who may not upload gets the same 403 or 404 whatever the body holds (even a malformed or oversized one),
   // and what was received for them is dropped (the rest of the body read and thrown away).
@@ -74,6 +100,7 @@ export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: 
     memoryBytes: deps.config.UPLOAD_MEMORY_BYTES,
     tmpDir: deps.config.UPLOAD_TMP_DIR,
     signal: refused.signal,
+    onBytes: (bytes, filename) => progress.received(bytes, filename),
   });
   receiving.catch(() => {}); // answered below
   try {
@@ -89,7 +116,7 @@ export async function uploadDocument(deps: RetrievalDeps, caller: Caller, slug: 
     );
     throw err;
   }
-  return ingestSpooled(deps, slug, await receiving, { user: caller.user, caller });
+  return ingestSpooled(deps, slug, await receiving, { user: caller.user, caller, progress });
 }
 
 /**
@@ -103,10 +130,11 @@ export async function ingestSpooled(
   slug: string,
   upload: SpooledUpload,
   // a caller's upload is charged against their embeddings limit; a watched file (no caller) is not
-  uploader: { user: string; caller?: Caller },
+  uploader: { user: string; caller?: Caller; progress?: UploadReporter },
   onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
 ): Promise<UploadResult> {
   let format = 'unknown';
+  const progress = uploader.progress ?? untrackedUpload;
   // stops an extraction whose text is no longer wanted (a duplicate, or any failure on the way)
   const abandon = new AbortController();
   try {
@@ -131,18 +159,21 @@ export async function ingestSpooled(
       ocrEnabled: deps.config.RAG_OCR_ENABLED,
       maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
       signal: abandon.signal,
+      onProgress: (done, total) => progress.extracting(done, total),
     });
+    progress.extracting(0, null);
     extraction.catch(() => {}); // answered below, or abandoned
     const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
     if (held) return duplicate(deps, held);
     const extracted = await extraction;
+    progress.extracting(extracted.pages.length, extracted.pages.length);
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
     if (uploader.caller) await deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length);
-    const vectors = chunks.length === 0 ? [] : await deps.embedder.embed(chunks.map((c) => c.text));
+    const vectors = await embedChunks(deps, chunks, progress);
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
     const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
@@ -165,10 +196,13 @@ export async function ingestSpooled(
     // unless its caller records something: that (a watch letting go of the document this one replaces) comes before
     // the bump, the order of the watch's other writes (let a document go, then bump), so no two take the same rows in
     // opposite orders.
+    progress.writing();
     const stored = await deps.db.transaction(async (tx) => {
       const inserted = await store.insertDocument(tx, document, { bump: !onStored });
       if (!inserted) return undefined;
       await store.copyChunks(tx, slug, documentId, rows);
+      // the text as extracted, which the document's text download and a re-index read
+      await insertPages(tx, documentId, extracted.pages);
       if (onStored) {
         await onStored(tx, inserted);
         await store.bumpCollectionVersion(tx, slug);
@@ -198,10 +232,25 @@ export async function ingestSpooled(
 }
 
 /**
+ * The chunks' embeddings, asked a batch (SVC_EMBED_BATCH_SIZE) at a time, as the gateway would be asked anyway, so
+ * that an upload's progress can say how many are done.
+ */
+export async function embedChunks(deps: RetrievalDeps, chunks: readonly { text: string }[], progress: UploadReporter): Promise<number[][]> {
+  const vectors: number[][] = [];
+  const batch = deps.config.EMBED_BATCH_SIZE;
+  for (let i = 0; i < chunks.length; i += batch) {
+    progress.embedding(i, chunks.length);
+    vectors.push(...(await deps.embedder.embed(chunks.slice(i, i + batch).map((c) => c.text))));
+  }
+  progress.embedding(chunks.length, chunks.length);
+  return vectors;
+}
+
+/**
  * An embedding as the database keeps it: float32 values (what pgvector stores), and the row code the in-memory
  * index loads, computed from those same values so that scores read back from either agree exactly.
  */
-function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
+export function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
   const embedding = Float32Array.from(vector);
   const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
   return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };

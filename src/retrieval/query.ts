@@ -2,6 +2,8 @@ import { badRequest, notFound, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
+import { chunkIdsOf, rankDocumentsByPgvector } from './document-store.ts';
+import { auditedFilter, narrowTo, type DocumentFilter } from './filter.ts';
 import { fuse, single, type Fused, type Scored } from './fuse.ts';
 import { analyse } from './keyword-index/index.ts';
 import * as store from './store.ts';
@@ -9,7 +11,13 @@ import * as store from './store.ts';
 export const QUERY_MODES = ['hybrid', 'dense', 'keyword'] as const;
 export type QueryMode = (typeof QUERY_MODES)[number];
 
-export type QueryInput = { question: string; top_k?: number | undefined; mode?: QueryMode | undefined };
+export type QueryInput = {
+  question: string;
+  top_k?: number | undefined;
+  mode?: QueryMode | undefined;
+  /** Narrows the documents ranked, after the policy let the caller query the collection. */
+  filter?: DocumentFilter | undefined;
+};
 
 export type ChunkResult = {
   chunk_id: string;
@@ -26,7 +34,8 @@ export type ChunkResult = {
 
 export type QueryResponse = { question: string; collection: string; chunks: ChunkResult[]; latency_ms: number };
 
-type Head = { slug: string; version: number };
+/** The collection ranked, and the documents a filter keeps (undefined: all of them). */
+type Head = { slug: string; version: number; documents: string[] | undefined };
 
 /**
  * Ranks the collection's chunks for the question, by cosine similarity of embeddings (dense), BM25 over terms
@@ -36,7 +45,14 @@ export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug:
   const started = performance.now();
   const { chunks, topK, mode } = await retrieveChunks(deps, caller, slug, input);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
-  await recordRetrieval(deps, caller, { collection: slug, question: input.question, top_k: topK, chunks, latency_ms });
+  await recordRetrieval(deps, caller, {
+    collection: slug,
+    question: input.question,
+    top_k: topK,
+    chunks,
+    latency_ms,
+    filter: input.filter,
+  });
   deps.metrics.queries.inc({ outcome: 'ok' });
   deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
   return { question: input.question, collection: slug, chunks, latency_ms };
@@ -59,17 +75,21 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
       errors: [{ location: 'json.top_k', message: `must be at most ${deps.config.MAX_TOP_K}` }],
     });
   }
-  const collection = await store.collectionHead(deps.db, slug);
-  if (!collection) throw notFound(`Collection '${slug}' does not exist.`);
-  await requireQueryable(deps, caller, collection);
+  const head = await store.collectionHead(deps.db, slug);
+  if (!head) throw notFound(`Collection '${slug}' does not exist.`);
+  await requireQueryable(deps, caller, head);
+  // the policy first, then the filter narrows what is ranked (a filter keeping nothing ranks nothing)
+  const collection: Head = { ...head, documents: await narrowTo(deps, slug, input.filter) };
 
   const similarity = new Map<string, number>();
   const chunks =
-    mode === 'dense'
-      ? await denseOnly(deps, collection, input.question, topK, similarity)
-      : mode === 'keyword'
-        ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
-        : await hybrid(deps, collection, input.question, topK, similarity);
+    collection.documents?.length === 0
+      ? []
+      : mode === 'dense'
+        ? await denseOnly(deps, collection, input.question, topK, similarity)
+        : mode === 'keyword'
+          ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
+          : await hybrid(deps, collection, input.question, topK, similarity);
   return { chunks, topK, mode, similarity };
 }
 
@@ -77,8 +97,17 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
 export async function recordRetrieval(
   deps: RetrievalDeps,
   caller: Caller,
-  r: { collection: string; question: string; top_k: number; chunks: ChunkResult[]; latency_ms: number; answer?: store.AnswerRecord },
+  r: {
+    collection: string;
+    question: string;
+    top_k: number;
+    chunks: ChunkResult[];
+    latency_ms: number;
+    filter?: DocumentFilter | undefined;
+    answer?: store.AnswerRecord;
+  },
 ): Promise<number> {
+  const filter = auditedFilter(r.filter);
   return store.insertAudit(deps.db, {
     user_id: caller.user,
     roles: caller.roles,
@@ -88,6 +117,7 @@ export async function recordRetrieval(
     chunk_ids: r.chunks.map((c) => c.chunk_id),
     scores: r.chunks.map((c) => c.score),
     latency_ms: r.latency_ms,
+    ...(filter ? { filter } : {}),
     ...(r.answer ? { answer: r.answer } : {}),
   });
 }
@@ -137,7 +167,12 @@ async function denseList(
   read: 'chunks' | 'ids',
 ): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
   const [vector] = await embedQuestion(deps, question);
-  const { slug, version } = collection;
+  const { slug, version, documents } = collection;
+  if (documents) {
+    // a filter's documents: pgvector's exact scan over their chunks alone (the in-memory copy ranks the whole collection)
+    const found = await rankDocumentsByPgvector(deps.db, slug, documents, vector!, k);
+    return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
+  }
   if (read === 'ids') {
     const ranked = await deps.indexes.rankIds(deps.db, slug, version, vector!, k);
     if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map() };
@@ -156,7 +191,9 @@ async function keywordList(deps: RetrievalDeps, collection: Head, question: stri
         `(SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS=${deps.config.RAG_KEYWORD_INDEX_MAX_CHUNKS}): ask with "mode": "dense", or ask the operator to raise the setting.`,
     );
   }
-  return index.search(analyse(question).terms, k);
+  if (!collection.documents) return index.search(analyse(question).terms, k);
+  const allowed = await chunkIdsOf(deps.db, collection.documents);
+  return index.search(analyse(question).terms, k, (id) => allowed.has(id));
 }
 
 async function embedQuestion(deps: RetrievalDeps, question: string): Promise<number[][]> {

@@ -24,11 +24,14 @@ import { startOriginalsSweep } from './originals.ts';
 import { answerRoutes } from './routes/answer.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { collectionRoutes } from './routes/collections.ts';
+import { documentActionRoutes } from './routes/document-actions.ts';
 import { collectionDocumentRoutes } from './routes/documents.ts';
 import { originalRoutes } from './routes/originals.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { uploadProgressRoutes } from './routes/uploads.ts';
+import { createUploadProgress } from './upload-progress.ts';
 import { startWatcher } from './watch/watcher.ts';
 
 const RETRIEVAL_DOCUMENT = {
@@ -66,7 +69,11 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
   const api = apiRoutes();
   api.use(requireCaller);
   api.route('/collections', collectionRoutes(deps));
-  api.route('/collections', collectionDocumentRoutes(deps));
+  // where the uploads this replica receives are (in this process only: see upload-progress.ts)
+  const uploads = createUploadProgress();
+  api.route('/collections', collectionDocumentRoutes(deps, uploads));
+  api.route('/collections', uploadProgressRoutes(uploads));
+  api.route('/collections', documentActionRoutes(deps));
   api.route('/collections', queryRoutes(deps));
   api.route('/collections', answerRoutes(deps));
   api.route('/collections', pageRoutes(deps));

@@ -326,6 +326,8 @@ export type AuditRecord = {
   chunk_ids: string[];
   scores: number[];
   latency_ms: number;
+  /** The query's filter, when it had one (the fields given). */
+  filter?: { document_ids?: string[]; formats?: string[]; uploaded_after?: string; uploaded_before?: string };
   /** Present when the retrieval was for an answer (POST /collections/{slug}/answer). */
   answer?: AnswerRecord;
 };

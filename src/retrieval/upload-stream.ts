@@ -33,6 +33,8 @@ export type SpoolOptions = {
   tmpDir?: string | undefined;
   /** Stops receiving (the rest of the body is read and dropped) and removes what was kept. */
   signal?: AbortSignal;
+  /** Told the bytes of the file received so far, as they arrive (an upload's progress). */
+  onBytes?: (received: number, filename: string) => void;
 };
 
 const HEAD_BYTES = 8192;
@@ -106,6 +108,7 @@ function receive(request: Request, contentType: string, spool: Spool, opts: Spoo
         if (size < HEAD_BYTES) chunk.copy(head, size, 0, Math.min(chunk.length, HEAD_BYTES - size));
         size += chunk.length;
         hash.update(chunk);
+        opts.onBytes?.(size, info.filename ?? 'upload');
       });
       stream.on('limit', () => {
         truncated = true;

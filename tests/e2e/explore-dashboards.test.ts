@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
-import { checkedPages, launchBrowser } from '../support/browser.ts';
+import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
 import { runtimeHarness, type RuntimeHarness } from '../support/dashboards.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 
@@ -41,9 +41,7 @@ async function ask(page: Page, question: string): Promise<string> {
 it('changes the chart, publishes it, builds a two-card dashboard and opens it in the runtime', async () => {
   const page = await newPage();
   await page.goto(runtime.explore.url);
-  await page.fill('#who', 'olivia');
-  await page.fill('#role', 'svc-analyst');
-  await page.dispatchEvent('#role', 'change');
+  await signIn(page, 'olivia', 'svc-analyst');
 
   // the console proposes bars for a label and a count, drawn on a canvas
   const perNation = await ask(page, 'how many customers are there per nation');

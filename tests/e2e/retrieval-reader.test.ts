@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { ANSWER_ENV, coastPdf, ledgerNote, sourcesOf } from '../support/answer-fixtures.ts';
-import { checkedPages, launchBrowser } from '../support/browser.ts';
+import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 
@@ -54,11 +54,9 @@ afterAll(async () => {
 
 const newPage = checkedPages(() => browser);
 
-async function signIn(page: Page) {
+async function openSignedIn(page: Page) {
   await page.goto(server.url);
-  await page.fill('#who', who.engineer.user);
-  await page.fill('#roles', who.engineer.roles);
-  await page.dispatchEvent('#roles', 'change');
+  await signIn(page, who.engineer.user, who.engineer.roles);
 }
 
 async function ask(page: Page, question: string) {
@@ -71,7 +69,7 @@ async function ask(page: Page, question: string) {
 
 it('opens a cited PDF page drawn from the uploaded file, with the quote highlighted', async () => {
   const page = await newPage();
-  await signIn(page);
+  await openSignedIn(page);
   await page.click('#collections li[data-slug="coast"]');
   await page.setInputFiles('#file', { name: 'coast.pdf', mimeType: 'application/pdf', buffer: Buffer.from(coastPdf()) });
   await page.waitForSelector('#documents tr:has-text("coast.pdf")');
@@ -115,7 +113,7 @@ it('opens a cited PDF page drawn from the uploaded file, with the quote highligh
 it('keeps a conversation: follows up, lists, renames, continues after a reload, deletes', async () => {
   // a fresh page starts a new conversation, whatever the earlier test left listed
   const page = await newPage();
-  await signIn(page);
+  await openSignedIn(page);
   await page.click('#collections li[data-slug="shore"]');
   const listed = await page.locator('#conv-list li').count();
 

@@ -39,13 +39,17 @@ function configFor(service: Service, ids: Record<string, string[]>): string {
   // Refusals a schema cannot state, each for the operations it concerns: a model is valid while the gateway lists it
   // (GET /models; the spec's 400 'Unknown LLM model') and the offline planner answers only some shapes of question
   // (422); a watch is refused while SVC_WATCH_ROOTS is empty or names no root holding the URI (400); an upload is
-  // refused for what its bytes are (an image while OCR is off, a format not read: 400; a file with no text: 422).
+  // refused for what its bytes are (an image while OCR is off, a format not read: 400; a file with no text: 422); a
+  // query's or an answer's filter is refused when it names a document the collection does not hold, or dates whose
+  // order is wrong (400).
   const refusable: Record<Service, [string, string[]][]> = {
     explore: [['POST /query', ['400', '422']]],
     retrieval: [
       ['POST /collections', ['400']],
       ['PATCH /collections/{slug}', ['400']],
       ['POST /collections/{slug}/documents', ['400', '422']],
+      ['POST /collections/{slug}/query', ['400']],
+      ['POST /collections/{slug}/answer', ['400']],
     ],
     'dashboards-runtime': [],
   };

@@ -10,7 +10,7 @@ import { mulberry32 } from '../support/random-vectors.ts';
 
 type Doc = { id: string; terms: string[]; words: number };
 
-function exhaustive(docs: readonly Doc[], question: readonly string[], k: number) {
+function exhaustive(docs: readonly Doc[], question: readonly string[], k: number, allow: (id: string) => boolean = () => true) {
   const n = docs.length;
   const avg = docs.reduce((s, d) => s + d.words, 0) / n;
   const df = new Map<string, number>();
@@ -28,7 +28,7 @@ function exhaustive(docs: readonly Doc[], question: readonly string[], k: number
     return { i, id: d.id, score, held };
   });
   return scored
-    .filter((s) => s.held)
+    .filter((s) => s.held && allow(s.id))
     .sort((a, b) => b.score - a.score || a.i - b.i)
     .slice(0, k)
     .map(({ id, score }) => ({ id, score }));
@@ -89,6 +89,26 @@ describe('BM25 top k with pruning', () => {
         }
       }),
       { seed: 16, numRuns: 60, endOnFailure: true },
+    );
+  });
+
+  it('answers exactly what exhaustive BM25 answers over the chunks a filter allows (seed 34)', () => {
+    fc.assert(
+      fc.property(corpus, fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (c, questionSeed, kept) => {
+        const docs = generate(c);
+        const index = createKeywordIndex();
+        for (const d of docs) index.add(d.id, { terms: d.terms, words: d.words });
+        const next = mulberry32(questionSeed);
+        // a filter keeping about `kept` of the chunks, scattered across windows
+        const allowed = new Set(docs.filter(() => next() < kept).map((d) => d.id));
+        const allow = (id: string) => allowed.has(id);
+        for (let q = 0; q < 4; q++) {
+          const terms = Array.from({ length: 1 + Math.floor(next() * 6) }, () => `t${Math.floor(c.vocabulary * next() ** (1 + c.skew))}`);
+          const k = [1, 5, 50][q % 3]!;
+          expect(index.search(terms, k, allow), `question ${JSON.stringify(terms)}, k ${k}`).toEqual(exhaustive(docs, terms, k, allow));
+        }
+      }),
+      { seed: 34, numRuns: 25, endOnFailure: true },
     );
   });
 

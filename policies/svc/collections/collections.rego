@@ -12,6 +12,9 @@ import data.svc.lib
 #   create, update, delete
 #                   the roles in data.svc.config.collection_manager_roles (svc-admin, svc-engineer); update is
 #                   changing a collection's name, description, allowed roles or watched source.
+#   delete_document, reindex_document
+#                   one document (input.document.uploaded_by): whoever may upload to the collection, when they
+#                   manage collections or uploaded that document themselves.
 #   audit           reading every caller's retrievals: administrators.
 #   Callers without identity or without a known role, and unknown actions, are denied.
 # scope: document
@@ -26,6 +29,8 @@ decision := lib.verdict(false, reason) if {
 	action == "upload"
 } else := manage_decision if {
 	action in {"create", "update", "delete"}
+} else := document_decision if {
+	action in object.keys(document_verbs)
 } else := lib.verdict(true, "allowed: administrator") if {
 	action == "audit"
 	lib.is_admin
@@ -54,6 +59,24 @@ upload_decision := read_decision if {
 manage_decision := lib.verdict(true, concat("", ["allowed: role ", managing_roles[0], " manages collections"])) if {
 	count(managing_roles) > 0
 } else := lib.verdict(false, concat("", ["denied: only [", managers, "] may ", action, " collections"]))
+
+document_decision := upload_decision if {
+	not upload_decision.allow
+} else := manage_decision if {
+	count(managing_roles) > 0
+} else := lib.verdict(true, "allowed: the caller uploaded the document") if {
+	uploaded_by_caller
+} else := lib.verdict(false, concat("", [
+	"denied: only the document's uploader or [", managers, "] may ",
+	document_verbs[action], " it",
+]))
+
+document_verbs := {"delete_document": "delete", "reindex_document": "re-index"}
+
+uploaded_by_caller if {
+	is_string(input.document.uploaded_by)
+	input.document.uploaded_by == input.user
+}
 
 default action := ""
 

@@ -5,6 +5,7 @@ import type { SessionKey } from '../../platform/sessions/index.ts';
 import { requireQueryable } from '../access.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { recordRetrieval, retrieveChunks, type ChunkResult, type Retrieved } from '../query.ts';
+import type { DocumentFilter } from '../filter.ts';
 import * as store from '../store.ts';
 import type { AnswerRecord } from '../store.ts';
 import { citationsOf, type Citation } from './citations.ts';
@@ -18,7 +19,13 @@ import { rememberTurn, sessionKey, standaloneQuestion, turnsOf } from './session
 // the chunks that are context numbered [1]..[k] for the chat model (or the offline extractive answer), the markers
 // checked against what was given, and one audit record holding the answer, the model and its citations.
 
-export type AnswerInput = { question: string; top_k?: number | undefined; session_id?: string | undefined };
+export type AnswerInput = {
+  question: string;
+  top_k?: number | undefined;
+  session_id?: string | undefined;
+  /** Narrows the documents the context is retrieved from, as on /query. */
+  filter?: DocumentFilter | undefined;
+};
 
 export type AnswerResponse = {
   answer: string;
@@ -113,6 +120,7 @@ async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: Answ
         collection: slug,
         question: input.question,
         top_k: input.top_k ?? deps.config.DEFAULT_TOP_K,
+        filter: input.filter,
         chunks: [],
         latency_ms,
         answer,
@@ -121,7 +129,7 @@ async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: Answ
       throw new AnswerModelError(err);
     }
   }
-  const retrieved = await retrieveChunks(deps, caller, slug, { question, top_k: input.top_k });
+  const retrieved = await retrieveChunks(deps, caller, slug, { question, top_k: input.top_k, filter: input.filter });
   const context = retrieved.chunks.filter((c) => isContext(c, retrieved, deps.config.ANSWER_MIN_SCORE));
   if (context.length > 0) await charge();
   return { caller, slug, input, question, session, started, retrieved, context };
@@ -138,6 +146,7 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
       collection: p.slug,
       question: input.question,
       top_k: p.retrieved.topK,
+      filter: input.filter,
       chunks: p.retrieved.chunks,
       latency_ms: elapsed(),
       answer: { ...answer, ...(standalone_question ? { standalone_question } : {}) },

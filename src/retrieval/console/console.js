@@ -1,14 +1,19 @@
 // @ts-check
 // The retrieval console: collections, upload by drop or browse, a question box (chunks, or a streamed answer in the
-// current conversation whose citations open the cited page: page-view.js, sessions.js), deletion. It calls the same HTTP API
-// as every other client; pages are built with h() from dom.js, so names and text only ever go in as text.
+// current conversation whose citations open the cited page), deletion. Modules of their own: the conversations
+// (sessions.js), the cited page (page-view.js), the documents table (library.js), the filter (filters.js) and the
+// uploads' progress (upload.js). It calls the same HTTP API as every other client; pages are built with h() from
+// dom.js, so names and text only ever go in as text.
 import { byId, h } from './dom.js';
+import { createFilters } from './filters.js';
 import { icon } from './icons.js';
 import { ctrlEnterSubmits } from './keys.js';
+import { renderDocuments } from './library.js';
 import { createPageView } from './page-view.js';
 import { callJson } from './problem.js';
 import { createConversations } from './sessions.js';
 import { signIn } from './sign-in.js';
+import { uploadAll as sendFiles } from './upload.js';
 
 /** @typedef {import('./types.ts').Collection} Collection */
 /** @typedef {import('./types.ts').CollectionList} CollectionList */
@@ -137,84 +142,32 @@ async function open(slug) {
   byId('results').replaceChildren();
   byId('answer').hidden = true;
   byId('page-view').hidden = true;
-  const docs = /** @type {DocumentList} */ (await api('GET', `/collections/${slug}/documents`)).documents;
-  byId('documents').replaceChildren(
-    ...docs.map((d) => h('tr', {}, h('td', {}, d.filename), h('td', {}, d.status), h('td', {}, d.chunk_count))),
-  );
+  await showDocuments(slug);
 }
 
-/**
- * One file to the open collection, reporting the bytes sent so far (fetch cannot report an upload's progress).
- * @param {Collection} collection
- * @param {File} file
- * @param {(loaded: number) => void} onProgress
- * @returns {Promise<{ filename: string, duplicate?: boolean }>}
- */
-function upload(collection, file, onProgress) {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open('POST', `/collections/${collection.slug}/documents`);
-    for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
-    xhr.upload.addEventListener('progress', (e) => {
-      if (e.lengthComputable) onProgress((file.size * e.loaded) / e.total);
-    });
-    xhr.addEventListener('load', () => {
-      const data = JSON.parse(xhr.responseText || '{}');
-      if (xhr.status < 300) resolve(data);
-      else reject(new Error(`${file.name}: ${data.detail || xhr.status}`));
-    });
-    xhr.addEventListener('error', () => reject(new Error(`${file.name}: network error`)));
-    const form = new FormData();
-    form.append('file', file);
-    xhr.send(form);
+// The filter of search and answer (filters.js), and the documents table with its per-document actions (library.js).
+const filters = createFilters(byId('filters'));
+
+/** @param {string} slug */
+async function showDocuments(slug) {
+  const docs = /** @type {DocumentList} */ (await api('GET', `/collections/${slug}/documents`)).documents;
+  filters.setDocuments(docs);
+  renderDocuments(byId('documents'), docs, {
+    slug,
+    api,
+    headers,
+    say: (text) => {
+      byId('doc-said').textContent = text;
+    },
+    changed: () => refresh(slug),
   });
 }
 
-/** Files sent at once: the service stores one while it reads another (many PDFs go in about a third faster). */
-const UPLOADS_IN_FLIGHT = 3;
-
-/**
- * Every file to the open collection, a few at a time; one bar shows the bytes sent of them all, and what the service
- * said of each file (a refusal, a duplicate) is listed in the order the files were given.
- * @param {File[]} files
- */
+/** @param {File[]} files */
 async function uploadAll(files) {
   if (!current) return;
-  const collection = current;
-  const progress = byId('progress', HTMLProgressElement);
-  const uploadError = byId('upload-error');
-  const total = files.reduce((bytes, f) => bytes + f.size, 0) || 1;
-  /** @type {number[]} */
-  const sent = files.map(() => 0);
-  /** @type {string[]} */
-  const said = files.map(() => '');
-  const showProgress = () => {
-    progress.value = (100 * sent.reduce((a, b) => a + b, 0)) / total;
-  };
-  showProgress();
-  uploadError.textContent = '';
-  progress.hidden = false;
-  let next = 0;
-  const lane = async () => {
-    for (let i = next++; i < files.length; i = next++) {
-      const file = /** @type {File} */ (files[i]);
-      try {
-        const doc = await upload(collection, file, (loaded) => {
-          sent[i] = loaded;
-          showProgress();
-        });
-        if (doc.duplicate) said[i] = `${file.name}: already in this collection as ${doc.filename}; nothing was added.\n`;
-      } catch (err) {
-        said[i] = message(err) + '\n';
-      }
-      sent[i] = file.size;
-      showProgress();
-      uploadError.textContent = said.join('');
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(UPLOADS_IN_FLIGHT, files.length) }, lane));
-  progress.hidden = true;
-  await refresh(collection.slug);
+  const slug = current.slug;
+  await sendFiles(files, { slug, headers, uploaded: () => refresh(slug) });
 }
 
 input('file').addEventListener('change', () => uploadAll([...(input('file').files ?? [])]));
@@ -230,6 +183,14 @@ drop.addEventListener('drop', (e) => {
   void uploadAll([...(e.dataTransfer?.files ?? [])]);
 });
 
+// Ctrl+Enter (or Cmd+Enter) in the question box searches, as Enter does in the one-line boxes
+byId('question').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    byId('ask', HTMLFormElement).requestSubmit();
+  }
+});
+
 byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   e.preventDefault();
   byId('ask-error').textContent = '';
@@ -240,7 +201,12 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
     byId('answer').hidden = true;
     byId('page-view').hidden = true;
     const res = /** @type {QueryResponse} */ (
-      await api('POST', `/collections/${current.slug}/query`, { question, top_k: Number(input('topk').value), mode })
+      await api('POST', `/collections/${current.slug}/query`, {
+        question,
+        top_k: Number(input('topk').value),
+        mode,
+        filter: filters.value(),
+      })
     );
     // where each ranking placed the chunk, so a reader sees why hybrid put it there
     const ranks = (/** @type {QueryResponse['chunks'][number]} */ c) =>
@@ -257,7 +223,8 @@ byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
         ),
       ),
     );
-    if (!res.chunks.length) byId('results').textContent = 'No chunks in this collection yet.';
+    if (!res.chunks.length)
+      byId('results').textContent = filters.value() ? 'No chunks in the documents the filter keeps.' : 'No chunks in this collection yet.';
   } catch (err) {
     byId('ask-error').textContent = message(err);
   }
@@ -304,7 +271,7 @@ byId('answer-btn').addEventListener('click', async () => {
     const res = await fetch(`/collections/${slug}/answer`, {
       method: 'POST',
       headers: { ...headers(), 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-      body: JSON.stringify({ question, top_k: Number(input('topk').value), stream: true, session_id: session }),
+      body: JSON.stringify({ question, top_k: Number(input('topk').value), stream: true, filter: filters.value(), session_id: session }),
     });
     if (!res.ok || !res.body) {
       const problem = await res.json().catch(() => ({}));

@@ -20,3 +20,6 @@ export type AnswerDone = Pick<
 export type SessionSummary = SessionView;
 export type SessionList = { sessions: SessionView[] };
 export type { SessionDetail };
+export type { DocumentView } from '../documents.ts';
+export type { DocumentFilter } from '../filter.ts';
+export type { UploadStatus } from '../upload-progress.ts';

@@ -46,6 +46,8 @@ export type ExtractInput = {
   timeoutMs?: number;
   /** Stops the extraction at its next check when aborted (the upload turned out to be a duplicate). */
   signal?: AbortSignal;
+  /** Told the page being read and the page count, as a long document is read (a PDF; other formats say nothing). */
+  onProgress?: (page: number, pages: number) => void;
 };
 
 export async function extractDocument(input: ExtractInput): Promise<Extracted> {
@@ -85,7 +87,15 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
   const one = (text: string): Extracted => ({ pages: [{ page: 1, text }], ocrPages: 0 });
   switch (format) {
     case 'pdf':
-      return extractPdf(bytes, { filename, ocr: input.ocr, limits, deadline: until, workers: input.pdfWorkers, signal: input.signal });
+      return extractPdf(bytes, {
+        filename,
+        ocr: input.ocr,
+        limits,
+        deadline: until,
+        workers: input.pdfWorkers,
+        signal: input.signal,
+        onProgress: input.onProgress,
+      });
     case 'docx':
     case 'pptx':
     case 'xlsx': {

@@ -35,6 +35,8 @@ async function read({ id, bytes, taken, maxPages }) {
   }
   try {
     const numPages = pdf.numPages;
+    // the page count, for the main thread's progress (every worker writes the same number)
+    Atomics.store(next, 1, numPages);
     if (numPages > maxPages) return { id, numPages, failure: { kind: 'pages' } };
     const pages = [];
     for (let n = Atomics.add(next, 0, 1) + 1; n <= numPages; n = Atomics.add(next, 0, 1) + 1) {

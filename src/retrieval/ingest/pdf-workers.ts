@@ -31,9 +31,15 @@ export type PdfText = { numPages: number; pages: SharedPage[] } | { numPages?: n
 export interface PdfWorkers {
   readonly size: number;
   /** Every page's text, in page order, or the failure of the lowest page (a document-wide one first). */
-  read(bytes: Uint8Array, opts: { maxPages: number; signal?: AbortSignal | undefined }): Promise<PdfText>;
+  read(
+    bytes: Uint8Array,
+    opts: { maxPages: number; signal?: AbortSignal | undefined; onProgress?: ((page: number, pages: number) => void) | undefined },
+  ): Promise<PdfText>;
   close(): Promise<void>;
 }
+
+/** How often a document's progress is read from the workers' counters. */
+const PROGRESS_MS = 200;
 
 type Pending = { resolve(share: Share): void; reject(err: Error): void };
 
@@ -87,11 +93,19 @@ export function createPdfWorkers(size: number): PdfWorkers {
 
   return {
     size,
-    async read(bytes, { maxPages, signal }) {
+    async read(bytes, { maxPages, signal, onProgress }) {
       signal?.throwIfAborted();
-      // the pages taken so far, counted by the workers themselves
-      const taken = new SharedArrayBuffer(4);
-      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, taken, maxPages, signal)));
+      // the pages taken so far, counted by the workers themselves, and the page count the first to open it wrote
+      const taken = new SharedArrayBuffer(8);
+      const counts = new Int32Array(taken);
+      // read from the shared counters while the workers read, for an upload's progress
+      const watch = onProgress
+        ? setInterval(() => {
+            const pages = Atomics.load(counts, 1);
+            if (pages > 0) onProgress(Math.min(Atomics.load(counts, 0), pages), pages);
+          }, PROGRESS_MS)
+        : undefined;
+      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, taken, maxPages, signal))).finally(() => clearInterval(watch));
       const failure = firstFailure(shares);
       if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
       const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);

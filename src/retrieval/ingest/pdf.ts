@@ -28,6 +28,8 @@ export async function extractPdf(
     deadline: Deadline;
     workers?: PdfWorkers | undefined;
     signal?: AbortSignal | undefined;
+    /** Told the page being read and the page count. */
+    onProgress?: ((page: number, pages: number) => void) | undefined;
   },
 ): Promise<{ pages: Page[]; ocrPages: number }> {
   if (ctx.workers) return extractOnWorkers(bytes, ctx, ctx.workers);
@@ -39,6 +41,7 @@ export async function extractPdf(
     let ocrPages = 0;
     for (let n = 1; n <= pdf.numPages; n++) {
       deadline.check();
+      ctx.onProgress?.(n, pdf.numPages);
       const page = await readPage(pdf, n, filename);
       try {
         let text = await textOf(page, n, filename);
@@ -64,12 +67,19 @@ export async function extractPdf(
  */
 async function extractOnWorkers(
   bytes: Uint8Array,
-  ctx: { filename: string; ocr: OcrEngine; limits: ExtractLimits; deadline: Deadline; signal?: AbortSignal | undefined },
+  ctx: {
+    filename: string;
+    ocr: OcrEngine;
+    limits: ExtractLimits;
+    deadline: Deadline;
+    signal?: AbortSignal | undefined;
+    onProgress?: ((page: number, pages: number) => void) | undefined;
+  },
   workers: PdfWorkers,
 ): Promise<{ pages: Page[]; ocrPages: number }> {
   const { filename, limits, deadline } = ctx;
   deadline.check();
-  const read = await workers.read(bytes, { maxPages: limits.maxPdfPages, signal: ctx.signal });
+  const read = await workers.read(bytes, { maxPages: limits.maxPdfPages, signal: ctx.signal, onProgress: ctx.onProgress });
   deadline.check();
   if ('failure' in read) throw failureError(read.failure, filename, read.numPages, limits, deadline);
   const scanned = read.pages.filter((p) => p.ocr);

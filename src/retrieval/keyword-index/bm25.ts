@@ -13,8 +13,11 @@ export type KeywordHit = { id: string; score: number };
 export interface KeywordIndex {
   readonly size: number;
   add(id: string, analysed: Analysed): void;
-  /** The k best chunks holding at least one of the terms, best first; equal scores in insertion order. */
-  search(terms: readonly string[], k: number): KeywordHit[];
+  /**
+   * The k best chunks holding at least one of the terms, best first; equal scores in insertion order. With `allow`,
+   * only the chunks it accepts are candidates (a query's filter), so the k are the best of those.
+   */
+  search(terms: readonly string[], k: number, allow?: (id: string) => boolean): KeywordHit[];
 }
 
 /**
@@ -89,7 +92,7 @@ export function createKeywordIndex(): KeywordIndex {
       }
     },
 
-    search(terms, k) {
+    search(terms, k, allow) {
       const n = ids.length;
       if (n === 0 || k < 1) return [];
       const norm = normalisation();
@@ -147,6 +150,8 @@ export function createKeywordIndex(): KeywordIndex {
           const doc = start + slot;
           let bound = bounds[slot]! * SLACK;
           bounds[slot] = 0;
+          // a chunk the filter leaves out is no candidate: it neither enters nor raises the threshold
+          if (allow && !allow(ids[doc]!)) continue;
           let dropped = false;
           for (let j = looked - 1; j >= 0; j--) {
             if (bound + below[j]! <= threshold) {

@@ -3,13 +3,14 @@ import { apiRoutes, filledText, jsonBody, problems } from '../../platform/openap
 import { createAnswers } from '../answer/index.ts';
 import { streamAnswer, wantsStream } from '../answer/stream.ts';
 import type { RetrievalDeps } from '../deps.ts';
-import { chunk, slugParam, topK } from './schemas.ts';
+import { chunk, filterSchema, slugParam, topK } from './schemas.ts';
 
 const answerBody = (maxTopK: number) =>
   z.object({
     question: filledText(8000, 'question must not be empty'),
     top_k: topK(maxTopK),
     session_id: filledText(200, 'session_id must not be empty').optional(),
+    filter: filterSchema,
     stream: z
       .boolean({ message: 'stream must be true or false' })
       .optional()

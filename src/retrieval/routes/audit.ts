@@ -3,7 +3,7 @@ import { apiRoutes, jsonBody, jsonResponse as json, problems, storableText } fro
 import { listRetrievals } from '../audit.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { rateAnswer } from '../feedback.ts';
-import { positiveInt } from './schemas.ts';
+import { auditedFilterSchema, positiveInt } from './schemas.ts';
 
 const auditQuery = z.object({
   limit: z.coerce
@@ -31,6 +31,7 @@ const retrieval = z.object({
   top_k: z.int(),
   chunks: z.array(z.object({ chunk_id: z.string(), score: z.number() })),
   latency_ms: z.number(),
+  filter: auditedFilterSchema.optional().describe('The filter the retrieval was narrowed by'),
   answer: z
     .object({
       outcome: z.enum(['answered', 'no_context', 'model_failed', 'cancelled']),

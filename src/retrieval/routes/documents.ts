@@ -2,9 +2,10 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { listDocuments, uploadDocument } from '../documents.ts';
-import { slugParam } from './schemas.ts';
+import { untrackedUpload, type UploadProgress } from '../upload-progress.ts';
+import { slugParam, uploadIdSchema } from './schemas.ts';
 
-const document = z.object({
+export const documentSchema = z.object({
   document_id: z.uuid(),
   collection: z.string(),
   filename: z.string(),
@@ -19,7 +20,7 @@ const document = z.object({
   uploaded_by: z.string(),
   created_at: z.iso.datetime(),
 });
-const uploaded = document.extend({
+const uploaded = documentSchema.extend({
   duplicate: z.boolean().describe('The collection already held these bytes: this is that document, nothing was stored'),
 });
 
@@ -38,11 +39,19 @@ const upload = createRoute({
   path: '/{slug}/documents',
   summary: 'Upload a document: extracted, chunked, embedded and stored, or nothing is',
   description: 'multipart/form-data with one file part named `file`, streamed to disk; 200 when the collection already held these bytes.',
-  request: { params: slugParam, body: { required: true, content: { 'multipart/form-data': { schema: multipartFile } } } },
+  request: {
+    params: slugParam,
+    query: z.object({
+      upload_id: uploadIdSchema
+        .optional()
+        .describe('Names the upload so its progress can be read at GET /collections/{slug}/uploads/{upload_id} while it runs'),
+    }),
+    body: { required: true, content: { 'multipart/form-data': { schema: multipartFile } } },
+  },
   responses: {
     201: json(uploaded, 'The new document, INDEXED with its chunk count'),
     200: json(uploaded, 'The document the collection already held (`duplicate: true`)'),
-    ...problems(400, 401, 403, 404, 413, 422, 429, 502, 503),
+    ...problems(400, 401, 403, 404, 409, 413, 422, 429, 502, 503),
   },
 });
 
@@ -51,14 +60,20 @@ const list = createRoute({
   path: '/{slug}/documents',
   summary: "The collection's documents",
   request: { params: slugParam },
-  responses: { 200: json(z.object({ documents: z.array(document) }), 'The documents'), ...problems(400, 401, 404, 503) },
+  responses: { 200: json(z.object({ documents: z.array(documentSchema) }), 'The documents'), ...problems(400, 401, 404, 503) },
 });
 
-export function collectionDocumentRoutes(deps: RetrievalDeps) {
+export function collectionDocumentRoutes(deps: RetrievalDeps, uploads: UploadProgress) {
   return apiRoutes()
     .openapi(upload, async (c) => {
+      const { slug } = c.req.valid('param');
+      const { upload_id } = c.req.valid('query');
+      const length = Number(c.req.header('content-length'));
+      const progress = upload_id
+        ? uploads.start(upload_id, c.var.caller.user, slug, Number.isSafeInteger(length) ? length : null)
+        : untrackedUpload;
       // the raw request: its body is read once, by the spooler
-      const { document, created } = await uploadDocument(deps, c.var.caller, c.req.valid('param').slug, c.req.raw);
+      const { document, created } = await uploadDocument(deps, c.var.caller, slug, c.req.raw, progress);
       return created ? c.json(document, 201) : c.json(document, 200);
     })
     .openapi(list, async (c) => c.json({ documents: await listDocuments(deps, c.var.caller, c.req.valid('param').slug) }, 200));

@@ -2,13 +2,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { QUERY_MODES, queryCollection } from '../query.ts';
-import { chunk, slugParam, topK } from './schemas.ts';
+import { chunk, filterSchema, slugParam, topK } from './schemas.ts';
 
 const queryBody = (maxTopK: number) =>
   z.object({
     question: filledText(8000, 'question must not be empty'),
     top_k: topK(maxTopK),
     mode: z.enum(QUERY_MODES, { message: 'mode must be one of hybrid, dense, keyword' }).optional().describe('Default hybrid'),
+    filter: filterSchema,
   });
 
 const queryResponse = z.object({
