@@ -254,3 +254,18 @@ describe('the offline planner over HTTP', () => {
     expect(res.body.preview_rows).toEqual([[100]]);
   });
 });
+
+describe('the console', () => {
+  it('serves the SQL editor as one ES module bundled from the installed CodeMirror packages', async () => {
+    const res = await h.app.request('/ui/vendor/codemirror.js');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const bundle = await res.text();
+    // one module with no bare import left for the browser to resolve
+    expect(bundle).not.toMatch(/\bfrom\s*["']@/);
+    for (const name of ['EditorView', 'sql', 'autocompletion', 'classHighlighter']) expect(bundle).toMatch(new RegExp(`as ${name}\\b`));
+    for (const file of ['editor.js', 'editor.css', 'library.js', 'download.js'])
+      expect((await h.app.request(`/ui/${file}`)).status, file).toBe(200);
+  });
+});
