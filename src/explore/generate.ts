@@ -1,4 +1,4 @@
-import { unprocessable } from '../platform/errors.ts';
+import { forbidden, unprocessable } from '../platform/errors.ts';
 import type { ChatMessage, ChatModel } from '../platform/gateway/index.ts';
 import type { CatalogEntry } from './catalog.ts';
 import { planQuestion } from './planner.ts';
@@ -43,12 +43,22 @@ export async function generateSql(input: {
   question: string;
   tables: readonly CatalogEntry[];
   history: readonly Turn[];
+  /** Tables the question names that the policy does not open to the caller (step 3): a plan that needs one is 403. */
+  refused?: readonly string[];
 }): Promise<Generated> {
   if (!input.chat) {
     const plan = planQuestion(input.question, input.tables);
+    const refused = input.refused ?? [];
+    // what the planner could not answer from the open tables may be what a closed one holds: say that, not "a model"
+    if ((!plan || 'refusal' in plan) && refused.length > 0) throw forbidden(closedTables(refused));
+    if (plan && 'refusal' in plan) {
+      throw unprocessable(
+        `The offline planner cannot answer this question exactly: ${plan.refusal}. Rephrase it, write the SQL in the editor, or set SVC_LLM_URL to an OpenAI-compatible gateway.`,
+      );
+    }
     if (!plan) {
       throw unprocessable(
-        'The offline planner answers counts, counts or measures per dimension, top N by a measure and equality filters; this question needs a language model: set SVC_LLM_URL to an OpenAI-compatible gateway.',
+        'The offline planner answers counts, counts or measures per dimension or per year, quarter, month, week or day, top N by a measure and equality filters; this question needs a language model: set SVC_LLM_URL to an OpenAI-compatible gateway, or write the SQL in the editor.',
       );
     }
     return { sql: plan.sql, intent: plan.intent, model: input.model };
@@ -71,3 +81,11 @@ export async function generateSql(input: {
       ?.trim() ?? '';
   return { sql, intent: intent.startsWith('SELECT') || intent.startsWith('WITH') ? '' : intent, model: input.model };
 }
+
+/** Tables for a refusal: at most three by name, then how many more. */
+export const tableList = (tables: readonly string[]): string =>
+  tables.length > 3 ? `${tables.slice(0, 3).join(', ')} and ${tables.length - 3} more` : tables.join(', ');
+
+/** The 403 of a question whose tables the policy closes to the caller, naming them. */
+const closedTables = (tables: readonly string[]): string =>
+  `This question needs ${tableList(tables)}, which ${tables.length === 1 ? 'is' : 'are'} not open to you; ask an administrator for access.`;

@@ -2,12 +2,12 @@ import { forbidden, payloadTooLarge, unprocessable } from '../platform/errors.ts
 import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { cacheKey } from './cache.ts';
-import { piiColumns, searchCatalog, type CatalogEntry } from './catalog.ts';
+import { piiColumns, questionWords, searchCatalog, type CatalogEntry } from './catalog.ts';
 import { publishDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
 import type { EngineResult } from './engines/types.ts';
 import { emit, type EventContext, type Trail } from './events.ts';
-import { generateSql, type Generated } from './generate.ts';
+import { generateSql, tableList, type Generated } from './generate.ts';
 import { bypassesRedaction, redactRows } from './redact.ts';
 import {
   engineStatement,
@@ -21,21 +21,33 @@ import {
 } from './sql/index.ts';
 import * as store from './store.ts';
 import { inSpan, tracer } from '../platform/tracing.ts';
-import type { QueryRequest, QueryResponse } from './answer.ts';
+import { EDITED_INTENT, EDITED_TURN, type ExportedResult, type QueryRequest, type QueryResponse } from './answer.ts';
 
-// POST /query: the specification's ten steps, in their fixed order, each a named function below.
-type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string };
+// POST /query: the specification's ten steps, in their fixed order, each a named function below. An edited statement
+// (`sql` instead of `question`) skips the catalog search and generation (2 and 4) and the cache lookup (1), and goes
+// through every other step as generated SQL does; an export (POST /query/csv) stops after redaction (8).
+type Mode = 'answer' | 'export';
+type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string; mode: Mode; edited: boolean };
+type Context = { requestId: string; log: Logger; trail?: Trail };
 
 /** Where an unqualified table name points. */
 export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
-export async function runQuery(
-  deps: ExploreDeps,
-  caller: Caller,
-  request: QueryRequest,
-  ctx: { requestId: string; log: Logger; trail?: Trail },
-): Promise<QueryResponse> {
+export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context): Promise<QueryResponse> {
+  const outcome = await pipeline(await startRun(deps, caller, request, ctx, 'answer'));
+  if (!('answer' in outcome)) throw new Error('an answer run ended as an export');
+  return outcome.answer;
+}
+
+/** The whole result, redacted as an answer shows it, for POST /query/csv: never cached, published or remembered. */
+export async function exportQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context): Promise<ExportedResult> {
+  const outcome = await pipeline(await startRun(deps, caller, { ...request, execute: true, persist: false }, ctx, 'export'));
+  if (!('rows' in outcome)) throw new Error('an export run ended as an answer');
+  return outcome.rows;
+}
+
+async function startRun(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context, mode: Mode): Promise<Run> {
   const events: EventContext = {
     log: ctx.log,
     requestId: ctx.requestId,
@@ -43,31 +55,43 @@ export async function runQuery(
     role: caller.roles.join(','),
     trail: ctx.trail,
   };
-  emit(events, 'explore_query_received', { question: request.question, session_id: request.session_id });
-  const run: Run = { deps, caller, request, events, model: await deps.models.resolve(request.model) };
+  const edited = request.sql !== undefined;
+  emit(events, 'explore_query_received', { question: request.question, sql: request.sql, session_id: request.session_id, mode });
+  // no model writes an edited statement: the answer names none
+  return { deps, caller, request, events, model: edited ? '' : await deps.models.resolve(request.model), mode, edited };
+}
 
+async function pipeline(run: Run): Promise<{ answer: QueryResponse } | { rows: ExportedResult }> {
+  const { deps, caller, request } = run;
   const cached = await step('cache', () => lookupCache(run)); //                                  1
-  if (cached) return cached;
+  if (cached) return { answer: cached };
   const entries = await deps.catalog();
-  const candidates = await step('catalog', () => findCandidateTables(run, entries)); //              2
-  const allowed = await step('policy', () => allowedTables(run, candidates)); //                    3
-  await deps.limiter.charge(caller, 'explore.question'); // a question over the caller's limit never reaches the model
-  const generated = await step('generate', () => generateStatement(run, allowed)); //              4
+  const candidates = run.edited ? [] : await step('catalog', () => findCandidateTables(run, entries)); //  2
+  const access = await step('policy', () => (run.edited ? editedTables(run) : allowedTables(run, candidates))); // 3
+  const allowed = access.open;
+  if (!run.edited) await deps.limiter.charge(caller, 'explore.question'); // a question over the caller's limit never reaches the model
+  const generated = run.edited
+    ? { sql: request.sql!, intent: EDITED_INTENT, model: '' }
+    : await step('generate', () => generateStatement(run, access, candidates)); //                     4
   const validated = await step('validate', () => validateGenerated(run, generated, allowed, entries)); // 5
   const cost = await step('cost', () => gateCost(run, validated)); //                               6
   const reasoning = {
     intent: generated.intent,
     // a denied candidate leaves silently (step 3): the answer never names a table the caller may not read
-    candidate_tables: allowed.map((t) => t.fqn),
-    allowed_tables: allowed.map((t) => t.fqn),
+    candidate_tables: run.edited ? validated.tables : allowed,
+    allowed_tables: run.edited ? validated.tables : allowed,
     tables_used: validated.tables,
   };
-  if (!request.execute) return dryRun(run, validated.sql, cost, reasoning);
+  if (!request.execute) return { answer: dryRun(run, validated.sql, cost, reasoning) };
   await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
   const result = await step('execute', () => executeStatement(run, validated)); //                 7
   const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
+  if (run.mode === 'export') {
+    const rows = redacted.rows.slice(0, deps.config.SQL_AUTO_LIMIT);
+    return { rows: { sql: validated.sql, columns: result.columns, rows, masked_columns: redacted.maskedColumns } };
+  }
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9
-  return step('remember', () =>
+  const answer = await step('remember', () =>
     remember(run, {
       //                                                 10
       sql: validated.sql,
@@ -84,11 +108,13 @@ export async function runQuery(
       model: run.model,
     }),
   );
+  return { answer };
 }
 
 /** 1. The same question from the same user, role and model within the TTL is answered from the cache. */
 function lookupCache(run: Run): QueryResponse | undefined {
-  if (run.request.force || !run.request.execute) return undefined;
+  // an edited statement is run when asked (the button says "Run"); an export needs every row, the cache keeps 100
+  if (run.edited || run.mode === 'export' || run.request.force || !run.request.execute) return undefined;
   const hit = run.deps.cache.get(keyOf(run));
   if (!hit) return undefined;
   emit(run.events, 'explore_cache_hit');
@@ -97,30 +123,67 @@ function lookupCache(run: Run): QueryResponse | undefined {
 
 /** 2. The catalog's best tables for the question; when the search finds nothing, every table of the fallback catalogs. */
 function findCandidateTables(run: Run, entries: CatalogEntry[]): CatalogEntry[] {
-  const found = searchCatalog(entries, run.request.question).map((r) => r.entry);
+  const found = searchCatalog(entries, run.request.question ?? '').map((r) => r.entry);
   return found.length > 0 ? found : entries;
 }
 
-/** 3. One policy decision per candidate; denied tables leave the model's context silently. */
-async function allowedTables(run: Run, candidates: CatalogEntry[]): Promise<CatalogEntry[]> {
+/** Step 3's outcome: the tables open to the caller, and those the question names by name that are closed to it. */
+type Access = { open: string[]; refused: string[] };
+
+/**
+ * 3. One policy decision per candidate; denied tables leave the model's context silently. A question whose named
+ * tables ("how many suppliers") are all closed to the caller is 403 naming them, as is one with no open candidate:
+ * the caller named them, so the refusal tells nothing new (`candidate_tables` of an answer still never names one).
+ */
+async function allowedTables(run: Run, candidates: CatalogEntry[]): Promise<Access> {
   const decisions = await Promise.all(candidates.map((t) => decideTable(run, t.fqn)));
   candidates.forEach((t, i) => {
     if (!decisions[i]!.allow) emit(run.events, 'explore_policy_denied', { table: t.fqn, reason: decisions[i]!.reason });
   });
-  const allowed = candidates.filter((_, i) => decisions[i]!.allow);
-  if (allowed.length === 0) {
+  const open = candidates.filter((_, i) => decisions[i]!.allow).map((t) => t.fqn);
+  const words = new Set(questionWords(run.request.question ?? ''));
+  const named = candidates.filter((t) => words.has(questionWords(t.name)[0] ?? t.name)).map((t) => t.fqn);
+  const refused = named.filter((t) => !open.includes(t));
+  if (open.length === 0 || (named.length > 0 && refused.length === named.length)) {
     emit(run.events, 'explore_no_tables');
-    throw forbidden('None of the tables this question needs is open to you; ask an administrator for access.');
+    const which = refused.length > 0 ? `: ${tableList(refused)}` : '';
+    throw forbidden(`None of the tables this question needs is open to you${which}; ask an administrator for access.`);
   }
-  return allowed;
+  return { open, refused };
+}
+
+/**
+ * 3, for an edited statement: one policy decision per table it reads, the first the caller may not read refused (403)
+ * by name. A statement that does not parse has no tables yet: step 5 refuses it, saying why. Catalog and system
+ * relations are step 5's too, refused whatever the policy says.
+ */
+async function editedTables(run: Run): Promise<Access> {
+  const validation = validateStatement(run.request.sql!);
+  if (!validation.ok) return { open: [], refused: [] };
+  const tables = tablesOf(validation.statement, DEFAULTS).filter((t) => !isSystemRelation(t));
+  const decisions = await Promise.all(tables.map((t) => decideTable(run, t)));
+  const denied = tables.findIndex((_, i) => !decisions[i]!.allow);
+  if (denied >= 0) {
+    emit(run.events, 'explore_policy_denied', { table: tables[denied], reason: decisions[denied]!.reason });
+    throw forbidden(`The SQL reads ${tables[denied]}, which is not open to you; ask an administrator for access.`);
+  }
+  return { open: tables, refused: [] };
 }
 
 /** 4. The language model (or the offline planner) writes the statement from the allowed tables and the history. */
-async function generateStatement(run: Run, allowed: CatalogEntry[]): Promise<Generated> {
+async function generateStatement(run: Run, access: Access, candidates: CatalogEntry[]): Promise<Generated> {
+  const allowed = candidates.filter((t) => access.open.includes(t.fqn));
   const history = run.request.session_id
     ? await store.recentTurns(run.deps.db, run.caller.user, run.request.session_id, run.deps.config.SESSION_TTL, 3)
     : [];
-  const generated = await generateSql({ chat: run.deps.chat, model: run.model, question: run.request.question, tables: allowed, history });
+  const generated = await generateSql({
+    chat: run.deps.chat,
+    model: run.model,
+    question: run.request.question!,
+    tables: allowed,
+    history,
+    refused: access.refused,
+  });
   emit(run.events, 'explore_sql_generated', { sql: generated.sql, model: run.model });
   return generated;
 }
@@ -139,22 +202,23 @@ type Validated = {
  * The engine gets it printed from the tree, every relation named as validation resolved it and every personal
  * column the caller may not see masked where it is read.
  */
-async function validateGenerated(run: Run, generated: Generated, allowed: CatalogEntry[], entries: CatalogEntry[]): Promise<Validated> {
+async function validateGenerated(run: Run, generated: Generated, allowed: string[], entries: CatalogEntry[]): Promise<Validated> {
+  const what = run.edited ? 'The SQL' : 'The generated SQL';
   const validation = validateStatement(generated.sql);
-  if (!validation.ok) throw unprocessable(`The generated SQL was rejected: ${validation.reason}`, { sql: generated.sql });
+  if (!validation.ok) throw unprocessable(`${what} was rejected: ${validation.reason}`, { sql: generated.sql });
   const { statement } = validation;
   const tables = tablesOf(statement, DEFAULTS);
   const system = tables.find(isSystemRelation);
   if (system) {
     emit(run.events, 'explore_policy_denied', { table: system, reason: 'catalog or system relation' });
-    throw forbidden(`The generated SQL reads ${system}, a catalog or system relation: those are never open to queries.`);
+    throw forbidden(`${what} reads ${system}, a catalog or system relation: those are never open to queries.`);
   }
-  const open = new Set(allowed.map((t) => t.fqn));
+  const open = new Set(allowed);
   for (const table of tables.filter((t) => !open.has(t))) {
     const decision = await decideTable(run, table);
     if (!decision.allow) {
       emit(run.events, 'explore_policy_denied', { table, reason: decision.reason });
-      throw forbidden(`The generated SQL reads ${table}, which is not open to you.`);
+      throw forbidden(`${what} reads ${table}, which is not open to you.`);
     }
   }
   const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
@@ -222,7 +286,8 @@ async function publish(run: Run, sql: string, result: EngineResult, redacted: { 
     { db: run.deps.db, pages: run.deps.pages, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
     {
       owner: run.caller.user,
-      question: run.request.question,
+      // an edited statement's dashboard is titled by its SQL, so a list of dashboards tells them apart
+      question: run.request.question ?? `SQL: ${sql.replace(/\s+/g, ' ')}`,
       sql,
       columns: result.columns,
       rows: redacted.rows,
@@ -234,20 +299,23 @@ async function publish(run: Run, sql: string, result: EngineResult, redacted: { 
   return dashboard;
 }
 
-/** 10. The answer goes into the cache and the session's history. */
+/**
+ * 10. The answer goes into the cache and the session's history. An edited statement is a turn of the session (a
+ * follow-up question builds on what ran), but not cached: nothing looks it up (step 1).
+ */
 async function remember(run: Run, response: QueryResponse): Promise<QueryResponse> {
   let size = 0;
   if (run.request.session_id) {
     size = await store.appendTurn(run.deps.db, {
       user: run.caller.user,
       session: run.request.session_id,
-      question: run.request.question,
+      question: run.request.question ?? EDITED_TURN,
       sql: response.sql,
       summary: response.reasoning.intent,
     });
   }
   const answer = { ...response, session_history_size: size };
-  run.deps.cache.set(keyOf(run), answer);
+  if (!run.edited) run.deps.cache.set(keyOf(run), answer);
   return answer;
 }
 
@@ -274,7 +342,7 @@ const step = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => inSpan(s
 
 const keyOf = (run: Run) =>
   cacheKey({
-    question: run.request.question,
+    question: run.request.question ?? '',
     role: [...run.caller.roles].sort().join(','),
     user: run.caller.user,
     model: run.model,

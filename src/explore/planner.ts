@@ -3,10 +3,14 @@ import { lookupTable } from '../platform/lookup-table.ts';
 
 // The offline planner: with no language model configured, simple questions over the allowed tables still get an
 // answer. It knows four shapes: a count, a count or measure grouped by a dimension (joined through a `<x>key`
-// column when the dimension is another table), the top N rows by a measure, and an equality filter. Anything else
-// is left to a language model.
+// column when the dimension is another table, or a year, quarter, month, week or day of a date column), the top N
+// rows by a measure, and an equality filter. It answers exactly what was asked or not at all: a question it reads
+// only in part ("how many orders per colour", "how many orders in 1995") is refused with the part it cannot apply,
+// never answered as the plain count. Anything else is left to a language model.
 
 export type Plan = { sql: string; intent: string; tables: string[] };
+/** A question the planner read but cannot answer exactly: why, in words the asker can act on. */
+export type Refusal = { refusal: string };
 
 const AGGREGATES: Record<string, string> = {
   total: 'sum',
@@ -25,7 +29,7 @@ const AGGREGATES: Record<string, string> = {
 const stem = (w: string) => (w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
 const body = (column: string) => column.split('_').slice(1).join('_') || column;
 
-export function planQuestion(question: string, tables: readonly CatalogEntry[]): Plan | undefined {
+export function planQuestion(question: string, tables: readonly CatalogEntry[]): Plan | Refusal | undefined {
   const q = question
     .toLowerCase()
     .replace(/[?!.]+$/, '')
@@ -60,14 +64,17 @@ export function planQuestion(question: string, tables: readonly CatalogEntry[]):
       const value = measure && aggregate ? `${AGGREGATES[aggregate]}(s.${measure})` : 'count(*)';
       const valueName = measure && aggregate ? `${AGGREGATES[aggregate]}_${body(measure)}` : subject.name;
       const dimension = groupBy(subject, dimensionText.trim(), tables);
-      if (dimension) {
-        return {
-          sql: `SELECT ${dimension.select} AS ${dimension.name}, ${value} AS ${valueName} FROM ${subject.fqn} s${dimension.join} GROUP BY ${dimension.select} ORDER BY ${valueName} DESC`,
-          intent: `${valueName} per ${dimension.name}`,
-          tables: [subject.fqn, ...dimension.tables],
-        };
-      }
+      if ('refusal' in dimension) return dimension;
+      // a time grain reads in time order; any other dimension by its value, largest first
+      const order = dimension.time ? dimension.name : `${valueName} DESC`;
+      return {
+        sql: `SELECT ${dimension.select} AS ${dimension.name}, ${value} AS ${valueName} FROM ${subject.fqn} s${dimension.join} GROUP BY ${dimension.select} ORDER BY ${order}`,
+        intent: `${valueName} per ${dimension.name}`,
+        tables: [subject.fqn, ...dimension.tables],
+      };
     }
+    // "per" or "by" with no table it knows to count: never the ungrouped count below
+    return undefined;
   }
 
   const count = /\bhow many\s+(\w+)/.exec(q) ?? /\bcount (?:of |the )?(\w+)/.exec(q);
@@ -76,7 +83,11 @@ export function planQuestion(question: string, tables: readonly CatalogEntry[]):
     if (table) {
       const filter = /\b(?:where|with)\s+([\w ]+?)\s+(?:is|=|equals)\s+'?([\w#-]+)'?$/.exec(q);
       const column = filter && findColumn(table, filter[1]!);
+      if (filter && !column) return { refusal: `no column of ${table.name} matches '${filter[1]}'` };
       const where = column ? ` WHERE upper(${column}) = upper('${filter![2]!.replace(/'/g, "''")}')` : '';
+      const unread = questionWords(q.replace(count[0], ' ').replace(filter?.[0] ?? '', ' ')).filter((w) => !FILLER.has(w));
+      if (unread.length > 0)
+        return { refusal: `it counts all ${table.name}, or those where one column equals a value, and cannot apply '${unread.join(' ')}'` };
       return {
         sql: `SELECT count(*) AS ${table.name} FROM ${table.fqn}${where}`,
         intent: `count of ${table.name}${where ? ' filtered' : ''}`,
@@ -103,7 +114,46 @@ function findColumn(table: CatalogEntry, text: string): string | undefined {
   return best?.name;
 }
 
-function groupBy(subject: CatalogEntry, text: string, tables: readonly CatalogEntry[]) {
+/** Words a count question may hold besides what it counts ("how many orders are there in total"). */
+const FILLER = new Set([
+  'do',
+  'we',
+  'have',
+  'exist',
+  'total',
+  'altogether',
+  'overall',
+  'record',
+  'row',
+  'database',
+  'data',
+  'sample',
+  'now',
+]);
+
+/** A grain of time and the expression that groups a date by it, the same in Trino and Postgres. */
+const TIME_GRAINS: Record<string, (column: string) => string> = {
+  year: (c) => `extract(year FROM ${c})`,
+  quarter: (c) => `date_trunc('quarter', ${c})`,
+  month: (c) => `date_trunc('month', ${c})`,
+  week: (c) => `date_trunc('week', ${c})`,
+  day: (c) => c,
+};
+const isDate = (type: string) => type === 'date' || type.startsWith('timestamp');
+
+type Dimension = { select: string; name: string; join: string; tables: string[]; time?: boolean };
+
+function groupBy(subject: CatalogEntry, text: string, tables: readonly CatalogEntry[]): Dimension | Refusal {
+  const grain = stem(text.split(' ').at(-1)!);
+  const byTime = TIME_GRAINS[grain];
+  if (byTime) {
+    const dates = subject.columns.filter((c) => isDate(c.type));
+    const named =
+      text.split(' ').length > 1 ? findColumn({ ...subject, columns: dates }, text.split(' ').slice(0, -1).join(' ')) : undefined;
+    const column = named ?? dates[0]?.name;
+    if (!column) return { refusal: `${subject.name} has no date column to group by ${grain}` };
+    return { select: byTime(`s.${column}`), name: grain, join: '', tables: [], time: true };
+  }
   const other = tables.find((t) => t !== subject && stem(t.name) === stem(text.split(' ').at(-1)!));
   if (other) {
     const key = subject.columns.find((c) => c.name.endsWith(`_${other.name}key`));
@@ -119,5 +169,7 @@ function groupBy(subject: CatalogEntry, text: string, tables: readonly CatalogEn
     }
   }
   const column = findColumn(subject, text);
-  return column ? { select: `s.${column}`, name: body(column), join: '', tables: [] } : undefined;
+  return column
+    ? { select: `s.${column}`, name: body(column), join: '', tables: [] }
+    : { refusal: `no column of ${subject.name} matches '${text}'` };
 }

@@ -30,6 +30,7 @@ import { DEFAULTS } from './pipeline.ts';
 import { dashboardRoutes } from './routes/dashboards.ts';
 import { miscRoutes } from './routes/misc.ts';
 import { queryRoutes } from './routes/query.ts';
+import { workbenchRoutes } from './routes/workbench.ts';
 
 const EXPLORE_DOCUMENT = {
   title: 'svc explore',
@@ -56,6 +57,7 @@ export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolea
   api.use(requireCaller);
   api.route('/', queryRoutes(deps));
   api.route('/', miscRoutes(deps));
+  api.route('/', workbenchRoutes(deps));
   api.route('/dashboards', dashboardRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
   app.route('/', documentRoutes(api, EXPLORE_DOCUMENT));

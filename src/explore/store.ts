@@ -137,3 +137,41 @@ export async function listDeletedDashboards(sql: Sql): Promise<Pick<DashboardRow
 export async function purgeDashboard(sql: Sql, id: string): Promise<void> {
   await sql.query(`DELETE FROM explore_dashboards WHERE id = $1`, [id]);
 }
+
+export type Chart = { type: 'bar' | 'line' | 'scatter' | 'table'; x?: string | undefined; y?: string | undefined };
+export type SavedRow = {
+  id: string;
+  owner: string;
+  title: string;
+  question: string | null;
+  sql: string;
+  chart: Chart | null;
+  created_at: Date;
+};
+
+export async function insertSaved(sql: Sql, s: Omit<SavedRow, 'created_at'>): Promise<SavedRow> {
+  const [row] = await sql.query<SavedRow>(
+    `INSERT INTO explore_saved (id, owner, title, question, sql, chart) VALUES ($1, $2, $3, $4, $5, $6::jsonb)
+     RETURNING id, owner, title, question, sql, chart, created_at`,
+    [s.id, s.owner, s.title, s.question, s.sql, s.chart === null ? null : JSON.stringify(s.chart)],
+  );
+  return row!;
+}
+
+export async function listSaved(sql: Sql, owner: string, limit: number): Promise<SavedRow[]> {
+  return sql.query<SavedRow>(
+    `SELECT id, owner, title, question, sql, chart, created_at FROM explore_saved WHERE owner = $1 ORDER BY created_at DESC, id LIMIT $2`,
+    [owner, limit],
+  );
+}
+
+export async function countSaved(sql: Sql, owner: string): Promise<number> {
+  const [row] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM explore_saved WHERE owner = $1`, [owner]);
+  return row!.n;
+}
+
+/** Deletes the owner's saved question; false when the owner has none of that id (another owner's included). */
+export async function deleteSaved(sql: Sql, owner: string, id: string): Promise<boolean> {
+  const rows = await sql.query<{ id: string }>(`DELETE FROM explore_saved WHERE id = $1 AND owner = $2 RETURNING id`, [id, owner]);
+  return rows.length > 0;
+}

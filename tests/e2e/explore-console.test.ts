@@ -57,7 +57,7 @@ it('asks, shows the cost gate, confirms, and shows SQL, reasoning, rows, the das
   await page.check('#confirm');
   await page.click('#ask button[type=submit]');
   await expect.poll(() => page.textContent('#count')).toBe('25 rows');
-  expect(await page.inputValue('#sql')).toContain('LIMIT 10000');
+  expect(await page.locator('#sql').innerText()).toContain('LIMIT 10000');
   expect(await page.textContent('#reasoning')).toContain('tpch.tiny.nation');
   expect(await page.textContent('#reasoning')).toContain('Customers per nation.');
   expect(await page.isHidden('#redacted')).toBe(true);
@@ -82,7 +82,7 @@ it('shows the redaction badge, runs a dry run, and remembers the chosen model', 
   await page.fill('#question', 'the same, dry');
   await page.click('#ask button[type=submit]');
   await expect.poll(() => page.textContent('#count')).toBe('0 rows');
-  expect(await page.inputValue('#sql')).toContain('c_name');
+  expect(await page.locator('#sql').innerText()).toContain('c_name');
 
   await page.reload();
   await expect.poll(() => page.inputValue('#model')).toBe('big-model');

@@ -89,7 +89,8 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
         status: res.status,
         type: res.headers.get('content-type') ?? '',
         headers: res.headers,
-        body: text ? JSON.parse(text) : undefined,
+        // JSON and problem+json parsed; anything else (a CSV) as its text
+        body: text ? (/json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text) : undefined,
       };
     },
     ask(who: ExploreIdentity, body: Record<string, unknown>) {

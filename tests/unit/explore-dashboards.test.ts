@@ -20,7 +20,7 @@ describe('dashboard sharing', () => {
   beforeAll(async () => {
     h = await exploreHarness();
     for (const v of VISIBILITIES) {
-      ids[v] = await publishAs(people.owner, `how many orders are there ${v}`);
+      ids[v] = await publishAs(people.owner, 'how many orders are there');
       const res = await h.call('PATCH', `/dashboards/${ids[v]}/share`, people.owner, {
         visibility: v,
         allowed_users: ['luke'],

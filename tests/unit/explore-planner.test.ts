@@ -20,7 +20,7 @@ describe('offline planner', () => {
 
   const plan = (q: string) => {
     const p = planQuestion(q, tables);
-    if (!p) throw new Error(`no plan for ${q}`);
+    if (!p || 'refusal' in p) throw new Error(`no plan for ${q}: ${p?.refusal}`);
     expect(validateStatement(p.sql)).toMatchObject({ ok: true });
     return p;
   };
@@ -56,6 +56,27 @@ describe('offline planner', () => {
     const p = plan('average account balance by market segment');
     expect(p.sql).toMatch(/avg\(s\.c_acctbal\)/);
     expect(await run(p.sql)).toHaveLength(5);
+  });
+
+  it('groups a count by the year of a date column, in time order', async () => {
+    const p = plan('how many orders per year');
+    expect(p.sql).toMatch(/GROUP BY extract\(year FROM s\.o_orderdate\) ORDER BY year/);
+    const rows = (await run(p.sql)) as [number, number][];
+    expect(rows.length).toBeGreaterThan(1);
+    expect(rows.map((r) => Number(r[0]))).toEqual([...rows.map((r) => Number(r[0]))].sort());
+    expect(rows.reduce((s, r) => s + r[1], 0)).toBe(15000);
+  });
+
+  it('groups by the month of the date column the question names', async () => {
+    const p = plan('how many lineitems per ship date month');
+    expect(p.sql).toContain("date_trunc('month', s.l_shipdate)");
+  });
+
+  it('refuses what it reads only in part, never answering the plain count', () => {
+    expect(planQuestion('how many orders per colour', tables)).toEqual({ refusal: "no column of orders matches 'colour'" });
+    expect(planQuestion('how many regions per year', tables)).toEqual({ refusal: 'region has no date column to group by year' });
+    expect(planQuestion('how many orders in 1995', tables)).toMatchObject({ refusal: expect.stringContaining("'1995'") });
+    expect(planQuestion('how many orders where colour is red', tables)).toEqual({ refusal: "no column of orders matches 'colour'" });
   });
 
   it('has no plan for what it does not understand, or for tables it may not use', () => {

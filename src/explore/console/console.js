@@ -1,14 +1,19 @@
 // @ts-check
-// The explore console: a question, its SQL, reasoning, rows and dashboard, feedback and sharing. It calls the same
-// HTTP API as every other client; pages are built with h() from dom.js, so values only ever go in as text.
+// The explore console: a question, its SQL in an editor that runs edits, reasoning, rows and dashboard, feedback and
+// sharing, the chart, my dashboards, the CSV of a result, history and saved questions. It calls the same HTTP API as
+// every other client; pages are built with h() from dom.js, so values only ever go in as text.
 import { byId, h } from './dom.js';
+import { downloadCsv } from './download.js';
+import { createSqlEditor } from './editor.js';
 import { icon } from './icons.js';
 import { ctrlEnterSubmits } from './keys.js';
+import { createLibrary } from './library.js';
 import { callJson, ProblemError } from './problem.js';
 import { clearChart, initChart, showChart } from './chart.js';
 import { initDashboards } from './dashboards.js';
 import { signIn } from './sign-in.js';
 
+/** @typedef {import('./types.ts').Catalog} Catalog */
 /** @typedef {import('./types.ts').DashboardView} DashboardView */
 /** @typedef {import('./types.ts').Me} Me */
 /** @typedef {import('./types.ts').ModelList} ModelList */
@@ -19,6 +24,9 @@ const input = (/** @type {string} */ id) => byId(id, HTMLInputElement);
 const modelPicker = byId('model', HTMLSelectElement);
 /** @type {string | null} */
 let dashboardId = null;
+/** The answer on screen, and the question it answered (null for a statement run from the editor). */
+/** @type {{ answer: QueryResponse, question: string | null } | null} */
+let shown = null;
 
 // Who calls: the sign-in box under `svc dev`, the ingress elsewhere; nothing is asked before someone is signed in.
 ctrlEnterSubmits();
@@ -34,19 +42,38 @@ const api = (method, path, body) => callJson(method, path, body, headers());
 /** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err));
 /** @param {unknown} err */
-const fail = (err) => (byId('error').textContent = message(err));
-initChart(api, fail);
-const dashboards = initDashboards(api, fail);
+const showError = (err) => {
+  byId('error').textContent = message(err);
+};
+initChart(api, showError);
+const dashboards = initDashboards(api, showError);
+
+const editor = createSqlEditor(byId('sql-editor'), { onRun: (sql) => void run({ sql }) });
+const library = createLibrary({
+  api,
+  onError: showError,
+  onLoad: (item) => {
+    editor.value = item.sql;
+    if (item.question) byId('question', HTMLTextAreaElement).value = item.question;
+    editor.focus();
+  },
+});
 
 /** Opens the console to the roles it is for, and fills the model picker (the last choice is remembered). */
 async function loadModels() {
   try {
     const me = /** @type {Me} */ (await api('GET', '/me'));
     byId('no-console').hidden = me.console;
-    for (const el of byId('ask', HTMLFormElement).elements) if ('disabled' in el) el.disabled = !me.console;
+    for (const form of ['ask', 'workbench', 'save'])
+      for (const el of byId(form, HTMLFormElement).elements) if ('disabled' in el) el.disabled = !me.console;
+    editor.setEnabled(me.console);
+    byId('csv', HTMLButtonElement).disabled = !shown;
     if (!me.console) return;
     void dashboards.refresh();
+    void library.refresh();
     byId('model-picker').hidden = false;
+    const catalog = /** @type {Catalog} */ (await api('GET', '/catalog'));
+    editor.setTables(catalog.entries);
     const list = /** @type {ModelList} */ (await api('GET', '/models'));
     const remembered = localStorage.getItem('svc.model');
     modelPicker.replaceChildren(...list.models.map((m) => new Option(m, m)));
@@ -104,39 +131,96 @@ function showRows(answer) {
 /** @param {number} bytes */
 const estimated = (bytes) => `estimated ${bytes} bytes`;
 
-byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
-  e.preventDefault();
+/** Nothing of an earlier answer stays on screen once a later one failed. */
+function clearAnswer() {
+  shown = null;
+  dashboardId = null;
+  for (const id of ['results', 'reasoning', 'count', 'cost', 'shared', 'thanks']) byId(id).replaceChildren();
+  byId('redacted').hidden = true;
+  byId('after').hidden = true;
+  byId('share').hidden = true;
+  byId('dashboard', HTMLAnchorElement).removeAttribute('href');
+  byId('csv', HTMLButtonElement).disabled = true;
+  clearChart();
+}
+
+/** @param {QueryResponse} answer @param {string | null} question */
+function showAnswer(answer, question) {
+  shown = { answer, question };
+  editor.value = answer.sql;
+  byId('cost').textContent = answer.cost_bytes === null ? '' : estimated(answer.cost_bytes);
+  showReasoning(answer.reasoning);
+  showRows(answer);
+  dashboardId = answer.dashboard_id;
+  byId('after').hidden = !answer.dashboard_url;
+  byId('share').hidden = !answer.dashboard_url || answer.cached;
+  byId('shared').textContent = '';
+  if (answer.dashboard_url) byId('dashboard', HTMLAnchorElement).href = answer.dashboard_url;
+  byId('share').dataset.dashboard = answer.dashboard_id ?? '';
+  byId('share-target').textContent = 'this result';
+  byId('csv', HTMLButtonElement).disabled = false;
+  showChart(answer);
+  if (answer.dashboard_id) void dashboards.refresh();
+}
+
+/**
+ * POST /query with a question from the ask box, or a statement from the editor (Run SQL, Ctrl+Enter).
+ * @param {{ question: string } | { sql: string }} what
+ */
+async function run(what) {
   byId('error').textContent = '';
   byId('thanks').textContent = '';
-  const sql = byId('sql', HTMLTextAreaElement);
   try {
     const answer = /** @type {QueryResponse} */ (
       await api('POST', '/query', {
-        question: byId('question', HTMLTextAreaElement).value,
+        ...what,
         execute: !input('dry').checked,
         confirm_cost: input('confirm').checked,
-        model: modelPicker.value || undefined,
+        ...('question' in what ? { model: modelPicker.value || undefined } : {}),
       })
     );
-    sql.value = answer.sql;
-    byId('cost').textContent = answer.cost_bytes === null ? '' : estimated(answer.cost_bytes);
-    showReasoning(answer.reasoning);
-    showRows(answer);
-    dashboardId = answer.dashboard_id;
-    byId('after').hidden = !answer.dashboard_url;
-    byId('share').hidden = !answer.dashboard_url || answer.cached;
-    byId('shared').textContent = '';
-    if (answer.dashboard_url) byId('dashboard', HTMLAnchorElement).href = answer.dashboard_url;
-    byId('share').dataset.dashboard = answer.dashboard_id ?? '';
-    byId('share-target').textContent = 'this result';
-    showChart(answer);
-    if (answer.dashboard_id) void dashboards.refresh();
+    showAnswer(answer, 'question' in what ? what.question : null);
   } catch (err) {
-    clearChart();
-    byId('error').textContent = message(err);
+    clearAnswer();
+    showError(err);
     const problem = /** @type {QueryProblem} */ (err instanceof ProblemError ? err.body : {});
-    if (problem.sql) sql.value = problem.sql;
+    // a refused question shows the SQL it was refused for, or none; an edited statement stays as the user wrote it
+    if ('question' in what) editor.value = problem.sql ?? '';
     if (problem.cost_bytes !== undefined && problem.cost_bytes !== null) byId('cost').textContent = estimated(problem.cost_bytes);
+  }
+  void library.refreshHistory();
+}
+
+byId('ask', HTMLFormElement).addEventListener('submit', (e) => {
+  e.preventDefault();
+  void run({ question: byId('question', HTMLTextAreaElement).value });
+});
+
+byId('workbench', HTMLFormElement).addEventListener('submit', (e) => {
+  e.preventDefault();
+  void run({ sql: editor.value });
+});
+
+byId('csv').addEventListener('click', async () => {
+  if (!shown) return;
+  try {
+    await downloadCsv(headers(), { sql: shown.answer.sql });
+  } catch (err) {
+    showError(err);
+  }
+});
+
+byId('save', HTMLFormElement).addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const title = input('save-title');
+  const sql = editor.value;
+  // the question travels with its SQL only while the SQL is still the answer's
+  const question = shown?.question && shown.answer.sql === sql ? shown.question : undefined;
+  try {
+    await library.save({ title: title.value, sql, ...(question ? { question } : {}) });
+    title.value = '';
+  } catch (err) {
+    showError(err);
   }
 });
 

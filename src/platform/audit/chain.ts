@@ -68,19 +68,21 @@ export async function readRecords(sql: Sql, from: number, limit: number, through
   );
 }
 
-/** Newest first, of one service's action, optionally of one actor: for a service's own audit listing. */
+/** Newest first, of one service's action, optionally of one actor and older than `before` (a page's last seq). */
 export async function listRecords(
   sql: Sql,
-  opts: { service: string; action: string; actor?: string | undefined; limit: number },
+  opts: { service: string; action: string; actor?: string | undefined; limit: number; before?: number | undefined },
 ): Promise<ChainedRecord[]> {
+  // two statements, not one with `$4 IS NULL OR`: each has its index (service, action[, actor], seq DESC)
+  const before = opts.before ?? Number.MAX_SAFE_INTEGER;
   return opts.actor === undefined
     ? sql.query<ChainedRecord>(
-        `SELECT seq, at, service, action, actor, detail, prev_hash, hash FROM audit_records WHERE service = $1 AND action = $2 ORDER BY seq DESC LIMIT $3`,
-        [opts.service, opts.action, opts.limit],
+        `SELECT seq, at, service, action, actor, detail, prev_hash, hash FROM audit_records WHERE service = $1 AND action = $2 AND seq < $4 ORDER BY seq DESC LIMIT $3`,
+        [opts.service, opts.action, opts.limit, before],
       )
     : sql.query<ChainedRecord>(
-        `SELECT seq, at, service, action, actor, detail, prev_hash, hash FROM audit_records WHERE service = $1 AND action = $2 AND actor = $4 ORDER BY seq DESC LIMIT $3`,
-        [opts.service, opts.action, opts.limit, opts.actor],
+        `SELECT seq, at, service, action, actor, detail, prev_hash, hash FROM audit_records WHERE service = $1 AND action = $2 AND actor = $5 AND seq < $4 ORDER BY seq DESC LIMIT $3`,
+        [opts.service, opts.action, opts.limit, before, opts.actor],
       );
 }
 

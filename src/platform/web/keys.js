@@ -5,7 +5,7 @@
 /** Ctrl+Enter in any textarea of a form submits that form, for textareas already on the page and added later. */
 export function ctrlEnterSubmits() {
   document.addEventListener('keydown', (e) => {
-    if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey)) return;
+    if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey) || e.defaultPrevented) return;
     const box = e.target;
     if (!(box instanceof HTMLTextAreaElement) || !box.form) return;
     e.preventDefault();

@@ -69,19 +69,37 @@ const DEV_IDENTITY = /[ \t]*<!-- dev-identity\b[\s\S]*?<!-- \/dev-identity -->\n
 /**
  * Files of npm packages a page uses (an editor, a chart library, a PDF renderer), served from the installed package
  * under /ui/vendor/<name>: nothing comes from a CDN. Keys are the served names; values are files, usually from
- * the package's resolved entry or a URL beside it.
+ * the package's resolved entry or a URL beside it, or a function that makes the text in memory (a bundle of many
+ * modules), called on the file's first request and kept; a failed one is tried again on the next.
  */
-export type VendorFiles = Record<string, URL>;
+export type VendorFiles = Record<string, URL | (() => Promise<string>)>;
 
-function readVendor(files: VendorFiles | undefined): Map<string, Asset> {
-  const assets = new Map<string, Asset>();
+type Served = Asset | { make: () => Promise<string>; type: string };
+
+function readVendor(files: VendorFiles | undefined): Map<string, Served> {
+  const assets = new Map<string, Served>();
   for (const [name, file] of Object.entries(files ?? {})) {
     const type = TYPES[extname(name)];
     if (!type) throw new Error(`vendor file ${name} has no known type`);
+    if (typeof file === 'function') {
+      assets.set(`vendor/${name}`, { make: once(file), type });
+      continue;
+    }
     const bytes = readFileSync(file);
     assets.set(`vendor/${name}`, { body: type.startsWith('text/') ? bytes.toString('utf8') : new Uint8Array(bytes), type });
   }
   return assets;
+}
+
+function once(make: () => Promise<string>): () => Promise<string> {
+  let made: Promise<string> | undefined;
+  return () => {
+    if (!made) {
+      made = make();
+      made.catch(() => (made = undefined));
+    }
+    return made;
+  };
 }
 
 /**
@@ -93,12 +111,13 @@ function readVendor(files: VendorFiles | undefined): Map<string, Asset> {
 export function pageRoutes(opts: { page: URL; dirs: URL[]; vendor?: VendorFiles } & SignInOptions): Hono<AppEnv> {
   const source = readFileSync(opts.page, 'utf8');
   const page = opts.devIdentity ? source : source.replace(DEV_IDENTITY, '');
-  const assets = new Map([...readAssets([...opts.dirs, SHARED_UI_DIR]), ...readVendor(opts.vendor)]);
+  const assets = new Map<string, Served>([...readAssets([...opts.dirs, SHARED_UI_DIR]), ...readVendor(opts.vendor)]);
   return new Hono<AppEnv>()
     .route('/', signInRoutes(opts))
     .get('/', () => send(page, TYPES['.html']!))
-    .get('/ui/*', (c) => {
+    .get('/ui/*', async (c) => {
       const asset = assets.get(c.req.path.slice('/ui/'.length));
-      return asset ? send(asset.body, asset.type) : c.notFound();
+      if (!asset) return c.notFound();
+      return send('make' in asset ? await asset.make() : asset.body, asset.type);
     });
 }

@@ -183,14 +183,6 @@ drop.addEventListener('drop', (e) => {
   void uploadAll([...(e.dataTransfer?.files ?? [])]);
 });
 
-// Ctrl+Enter (or Cmd+Enter) in the question box searches, as Enter does in the one-line boxes
-byId('question').addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-    e.preventDefault();
-    byId('ask', HTMLFormElement).requestSubmit();
-  }
-});
-
 byId('ask', HTMLFormElement).addEventListener('submit', async (e) => {
   e.preventDefault();
   byId('ask-error').textContent = '';
