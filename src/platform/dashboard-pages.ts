@@ -43,7 +43,6 @@ const styleHash = (style: string) => `'sha256-${createHash('sha256').update(styl
  */
 export const COMPOSITE_STYLE = `${DASHBOARD_STYLE}.cards{display:grid;gap:1.5rem}.card{width:100%;height:42rem;border:1px solid var(--rule)}`;
 
-
 /**
  * What a dashboard page may do in a browser: apply its own stylesheet, and nothing else. It holds no script, image,
  * font or link (the chart is inline SVG with presentation attributes), so everything else is 'none': no script runs,
