@@ -3,7 +3,7 @@ import { apiRoutes, filledText, jsonBody, problems } from '../../platform/openap
 import { createAnswers } from '../answer/index.ts';
 import { streamAnswer, wantsStream } from '../answer/stream.ts';
 import type { RetrievalDeps } from '../deps.ts';
-import { chunk, filterSchema, slugParam, topK } from './schemas.ts';
+import { chunk, citation, filterSchema, slugParam, topK } from './schemas.ts';
 
 const answerBody = (maxTopK: number) =>
   z.object({
@@ -20,17 +20,7 @@ const answerBody = (maxTopK: number) =>
 const usage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int() }).nullable();
 const answerResponse = z.object({
   answer: z.string(),
-  citations: z.array(
-    z.object({
-      marker: z.int(),
-      chunk_id: z.string(),
-      document_id: z.string(),
-      filename: z.string(),
-      page: z.int(),
-      score: z.number(),
-      quote: z.string().describe("The cited chunk's sentence closest to the claim the marker follows"),
-    }),
-  ),
+  citations: z.array(citation),
   chunks: z.array(chunk).describe('The chunks given as context: marker n is chunks[n - 1]'),
   grounded: z.boolean(),
   model: z.string().nullable().describe('The model that answered; null when none was asked (no context)'),

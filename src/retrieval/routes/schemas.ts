@@ -31,6 +31,17 @@ export const positiveInt = (name: string) =>
     .min(1, `${name} must be at least 1`)
     .max(Number.MAX_SAFE_INTEGER, `${name} must be at most ${Number.MAX_SAFE_INTEGER}`);
 
+/** One citation of an answer: its marker, the chunk and where it stands, and the sentence quoted. */
+export const citation = z.object({
+  marker: z.int(),
+  chunk_id: z.string(),
+  document_id: z.string(),
+  filename: z.string(),
+  page: z.int(),
+  score: z.number(),
+  quote: z.string().describe("The cited chunk's sentence closest to the claim the marker follows"),
+});
+
 export const chunk = z.object({
   chunk_id: z.string(),
   document_id: z.string(),

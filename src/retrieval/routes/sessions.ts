@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems } from '../../platform/openapi/index.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import { deleteSession, getSession, listSessions, renameSession } from '../sessions.ts';
+import { citation } from './schemas.ts';
 
 // The caller's chat history: the answer sessions they asked in (POST /collections/{slug}/answer with session_id).
 
@@ -15,15 +16,6 @@ const summary = {
   updated_at: z.iso.datetime().describe('When its last answer was given'),
 };
 const session = z.object({ ...summary, turns: z.int().describe('Turns kept') });
-const citation = z.object({
-  marker: z.int(),
-  chunk_id: z.string(),
-  document_id: z.string(),
-  filename: z.string(),
-  page: z.int(),
-  score: z.number(),
-  quote: z.string(),
-});
 const detail = z.object({
   ...summary,
   turns: z
