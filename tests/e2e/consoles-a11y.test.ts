@@ -150,4 +150,13 @@ describe('every console page has no serious or critical accessibility violation,
     await checkBothSchemes(page, failures, 'dashboard', 'table');
     await context.close();
   });
+
+  it("the dashboards runtime's home page, listing what the viewer may open", async () => {
+    const context = await browser.newContext({ extraHTTPHeaders: { 'X-User-Id': 'olivia', 'X-User-Role': 'svc-analyst' } });
+    const { page, failures } = await newPage(context);
+    const res = await page.goto(`${runtimeServer.url}/`);
+    expect(res?.status()).toBe(200);
+    await checkBothSchemes(page, failures, 'runtime-home', `a[href$="${dashboardUrl.split('/').at(-1)}"]`);
+    await context.close();
+  });
 });
