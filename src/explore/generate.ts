@@ -48,8 +48,10 @@ export async function generateSql(input: {
 }): Promise<Generated> {
   if (!input.chat) {
     const plan = planQuestion(input.question, input.tables);
-    const refused = input.refused ?? [];
-    // what the planner could not answer from the open tables may be what a closed one holds: say that, not "a model"
+    // what the planner could not answer from the open tables may be what a closed one holds: say that, not "a model".
+    // A closed table whose name an open one shares (tpch.sf1.customer beside tpch.tiny.customer) is no such reason.
+    const openNames = new Set(input.tables.map((t) => t.name));
+    const refused = (input.refused ?? []).filter((fqn) => !openNames.has(fqn.split('.').at(-1)!));
     if ((!plan || 'refusal' in plan) && refused.length > 0) throw forbidden(closedTables(refused));
     if (plan && 'refusal' in plan) {
       throw unprocessable(
