@@ -42,13 +42,15 @@ function configFor(service: Service, ids: Record<string, string[]>): string {
   // refused for what its bytes are (an image while OCR is off, a format not read: 400; a file with no text: 422); a
   // query's or an answer's filter is refused when it names a document the collection does not hold, or dates whose
   // order is wrong (400). Explore's: a question or a statement, not both (400: JSON Schema cannot say "exactly one");
-  // a chart naming a column the result lacks, or a dashboard of cards naming a page of cards as a card (422).
+  // a chart without the axes its type needs (400), or naming a column the result lacks, or a dashboard of cards naming
+  // a page of cards as a card (422).
   const refusable: Record<Service, [string, string[]][]> = {
     explore: [
       ['POST /query', ['400', '422']],
       ['POST /query/csv', ['400', '422']],
       ['POST /dashboards', ['400', '422']],
-      ['PUT /dashboards/{id}/chart', ['422']],
+      ['PUT /dashboards/{id}/chart', ['400', '422']],
+      ['POST /saved', ['400']],
     ],
     retrieval: [
       ['POST /collections', ['400']],

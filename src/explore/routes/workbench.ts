@@ -26,7 +26,7 @@ const history = createRoute({
   request: {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50),
-      before: z.coerce.number().int().min(1).optional().describe("A previous page's next_before"),
+      before: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().describe("A previous page's next_before"),
     }),
   },
   responses: {
