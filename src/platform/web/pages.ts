@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Hono } from 'hono';
 import type { AppEnv } from '../http.ts';
@@ -74,25 +75,28 @@ const DEV_IDENTITY = /[ \t]*<!-- dev-identity\b[\s\S]*?<!-- \/dev-identity -->\n
  */
 export type VendorFiles = Record<string, URL | (() => Promise<string>)>;
 
-type Served = Asset | { make: () => Promise<string>; type: string };
+type Served = { read: () => Promise<Asset['body']>; type: string } | Asset;
 
+/** Each vendor file is read (or made) at its first request and kept: megabytes a page may never ask for stay on disk. */
 function readVendor(files: VendorFiles | undefined): Map<string, Served> {
   const assets = new Map<string, Served>();
   for (const [name, file] of Object.entries(files ?? {})) {
     const type = TYPES[extname(name)];
     if (!type) throw new Error(`vendor file ${name} has no known type`);
-    if (typeof file === 'function') {
-      assets.set(`vendor/${name}`, { make: once(file), type });
-      continue;
-    }
-    const bytes = readFileSync(file);
-    assets.set(`vendor/${name}`, { body: type.startsWith('text/') ? bytes.toString('utf8') : new Uint8Array(bytes), type });
+    const read =
+      typeof file === 'function'
+        ? file
+        : async () => {
+            const bytes = await readFile(file);
+            return type.startsWith('text/') ? bytes.toString('utf8') : new Uint8Array(bytes);
+          };
+    assets.set(`vendor/${name}`, { read: once(read), type });
   }
   return assets;
 }
 
-function once(make: () => Promise<string>): () => Promise<string> {
-  let made: Promise<string> | undefined;
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
   return () => {
     if (!made) {
       made = make();
@@ -118,6 +122,6 @@ export function pageRoutes(opts: { page: URL; dirs: URL[]; vendor?: VendorFiles 
     .get('/ui/*', async (c) => {
       const asset = assets.get(c.req.path.slice('/ui/'.length));
       if (!asset) return c.notFound();
-      return send('make' in asset ? await asset.make() : asset.body, asset.type);
+      return send('read' in asset ? await asset.read() : asset.body, asset.type);
     });
 }
