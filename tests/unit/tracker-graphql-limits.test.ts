@@ -78,7 +78,7 @@ describe('tracker GraphQL under hostile documents', () => {
   afterAll(async () => t?.close());
 
   // The refusal comes from the shape rule, which measures each fragment once and runs before the standard rules and
-  // execution: the message names the limit, and not one statement runs. 
+  // execution: the message names the limit, and not one statement runs.
   it.each(BOMBS)('refuses %s by its limit, running nothing', async (_what, query, message) => {
     expect(query.length).toBeLessThan(64 * 1024);
     statements.length = 0;
