@@ -10,6 +10,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # nothing else: it starts in the background while the others start one after another.
 bash "$here/start-keycloak.sh" >/dev/null &
 keycloak=$!
+# OpenSearch (about a minute, its JVM) needs nothing else either.
+bash "$here/start-opensearch.sh" &
+opensearch=$!
 bash "$here/install-opa.sh"
 bash "$here/start-postgres.sh"
 bash "$here/start-opa.sh"
@@ -20,5 +23,6 @@ bash "$here/install-mlflow.sh" >/dev/null
 bash "$here/install-schemathesis.sh" >/dev/null
 bash "$here/install-oauth2-proxy.sh"
 wait "$keycloak"
+wait "$opensearch"
 # oauth2-proxy and nginx in front of the services' usual ports (docs/auth.md); they read the realm at start.
 bash "$here/start-auth-proxy.sh" >/dev/null
