@@ -61,7 +61,7 @@ describe('the OpenSearch of scripts/start-opensearch.sh', () => {
 
   it('stems english and french words to the forms of the indexed text', async () => {
     const match = async (field: string, text: string) =>
-      (await svc.search({ index, body: { query: { match: { [field]: text } } } })).body.hits.hits.map((h: { _id: string }) => h._id);
+      (await svc.search({ index, body: { query: { match: { [field]: text } } } })).body.hits.hits.map((h) => h._id);
     expect(await match('en', 'runs station')).toEqual(['a']);
     expect(await match('fr', 'coureur gare')).toEqual(['a']);
     expect(await match('en', 'book')).toEqual(['b']);
@@ -69,6 +69,6 @@ describe('the OpenSearch of scripts/start-opensearch.sh', () => {
 
   it('ranks by k-NN on the Lucene engine', async () => {
     const { body } = await svc.search({ index, body: { size: 2, query: { knn: { embedding: { vector: [0.1, 0.9, 0], k: 2 } } } } });
-    expect(body.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['b', 'a']);
+    expect(body.hits.hits.map((h) => h._id)).toEqual(['b', 'a']);
   });
 });
