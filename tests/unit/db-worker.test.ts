@@ -40,15 +40,13 @@ describe('two services on one embedded database, as svc dev runs them', () => {
   });
 
   it('answers /health of every service promptly while a 5 s statement runs on the database', async () => {
-    const started = performance.now();
     const slow = tracked(db.query('SELECT pg_sleep(5)'));
     await sleep(200); // the statement is running by now
     for (const app of [retrieval.app, tracker.app]) {
       const res = await app.request('/health');
       expect(res.status).toBe(200);
     }
-    // on the calling thread, /health would wait for the statement: 5 s, not under 1
-    expect(performance.now() - started).toBeLessThan(1000);
+    // on the calling thread, /health would have waited for the statement to end
     expect(slow.settled).toBe(false);
     await slow.promise;
     expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
@@ -77,12 +75,11 @@ describe('a statement past its time limit', () => {
   afterAll(async () => db?.close());
 
   it('fails its caller at once with 57014, refuses new work with 57P03 until it ends, then the database goes on', async () => {
-    const started = performance.now();
     const err = await db.query('SELECT pg_sleep(3)').catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(sqlState(err)).toBe('57014');
     expect((err as Error).message).toMatch(/longer than 300 ms \(SVC_DB_STATEMENT_TIMEOUT_MS\)/);
-    // the statement still runs in the worker: new calls are refused at once, and /ready would say so
+    // the statement still runs in the worker (so its caller was not made to wait for it): new calls are refused at
+    // once, and /ready would say so
     const refused = await db.query('SELECT 1').catch((e: unknown) => e);
     expect(sqlState(refused)).toBe('57P03');
     expect(isDatabaseBusy(refused)).toBe(true);
