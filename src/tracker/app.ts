@@ -3,6 +3,7 @@ import { createApp, type AppEnv } from '../platform/http.ts';
 import type { TrackerDeps } from './deps.ts';
 import { artifactRoutes, runArtifactRoutes, runFileRoutes } from './artifacts/index.ts';
 import { fromDatabaseError } from './db-errors.ts';
+import { gatewayProxyRoutes } from './gateway-proxy.ts';
 import { TrackerError, trackerErrorResponse } from './errors.ts';
 import { evaluationDatasetRoutes } from './evaluation-datasets/routes.ts';
 import { experimentRoutes } from './experiments/routes.ts';
@@ -64,6 +65,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
   app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));
   app.route('/', serverInfoRoutes());
+  app.route('/', gatewayProxyRoutes());
   // MLflow's UI reads files at the root as well as under the prefixes.
   app.route('/', runFileRoutes(deps));
   app.route('/', modelVersionFileRoutes(deps));

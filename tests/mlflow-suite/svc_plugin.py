@@ -4,12 +4,14 @@ Loaded by run.ts with `-p svc_plugin`. It keeps only the tests that talk to a li
 server fixtures (`mlflow_client`, `client`), in their SQL-store parametrisation (svc is a SQL store; the file
 store is MLflow's own). With SVC_SUITE_SERVER=svc, the server those fixtures start (`ServerThread(app, port)`,
 after `initialize_backend_stores(backend_uri, default_artifact_root=...)`) is replaced by `bin/svc serve tracker`
-on a fresh data folder, with the fixture's default artifact root as TRACKER_ARTIFACT_ROOT. With
+on a fresh data folder, with the fixture's default artifact root as TRACKER_ARTIFACT_ROOT; a second server a test
+starts with `_init_server(...)` is svc as well. With
 SVC_SUITE_SERVER=mlflow nothing is replaced: the fixtures run MLflow's real server, the baseline.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -65,8 +67,9 @@ class SvcServer:
     # (the same state a first start produces, without initialising a database per test).
     template: str | None = None
 
-    def __init__(self, _app, port: int):
+    def __init__(self, _app, port: int, extra_env: dict[str, str] | None = None):
         self.port = port
+        self.extra_env = extra_env or {}
         self.url = f"http://127.0.0.1:{port}"
         self.data = tempfile.mkdtemp(prefix="svc-mlflow-suite-")
         if SvcServer.template:
@@ -84,6 +87,7 @@ class SvcServer:
             env.pop(name, None)
         if SvcServer.artifact_root:
             env["TRACKER_ARTIFACT_ROOT"] = SvcServer.artifact_root
+        env.update(self.extra_env)
         self.proc = subprocess.Popen(
             [str(SVC_ROOT / "bin" / "svc"), "serve", "tracker", "--port", str(self.port)],
             env=env,
@@ -121,18 +125,37 @@ def _svc_template():
     if SERVER != "svc":
         yield
         return
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = SvcServer(None, port)
+    server = SvcServer(None, _free_port())
     server.__enter__()
     server.stop()
     server.log.unlink()
     SvcServer.template = server.data
     yield
     subprocess.run(["rm", "-rf", SvcServer.template], check=False)
+
+
+@contextlib.contextmanager
+def _init_svc_server(backend_uri, root_artifact_uri, extra_env=None, **_options):
+    # Stands in for the files' _init_server (tests/tracking/integration_test_utils.py), which starts a second MLflow
+    # server in a subprocess (e.g. test_gateway_proxy_handler_rejects_invalid_requests): on svc, the second server
+    # is svc too, on its own data folder, with the test's extra environment. backend_uri is the first server's URL
+    # or store, which svc has no use for; an artifact root that is a URL of a server is not one svc can serve.
+    server = SvcServer(None, _free_port(), extra_env)
+    saved_root = SvcServer.artifact_root
+    SvcServer.artifact_root = None if str(root_artifact_uri).startswith(("http://", "https://")) else root_artifact_uri
+    try:
+        with server as url:
+            yield url
+    finally:
+        SvcServer.artifact_root = saved_root
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def _capture_backend_stores(backend_uri, default_artifact_root=None, *args, **kwargs):
@@ -148,6 +171,8 @@ def _svc_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
             monkeypatch.setattr(module, "ServerThread", SvcServer)
         if hasattr(module, "initialize_backend_stores"):
             monkeypatch.setattr(module, "initialize_backend_stores", _capture_backend_stores)
+        if hasattr(module, "_init_server"):
+            monkeypatch.setattr(module, "_init_server", _init_svc_server)
     yield
     SvcServer.artifact_root = None
 

@@ -110,6 +110,23 @@ export function trackerApiContract(name: string, open: () => Promise<{ db: Datab
         expect(res.body).toMatchObject({ store_type: 'SqlStore', multipart_uploads_enabled: false });
       });
 
+      it("answers the UI's gateway-proxy as MLflow without a gateway: no endpoints for GET and POST, 405 otherwise", async () => {
+        const path = '/ajax-api/2.0/mlflow/gateway-proxy';
+        for (const [method, body] of [
+          ['GET', undefined],
+          ['POST', {}],
+          ['POST', { gateway_path: 'gateway/chat/invocations', json_data: { messages: [] } }],
+        ] as const) {
+          const res = await t.call(method, method === 'GET' ? `${path}?gateway_path=api/2.0/endpoints` : path, body);
+          expect({ method, status: res.status, body: res.body }).toEqual({ method, status: 200, body: { endpoints: [] } });
+        }
+        const refused = await t.call('DELETE', path);
+        expect(refused.status).toBe(405);
+        expect(refused.body.error_code).toBe('BAD_REQUEST');
+        // Only the UI's prefix has it, as in MLflow.
+        expect((await t.call('POST', '/api/2.0/mlflow/gateway-proxy', {})).status).toBe(404);
+      });
+
       it('answers unknown endpoints with ENDPOINT_NOT_FOUND', async () => {
         const res = await t.post('runs/fly-away', {});
         expect(res.status).toBe(404);

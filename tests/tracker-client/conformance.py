@@ -14,12 +14,19 @@ other's results, so each runs and is reported on its own whatever failed before 
 import os
 
 import conformance_artifacts
+import conformance_autolog
 import conformance_registry
 import conformance_runs
 import conformance_search
 from conformance_fixtures import suite
 
-checks = conformance_runs.CHECKS + conformance_search.CHECKS + conformance_artifacts.CHECKS + conformance_registry.CHECKS
+checks = (
+    conformance_runs.CHECKS
+    + conformance_search.CHECKS
+    + conformance_artifacts.CHECKS
+    + conformance_autolog.CHECKS
+    + conformance_registry.CHECKS
+)
 if os.environ.get("TRACKER_SVC_CHECKS") == "1":
     checks += conformance_runs.SVC_CHECKS
 
