@@ -14,6 +14,7 @@ import { runRoutes } from './runs/routes.ts';
 import { schemaGateMiddleware } from './schema-gate.ts';
 import { serverInfoRoutes } from './server-info.ts';
 import { signIn } from './signed-in.ts';
+import { OTLP_TRACES_PATH, otlpRoutes } from './traces/otlp-routes.ts';
 import { traceRoutesV2, traceRoutesV3 } from './traces/routes.ts';
 import { uiRoutes } from './ui/index.ts';
 
@@ -64,6 +65,9 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   }
   app.use(`${ARTIFACTS_PREFIX}/*`, gate);
   app.route(ARTIFACTS_PREFIX, artifactRoutes(deps));
+  // OTLP span export, at the path OpenTelemetry's exporters append to an endpoint
+  app.use(OTLP_TRACES_PATH, signIn, gate);
+  app.route('/', otlpRoutes(deps));
   app.route('/', serverInfoRoutes());
   app.route('/', gatewayProxyRoutes());
   // MLflow's UI reads files at the root as well as under the prefixes.

@@ -47,7 +47,7 @@ describe('tracker traces', () => {
     expect((await t.call('DELETE', 'traces/tr-1234/tags', { key: 'tag2' })).status).toBe(200);
     const got = await t.get(v3('traces/tr-1234'));
     expect(userTags(got.body.trace.trace_info.tags)).toEqual({ tag1: 'green' });
-    expect(got.body.trace.trace_info.trace_metadata).toEqual({ 'mlflow.trace_schema.version': '3' });
+    expect(got.body.trace.trace_info.trace_metadata).toEqual({ 'mlflow.trace_schema.version': '3', 'mlflow.trace.infoFinalized': 'true' });
 
     const missing = await t.get(v3('traces/tr-none'));
     expect(missing.status).toBe(404);

@@ -3,3 +3,4 @@ export { artifactRoutes } from './routes.ts';
 export { runArtifactRoutes, runFileRoutes } from './run-routes.ts';
 export { artifactKeyFromUrl, checkArtifactPath, keyOfProxiedUri } from './paths.ts';
 export { requireStoreKey, storeKeyOf } from './store-keys.ts';
+export { sendArtifact } from './http.ts';

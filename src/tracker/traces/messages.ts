@@ -1,6 +1,18 @@
 import { z } from 'zod';
 import { invalidParameter } from '../errors.ts';
-import { idList, int64, keyValue, list, optionalStr, protoEnum, requiredStr, str, strOrEmpty, type KeyValue } from '../wire/fields.ts';
+import {
+  bool,
+  idList,
+  int64,
+  keyValue,
+  list,
+  optionalStr,
+  protoEnum,
+  requiredStr,
+  str,
+  strOrEmpty,
+  type KeyValue,
+} from '../wire/fields.ts';
 import { checkKey, experimentIdOf } from '../wire/rules.ts';
 
 // The trace endpoints' request messages: MLflow 3's TraceInfo (v3: a location, an RFC 3339 request time, a
@@ -155,3 +167,12 @@ export const DeleteTraces = z
       traceIds: m.request_ids,
     };
   });
+
+/** GetTrace (v3): a trace with its spans. */
+export const GetTrace = z.object({ trace_id: requiredStr(), allow_partial: bool().optional() });
+
+/** BatchGetTraces (v3). */
+export const BatchGetTraces = z.object({ trace_ids: list(z.string()) });
+
+/** The UI's trace data download: the trace by its v2 name, and optionally an attachment's path. */
+export const GetTraceArtifact = z.object({ request_id: requiredStr(), path: optionalStr() });

@@ -4,7 +4,10 @@ import type { TrackerDeps } from '../deps.ts';
 import { readDeleteRequest, readRequest } from '../wire/request.ts';
 import { getTrace, loadTraces, traceInfoV2, traceInfoV3 } from './load.ts';
 import {
+  BatchGetTraces,
   DeleteTraces,
+  GetTrace,
+  GetTraceArtifact,
   DeleteTraceTag,
   EndTraceV2,
   SearchTracesV2,
@@ -14,6 +17,9 @@ import {
   StartTraceV3,
 } from './messages.ts';
 import { searchTraces } from './search.ts';
+import { FINALIZED_METADATA } from './spans-store.ts';
+import { traceArtifact } from './trace-artifact.ts';
+import { batchGetTraces, getTraceWithSpans } from './trace-data.ts';
 import { deleteTraces, deleteTraceTag, endTraceV2, setTraceTag, startTraceV2, writeTrace } from './store.ts';
 
 // Traces: MLflow 3's endpoints (/api/3.0/mlflow/traces...) and the deprecated v2 ones (/api/2.0/mlflow/traces...)
@@ -21,16 +27,23 @@ import { deleteTraces, deleteTraceTag, endTraceV2, setTraceTag, startTraceV2, wr
 
 function shared(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
-  return new Hono<AppEnv>()
-    .post('/traces/delete-traces', async (c) => c.json({ traces_deleted: await deleteTraces(db, await readRequest(c, DeleteTraces)) }))
-    .patch('/traces/:trace_id/tags', async (c) => {
-      await setTraceTag(db, c.req.param('trace_id'), await readRequest(c, SetTraceTag));
-      return c.json({});
-    })
-    .delete('/traces/:trace_id/tags', async (c) => {
-      await deleteTraceTag(db, c.req.param('trace_id'), (await readDeleteRequest(c, DeleteTraceTag)).key);
-      return c.json({});
-    });
+  return (
+    new Hono<AppEnv>()
+      .post('/traces/delete-traces', async (c) => c.json({ traces_deleted: await deleteTraces(db, await readRequest(c, DeleteTraces)) }))
+      .patch('/traces/:trace_id/tags', async (c) => {
+        await setTraceTag(db, c.req.param('trace_id'), await readRequest(c, SetTraceTag));
+        return c.json({});
+      })
+      .delete('/traces/:trace_id/tags', async (c) => {
+        await deleteTraceTag(db, c.req.param('trace_id'), (await readDeleteRequest(c, DeleteTraceTag)).key);
+        return c.json({});
+      })
+      // the UI's download of a trace's data (MLflow serves it under the /ajax-api prefixes)
+      .get('/get-trace-artifact', async (c) => {
+        const m = await readRequest(c, GetTraceArtifact);
+        return traceArtifact(c, deps, m.request_id, m.path);
+      })
+  );
 }
 
 /** Under the 2.0 prefixes. */
@@ -68,18 +81,27 @@ export function traceRoutesV2(deps: TrackerDeps): Hono<AppEnv> {
 export function traceRoutesV3(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
   const trace = async (id: string) => ({ trace: { trace_info: traceInfoV3(await getTrace(db, id)) } });
-  return new Hono<AppEnv>()
-    .route('/', shared(deps))
-    .post('/traces', async (c) => {
-      const t = await readRequest(c, StartTraceV3);
-      await writeTrace(db, t);
-      return c.json(await trace(t.traceId));
-    })
-    .post('/traces/search', async (c) => {
-      const m = await readRequest(c, SearchTracesV3);
-      const found = await searchTraces(db, { ...m, maxResults: m.max_results, orderBy: m.order_by, pageToken: m.page_token });
-      const traces = (await loadTraces(db, found.traceIds)).map(traceInfoV3);
-      return c.json({ ...(traces.length ? { traces } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
-    })
-    .get('/traces/:trace_id', async (c) => c.json(await trace(c.req.param('trace_id'))));
+  return (
+    new Hono<AppEnv>()
+      .route('/', shared(deps))
+      .post('/traces', async (c) => {
+        const t = await readRequest(c, StartTraceV3);
+        // as MLflow's store marks it: the client's times and previews stand, and later spans no longer widen them
+        await writeTrace(db, { ...t, metadata: [...t.metadata, { key: FINALIZED_METADATA, value: 'true' }] });
+        return c.json(await trace(t.traceId));
+      })
+      // before /traces/:trace_id, which would take 'get' for an id
+      .get('/traces/get', async (c) => {
+        const m = await readRequest(c, GetTrace);
+        return c.json({ trace: await getTraceWithSpans(db, m.trace_id, m.allow_partial ?? false) });
+      })
+      .get('/traces/batchGet', async (c) => c.json({ traces: await batchGetTraces(db, (await readRequest(c, BatchGetTraces)).trace_ids) }))
+      .post('/traces/search', async (c) => {
+        const m = await readRequest(c, SearchTracesV3);
+        const found = await searchTraces(db, { ...m, maxResults: m.max_results, orderBy: m.order_by, pageToken: m.page_token });
+        const traces = (await loadTraces(db, found.traceIds)).map(traceInfoV3);
+        return c.json({ ...(traces.length ? { traces } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
+      })
+      .get('/traces/:trace_id', async (c) => c.json(await trace(c.req.param('trace_id'))))
+  );
 }

@@ -10,11 +10,15 @@ import type { TraceState, TraceWrite } from './messages.ts';
 // Trace writes. A trace belongs to an active experiment; writing the same trace again (a client retry, or the v3
 // call made when a trace that v2 started ends) updates it. Every trace gets MLflow's `mlflow.artifactLocation` tag.
 
-const ARTIFACT_TAG = 'mlflow.artifactLocation';
+export const ARTIFACT_TAG = 'mlflow.artifactLocation';
+
+/** Where a trace's artifacts live: traces/<id>/artifacts under its experiment's artifact location. */
+export const artifactLocationOf = (experiment: { artifact_location: string }, traceId: string) =>
+  `${experiment.artifact_location.replace(/\/+$/, '')}/traces/${traceId}/artifacts`;
 
 export async function writeTrace(db: Database, trace: TraceWrite): Promise<void> {
   const experiment = await activeExperiment(db, trace.experimentId);
-  const location = `${experiment.artifact_location.replace(/\/+$/, '')}/traces/${trace.traceId}/artifacts`;
+  const location = artifactLocationOf(experiment, trace.traceId);
   await db.transaction(async (tx) => {
     await tx.query(
       `INSERT INTO tracker_traces (trace_id, experiment_id, client_request_id, request_time, execution_duration, state, request_preview, response_preview)
