@@ -18,6 +18,7 @@ import conformance_autolog
 import conformance_registry
 import conformance_runs
 import conformance_search
+import conformance_tracing
 from conformance_fixtures import suite
 
 checks = (
@@ -26,6 +27,7 @@ checks = (
     + conformance_artifacts.CHECKS
     + conformance_autolog.CHECKS
     + conformance_registry.CHECKS
+    + conformance_tracing.CHECKS
 )
 if os.environ.get("TRACKER_SVC_CHECKS") == "1":
     checks += conformance_runs.SVC_CHECKS
