@@ -17,13 +17,13 @@ describe('tracker OTLP spans', () => {
   afterAll(async () => t?.close());
 
   /** Three nested spans made by the SDK: agent > llm (event, error) > tool. */
-  function recordTrace(): ReadableSpan[] {
+  function recordTrace(rootName = 'agent', question = 'how many?'): ReadableSpan[] {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const tracer = provider.getTracer('svc-test');
     const under = (parent: Span) => trace.setSpan(context.active(), parent);
-    const root = tracer.startSpan('agent', {
-      attributes: { 'mlflow.spanType': 'AGENT', question: 'how many?', n: 3, ratio: 0.5, ok: true },
+    const root = tracer.startSpan(rootName, {
+      attributes: { 'mlflow.spanType': 'AGENT', question, n: 3, ratio: 0.5, ok: true },
     });
     const llm = tracer.startSpan('llm', { attributes: { 'mlflow.spanType': 'LLM', tags: ['a', 'b'] } }, under(root));
     llm.addEvent('token', { index: 1, text: 'hi' });
@@ -203,5 +203,34 @@ describe('tracker OTLP spans', () => {
     const got = await t.get('/api/3.0/mlflow/traces/get', { trace_id: 'tr-nospans' });
     expect(got.status).toBe(404);
     expect(got.body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
+  });
+
+  it('filters search_traces by span name, type, status and attribute, as MLflow has them', async () => {
+    const exp2 = (await t.post('experiments/create', { name: 'span-filters' })).body.experiment_id;
+    const a = recordTrace('agent', 'how many?');
+    const b = recordTrace('planner', 'which one?');
+    for (const spans of [a, b]) {
+      await send(ProtobufTraceSerializer.serializeRequest(spans)!, 'application/x-protobuf', { 'x-mlflow-experiment-id': exp2 });
+    }
+    const [idA, idB] = [a, b].map((spans) => `tr-${spans[0]!.spanContext().traceId}`);
+    const search = async (filter: string) => {
+      const res = await t.post('/api/3.0/mlflow/traces/search', { locations: [{ mlflow_experiment: { experiment_id: exp2 } }], filter });
+      expect(res.status, res.text).toBe(200);
+      return (res.body.traces ?? []).map((x: any) => x.trace_id).sort();
+    };
+    expect(await search("span.name = 'planner'")).toEqual([idB]);
+    expect(await search("span.name IN ('agent', 'nothing')")).toEqual([idA]);
+    expect(await search("span.type = 'LLM'")).toEqual([idA, idB].sort());
+    expect(await search("span.status = 'ERROR' AND span.name LIKE 'pl%'")).toEqual([idB]);
+    expect(await search("span.attributes.question = 'how many?'")).toEqual([idA]);
+    expect(await search("span.attributes.n = '3'")).toEqual([idA, idB].sort());
+    expect(await search("span.attributes.question LIKE 'which%'")).toEqual([idB]);
+    expect(await search("span.attributes.question = 'nobody asked'")).toEqual([]);
+    const bad = await t.post('/api/3.0/mlflow/traces/search', {
+      locations: [{ mlflow_experiment: { experiment_id: exp2 } }],
+      filter: "span.colour = 'red'",
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error_code).toBe('INVALID_PARAMETER_VALUE');
   });
 });

@@ -18,9 +18,10 @@ import {
   type RowTest,
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
+import { isSpanEntity, spanCondition } from './span-filter.ts';
 
 // search_traces over the experiments given: filters on tags (`tags.<key>`), request metadata
-// (`metadata.<key>`, `request_metadata.<key>`) and the attributes below; ordered by them, newest first by default.
+// (`metadata.<key>`, `request_metadata.<key>`), spans (`span.name`, span-filter.ts) and the attributes below; ordered by them, newest first by default.
 // One statement a page, like every search here.
 
 const MAX_TRACES_PAGE = 500;
@@ -46,7 +47,7 @@ function keyedTable(entity: string | undefined): string | undefined {
   if (entity === 'metadata' || entity === 'request_metadata') return 'tracker_trace_metadata';
   if (ATTRIBUTE_ENTITIES.includes(entity)) return undefined;
   throw invalidParameter(
-    `Invalid entity type '${entity}'. Valid entity types are ('attribute', 'trace', 'tag', 'tags', 'metadata', 'request_metadata')`,
+    `Invalid entity type '${entity}'. Valid entity types are ('attribute', 'trace', 'tag', 'tags', 'metadata', 'request_metadata', 'span')`,
   );
 }
 
@@ -57,6 +58,7 @@ const ROWS: Record<string, ChildRows> = {
 
 function condition(c: Comparison, params: Params): string | RowTest {
   const { entity, key } = c.identifier;
+  if (isSpanEntity(entity)) return spanCondition(c, params);
   const table = keyedTable(entity);
   if (table) {
     checkOp(c, STRING_OPS, `${entity} '${key}'`);
