@@ -23,7 +23,14 @@ describe('tracker OTLP spans', () => {
     const tracer = provider.getTracer('svc-test');
     const under = (parent: Span) => trace.setSpan(context.active(), parent);
     const root = tracer.startSpan(rootName, {
-      attributes: { 'mlflow.spanType': 'AGENT', question, n: 3, ratio: 0.5, ok: true },
+      attributes: {
+        'mlflow.spanType': 'AGENT',
+        'mlflow.spanInputs': JSON.stringify({ q: question }),
+        question,
+        n: 3,
+        ratio: 0.5,
+        ok: true,
+      },
     });
     const llm = tracer.startSpan('llm', { attributes: { 'mlflow.spanType': 'LLM', tags: ['a', 'b'] } }, under(root));
     llm.addEvent('token', { index: 1, text: 'hi' });
@@ -74,11 +81,15 @@ describe('tracker OTLP spans', () => {
     expect(attrs(agent.attributes)).toMatchObject({
       'mlflow.spanType': { string_value: 'AGENT' },
       question: { string_value: 'how many?' },
-      n: { int_value: '3' },
+      n: { int_value: 3 },
       ratio: { double_value: 0.5 },
       ok: { bool_value: true },
     });
     expect(agent.status).toEqual({ code: 'STATUS_CODE_OK' });
+    // JSON text in a string attribute reads back as the structure, as MLflow's store keeps it
+    expect(attrs(agent.attributes)['mlflow.spanInputs']).toEqual({
+      kvlist_value: { values: [{ key: 'q', value: { string_value: 'how many?' } }] },
+    });
     expect(attrs(llm.attributes).tags).toEqual({ array_value: { values: [{ string_value: 'a' }, { string_value: 'b' }] } });
     expect(llm.status).toEqual({ code: 'STATUS_CODE_ERROR', message: 'rate limited' });
     expect(llm.events).toHaveLength(1);
@@ -86,12 +97,13 @@ describe('tracker OTLP spans', () => {
       name: 'token',
       time_unix_nano: String(BigInt(byName.llm!.events[0]!.time[0]) * 1_000_000_000n + BigInt(byName.llm!.events[0]!.time[1])),
     });
-    expect(attrs(llm.events[0].attributes)).toEqual({ index: { int_value: '1' }, text: { string_value: 'hi' } });
+    expect(attrs(llm.events[0].attributes)).toEqual({ index: { int_value: 1 }, text: { string_value: 'hi' } });
 
     // the trace info MLflow's store makes from spans it had not seen started
     expect(info.trace_id).toBe(traceId);
     expect(info.trace_location.mlflow_experiment.experiment_id).toBe(exp);
     expect(info.state).toBe('OK');
+    expect(info.request_preview).toBe('{"q": "how many?"}');
     expect(Date.parse(info.request_time)).toBe(Number(BigInt(nanos(byName.agent!, 'startTime')) / 1_000_000n));
     expect(info.tags['mlflow.trace.spansLocation']).toBe('TRACKING_STORE');
     expect(info.tags['mlflow.artifactLocation']).toBe(`mlflow-artifacts:/${exp}/traces/${traceId}/artifacts`);
@@ -130,6 +142,7 @@ describe('tracker OTLP spans', () => {
     const agent = res.body.spans[0];
     expect(agent.name).toBe('agent');
     expect(agent.parent_span_id).toBeNull();
+    expect(agent.attributes['mlflow.spanInputs']).toBe('{"q": "how many?"}');
     expect(agent.attributes).toMatchObject({
       'mlflow.spanType': '"AGENT"',
       n: '3',

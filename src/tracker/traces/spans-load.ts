@@ -54,7 +54,13 @@ const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'
 function snake(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snake);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+      // an integer as MLflow writes it, a JSON number, while it is exact in one
+      k === 'intValue' && Number.isSafeInteger(Number(v)) ? Number(v) : snake(v),
+    ]),
+  );
 }
 const protoAttributes = (attrs: Attribute[]) => attrs.map((a) => ({ key: a.key, value: snake(a.value) }));
 
@@ -78,7 +84,11 @@ export function otelSpanJson(s: SpanRow) {
       ...(l.traceState ? { trace_state: l.traceState } : {}),
       attributes: protoAttributes(l.attributes),
     })),
-    status: { ...(s.status_message ? { message: s.status_message } : {}), code: STATUS_CODES[s.status_code] ?? 'STATUS_CODE_UNSET' },
+    // protobuf JSON leaves defaults out, as MLflow's answer does: an unset status is {}
+    status: {
+      ...(s.status_message ? { message: s.status_message } : {}),
+      ...(s.status_code ? { code: STATUS_CODES[s.status_code] ?? 'STATUS_CODE_UNSET' } : {}),
+    },
   };
 }
 

@@ -2,7 +2,7 @@ import type { Database, Sql } from '../../platform/db/index.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { groupBy, writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import { anyValueOf, type Attribute, type OtlpSpan } from './otlp.ts';
+import { type AnyValue, anyValueOf, type Attribute, type OtlpSpan } from './otlp.ts';
 import { dumpAnyValue } from './py-json.ts';
 import { ARTIFACT_TAG, artifactLocationOf } from './store.ts';
 
@@ -37,6 +37,8 @@ const tagValue = (v: Attribute['value']) => {
   return typeof value === 'string' ? value : dumpAnyValue(v);
 };
 
+const unwrapOptional = (v: AnyValue | undefined) => (v ? unwrapJsonText(v) : undefined);
+
 /** What the trace row learns from one batch of its spans. */
 function summarise(spans: OtlpSpan[]) {
   const starts = spans.map((s) => nsToMs(s.startTimeUnixNano));
@@ -56,16 +58,44 @@ function summarise(spans: OtlpSpan[]) {
     minStart: Math.min(...starts),
     maxEnd: ends.length ? Math.max(...ends) : null,
     rootState: root ? (root.statusCode === STATUS_ERROR ? 'ERROR' : 'OK') : null,
-    requestPreview: root ? preview(attr(root.attributes, 'mlflow.spanInputs')) : null,
-    responsePreview: root ? preview(attr(root.attributes, 'mlflow.spanOutputs')) : null,
+    requestPreview: root ? preview(unwrapOptional(attr(root.attributes, 'mlflow.spanInputs'))) : null,
+    responsePreview: root ? preview(unwrapOptional(attr(root.attributes, 'mlflow.spanOutputs'))) : null,
     tags,
     userId: userId === undefined ? undefined : String(userId),
   };
 }
 
+/** A JSON value as the AnyValue MLflow's client would have sent for it. */
+function anyValueFromJson(v: unknown): AnyValue {
+  if (v === null || v === undefined) return {};
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValueFromJson) } };
+  return { kvlistValue: { values: Object.entries(v).map(([key, x]) => ({ key, value: anyValueFromJson(x) })) } };
+}
+
+/**
+ * A string attribute holding JSON text of an object, a list or a string is kept as that value: MLflow's store strips
+ * that one layer of encoding (sanitize_attributes), so an OpenTelemetry client that sets mlflow.spanInputs to JSON
+ * text reads back the structure, as MLflow's own client sends it.
+ */
+function unwrapJsonText(value: AnyValue): AnyValue {
+  if (typeof value.stringValue !== 'string') return value;
+  try {
+    const parsed = JSON.parse(value.stringValue);
+    return typeof parsed === 'string' || (parsed !== null && typeof parsed === 'object') ? anyValueFromJson(parsed) : value;
+  } catch {
+    return value;
+  }
+}
+
 /** The attributes as kept: MLflow replaces the request id a client sent with the one the trace id gives. */
 function keptAttributes(span: OtlpSpan, traceId: string): Attribute[] {
-  return [...span.attributes.filter((a) => a.key !== REQUEST_ID_ATTRIBUTE), { key: REQUEST_ID_ATTRIBUTE, value: { stringValue: traceId } }];
+  return [
+    ...span.attributes.filter((a) => a.key !== REQUEST_ID_ATTRIBUTE).map((a) => ({ key: a.key, value: unwrapJsonText(a.value) })),
+    { key: REQUEST_ID_ATTRIBUTE, value: { stringValue: traceId } },
+  ];
 }
 
 async function writeSpans(tx: Sql, traceId: string, spans: OtlpSpan[]): Promise<void> {
