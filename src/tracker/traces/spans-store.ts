@@ -4,6 +4,7 @@ import { groupBy, writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { type AnyValue, anyValueOf, type Attribute, type OtlpSpan } from './otlp.ts';
 import { dumpAnyValue } from './py-json.ts';
+import { traceNotFound } from './load.ts';
 import { ARTIFACT_TAG, artifactLocationOf } from './store.ts';
 
 // Spans arriving over OTLP, kept as MLflow's SQL store keeps them (log_spans): a trace's info row is created from
@@ -146,13 +147,8 @@ type Existing = { trace_id: string; finalized: boolean };
 export async function logSpans(db: Database, experimentId: number, spans: OtlpSpan[]): Promise<string[]> {
   const byTrace = groupBy(spans, (s) => mlflowTraceId(s.otelTraceId));
   const traceIds = [...byTrace.keys()].sort();
-  const present = async (sql: Sql) =>
-    sql.query<Existing>(
-      `SELECT t.trace_id, EXISTS (SELECT 1 FROM tracker_trace_metadata m WHERE m.trace_id = t.trace_id AND m.key = $2) AS finalized
-       FROM tracker_traces t WHERE t.trace_id = ANY($1::text[])`,
-      [traceIds, FINALIZED_METADATA],
-    );
-  const known = new Set((await present(db)).map((r) => r.trace_id));
+  const present = await db.query<{ trace_id: string }>(`SELECT trace_id FROM tracker_traces WHERE trace_id = ANY($1::text[])`, [traceIds]);
+  const known = new Set(present.map((r) => r.trace_id));
   // the experiment is checked (and its artifact location read) only when a trace has to be created
   const experiment = traceIds.some((id) => !known.has(id)) ? await activeExperiment(db, experimentId) : undefined;
   await db.transaction(async (tx) => {
@@ -172,6 +168,8 @@ export async function logSpans(db: Database, experimentId: number, spans: OtlpSp
          FROM tracker_traces t WHERE t.trace_id = $1 FOR UPDATE`,
         [traceId, FINALIZED_METADATA],
       );
+      // deleted since it was looked up, and no experiment read to create it again
+      if (!row) throw traceNotFound(traceId);
       await writeSpans(tx, traceId, batch);
       // A trace the client has not finalised spans the earliest start to the latest end of all its spans.
       await tx.query(
@@ -183,7 +181,7 @@ export async function logSpans(db: Database, experimentId: number, spans: OtlpSp
            request_preview = COALESCE(request_preview, $6),
            response_preview = COALESCE(response_preview, $7)
          WHERE trace_id = $1`,
-        [traceId, row?.finalized ?? false, s.minStart, s.maxEnd, s.rootState, s.requestPreview, s.responsePreview],
+        [traceId, row.finalized, s.minStart, s.maxEnd, s.rootState, s.requestPreview, s.responsePreview],
       );
       await writeKeyValues(tx, 'traceTags', [traceId], [{ key: SPANS_LOCATION_TAG, value: TRACKING_STORE }, ...s.tags]);
       if (s.userId !== undefined) {
