@@ -147,6 +147,12 @@ describe('retrieval on the lake (Trino, Iceberg, MinIO, Postgres)', () => {
     ]);
     expect(onLake.body.chunks.map((c: Chunk) => c.text)).toEqual(memory.body.chunks.map((c: Chunk) => c.text));
     expect(new Set(onLake.body.chunks.map((c: Chunk) => c.filename))).toEqual(new Set(['invoices.txt']));
+    // a citation's page: the same chunks' text, in order, from the table
+    const page = async (slug: string, list: typeof m) =>
+      (await h.json('GET', `/collections/${slug}/documents/${idOf(list, 'invoices.txt')}/pages/1`, who.engineer)).body;
+    const [pm, pl] = await Promise.all([page('same-memory', m), page('same-lake', l)]);
+    expect(pl.chunks.length).toBeGreaterThan(1);
+    expect(pl.chunks.map((c: { text: string }) => c.text)).toEqual(pm.chunks.map((c: { text: string }) => c.text));
   });
 
   it("refuses a caller Trino's rules keep off the lake with 403 naming them, after svc's policy let them query", async () => {

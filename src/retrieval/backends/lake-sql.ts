@@ -57,6 +57,9 @@ export function rankDense(fqn: string, query: readonly number[], k: number, docu
 export const chunksByIds = (fqn: string, ids: readonly string[]) =>
   `SELECT chunk_id, document_id, file_name, page, text FROM ${fqn} WHERE chunk_id IN (${ids.map(quoteLiteral).join(', ')})`;
 
+export const pageChunks = (fqn: string, documentId: string, page: number) =>
+  `SELECT chunk_id, text FROM ${fqn} WHERE document_id = ${quoteLiteral(documentId)} AND page = ${int(page)} ORDER BY chunk_index`;
+
 export const chunkIdsOfDocuments = (fqn: string, documents: readonly string[]) =>
   `SELECT chunk_id FROM ${fqn} WHERE document_id IN (${documents.map(quoteLiteral).join(', ')})`;
 

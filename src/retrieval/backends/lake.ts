@@ -178,6 +178,10 @@ export function lakeBackend(
       const { rows } = await lake.asCaller(caller, sql.chunkIdsOfDocuments(fqn, documents));
       return new Set(rows.map((r) => String(r[0])));
     },
+    async pageChunks(caller, documentId, page) {
+      const { rows } = await lake.asCaller(caller, sql.pageChunks(fqn, documentId, page));
+      return rows.map((r) => ({ chunk_id: String(r[0]), text: String(r[1]) }));
+    },
     async chunksByIds(caller, ids) {
       if (ids.length === 0) return [];
       return (await lake.asCaller(caller, sql.chunksByIds(fqn, ids))).rows.map(hitOf);

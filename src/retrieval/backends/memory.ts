@@ -42,5 +42,10 @@ export function memoryBackend(deps: MemoryParts, collection: { slug: string; ver
     keywordIndex: () => deps.keywords.get(deps.db, slug, version),
     chunkIdsOf: (_caller, documents) => chunkIdsOf(deps.db, documents),
     chunksByIds: (_caller, ids) => store.chunksByIds(deps.db, ids),
+    pageChunks: (_caller, documentId, page) =>
+      deps.db.query(`SELECT id::text AS chunk_id, text FROM retrieval_chunks WHERE document_id = $1::uuid AND page = $2 ORDER BY ordinal`, [
+        documentId,
+        page,
+      ]),
   };
 }

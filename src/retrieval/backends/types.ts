@@ -37,6 +37,8 @@ export type ChunkBackend = {
   keywordIndex(): Promise<KeywordIndex | 'too-large'>;
   /** The ids of these documents' chunks (keyword ranking under a filter). */
   chunkIdsOf(caller: Caller, documents: string[]): Promise<Set<string>>;
+  /** The chunks that start on a page of a document, in order: what a citation opens (pages.ts). */
+  pageChunks(caller: Caller, documentId: string, page: number): Promise<{ chunk_id: string; text: string }[]>;
   /** The chunks with these ids, with their documents; a chunk gone since it was ranked is left out. */
   chunksByIds(caller: Caller, ids: string[]): Promise<ChunkHit[]>;
 };
