@@ -174,8 +174,16 @@ describe('retrieval on the lake (Trino, Iceberg, MinIO, Postgres)', () => {
     expect((await res.json()).detail).toMatch(/X-User-Token/);
   });
 
-  it('deletes a document row by row, then the collection with its table', async () => {
+  it('re-indexes a document on the lake as in memory, then deletes one row by row, then the collection with its table', async () => {
     const docs = async (slug: string) => (await h.json('GET', `/collections/${slug}/documents`, who.engineer)).body.documents;
+    for (const slug of ['same-memory', 'same-lake']) {
+      const invoices = (await docs(slug)).find((d: { filename: string }) => d.filename === 'invoices.txt');
+      const again = await h.json('POST', `/collections/${slug}/documents/${invoices.document_id}/reindex`, who.engineer);
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+    }
+    // its chunks were replaced: new ids and a later place in insertion order, on both
+    await expectSame({ question: QUESTIONS[1], mode: 'dense' });
+
     for (const slug of ['same-memory', 'same-lake']) {
       const copy = (await docs(slug)).find((d: { filename: string }) => d.filename === 'harbour-copy.txt');
       const gone = await h.json('DELETE', `/collections/${slug}/documents/${copy.document_id}`, who.engineer);
