@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Lake } from '../../src/retrieval/backends/index.ts';
-import { LAKE_SCHEMA, lakeTokens, openTestLake } from '../support/lake.ts';
+import { dropLakeSchema, lakeEnv, lakeTokens, runSchema } from '../support/lake.ts';
 import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { trinoStatement, trinoToken } from '../support/trino.ts';
@@ -42,18 +41,18 @@ type Chunk = {
 
 describe('retrieval on the lake (Trino, Iceberg, MinIO, Postgres)', () => {
   let h: RetrievalHarness;
-  let lake: Lake;
   let ca: string;
   let cleanup: () => Promise<void>;
   const tables: string[] = [];
+  const LAKE_SCHEMA = runSchema();
 
   beforeAll(async () => {
-    ({ lake, ca } = await openTestLake());
+    const lake = await lakeEnv();
+    ca = lake.ca;
     const opened = await openFreshPostgres('lake');
     cleanup = opened.cleanup;
     h = await retrievalHarness(opened.db, {
-      env: { SVC_CHUNK_SIZE_TOKENS: '24', SVC_CHUNK_OVERLAP_TOKENS: '4' },
-      lake,
+      env: { ...lake.env, SVC_RAG_LAKE_SCHEMA: LAKE_SCHEMA, SVC_CHUNK_SIZE_TOKENS: '24', SVC_CHUNK_OVERLAP_TOKENS: '4' },
       tokens: await lakeTokens([who.engineer.user, who.analyst.user, who.admin.user]),
     });
     for (const [slug, backend] of [
@@ -75,8 +74,8 @@ describe('retrieval on the lake (Trino, Iceberg, MinIO, Postgres)', () => {
   }, 600_000);
 
   afterAll(async () => {
-    // a table a failed test left behind
-    for (const table of tables) await lake?.asService(`DROP TABLE IF EXISTS ${LAKE_SCHEMA}."${table}"`).catch(() => undefined);
+    // the tables a failed test left behind, and this file's schema
+    if (ca) await dropLakeSchema(LAKE_SCHEMA, ca);
     await h?.close();
     await cleanup?.();
   }, 120_000);
