@@ -13,7 +13,7 @@ describe('collection backends', () => {
   beforeAll(async () => {
     h = await retrievalHarness(await openPglite({}));
     lakeDefault = await retrievalHarness(await openPglite({}), { env: { SVC_RAG_DEFAULT_BACKEND: 'lake' } });
-  });
+  }, 240_000);
   afterAll(async () => {
     await h?.close();
     await lakeDefault?.close();
