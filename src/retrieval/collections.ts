@@ -2,6 +2,7 @@ import type { Sql } from '../platform/db/index.ts';
 import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { decideCollection, requireAllowed, requireVisible } from './access.ts';
+import { backendOf, createLakeTable, dropLakeTable, requireLake, type BackendKind } from './backends/index.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { deleteCollectionOriginals } from './originals.ts';
 import * as store from './store.ts';
@@ -15,6 +16,8 @@ export type CollectionInput = {
   description?: string;
   allowed_roles: string[];
   watch?: WatchInput | null | undefined;
+  /** Where its chunks are kept; default SVC_RAG_DEFAULT_BACKEND. Fixed at creation. */
+  backend?: BackendKind | undefined;
 };
 export type CollectionPatch = { name?: string; description?: string; allowed_roles?: string[]; watch?: WatchInput | null | undefined };
 
@@ -31,6 +34,7 @@ export type CollectionView = {
   created_at: string;
   /** The watched source, or null; its scans are at GET /collections/{slug}/watch. */
   watch: WatchInput | null;
+  backend: BackendKind;
 };
 
 const view = (c: store.CollectionRow, w: watches.WatchRow | undefined): CollectionView => ({
@@ -44,6 +48,7 @@ const view = (c: store.CollectionRow, w: watches.WatchRow | undefined): Collecti
   created_by: c.created_by,
   created_at: c.created_at.toISOString(),
   watch: w ? { uri: w.uri, interval_seconds: w.interval_seconds } : null,
+  backend: c.backend,
 });
 
 async function viewOf(deps: RetrievalDeps, slug: string): Promise<CollectionView> {
@@ -67,19 +72,38 @@ export async function createCollection(deps: RetrievalDeps, caller: Caller, inpu
   await requireAllowed(deps.policy, caller, 'create', { slug: input.slug, allowed_roles: allowedRoles });
   const watch = input.watch ?? undefined;
   if (watch) await checkWatch(deps, watch);
+  const backend = input.backend ?? deps.config.RAG_DEFAULT_BACKEND;
+  const taken = () => conflict(`A collection with slug '${input.slug}' already exists.`);
+  // a lake collection's table comes first (seconds on Trino), unless the slug is already taken
+  let lakeTable: string | null = null;
+  if (backend === 'lake') {
+    const lake = requireLake(deps, `Collection '${input.slug}' would be on the lake`);
+    if (await store.collectionHead(deps.db, input.slug)) throw taken();
+    lakeTable = await createLakeTable(lake, input.slug);
+  }
   // the collection and its watch, or neither
-  const created = await deps.db.transaction(async (tx) => {
-    const inserted = await store.insertCollection(tx, {
-      slug: input.slug,
-      name: input.name,
-      description: input.description ?? '',
-      allowed_roles: allowedRoles,
-      created_by: caller.user,
+  const created = await deps.db
+    .transaction(async (tx) => {
+      const inserted = await store.insertCollection(tx, {
+        slug: input.slug,
+        name: input.name,
+        description: input.description ?? '',
+        allowed_roles: allowedRoles,
+        created_by: caller.user,
+        backend,
+        lake_table: lakeTable,
+      });
+      if (inserted && watch) await watches.upsertWatch(tx, { slug: input.slug, ...watch, set_by: caller.user });
+      return inserted;
+    })
+    .catch((err: unknown) => {
+      if (lakeTable) void dropOrphan(deps, lakeTable);
+      throw err;
     });
-    if (inserted && watch) await watches.upsertWatch(tx, { slug: input.slug, ...watch, set_by: caller.user });
-    return inserted;
-  });
-  if (!created) throw conflict(`A collection with slug '${input.slug}' already exists.`);
+  if (!created) {
+    if (lakeTable) void dropOrphan(deps, lakeTable);
+    throw taken();
+  }
   return viewOf(deps, input.slug);
 }
 
@@ -115,10 +139,24 @@ export async function deleteCollection(deps: RetrievalDeps, caller: Caller, slug
   const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'delete', collection);
   if (!(await store.deleteCollection(deps.db, slug))) throw notFound(`Collection '${slug}' does not exist.`);
-  deps.indexes.drop(slug);
-  deps.keywords.drop(slug);
+  // its chunk storage once its row is gone (a lake table that cannot be dropped now is logged and left behind)
+  try {
+    await backendOf(deps, collection).drop();
+  } catch (err) {
+    deps.logger.warn(
+      { err, event: 'retrieval.lake_table_not_dropped', collection: slug, table: collection.lake_table },
+      'lake table left behind',
+    );
+  }
   await deleteCollectionOriginals(deps, slug);
   return { deleted: slug };
+}
+
+/** A table no collection names (its create lost the slug, or its row could not be written). */
+async function dropOrphan(deps: RetrievalDeps, table: string): Promise<void> {
+  await dropLakeTable(requireLake(deps, 'A lake table is left over'), table).catch((err: unknown) => {
+    deps.logger.warn({ err, event: 'retrieval.lake_table_not_dropped', table }, 'lake table left behind');
+  });
 }
 
 /** What a patch names changes; what it leaves out stays. */

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { z } from 'zod';
 import { ConfigError, flag, int, list, loadConfig, num, optionalStr, str, url, type Env } from '../platform/config.ts';
 import { parseWatchRoots } from './watch/roots.ts';
 
@@ -48,6 +49,26 @@ export const retrievalShape = {
   RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */
   HYBRID_CANDIDATES: int(50, 1),
+  /**
+   * Where a new collection keeps its chunks when POST /collections names no `backend`: `memory` (Postgres, ranked in
+   * memory) or `lake` (an Iceberg table on Trino, which then needs TRINO_URL and TRINO_SERVICE_TOKEN).
+   */
+  RAG_DEFAULT_BACKEND: z.enum(['memory', 'lake']).default('memory'),
+  /** Trino for lake collections; unset: a collection cannot be created on the lake (503 naming this setting). */
+  TRINO_URL: url(),
+  TRINO_CA_FILE: optionalStr(),
+  /** The user that creates, writes and drops the lake's tables (and reads chunk texts for keyword ranking). */
+  TRINO_SERVICE_USER: str('svc-service'),
+  TRINO_SERVICE_TOKEN: optionalStr(),
+  /** `catalog.schema` of the lake collections' tables (one table a collection). */
+  RAG_LAKE_SCHEMA: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/, 'expected catalog.schema in lowercase letters, digits and _')
+    .default('iceberg.retrieval'),
+  /** Time limit of one lake statement (Trino's writes to Iceberg take seconds). */
+  RAG_LAKE_TIMEOUT_MS: int(120_000, 1),
+  /** Chunks one INSERT writes: a document of more chunks is written in several (each a snapshot of its own). */
+  RAG_LAKE_INSERT_CHUNKS: int(500, 1),
   UPLOAD_TMP_DIR: optionalStr(),
   /**
    * An uploaded file of at most this many bytes is received into memory and extracted from there; a larger one is

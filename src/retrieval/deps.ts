@@ -5,6 +5,7 @@ import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ObjectStore } from '../platform/objects/index.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
+import type { Lake } from './backends/lake.ts';
 import type { RetrievalConfig } from './config.ts';
 import type { CollectionIndexes } from './indexes.ts';
 import type { OcrEngine, PdfWorkers } from './ingest/index.ts';
@@ -24,6 +25,8 @@ export type RetrievalDeps = {
   originals: ObjectStore;
   indexes: CollectionIndexes;
   keywords: KeywordIndexes;
+  /** Trino and the lake's tables (SVC_TRINO_URL); absent: no collection can be on the lake. */
+  lake?: Lake | undefined;
   metrics: RetrievalMetrics;
   /** Per-user limits: embeddings per upload now, answers once /answer exists. */
   limiter: Limiter;

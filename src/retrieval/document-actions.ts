@@ -4,9 +4,10 @@ import type { Sql } from '../platform/db/index.ts';
 import { conflict, notFound } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireQueryable, requireVisible } from './access.ts';
+import { backendOf } from './backends/index.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
-import { deleteChunks, deleteDocumentRow, findDocument, readPages, setChunkCount } from './document-store.ts';
+import { deleteDocumentRow, findDocument, readPages, setChunkCount } from './document-store.ts';
 import { storedForm, viewDocument, type DocumentView } from './documents.ts';
 import { deleteOriginal } from './originals.ts';
 import * as store from './store.ts';
@@ -15,7 +16,7 @@ import * as store from './store.ts';
 // policy (a collection the caller may not see is a 404, as everywhere), finds the document in that collection (an id
 // of another collection's document is a 404 too), and writes in one transaction with its audit record inside.
 
-type Subject = { collection: { slug: string; allowed_roles: string[] }; document: store.DocumentRow };
+type Subject = { collection: store.CollectionHead; document: store.DocumentRow };
 
 async function subject(deps: RetrievalDeps, caller: Caller, slug: string, documentId: string): Promise<Subject> {
   const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
@@ -39,7 +40,10 @@ export async function deleteDocument(deps: RetrievalDeps, caller: Caller, slug: 
     deleteOriginal(deps, removed).catch((err: unknown) => {
       deps.logger.warn({ err, event: 'retrieval.original_not_deleted', document: removed.id }, 'original left for the sweep');
     });
-  if (!(await removeDocument(deps, slug, documentId, { actor: caller.user, after })))
+  // a lake collection's rows go inside the transaction: if Trino cannot delete them, the document stays
+  const backend = backendOf(deps, collection);
+  const inside = (tx: Sql, removed: store.DocumentRow) => backend.removeChunks(tx, removed.id);
+  if (!(await removeDocument(deps, slug, documentId, { actor: caller.user, inside, after })))
     throw notFound(`Document '${documentId}' is not in collection '${slug}'.`);
   return { deleted: documentId };
 }
@@ -103,8 +107,7 @@ export async function reindexDocument(deps: RetrievalDeps, caller: Caller, slug:
       slug,
     ]);
     if (!held) return undefined;
-    await deleteChunks(tx, documentId);
-    await store.copyChunks(tx, slug, documentId, rows);
+    await backendOf(deps, collection).replaceChunks(tx, { id: documentId, filename: document.filename }, rows);
     await setChunkCount(tx, documentId, rows);
     await store.bumpCollectionVersion(tx, slug);
     await appendAudit(tx, {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { unprocessable } from '../platform/errors.ts';
+import { notFound, unprocessable } from '../platform/errors.ts';
 import type { Sql } from '../platform/db/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
+import { backendOf } from './backends/index.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
@@ -197,10 +198,14 @@ export async function ingestSpooled(
     // the bump, the order of the watch's other writes (let a document go, then bump), so no two take the same rows in
     // opposite orders.
     progress.writing();
-    const stored = await deps.db.transaction(async (tx) => {
+    // where the collection keeps its chunks (it may have been deleted while the file was read: 404)
+    const head = await store.collectionHead(deps.db, slug);
+    if (!head) throw notFound(`Collection '${slug}' does not exist.`);
+    const backend = backendOf(deps, head);
+    const written = deps.db.transaction(async (tx) => {
       const inserted = await store.insertDocument(tx, document, { bump: !onStored });
       if (!inserted) return undefined;
-      await store.copyChunks(tx, slug, documentId, rows);
+      await backend.writeChunks(tx, { id: documentId, filename: upload.filename }, rows);
       // the text as extracted, which the document's text download and a re-index read
       await insertPages(tx, documentId, extracted.pages);
       if (onStored) {
@@ -208,6 +213,11 @@ export async function ingestSpooled(
         await store.bumpCollectionVersion(tx, slug);
       }
       return inserted;
+    });
+    // chunks written to the lake by a transaction that then failed are removed (best effort: see docs/retrieval.md)
+    const stored = await written.catch(async (err: unknown) => {
+      if (backend.kind === 'lake') await backend.removeChunks(deps.db, documentId).catch(() => undefined);
+      throw err;
     });
     if (!stored) {
       // another upload of the same bytes committed first: nothing was written, answer with its document (which can

@@ -1,4 +1,14 @@
-import { badGateway, badRequest, payloadTooLarge, ProblemError, unprocessable } from '../platform/errors.ts';
+import {
+  badGateway,
+  badRequest,
+  forbidden,
+  payloadTooLarge,
+  ProblemError,
+  unauthorized,
+  unavailable,
+  unprocessable,
+} from '../platform/errors.ts';
+import { TrinoError } from '../platform/trino/index.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
 import { AnswerModelError } from './answer/errors.ts';
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
@@ -13,5 +23,19 @@ export function retrievalProblem(err: unknown): ProblemError | undefined {
   if (err instanceof UnprocessableDocumentError) return unprocessable(err.message);
   if (err instanceof AnswerModelError) return badGateway(`The chat model failed, no answer was given: ${err.message}`);
   if (err instanceof GatewayError) return badGateway(`The embedding gateway failed, nothing was stored: ${err.message}`);
+  if (err instanceof TrinoError) return lakeProblem(err);
   return undefined;
+}
+
+/**
+ * Trino's answers on a lake collection: the caller's token refused (401) or the caller refused by Trino's own rules
+ * (403); a statement svc wrote that Trino refuses (502), a Trino that does not answer in time (504) or at all (503).
+ */
+function lakeProblem(err: TrinoError): ProblemError {
+  const said = `Trino answered: ${err.message}`;
+  if (err.kind === 'unauthenticated') return unauthorized(said);
+  if (err.kind === 'forbidden') return forbidden(err.message);
+  if (err.kind === 'invalid') return badGateway(`Trino refused a statement on the lake: ${err.message}`);
+  if (err.kind === 'timeout') return new ProblemError(504, 'Gateway Timeout', said);
+  return unavailable(said);
 }

@@ -2,6 +2,7 @@ import { notFound } from '../platform/errors.ts';
 import type { Sql } from '../platform/db/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireQueryable, requireVisible } from './access.ts';
+import { backendOf } from './backends/index.ts';
 import type { RetrievalDeps } from './deps.ts';
 import * as store from './store.ts';
 
@@ -24,22 +25,15 @@ export async function readPage(deps: RetrievalDeps, caller: Caller, slug: string
   if (!doc) throw notFound(`Document '${documentId}' is not in collection '${slug}'.`);
   if (page > doc.page_count)
     throw notFound(`Document '${doc.filename}' has ${doc.page_count} page${doc.page_count === 1 ? '' : 's'}; there is no page ${page}.`);
-  const chunks = await pageChunks(deps.db, documentId, page);
+  const chunks = await backendOf(deps, collection).pageChunks(caller, documentId, page);
   return { document_id: documentId, filename: doc.filename, page, pages: doc.page_count, chunks };
 }
 
-// Its own two statements, beside the one function that reads them (store.ts holds the write and ranking paths).
+// Its own statement, beside the one function that reads it (the page's chunks come from the collection's backend).
 async function documentOf(sql: Sql, slug: string, id: string): Promise<{ filename: string; page_count: number } | undefined> {
   const [row] = await sql.query<{ filename: string; page_count: number }>(
     `SELECT filename, page_count FROM retrieval_documents WHERE collection_slug = $1 AND id = $2::uuid`,
     [slug, id],
   );
   return row;
-}
-
-function pageChunks(sql: Sql, documentId: string, page: number): Promise<{ chunk_id: string; text: string }[]> {
-  return sql.query(`SELECT id::text AS chunk_id, text FROM retrieval_chunks WHERE document_id = $1::uuid AND page = $2 ORDER BY ordinal`, [
-    documentId,
-    page,
-  ]);
 }

@@ -2,7 +2,7 @@ import { badRequest, notFound, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
-import { chunkIdsOf, rankDocumentsByPgvector } from './document-store.ts';
+import { backendOf, type ChunkBackend } from './backends/index.ts';
 import { auditedFilter, narrowTo, type DocumentFilter } from './filter.ts';
 import { fuse, single, type Fused, type Scored } from './fuse.ts';
 import { analyse } from './keyword-index/index.ts';
@@ -34,8 +34,8 @@ export type ChunkResult = {
 
 export type QueryResponse = { question: string; collection: string; chunks: ChunkResult[]; latency_ms: number };
 
-/** The collection ranked, and the documents a filter keeps (undefined: all of them). */
-type Head = { slug: string; version: number; documents: string[] | undefined };
+/** The collection ranked, where its chunks are, and the documents a filter keeps (undefined: all of them). */
+type Head = { slug: string; backend: ChunkBackend; documents: string[] | undefined };
 
 /**
  * Ranks the collection's chunks for the question, by cosine similarity of embeddings (dense), BM25 over terms
@@ -79,17 +79,17 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
   if (!head) throw notFound(`Collection '${slug}' does not exist.`);
   await requireQueryable(deps, caller, head);
   // the policy first, then the filter narrows what is ranked (a filter keeping nothing ranks nothing)
-  const collection: Head = { ...head, documents: await narrowTo(deps, slug, input.filter) };
+  const collection: Head = { slug, backend: backendOf(deps, head), documents: await narrowTo(deps, slug, input.filter) };
 
   const similarity = new Map<string, number>();
   const chunks =
     collection.documents?.length === 0
       ? []
       : mode === 'dense'
-        ? await denseOnly(deps, collection, input.question, topK, similarity)
+        ? await denseOnly(deps, caller, collection, input.question, topK, similarity)
         : mode === 'keyword'
-          ? await withText(deps, single(await keywordList(deps, collection, input.question, topK), 'keyword'))
-          : await hybrid(deps, collection, input.question, topK, similarity);
+          ? await withText(caller, collection, single(await keywordList(deps, caller, collection, input.question, topK), 'keyword'))
+          : await hybrid(deps, caller, collection, input.question, topK, similarity);
   return { chunks, topK, mode, similarity };
 }
 
@@ -127,6 +127,7 @@ const candidates = (deps: RetrievalDeps, topK: number) => Math.max(topK, deps.co
 
 async function hybrid(
   deps: RetrievalDeps,
+  caller: Caller,
   collection: Head,
   question: string,
   topK: number,
@@ -135,55 +136,44 @@ async function hybrid(
   const depth = candidates(deps, topK);
   // the dense candidates without their text: only the fused top k are read back
   const [dense, keyword] = await Promise.all([
-    denseList(deps, collection, question, depth, 'ids'),
-    keywordList(deps, collection, question, depth),
+    denseList(deps, caller, collection, question, depth, 'ids'),
+    keywordList(deps, caller, collection, question, depth),
   ]);
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
-  return withText(deps, fuse(dense.hits, keyword, topK), dense.rows);
+  return withText(caller, collection, fuse(dense.hits, keyword, topK), dense.rows);
 }
 
 async function denseOnly(
   deps: RetrievalDeps,
+  caller: Caller,
   collection: Head,
   question: string,
   topK: number,
   similarity: Map<string, number>,
 ): Promise<ChunkResult[]> {
-  const dense = await denseList(deps, collection, question, topK, 'chunks');
+  const dense = await denseList(deps, caller, collection, question, topK, 'chunks');
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
-  return withText(deps, single(dense.hits, 'dense'), dense.rows);
+  return withText(caller, collection, single(dense.hits, 'dense'), dense.rows);
 }
 
 /**
- * The dense candidates: the in-memory copy up to its size limit, pgvector's exact scan past it. With `read`
- * 'chunks' the copy's candidates come with their rows (text, document), kept so they are not read twice; with
- * 'ids' only their ids and scores (pgvector's scan returns its rows either way).
+ * The dense candidates, from the collection's backend. With `read` 'chunks' they come with their rows (text,
+ * document), kept so they are not read twice; with 'ids' the backend may answer only their ids and scores.
  */
 async function denseList(
   deps: RetrievalDeps,
+  caller: Caller,
   collection: Head,
   question: string,
   k: number,
   read: 'chunks' | 'ids',
 ): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
   const [vector] = await embedQuestion(deps, question);
-  const { slug, version, documents } = collection;
-  if (documents) {
-    // a filter's documents: pgvector's exact scan over their chunks alone (the in-memory copy ranks the whole collection)
-    const found = await rankDocumentsByPgvector(deps.db, slug, documents, vector!, k);
-    return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
-  }
-  if (read === 'ids') {
-    const ranked = await deps.indexes.rankIds(deps.db, slug, version, vector!, k);
-    if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map() };
-  }
-  const ranked = read === 'chunks' ? await deps.indexes.rank(deps.db, slug, version, vector!, k) : 'too-large';
-  const found = ranked === 'too-large' ? await store.rankByPgvector(deps.db, slug, vector!, k) : ranked;
-  return { hits: found.map((h) => ({ id: h.id, score: h.score })), rows: new Map(found.map((h) => [h.id, h])) };
+  return collection.backend.dense(caller, vector!, k, { documents: collection.documents, read });
 }
 
-async function keywordList(deps: RetrievalDeps, collection: Head, question: string, k: number): Promise<Scored[]> {
-  const index = await deps.keywords.get(deps.db, collection.slug, collection.version);
+async function keywordList(deps: RetrievalDeps, caller: Caller, collection: Head, question: string, k: number): Promise<Scored[]> {
+  const index = await collection.backend.keywordIndex();
   if (index === 'too-large') {
     deps.metrics.queries.inc({ outcome: 'too_large_for_keyword' });
     throw unprocessable(
@@ -192,7 +182,7 @@ async function keywordList(deps: RetrievalDeps, collection: Head, question: stri
     );
   }
   if (!collection.documents) return index.search(analyse(question).terms, k);
-  const allowed = await chunkIdsOf(deps.db, collection.documents);
+  const allowed = await collection.backend.chunkIdsOf(caller, collection.documents);
   return index.search(analyse(question).terms, k, (id) => allowed.has(id));
 }
 
@@ -206,11 +196,16 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
 }
 
 /** One read of the ranked chunks with their documents; a chunk deleted since it was ranked drops out. */
-async function withText(deps: RetrievalDeps, ranked: Fused[], known = new Map<string, store.ChunkHit>()): Promise<ChunkResult[]> {
+async function withText(
+  caller: Caller,
+  collection: Head,
+  ranked: Fused[],
+  known = new Map<string, store.ChunkHit>(),
+): Promise<ChunkResult[]> {
   if (ranked.length === 0) return [];
   const missing = ranked.filter((r) => !known.has(r.id)).map((r) => r.id);
-  const rows =
-    missing.length === 0 ? known : new Map([...known, ...(await store.chunksByIds(deps.db, missing)).map((r) => [r.id, r] as const)]);
+  const read = missing.length === 0 ? [] : await collection.backend.chunksByIds(caller, missing);
+  const rows = new Map([...known, ...read.map((r) => [r.id, r] as const)]);
   return ranked.flatMap((r) => {
     const row = rows.get(r.id);
     return row ? [toResult(row, r)] : [];

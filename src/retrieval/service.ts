@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
 import { auditHeadRoutes } from '../platform/audit/index.ts';
@@ -12,6 +13,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { decideConsole } from '../platform/policy/index.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
+import { createLake, type Lake } from './backends/index.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
 import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
@@ -100,6 +102,29 @@ export function createEmbedder(config: RetrievalConfig, logger: Logger): Embedde
   });
 }
 
+/** The lake when SVC_TRINO_URL is set (and not under `svc dev`); without it no collection can be on the lake. */
+export async function openLake(config: RetrievalConfig, opts: { embedded: boolean; logger: Logger }): Promise<Lake | undefined> {
+  if (!config.TRINO_URL || opts.embedded) {
+    if (config.RAG_DEFAULT_BACKEND === 'lake')
+      opts.logger.warn('SVC_RAG_DEFAULT_BACKEND is lake but SVC_TRINO_URL is not set (or svc dev): creating a collection answers 503');
+    return undefined;
+  }
+  opts.logger.info({ url: config.TRINO_URL, schema: config.RAG_LAKE_SCHEMA }, 'lake collections on Trino');
+  return createLake({
+    connection: {
+      url: config.TRINO_URL,
+      ca: config.TRINO_CA_FILE ? await readFile(config.TRINO_CA_FILE, 'utf8') : undefined,
+      source: 'svc-retrieval',
+    },
+    serviceUser: config.TRINO_SERVICE_USER,
+    serviceToken: config.TRINO_SERVICE_TOKEN,
+    schema: config.RAG_LAKE_SCHEMA,
+    timeoutMs: config.RAG_LAKE_TIMEOUT_MS,
+    insertChunks: config.RAG_LAKE_INSERT_CHUNKS,
+    keywordMaxChunks: config.RAG_KEYWORD_INDEX_MAX_CHUNKS,
+  });
+}
+
 export const retrievalService: ServiceDefinition = {
   name: 'retrieval',
   defaultPort: 8080,
@@ -124,6 +149,7 @@ export const retrievalService: ServiceDefinition = {
       pdfWorkers,
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
+      lake: await openLake(config, { embedded: shared.embedded, logger }),
       metrics,
       limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,

@@ -29,7 +29,10 @@ export type CollectionRow = {
   chunk_count: number;
   /** The originals kept and the extracted text of its documents. */
   size_bytes: number;
-};
+} & CollectionBackend;
+
+/** Where a collection's chunks are (backends/index.ts); a lake collection names its Iceberg table. */
+export type CollectionBackend = { backend: 'memory' | 'lake'; lake_table: string | null };
 
 export type DocumentRow = {
   id: string;
@@ -56,21 +59,23 @@ export type ChunkInsert = { id: string; ordinal: number; page: number; text: str
 export type ChunkHit = { id: string; document_id: string; filename: string; page: number; text: string };
 
 const COLLECTION_COLUMNS = `
-  c.slug, c.name, c.description, c.allowed_roles, c.created_by, c.created_at, c.version,
+  c.slug, c.name, c.description, c.allowed_roles, c.created_by, c.created_at, c.version, c.backend, c.lake_table,
   (SELECT count(*) FROM retrieval_documents d WHERE d.collection_slug = c.slug)::int AS document_count,
-  (SELECT count(*) FROM retrieval_chunks k WHERE k.collection_slug = c.slug)::int AS chunk_count,
+  (CASE WHEN c.backend = 'lake'
+    THEN (SELECT coalesce(sum(d.chunk_count), 0) FROM retrieval_documents d WHERE d.collection_slug = c.slug)
+    ELSE (SELECT count(*) FROM retrieval_chunks k WHERE k.collection_slug = c.slug) END)::int AS chunk_count,
   (SELECT coalesce(sum(d.text_bytes + coalesce(d.original_bytes, 0)), 0) FROM retrieval_documents d
     WHERE d.collection_slug = c.slug)::bigint AS size_bytes`;
 
 export async function insertCollection(
   sql: Sql,
-  c: { slug: string; name: string; description: string; allowed_roles: string[]; created_by: string },
+  c: { slug: string; name: string; description: string; allowed_roles: string[]; created_by: string } & CollectionBackend,
 ): Promise<boolean> {
   const rows = await sql.query(
-    `INSERT INTO retrieval_collections (slug, name, description, allowed_roles, created_by)
-     VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), $5)
+    `INSERT INTO retrieval_collections (slug, name, description, allowed_roles, created_by, backend, lake_table)
+     VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), $5, $6, $7)
      ON CONFLICT (slug) DO NOTHING RETURNING slug`,
-    [c.slug, c.name, c.description, JSON.stringify(c.allowed_roles), c.created_by],
+    [c.slug, c.name, c.description, JSON.stringify(c.allowed_roles), c.created_by, c.backend, c.lake_table],
   );
   return rows.length === 1;
 }
@@ -90,13 +95,12 @@ export async function deleteCollection(sql: Sql, slug: string): Promise<boolean>
   return rows.length === 1;
 }
 
+export type CollectionHead = { slug: string; allowed_roles: string[]; version: number } & CollectionBackend;
+
 /** What a query needs of its collection, without counting anything: one primary-key read. */
-export async function collectionHead(
-  sql: Sql,
-  slug: string,
-): Promise<{ slug: string; allowed_roles: string[]; version: number } | undefined> {
-  const rows = await sql.query<{ slug: string; allowed_roles: string[]; version: number }>(
-    `SELECT slug, allowed_roles, version FROM retrieval_collections WHERE slug = $1`,
+export async function collectionHead(sql: Sql, slug: string): Promise<CollectionHead | undefined> {
+  const rows = await sql.query<CollectionHead>(
+    `SELECT slug, allowed_roles, version, backend, lake_table FROM retrieval_collections WHERE slug = $1`,
     [slug],
   );
   return rows[0];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenDb } from './retrieval-contract.ts';
-import { retrievalHarness, who, type RetrievalHarness } from './retrieval.ts';
+import { retrievalHarness, who, type Identity, type RetrievalHarness } from './retrieval.ts';
 import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.ts';
 
 // Hybrid, keyword and dense ranking through HTTP (issue 16), on PGlite (unit) and real Postgres (integration). The
@@ -52,7 +52,18 @@ const corpus = [
   ['cooking.txt', 'Bread is baked from flour, water, yeast and salt in a hot oven.'],
 ];
 
-export function retrievalHybridContract(label: string, openDb: OpenDb) {
+/**
+ * `env` is added to every harness's settings (SVC_RAG_DEFAULT_BACKEND=lake and Trino's: every collection on the lake),
+ * `tokens` are sent as X-User-Token, and `asker` asks the questions (on the lake, a user Trino lets read it).
+ */
+export function retrievalHybridContract(
+  label: string,
+  openDb: OpenDb,
+  opts: { env?: Record<string, string>; tokens?: Record<string, string>; asker?: Identity } = {},
+) {
+  const asker = opts.asker ?? who.user;
+  const harness = (db: RetrievalHarness['db'], env: Record<string, string>) =>
+    retrievalHarness(db, { env: { ...opts.env, ...env }, ...(opts.tokens ? { tokens: opts.tokens } : {}) });
   describe(`hybrid and keyword ranking (${label})`, () => {
     let gw: ScriptedGateway;
     let h: RetrievalHarness;
@@ -73,7 +84,7 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
         },
       });
       const env = { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM) };
-      h = await retrievalHarness(opened.db, { env });
+      h = await harness(opened.db, env);
     });
     afterAll(async () => {
       await h?.close();
@@ -87,7 +98,7 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
       for (const [name, body] of corpus) expect((await h.upload(slug, who.engineer, { name: name!, bytes: enc(body!) })).status).toBe(201);
     }
     const ask = async (h: RetrievalHarness, slug: string, body: Record<string, unknown>) => {
-      const res = await h.json('POST', `/collections/${slug}/query`, who.user, body);
+      const res = await h.json('POST', `/collections/${slug}/query`, asker, body);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body.chunks as Chunk[];
     };
@@ -146,9 +157,7 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
         expect(keyword.every((c) => c.dense_rank === null && c.score > 0)).toBe(true);
       }
       // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS pgvector offers the dense candidates: the same fusion
-      const direct = await retrievalHarness(h.db, {
-        env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' },
-      });
+      const direct = await harness(h.db, { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' });
       try {
         const q = { question: 'error code for the replication slot', top_k: 5 };
         const viaMemory = await ask(h, 'noisy', q);
@@ -166,7 +175,7 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
 
     it('keeps the keyword copy of another replica current, as the vector copy is', async () => {
       embedding.vectors = 'flat';
-      const replica = await retrievalHarness(h.db, { env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM) } });
+      const replica = await harness(h.db, { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM) });
       try {
         await replica.json('POST', '/collections', who.engineer, { slug: 'shared', name: 'shared', allowed_roles: [] });
         await replica.upload('shared', who.engineer, { name: 'a.txt', bytes: enc('The pump PX-9000 is rated for 40 bar.') });
@@ -185,23 +194,21 @@ export function retrievalHybridContract(label: string, openDb: OpenDb) {
     });
 
     it('refuses an unknown mode naming the field, and a collection past the keyword limit with 422 naming the setting', async () => {
-      const bad = await h.json('POST', '/collections/flat/query', who.user, { question: 'x', mode: 'fuzzy' });
+      const bad = await h.json('POST', '/collections/flat/query', asker, { question: 'x', mode: 'fuzzy' });
       expect(bad.status).toBe(400);
       expect(bad.body.errors).toEqual([
         expect.objectContaining({ location: 'json.mode', message: expect.stringContaining('hybrid, dense, keyword') }),
       ]);
 
-      const small = await retrievalHarness(h.db, {
-        env: { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS: '3' },
-      });
+      const small = await harness(h.db, { SVC_EMBED_URL: gw.url, SVC_EMBED_DIM: String(DIM), SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS: '3' });
       try {
         for (const mode of ['hybrid', 'keyword']) {
-          const res = await small.json('POST', '/collections/flat/query', who.user, { question: 'ERR-4471', mode });
+          const res = await small.json('POST', '/collections/flat/query', asker, { question: 'ERR-4471', mode });
           expect(res.status).toBe(422);
           expect(res.body.detail).toContain('SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS');
           expect(res.body.detail).toContain('"mode": "dense"');
         }
-        expect((await small.json('POST', '/collections/flat/query', who.user, { question: 'ERR-4471', mode: 'dense' })).status).toBe(200);
+        expect((await small.json('POST', '/collections/flat/query', asker, { question: 'ERR-4471', mode: 'dense' })).status).toBe(200);
       } finally {
         await small.close();
       }

@@ -15,7 +15,7 @@ import { createCollectionIndexes } from '../../src/retrieval/indexes.ts';
 import { createOcrEngine, createPdfWorkers } from '../../src/retrieval/ingest/index.ts';
 import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts';
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
-import { createEmbedder, createRetrievalApp, retrievalService } from '../../src/retrieval/service.ts';
+import { createEmbedder, createRetrievalApp, openLake, retrievalService } from '../../src/retrieval/service.ts';
 import type { ScanControl } from '../../src/retrieval/watch/scan.ts';
 import { startWatcher } from '../../src/retrieval/watch/watcher.ts';
 import { PEOPLE, type Person } from './identities.ts';
@@ -46,6 +46,8 @@ export async function retrievalHarness(
     originals?: ObjectStore;
     /** Every answer `json` and `upload` get is checked against the app's OpenAPI document (default); benchmarks turn it off. */
     conformance?: boolean;
+    /** Each user's token, sent as X-User-Token (lake collections run on Trino as the caller: tests/support/lake.ts). */
+    tokens?: Record<string, string>;
   } = {},
 ) {
   await retrievalService.migrate(db);
@@ -67,6 +69,8 @@ export async function retrievalHarness(
     originals: opts.originals ?? createFolderStore(originalsDir!),
     indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
+    // the lake as the service opens it, when the env names a Trino (SVC_TRINO_URL: tests/support/lake.ts lakeEnv)
+    lake: await openLake(config, { embedded: false, logger }),
     metrics,
     limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...opts.env }), registry: metrics.registry }),
     logger,
@@ -82,7 +86,11 @@ export async function retrievalHarness(
       })
     : undefined;
 
-  const headers = (as?: Identity): Record<string, string> => (as ? { 'X-User-Id': as.user, 'X-User-Role': as.roles } : {});
+  const headers = (as?: Identity): Record<string, string> => {
+    if (!as) return {};
+    const token = opts.tokens?.[as.user];
+    return { 'X-User-Id': as.user, 'X-User-Role': as.roles, ...(token ? { 'X-User-Token': token } : {}) };
+  };
   const documented = async (method: string, path: string, res: Response) => {
     if (opts.conformance ?? true) await (await import('./openapi-contract.ts')).expectAnswerDocumented(app, method, path, res.clone());
   };

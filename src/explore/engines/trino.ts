@@ -1,5 +1,12 @@
-import { Agent, request } from 'node:https';
-import { Trino, type QueryError, type QueryResult } from 'trino-client';
+import {
+  callerIdentity as trinoCaller,
+  quoteIdent as quote,
+  quoteLiteral as literal,
+  runStatement as runTrino,
+  serviceIdentity,
+  TrinoError,
+  type TrinoIdentity,
+} from '../../platform/trino/index.ts';
 import { CONNECTORS_WITH_SCAN_STATISTICS, parseShowStats, scanBoundOf } from './trino-stats.ts';
 import {
   EngineError,
@@ -7,7 +14,6 @@ import {
   tooLarge,
   type CatalogColumn,
   type EngineCaller,
-  type EngineColumn,
   type EngineResult,
   type QueryEngine,
   unapprovedRead,
@@ -27,16 +33,15 @@ export type TrinoSettings = {
   metadataTimeoutMs: number;
 };
 
-type Identity = { user: string; token: string };
+type Identity = TrinoIdentity;
 
 export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
   const service = (): Identity => {
-    if (!settings.serviceToken)
-      throw new EngineError(
-        'unavailable',
-        'SVC_TRINO_SERVICE_TOKEN is not set, so the service cannot read metadata or estimate costs in Trino.',
-      );
-    return { user: settings.serviceUser, token: settings.serviceToken };
+    try {
+      return serviceIdentity(settings, 'read metadata or estimate costs');
+    } catch (err) {
+      throw engineError(err);
+    }
   };
   const asService = (sql: string) =>
     runStatement(settings, sql, service(), settings.metadataTimeoutMs).catch((err: unknown) => {
@@ -116,12 +121,11 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
 }
 
 function callerIdentity(caller: EngineCaller): Identity {
-  if (!caller.token)
-    throw new EngineError(
-      'unauthenticated',
-      "The request carries no X-User-Token, and Trino runs every statement with the caller's own token.",
-    );
-  return { user: caller.user, token: caller.token };
+  try {
+    return trinoCaller(caller);
+  } catch (err) {
+    throw engineError(err);
+  }
 }
 
 const PLAN_TTL_MS = 60_000;
@@ -162,8 +166,8 @@ export function bytesRead(explainJson: string): number | undefined {
 }
 
 /**
- * Runs one statement to the end, checking every page for an error; past the time limit, or once the rows read
- * weigh more than `maxBytes`, the query is cancelled.
+ * Runs one statement to the end (src/platform/trino); once the rows read weigh more than `maxBytes`, the query is
+ * cancelled. Trino's errors become the engine's, of the same kind and message.
  */
 async function runStatement(
   settings: TrinoSettings,
@@ -172,100 +176,22 @@ async function runStatement(
   timeoutMs: number,
   maxBytes?: number,
 ): Promise<EngineResult> {
-  // trino-client hands `ssl` to the https.Agent it makes per client: kept alive, the statement's POST and every page
-  // it polls share one TLS connection instead of a handshake each; the agent is closed when the statement ends
-  const ssl = { ...(settings.ca ? { ca: settings.ca } : {}), keepAlive: true };
-  const client = Trino.create({
-    server: settings.url,
-    source: 'svc-explore',
-    ssl,
-    // X-Trino-User must name the token's subject on every request: the client's default is the OS user.
-    extraHeaders: { Authorization: `Bearer ${who.token}`, 'X-Trino-User': who.user },
-  });
-  let pages: Awaited<ReturnType<Trino['query']>> | undefined;
-  let stopped = false;
-  const collect = async (): Promise<EngineResult> => {
-    pages = await client.query(sql);
-    if (stopped) cancel(settings, nextUriOf(pages), who); // the time limit passed during the POST
-    let columns: EngineColumn[] | undefined;
-    const rows: unknown[][] = [];
-    let bytes = 0;
-    for (;;) {
-      const { value: page, done } = (await pages.next()) as { value: QueryResult; done?: boolean };
-      if (stopped) break;
-      if (page.error) throw pageError(page.error);
-      columns ??= page.columns?.map((c) => ({ name: c.name, type: c.type }));
-      if (done) break;
-      for (const row of page.data ?? []) {
-        if (maxBytes !== undefined && (bytes += rowBytes(row)) > maxBytes) throw tooLarge(maxBytes);
-        rows.push(row);
-      }
-    }
-    return { columns: columns ?? [], rows };
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new EngineError('timeout', `The query ran longer than ${timeoutMs} ms and was cancelled.`)), timeoutMs);
-  });
-  const running = collect();
-  running.catch(() => undefined); // after a timeout nobody awaits it any more
+  let bytes = 0;
+  const onRow =
+    maxBytes === undefined
+      ? undefined
+      : (row: unknown[]) => {
+          if ((bytes += rowBytes(row)) > maxBytes) throw tooLarge(maxBytes);
+        };
   try {
-    return await Promise.race([running, deadline]);
+    return await runTrino({ url: settings.url, ca: settings.ca, source: 'svc-explore' }, sql, who, {
+      timeoutMs,
+      ...(onRow ? { onRow } : {}),
+    });
   } catch (err) {
-    throw err instanceof EngineError ? err : transportError(err, settings.url);
-  } finally {
-    clearTimeout(timer);
-    stopped = true;
-    if (pages) cancel(settings, nextUriOf(pages), who); // no-op once the query has finished
-    agentOf(client)?.destroy();
+    throw engineError(err);
   }
 }
 
-/** The https.Agent trino-client 0.2.9 made for the client (its request config's httpsAgent). */
-function agentOf(client: Trino): Agent | undefined {
-  return (client as unknown as { client?: { clientConfig?: { httpsAgent?: Agent } } }).client?.clientConfig?.httpsAgent;
-}
-
-/**
- * The query's current nextUri. trino-client 0.2.9 keeps polling inside one `next()` until a page carries data, so
- * while a long aggregation runs no page reaches the caller: the position lives only in the iterator's state.
- * Reading it there depends on the pinned version; the cancellation test in tests/integration proves it.
- */
-function nextUriOf(pages: unknown): string | undefined {
-  return (pages as { iter?: { queryResult?: QueryResult } }).iter?.queryResult?.nextUri;
-}
-
-/** Trino's protocol: DELETE on the current nextUri cancels the query. Best effort: the answer is already decided. */
-function cancel(settings: TrinoSettings, uri: string | undefined, who: Identity): void {
-  if (!uri) return;
-  const req = request(uri, {
-    method: 'DELETE',
-    headers: { Authorization: `Bearer ${who.token}`, 'X-Trino-User': who.user },
-    ...(settings.ca ? { agent: new Agent({ ca: settings.ca }) } : {}),
-  });
-  req.on('response', (res) => res.resume());
-  req.on('error', () => {});
-  req.end();
-}
-
-function pageError(error: QueryError): EngineError {
-  const message = error.message;
-  if (error.errorName === 'PERMISSION_DENIED') return new EngineError('forbidden', message);
-  if (error.errorName === 'USER_CANCELED' || error.errorName === 'EXCEEDED_TIME_LIMIT') return new EngineError('timeout', message);
-  if (error.errorType === 'USER_ERROR') return new EngineError('invalid', message);
-  return new EngineError('unavailable', `Trino failed the query (${error.errorName}): ${message}`);
-}
-
-/** HTTP-level failures: a refused token, or a Trino that cannot be reached or answers with a server error. */
-function transportError(err: unknown, url: string): EngineError {
-  const e = err as { response?: { status?: number; data?: unknown }; code?: string; message?: string };
-  const status = e.response?.status;
-  if (status === 401) return new EngineError('unauthenticated', 'Trino refused the token (invalid or expired): sign in again.');
-  if (status === 403)
-    return new EngineError('forbidden', `Trino refused the request: ${String(e.response?.data ?? 'forbidden').slice(0, 300)}`);
-  if (status !== undefined) return new EngineError('unavailable', `Trino answered HTTP ${status}.`);
-  return new EngineError('unavailable', `Trino at ${url} cannot be reached (${e.code ?? e.message ?? 'no answer'}).`);
-}
-
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+/** Trino's refusal as the engine's, of the same kind and message; anything else as it is. */
+const engineError = (err: unknown) => (err instanceof TrinoError ? new EngineError(err.kind, err.message) : err);

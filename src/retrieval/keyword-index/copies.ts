@@ -1,7 +1,7 @@
 import type { Sql } from '../../platform/db/index.ts';
 import { analyse } from './analyse.ts';
 import { createKeywordIndex, type KeywordIndex } from './bm25.ts';
-import { chunkCount, textsAfter } from './rows.ts';
+import { chunkCount, textsAfter, type TextSource } from './rows.ts';
 
 // In-memory keyword indexes, one per collection, kept current exactly as the vector copies are (indexes.ts): the
 // caller reads the collection's version, and a copy at another version reads only the chunks after its last one
@@ -19,13 +19,14 @@ export type KeywordIndexes = {
 /** Rows analysed between two turns of the event loop, so building a large copy never holds other requests. */
 const YIELD_EVERY = 256;
 
-export function createKeywordIndexes(maxChunks: number): KeywordIndexes {
+/** `source`: where the chunk texts are read (Postgres by default; a lake collection's table, backends/lake.ts). */
+export function createKeywordIndexes(maxChunks: number, source: TextSource = { textsAfter, chunkCount }): KeywordIndexes {
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
 
   async function catchUp(sql: Sql, slug: string, version: number, held: Copy | undefined): Promise<Entry> {
     if (held) {
-      const delta = await textsAfter(sql, slug, held.lastSeq);
+      const delta = await source.textsAfter(sql, slug, held.lastSeq);
       const added = delta.rows;
       const unchanged = delta.total === held.rows + added.length && delta.seqSum === held.seqSum + added.reduce((s, r) => s + r.seq, 0);
       if (unchanged && delta.total <= maxChunks) {
@@ -33,8 +34,8 @@ export function createKeywordIndexes(maxChunks: number): KeywordIndexes {
         return remember(slug, { version, copy: held });
       }
     }
-    if ((await chunkCount(sql, slug)) > maxChunks) return remember(slug, { version, copy: 'too-large' });
-    const all = await textsAfter(sql, slug, 0);
+    if ((await source.chunkCount(sql, slug)) > maxChunks) return remember(slug, { version, copy: 'too-large' });
+    const all = await source.textsAfter(sql, slug, 0);
     const copy: Copy = { index: createKeywordIndex(), rows: 0, lastSeq: 0, seqSum: 0 };
     await append(copy, all.rows);
     return remember(slug, { version, copy });

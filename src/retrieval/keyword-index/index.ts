@@ -3,3 +3,4 @@
 export { analyse, type Analysed } from './analyse.ts';
 export { B, createKeywordIndex, K1, type KeywordHit, type KeywordIndex } from './bm25.ts';
 export { createKeywordIndexes, type KeywordIndexes } from './copies.ts';
+export type { TextRows, TextSource } from './rows.ts';

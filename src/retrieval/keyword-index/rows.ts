@@ -1,15 +1,18 @@
 import type { Sql } from '../../platform/db/index.ts';
 
+export type TextRows = { total: number; seqSum: number; rows: { seq: number; id: string; text: string }[] };
+/** Where a keyword copy reads a collection's chunk texts: these two functions, as below for Postgres. */
+export type TextSource = {
+  textsAfter(sql: Sql, slug: string, afterSeq: number): Promise<TextRows>;
+  chunkCount(sql: Sql, slug: string): Promise<number>;
+};
+
 /**
  * The collection's chunk count and the sum of its chunk sequence numbers, with the texts of the chunks after
  * `afterSeq` in sequence order, from one snapshot: the keyword copy catches up from this as the vector copy does
  * from its embeddings (indexes.ts), or is built from it with `afterSeq` 0.
  */
-export async function textsAfter(
-  sql: Sql,
-  slug: string,
-  afterSeq: number,
-): Promise<{ total: number; seqSum: number; rows: { seq: number; id: string; text: string }[] }> {
+export async function textsAfter(sql: Sql, slug: string, afterSeq: number): Promise<TextRows> {
   const found = await sql.query<{ total: number; seq_sum: number; seq: number | null; id: string | null; text: string | null }>(
     `WITH totals AS (
        SELECT count(*)::int AS total, coalesce(sum(seq), 0)::float8 AS seq_sum FROM retrieval_chunks WHERE collection_slug = $1)

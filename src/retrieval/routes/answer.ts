@@ -57,7 +57,7 @@ const answer = (maxTopK: number) =>
         description: 'The answer, whole (JSON) or as it is written (event stream); a refusal is a problem before any event',
         content: { 'application/json': { schema: answerResponse }, 'text/event-stream': { schema: event } },
       },
-      ...problems(400, 401, 403, 404, 413, 415, 422, 429, 502, 503),
+      ...problems(400, 401, 403, 404, 413, 415, 422, 429, 502, 503, 504),
     },
   });
 

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { apiRoutes, filledText, jsonBody, jsonResponse as json, problems, storableText } from '../../platform/openapi/index.ts';
 import { createCollection, deleteCollection, getCollection, listCollections, updateCollection } from '../collections.ts';
 import type { RetrievalDeps } from '../deps.ts';
+import { BACKENDS } from '../backends/index.ts';
 import { getWatchStatus } from '../watch/status.ts';
 import { slugParam, slugSchema } from './schemas.ts';
 
@@ -27,6 +28,12 @@ const createBody = z.object({
   description: description.optional(),
   allowed_roles: allowedRoles.default([]).describe('Roles that may read the collection; empty: open to every caller'),
   watch: watch.optional(),
+  backend: z
+    .enum(BACKENDS)
+    .optional()
+    .describe(
+      'Where its chunks are kept, fixed at creation: `memory` (Postgres, ranked in memory) or `lake` (an Iceberg table ranked by Trino as the caller); default SVC_RAG_DEFAULT_BACKEND',
+    ),
 });
 
 const patchBody = z
@@ -49,6 +56,7 @@ const collection = z.object({
     .object({ uri: z.string(), interval_seconds: z.int() })
     .nullable()
     .describe('The watched source; its scans at GET /collections/{slug}/watch'),
+  backend: z.enum(BACKENDS).describe('Where its chunks are kept: `memory` or `lake`'),
 });
 
 const watchStatus = z.object({
@@ -79,7 +87,7 @@ const create = createRoute({
   path: '/',
   summary: 'Create a collection (and, with `watch`, the source it ingests from)',
   request: { body: jsonBody(createBody) },
-  responses: { 201: json(collection, 'The created collection'), ...problems(400, 401, 403, 409, 413, 415, 503) },
+  responses: { 201: json(collection, 'The created collection'), ...problems(400, 401, 403, 409, 413, 415, 502, 503, 504) },
 });
 
 const list = createRoute({
@@ -118,7 +126,7 @@ const remove = createRoute({
   path: '/{slug}',
   summary: 'Delete a collection with its documents, chunks and watch',
   request: { params: slugParam },
-  responses: { 200: json(z.object({ deleted: z.string() }), 'Deleted'), ...problems(400, 401, 403, 404, 503) },
+  responses: { 200: json(z.object({ deleted: z.string() }), 'Deleted'), ...problems(400, 401, 403, 404, 502, 503, 504) },
 });
 
 export function collectionRoutes(deps: RetrievalDeps) {

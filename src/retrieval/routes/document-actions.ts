@@ -15,7 +15,7 @@ const remove = createRoute({
   path: '/{slug}/documents/{document_id}',
   summary: 'Delete one document with its chunks, its text and its index entries, all or nothing (the audit keeps its records)',
   request: { params: documentParams },
-  responses: { 200: json(z.object({ deleted: z.string() }), 'Deleted'), ...problems(400, 401, 403, 404, 503) },
+  responses: { 200: json(z.object({ deleted: z.string() }), 'Deleted'), ...problems(400, 401, 403, 404, 502, 503, 504) },
 });
 
 const reindex = createRoute({
@@ -25,7 +25,7 @@ const reindex = createRoute({
   request: { params: documentParams },
   responses: {
     200: json(documentSchema, 'The document with its new chunk count'),
-    ...problems(400, 401, 403, 404, 409, 429, 502, 503),
+    ...problems(400, 401, 403, 404, 409, 429, 502, 503, 504),
   },
 });
 

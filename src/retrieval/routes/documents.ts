@@ -51,7 +51,7 @@ const upload = createRoute({
   responses: {
     201: json(uploaded, 'The new document, INDEXED with its chunk count'),
     200: json(uploaded, 'The document the collection already held (`duplicate: true`)'),
-    ...problems(400, 401, 403, 404, 409, 413, 422, 429, 502, 503),
+    ...problems(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504),
   },
 });
 

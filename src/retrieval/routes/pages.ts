@@ -23,7 +23,7 @@ const page = createRoute({
   path: '/{slug}/documents/{document_id}/pages/{page}',
   summary: 'A page of a document, as a citation opens it: its chunks in order',
   request: { params: pageParams },
-  responses: { 200: json(pageView, 'The page'), ...problems(400, 401, 403, 404, 503) },
+  responses: { 200: json(pageView, 'The page'), ...problems(400, 401, 403, 404, 502, 503, 504) },
 });
 
 export function pageRoutes(deps: RetrievalDeps) {

@@ -25,7 +25,7 @@ const query = (maxTopK: number) =>
     path: '/{slug}/query',
     summary: "The collection's chunks closest to the question, highest score first; the retrieval is recorded",
     request: { params: slugParam, body: jsonBody(queryBody(maxTopK)) },
-    responses: { 200: json(queryResponse, 'The ranked chunks'), ...problems(400, 401, 403, 404, 413, 415, 422, 502, 503) },
+    responses: { 200: json(queryResponse, 'The ranked chunks'), ...problems(400, 401, 403, 404, 413, 415, 422, 502, 503, 504) },
   });
 
 export function queryRoutes(deps: RetrievalDeps) {

@@ -3,7 +3,8 @@ import { ObjectStoreError, type ObjectStore, type TreeEntry } from '../../platfo
 import type { RetrievalDeps } from '../deps.ts';
 import { ingestSpooled } from '../documents.ts';
 import { retrievalProblem } from '../errors.ts';
-import { bumpCollectionVersion } from '../store.ts';
+import { backendOf } from '../backends/index.ts';
+import { bumpCollectionVersion, collectionHead } from '../store.ts';
 import { resolveWatchUri, WatchUriError, type WatchRoots } from './roots.ts';
 import { FileTooLargeError, fetchObject, openSource, type S3Settings } from './source.ts';
 import * as watches from './store.ts';
@@ -72,7 +73,7 @@ export async function scanWatch(deps: RetrievalDeps, watch: watches.WatchRow, co
     if (file.uri === watch.uri && listed.has(file.path)) continue;
     if (control.shouldStop()) throw new ScanInterrupted(`scan of ${watch.uri} interrupted`);
     const removed = await deps.db.transaction(async (tx) => {
-      const released = file.document_id && file.owned ? await watches.releaseDocument(tx, slug, file.document_id, file) : false;
+      const released = file.document_id && file.owned ? await release(deps, tx, slug, file.document_id, file) : false;
       await watches.deleteFile(tx, slug, file.uri, file.path);
       if (released) await bumpCollectionVersion(tx, slug);
       return released;
@@ -165,14 +166,14 @@ async function scanFile(
   try {
     const result = await ingestSpooled(deps, slug, upload, { user: principal }, async (tx, document) => {
       // the new document and the end of the old one commit together: a query sees one or the other
-      if (replaces) await watches.releaseDocument(tx, slug, replaces, at);
+      if (replaces) await release(deps, tx, slug, replaces, at);
       await watches.upsertFile(tx, { ...indexed, document_id: document.id, owned: true });
     });
     if (!result.created) {
       // the collection already holds these bytes (a hand upload, another watched file): point at that document
       const document = result.document;
       await deps.db.transaction(async (tx) => {
-        if (replaces && replaces !== document.document_id && (await watches.releaseDocument(tx, slug, replaces, at))) {
+        if (replaces && replaces !== document.document_id && (await release(deps, tx, slug, replaces, at))) {
           await bumpCollectionVersion(tx, slug);
         }
         const owned = document.uploaded_by === principal || replaces === document.document_id;
@@ -191,11 +192,27 @@ async function scanFile(
 /** Records a file that is no longer one the watch can read (a link), letting its document go. */
 async function letGo(deps: RetrievalDeps, held: watches.FileRow | undefined, row: Parameters<typeof watches.upsertFile>[1]): Promise<void> {
   await deps.db.transaction(async (tx: Sql) => {
-    if (held?.document_id && held.owned && (await watches.releaseDocument(tx, row.collection_slug, held.document_id, row))) {
+    if (held?.document_id && held.owned && (await release(deps, tx, row.collection_slug, held.document_id, row))) {
       await bumpCollectionVersion(tx, row.collection_slug);
     }
     await watches.upsertFile(tx, row);
   });
+}
+
+/** Lets a document go (watches.releaseDocument); a lake collection's rows of it go in the same transaction. */
+async function release(
+  deps: RetrievalDeps,
+  tx: Sql,
+  slug: string,
+  documentId: string,
+  except: { uri: string; path: string },
+): Promise<boolean> {
+  const released = await watches.releaseDocument(tx, slug, documentId, except);
+  if (released) {
+    const head = await collectionHead(tx, slug);
+    if (head?.backend === 'lake') await backendOf(deps, head).removeChunks(tx, documentId);
+  }
+  return released;
 }
 
 /** A scan that could not start or list its source; recorded on the watch, retried next interval. */
