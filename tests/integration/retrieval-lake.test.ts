@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChunkResult } from '../../src/retrieval/query.ts';
 import { dropLakeSchema, lakeEnv, lakeTokens, runSchema } from '../support/lake.ts';
 import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
@@ -28,16 +29,7 @@ const DOCUMENTS = [
 ];
 const QUESTIONS = ['harbour fog at dawn', 'when is invoice INV-2026-0042 due', 'tide gauge low water term3'];
 
-type Chunk = {
-  chunk_id: string;
-  document_id: string;
-  filename: string;
-  page: number;
-  text: string;
-  score: number;
-  dense_rank: number | null;
-  keyword_rank: number | null;
-};
+type Chunk = ChunkResult;
 
 describe('retrieval on the lake (Trino, Iceberg, MinIO, Postgres)', () => {
   let h: RetrievalHarness;

@@ -36,6 +36,14 @@ def _logged_model_id(run):
     return models[0].model_id
 
 
+def _expect_loads_and_predicts(flavour, run, predict, booster):
+    """The logged model loads through its flavour, by model id and by run, and predicts as the trained booster."""
+    want = predict(booster)
+    for uri in (f"models:/{_logged_model_id(run)}", f"runs:/{run.info.run_id}/model"):
+        got = predict(flavour.load_model(uri))
+        assert np.allclose(got, want), f"{uri} predicts differently from the booster autolog trained"
+
+
 def xgboost_autolog():
     import xgboost as xgb
 
@@ -54,12 +62,7 @@ def xgboost_autolog():
         "xgboost autolog params",
     )
     _expect_history_per_round(run.info.run_id, "train-mlogloss")
-    model_id = _logged_model_id(run)
-    loaded = mlflow.xgboost.load_model(f"models:/{model_id}")
-    want = booster.predict(xgb.DMatrix(X))
-    assert np.allclose(loaded.predict(xgb.DMatrix(X)), want), "the autologged xgboost model predicts differently"
-    by_run = mlflow.xgboost.load_model(f"runs:/{run.info.run_id}/model")
-    assert np.allclose(by_run.predict(xgb.DMatrix(X)), want), "runs:/<id>/model predicts differently"
+    _expect_loads_and_predicts(mlflow.xgboost, run, lambda model: model.predict(xgb.DMatrix(X)), booster)
 
 
 def lightgbm_autolog():
@@ -80,12 +83,7 @@ def lightgbm_autolog():
         "lightgbm autolog params",
     )
     _expect_history_per_round(run.info.run_id, "train-multi_logloss")
-    model_id = _logged_model_id(run)
-    loaded = mlflow.lightgbm.load_model(f"models:/{model_id}")
-    want = booster.predict(X)
-    assert np.allclose(loaded.predict(X), want), "the autologged lightgbm model predicts differently"
-    by_run = mlflow.lightgbm.load_model(f"runs:/{run.info.run_id}/model")
-    assert np.allclose(by_run.predict(X), want), "runs:/<id>/model predicts differently"
+    _expect_loads_and_predicts(mlflow.lightgbm, run, lambda model: model.predict(X), booster)
 
 
 CHECKS = [xgboost_autolog, lightgbm_autolog]
