@@ -118,7 +118,11 @@ async function main(): Promise<void> {
   const retrieval = `http://127.0.0.1:${ports.SVC_RETRIEVAL_PORT}`;
   const loader = join(ROOT, 'node_modules/tsx/dist/loader.mjs');
   // as bin/svc runs it (one Node process with tsx's loader), with the probe beside it
-  const svc = start(process.execPath, ['--import', `file://${loader}`, '--import', `file://${join(HERE, 'probe.mjs')}`, 'src/main.ts', 'dev'], env);
+  const svc = start(
+    process.execPath,
+    ['--import', `file://${loader}`, '--import', `file://${join(HERE, 'probe.mjs')}`, 'src/main.ts', 'dev'],
+    env,
+  );
   try {
     const began = Date.now();
     await until(
@@ -158,7 +162,9 @@ async function main(): Promise<void> {
     console.log(` ${'bare Hono server (@hono/node-server)'.padEnd(36)} | ${mb(hono)} | one route, plain node`);
     for (const line of describe('svc dev, idle after start', idle)) console.log(line);
     for (const line of describe(`svc dev, after ${docs.length} documents`, afterDocs)) console.log(line);
-    console.log(` ${docs.length} documents: ${docs.map((d) => d.name).join(', ')}; ${chunks} chunks; the scanned page's sentence found: ${found}`);
+    console.log(
+      ` ${docs.length} documents: ${docs.map((d) => d.name).join(', ')}; ${chunks} chunks; the scanned page's sentence found: ${found}`,
+    );
     console.log(
       ` ratio svc dev idle / bare Hono ${(idle.rss / hono).toFixed(1)}x, / node -e ${(idle.rss / nodeIdle).toFixed(1)}x; after documents / bare Hono ${(afterDocs.rss / hono).toFixed(1)}x`,
     );

@@ -29,7 +29,12 @@ export async function wasmMemories(pid: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i + 1 < vmas.length; i++) {
     const [used, guard] = [vmas[i]!, vmas[i + 1]!];
-    if (used.perms.startsWith('rw') && guard.perms.startsWith('---') && used.end === guard.start && Number(guard.end - used.start) >= GUARDED)
+    if (
+      used.perms.startsWith('rw') &&
+      guard.perms.startsWith('---') &&
+      used.end === guard.start &&
+      Number(guard.end - used.start) >= GUARDED
+    )
       out.push(used.rss);
   }
   return out;

@@ -11,7 +11,17 @@ if (dir) {
   const file = join(dir, `${threadId}.json`);
   const write = (alive) => {
     const h = getHeapStatistics();
-    const row = { threadId, main: isMainThread, script: process.argv[1] ?? "", alive, at: Date.now(), heapTotal: h.total_heap_size, heapUsed: h.used_heap_size, external: h.external_memory ?? 0, malloced: h.malloced_memory };
+    const row = {
+      threadId,
+      main: isMainThread,
+      script: process.argv[1] ?? '',
+      alive,
+      at: Date.now(),
+      heapTotal: h.total_heap_size,
+      heapUsed: h.used_heap_size,
+      external: h.external_memory ?? 0,
+      malloced: h.malloced_memory,
+    };
     try {
       writeFileSync(file, JSON.stringify(row));
     } catch {}
