@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createOcrEngine, detectFormat } from '../../src/retrieval/ingest/index.ts';
 import { hugePngHeader, scanPngBytes } from '../fixtures/images.ts';
 import { imageFixtures, ingestFixture, reportPdf, scannedPdf, type Fixture } from '../support/fixtures.ts';
@@ -27,6 +27,19 @@ describe('OCR engine', () => {
     // a closed engine starts again when asked
     expect(words(await engine.recognize(scanPngBytes()))).toContain('twelve');
     await engine.close();
+  });
+
+  it('stops once no page has needed it for its idle time, and starts again for the next page', async () => {
+    const engine = createOcrEngine({ langs: ['eng'], idleMs: 200 });
+    try {
+      expect(words(await engine.recognize(scanPngBytes()))).toContain('northwind');
+      expect(engine.started).toBe(true);
+      await vi.waitFor(() => expect(engine.started).toBe(false), { timeout: 30_000, interval: 100 });
+      expect(words(await engine.recognize(scanPngBytes()))).toContain('northwind');
+      expect(engine.started).toBe(true);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('reads pages one at a time when asked concurrently', async () => {

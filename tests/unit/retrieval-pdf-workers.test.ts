@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createOcrEngine, createPdfWorkers } from '../../src/retrieval/ingest/index.ts';
 import { acceptedFixtures, ingestFixture, rejectedFixtures, reportPdf, scannedPdf, type Fixture } from '../support/fixtures.ts';
 import { writePdf } from '../support/pdf-writer.ts';
@@ -43,6 +43,21 @@ describe('PDF text on worker threads', () => {
       expect(await ingestFixture(f, { ocr, pdfWorkers: three }), f.name).toEqual(here);
     }
     expect(ocr.started).toBe(false);
+  });
+
+  it('stops its workers once no PDF has come for their idle time, and reads the next PDF as before', async () => {
+    const idle = createPdfWorkers(2, { idleMs: 200 });
+    try {
+      const f = documents[0]!;
+      expect(idle.running).toBe(0);
+      const first = await ingestFixture(f, { ocr, pdfWorkers: idle });
+      expect(idle.running).toBe(2);
+      await vi.waitFor(() => expect(idle.running).toBe(0), { timeout: 30_000, interval: 100 });
+      expect(await ingestFixture(f, { ocr, pdfWorkers: idle })).toEqual(first);
+      expect(first).toEqual(await ingestFixture(f, { ocr }));
+    } finally {
+      await idle.close();
+    }
   });
 
   it('reads documents sent at once each whole and apart: every page once, none from another document', async () => {

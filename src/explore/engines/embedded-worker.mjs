@@ -17,10 +17,13 @@ const sampleRole = `CREATE ROLE svc_sample NOLOGIN; GRANT USAGE ON SCHEMA ${SCHE
   REVOKE ALL ON ALL TABLES IN SCHEMA pg_catalog FROM PUBLIC;
   REVOKE ALL ON ALL TABLES IN SCHEMA information_schema FROM PUBLIC`;
 const afterSample = workerData?.afterSample ?? '';
-// Loading the sample is most of a worker's start: the loaded cluster is cached (pglite-prepared.mjs).
+// Loading the sample is most of a worker's start: the loaded cluster is cached (pglite-prepared.mjs). It is unpacked
+// into the worker's own folder (workerData.dataDir, made and removed by embedded.ts), not into PGlite's in-memory
+// file system: there its 70 MB of files, and the tarball they came from, stayed in the worker's memory.
 const db = await createPrepared(
   PGlite,
   {
+    ...(workerData?.dataDir ? { dataDir: workerData.dataDir } : {}),
     parsers: { [types.INT8]: (v) => Number(v), [types.NUMERIC]: Number, [types.DATE]: (v) => v },
     ...(workerData?.pgliteWasmModule
       ? { pgliteWasmModule: workerData.pgliteWasmModule, initdbWasmModule: workerData.initdbWasmModule }

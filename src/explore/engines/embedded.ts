@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { types } from '@electric-sql/pglite';
 import { compiledPgliteWasm } from '../../platform/db/index.ts';
@@ -59,7 +63,8 @@ type Job = {
   timer?: NodeJS.Timeout;
   settled?: boolean;
 };
-type Slot = { worker: Worker; ready: boolean; running?: Job; idle?: NodeJS.Timeout };
+/** `gone`: the worker has exited and its folder is removed. */
+type Slot = { worker: Worker; ready: boolean; gone: Promise<void>; running?: Job; idle?: NodeJS.Timeout };
 
 export type EmbeddedEngineOptions = {
   /**
@@ -85,13 +90,18 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
   let closed = false;
   let startFailedAt = Number.NEGATIVE_INFINITY;
   const wasm = await compiledPgliteWasm(); // once for every worker this engine starts
+  await removeOrphanedSamples();
   await startWorker(); // the sample loads before the engine is handed out
 
   function startWorker(): Promise<void> {
+    const dataDir = mkdtempSync(join(tmpdir(), `${SAMPLE_FOLDER}${process.pid}-`));
     const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
-      workerData: { afterSample: opts.afterSample ?? '', ...wasm },
+      workerData: { afterSample: opts.afterSample ?? '', dataDir, ...wasm },
     });
-    const slot: Slot = { worker, ready: false };
+    const gone = new Promise<void>((resolve) => worker.once('exit', resolve)).then(() =>
+      rm(dataDir, { recursive: true, force: true }).catch(() => {}),
+    );
+    const slot: Slot = { worker, ready: false, gone };
     slots.push(slot);
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (msg: { ready?: boolean; ok: boolean; value: unknown; error: string; kind?: EngineError['kind'] }) => {
@@ -284,9 +294,30 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
         clearTimeout(slot.idle);
         if (slot.running) settle(slot.running, { error: gone });
       }
-      await Promise.all(slots.splice(0).map((slot) => slot.worker.terminate()));
+      await Promise.all(slots.splice(0).map((slot) => slot.worker.terminate().then(() => slot.gone)));
     },
   };
+}
+
+// Each worker unpacks the sample into a folder of its own (the one process that opens it), removed when the worker
+// exits; one left by a process that crashed is removed by the next start, which reads the process id in its name.
+const SAMPLE_FOLDER = 'svc-sample-';
+
+async function removeOrphanedSamples(): Promise<void> {
+  const root = tmpdir();
+  for (const name of await readdir(root).catch(() => [])) {
+    const pid = Number(new RegExp(`^${SAMPLE_FOLDER}(\\d+)-`).exec(name)?.[1]);
+    if (pid && pid !== process.pid && !alive(pid)) await rm(join(root, name), { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { untarInto } from './untar.mjs';
 
 const require = createRequire(import.meta.url);
 const PGLITE_VERSION = JSON.parse(
@@ -16,16 +17,32 @@ const PGLITE_VERSION = JSON.parse(
 ).version;
 const FOLDER = join(process.env.SVC_CACHE || join(homedir(), '.cache', 'svc'), 'pglite');
 
+// Every embedded cluster runs with 16 MB of shared buffers, not initdb's 128 MB: PGlite allocates them in its wasm
+// memory, which never shrinks, and most of them were touched (about 90 MB of resident set per database). The
+// embedded databases are small; a page that is not in the buffers is one read away in the data folder.
+const SHARED_BUFFERS = ['-c', 'shared_buffers=16MB'];
+
 /**
  * PGlite.create(options) with `prepare(db)` applied to a new cluster: from the cached tarball when there is one, else
  * prepared now and cached for the next start. `key` names everything `prepare` does (its scripts), so a change to
  * them is a new tarball. With `options.dataDir`, a folder that already holds a cluster opens as it is.
  */
-export async function createPrepared(PGlite, options, { key, prepare = async () => {} }) {
+export async function createPrepared(PGlite, given, { key, prepare = async () => {} }) {
+  const options = { startParams: [...PGlite.defaultStartParams, ...SHARED_BUFFERS], ...given };
   const folder = options.dataDir;
   if (folder && (await holdsCluster(folder))) return PGlite.create(options);
   const wasEmpty = folder ? (await readdir(folder).catch(() => [])).length === 0 : true;
   const file = join(FOLDER, `${createHash('sha256').update(`${PGLITE_VERSION}\n${key}`).digest('hex').slice(0, 24)}.tar`);
+  // into a folder, the tarball is unpacked a piece at a time; into memory, PGlite reads it whole
+  if (folder && wasEmpty && (await exists(file))) {
+    try {
+      await untarInto(file, folder);
+      return await PGlite.create(options);
+    } catch {
+      await rm(file, { force: true }).catch(() => {});
+      await emptyFolder(folder);
+    }
+  }
   const saved = await readFile(file).catch(() => undefined);
   if (saved) {
     try {
@@ -42,11 +59,12 @@ export async function createPrepared(PGlite, options, { key, prepare = async () 
   return db;
 }
 
-const holdsCluster = (folder) =>
-  access(join(folder, 'PG_VERSION')).then(
+const exists = (path) =>
+  access(path).then(
     () => true,
     () => false,
   );
+const holdsCluster = (folder) => exists(join(folder, 'PG_VERSION'));
 
 async function emptyFolder(folder) {
   await rm(folder, { recursive: true, force: true });

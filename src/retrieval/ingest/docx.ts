@@ -1,6 +1,4 @@
 import JSZip from 'jszip';
-import { parseHTML } from 'linkedom';
-import mammoth from 'mammoth';
 import { MalformedDocumentError } from './errors.ts';
 import type { OfficePackage } from './package.ts';
 import type { Page } from './text.ts';
@@ -13,6 +11,7 @@ import type { Page } from './text.ts';
 // holding only the XML parts, already inflated under the package's budget; images are never read. Each part is
 // first read by the package's linear XML scanner, so a crafted part (nesting thousands deep, millions of
 // elements, not well-formed) is refused under the same bounds as PowerPoint and Excel before mammoth parses it.
+// mammoth and linkedom load with the first Word document: a process that reads none does not carry them (35 MB).
 
 export async function extractDocx(pkg: OfficePackage, filename: string): Promise<Page[]> {
   const copy = new JSZip();
@@ -22,6 +21,7 @@ export async function extractDocx(pkg: OfficePackage, filename: string): Promise
     copy.file(name, (await pkg.zip.bytes(name))!);
   }
   const buffer = await copy.generateAsync({ type: 'nodebuffer', compression: 'STORE' });
+  const [{ default: mammoth }, { parseHTML }] = await Promise.all([import('mammoth'), import('linkedom')]);
   let html: string;
   try {
     const result = await mammoth.convertToHtml({ buffer }, {
@@ -34,11 +34,11 @@ export async function extractDocx(pkg: OfficePackage, filename: string): Promise
       `${filename} cannot be read as a Word document (${(err as Error).message}): save it again from Word and upload it again.`,
     );
   }
-  return [{ page: 1, text: htmlLines(html).join('\n') }];
+  return [{ page: 1, text: htmlLines(html, parseHTML).join('\n') }];
 }
 
 /** One line per paragraph, heading or list item; one line per table row with cells joined by " | ". */
-export function htmlLines(html: string): string[] {
+export function htmlLines(html: string, parseHTML: typeof import('linkedom').parseHTML): string[] {
   const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
   for (const br of Array.from(document.querySelectorAll('br'))) br.replaceWith(document.createTextNode(' '));
   const lines: string[] = [];

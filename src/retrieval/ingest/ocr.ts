@@ -9,7 +9,8 @@ import { createWorker, OEM, type Worker } from 'tesseract.js';
 // tesseract.js reads every language from one langPath folder, so the files are gathered into one folder once
 // (copied under a temporary name and renamed, so a concurrent start never reads half a file). The worker script
 // and the wasm core are loaded from node_modules. The worker starts on the first page that needs it, so a digital
-// PDF never pays for OCR, and is then reused for every later page until close().
+// PDF never pays for OCR, is reused for every later page, and stops once no page has needed it for `idleMs` (it
+// holds about 120 MB); the next page starts it again.
 
 export interface OcrEngine {
   recognize(image: Uint8Array): Promise<string>;
@@ -42,10 +43,23 @@ export async function gatherLanguages(langs: readonly string[], dir: string): Pr
   return dir;
 }
 
-export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: string }): OcrEngine {
+/** How long the OCR worker waits for another page before it stops. */
+export const OCR_IDLE_MS = 30_000;
+
+export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: string; idleMs?: number }): OcrEngine {
   const dataDir = opts.dataDir ?? join(tmpdir(), 'svc-tessdata');
+  const idleMs = opts.idleMs ?? OCR_IDLE_MS;
   let worker: Promise<Worker> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
+  let waiting = 0; // pages asked for and not yet read
+  let idle: NodeJS.Timeout | undefined;
+
+  const stop = async () => {
+    clearTimeout(idle);
+    const w = worker;
+    worker = undefined;
+    if (w) await (await w.catch(() => undefined))?.terminate();
+  };
 
   const start = async (): Promise<Worker> => {
     const langPath = await gatherLanguages(opts.langs, dataDir);
@@ -84,15 +98,19 @@ export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: stri
       return worker !== undefined;
     },
     recognize(image) {
+      clearTimeout(idle);
+      waiting++;
       // one page at a time on the one worker
       const result = queue.then(() => run(image));
-      queue = result.catch(() => {});
+      queue = result
+        .catch(() => {})
+        .finally(() => {
+          if (--waiting > 0) return;
+          idle = setTimeout(() => void (waiting === 0 ? stop() : undefined), idleMs);
+          idle.unref();
+        });
       return result;
     },
-    async close() {
-      const w = worker;
-      worker = undefined;
-      if (w) await (await w.catch(() => undefined))?.terminate();
-    },
+    close: stop,
   };
 }

@@ -5,7 +5,8 @@ import { Worker } from 'node:worker_threads';
 // is split across all the workers, each opening its own copy and taking the next page not yet taken (a counter in
 // shared memory), so one upload uses every core the service has, a long PDF is read in a fraction of the time, and a
 // worker the machine slows down reads fewer pages instead of holding the rest up. Workers start with the first PDF,
-// do not keep the process alive, and a crashed one is replaced.
+// do not keep the process alive, stop once no PDF has come for `idleMs` (each holds 25 to 35 MB), and a crashed or
+// stopped one is replaced by the next PDF.
 
 /** What one worker read of the document: the pages it took (see pdf-worker.mjs). */
 type Share = {
@@ -30,6 +31,8 @@ export type PdfText = { numPages: number; pages: SharedPage[] } | { numPages?: n
 
 export interface PdfWorkers {
   readonly size: number;
+  /** Workers running now: none before the first PDF and after `idleMs` without one. */
+  readonly running: number;
   /** Every page's text, in page order, or the failure of the lowest page (a document-wide one first). */
   read(
     bytes: Uint8Array,
@@ -43,10 +46,23 @@ const PROGRESS_MS = 200;
 
 type Pending = { resolve(share: Share): void; reject(err: Error): void };
 
-export function createPdfWorkers(size: number): PdfWorkers {
+/** How long the workers wait for another PDF before they stop. */
+export const PDF_WORKERS_IDLE_MS = 30_000;
+
+export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): PdfWorkers {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`PDF workers must be a positive integer, got ${size}`);
+  const idleMs = opts.idleMs ?? PDF_WORKERS_IDLE_MS;
   const slots: ({ worker: Worker; pending: Map<number, Pending> } | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
+  let reading = 0; // documents being read
+  let idle: NodeJS.Timeout | undefined;
+
+  async function stopAll(): Promise<void> {
+    clearTimeout(idle);
+    const running = slots.filter((s) => s !== undefined);
+    slots.fill(undefined);
+    await Promise.all(running.map((s) => s.worker.terminate()));
+  }
 
   function slot(i: number) {
     const existing = slots[i];
@@ -93,6 +109,9 @@ export function createPdfWorkers(size: number): PdfWorkers {
 
   return {
     size,
+    get running() {
+      return slots.filter((s) => s !== undefined).length;
+    },
     async read(bytes, { maxPages, signal, onProgress }) {
       signal?.throwIfAborted();
       // the pages taken so far, counted by the workers themselves, and the page count the first to open it wrote
@@ -105,17 +124,20 @@ export function createPdfWorkers(size: number): PdfWorkers {
             if (pages > 0) onProgress(Math.min(Atomics.load(counts, 0), pages), pages);
           }, PROGRESS_MS)
         : undefined;
-      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, taken, maxPages, signal))).finally(() => clearInterval(watch));
+      clearTimeout(idle);
+      reading++;
+      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, taken, maxPages, signal))).finally(() => {
+        clearInterval(watch);
+        if (--reading > 0) return;
+        idle = setTimeout(() => void (reading === 0 ? stopAll() : undefined), idleMs);
+        idle.unref();
+      });
       const failure = firstFailure(shares);
       if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
       const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);
       return { numPages: shares[0]?.numPages ?? 0, pages };
     },
-    async close() {
-      const running = slots.filter((s) => s !== undefined);
-      slots.fill(undefined);
-      await Promise.all(running.map((s) => s.worker.terminate()));
-    },
+    close: stopAll,
   };
 }
 

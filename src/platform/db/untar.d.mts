@@ -1,0 +1,1 @@
+export function untarInto(file: string, folder: string): Promise<void>;
