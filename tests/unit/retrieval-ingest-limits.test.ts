@@ -74,6 +74,7 @@ describe('time limit', () => {
     let asked = 0;
     const stuck: OcrEngine = {
       started: true,
+      starts: 1,
       recognize: () => {
         asked++;
         return new Promise<string>(() => {});

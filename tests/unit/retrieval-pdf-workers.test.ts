@@ -51,9 +51,10 @@ describe('PDF text on worker threads', () => {
       const f = documents[0]!;
       expect(idle.running).toBe(0);
       const first = await ingestFixture(f, { ocr, pdfWorkers: idle });
-      expect(idle.running).toBe(2);
+      expect(idle.starts).toBe(2);
       await vi.waitFor(() => expect(idle.running).toBe(0), { timeout: 30_000, interval: 100 });
       expect(await ingestFixture(f, { ocr, pdfWorkers: idle })).toEqual(first);
+      expect(idle.starts).toBe(4); // the two stopped, and two new ones read the next PDF
       expect(first).toEqual(await ingestFixture(f, { ocr }));
     } finally {
       await idle.close();

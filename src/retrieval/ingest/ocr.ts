@@ -15,6 +15,8 @@ import { createWorker, OEM, type Worker } from 'tesseract.js';
 export interface OcrEngine {
   recognize(image: Uint8Array): Promise<string>;
   readonly started: boolean;
+  /** Times the engine has started: once, then once again after each idle stop. */
+  readonly starts: number;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: stri
   let queue: Promise<unknown> = Promise.resolve();
   let waiting = 0; // pages asked for and not yet read
   let idle: NodeJS.Timeout | undefined;
+  let starts = 0;
 
   const stop = async () => {
     clearTimeout(idle);
@@ -62,6 +65,7 @@ export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: stri
   };
 
   const start = async (): Promise<Worker> => {
+    starts++;
     const langPath = await gatherLanguages(opts.langs, dataDir);
     return createWorker([...opts.langs], OEM.LSTM_ONLY, {
       langPath,
@@ -96,6 +100,9 @@ export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: stri
   return {
     get started() {
       return worker !== undefined;
+    },
+    get starts() {
+      return starts;
     },
     recognize(image) {
       clearTimeout(idle);

@@ -33,6 +33,8 @@ export interface PdfWorkers {
   readonly size: number;
   /** Workers running now: none before the first PDF and after `idleMs` without one. */
   readonly running: number;
+  /** Workers started since creation: `size` at most for the first PDF, as many again after each idle stop. */
+  readonly starts: number;
   /** Every page's text, in page order, or the failure of the lowest page (a document-wide one first). */
   read(
     bytes: Uint8Array,
@@ -56,6 +58,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
   let nextId = 0;
   let reading = 0; // documents being read
   let idle: NodeJS.Timeout | undefined;
+  let starts = 0;
 
   async function stopAll(): Promise<void> {
     clearTimeout(idle);
@@ -68,6 +71,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
     const existing = slots[i];
     if (existing) return existing;
     const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url));
+    starts++;
     worker.unref();
     const pending = new Map<number, Pending>();
     const fresh = { worker, pending };
@@ -111,6 +115,9 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
     size,
     get running() {
       return slots.filter((s) => s !== undefined).length;
+    },
+    get starts() {
+      return starts;
     },
     async read(bytes, { maxPages, signal, onProgress }) {
       signal?.throwIfAborted();
