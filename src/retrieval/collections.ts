@@ -77,6 +77,12 @@ export async function createCollection(deps: RetrievalDeps, caller: Caller, inpu
   // a lake collection's table comes first (seconds on Trino), unless the slug is already taken
   let lakeTable: string | null = null;
   if (backend === 'lake') {
+    // asked for by name, it is the request that cannot be met here (400); by SVC_RAG_DEFAULT_BACKEND, the service (503)
+    if (input.backend === 'lake' && !deps.lake)
+      throw badRequest(
+        `This service has no lake backend (SVC_TRINO_URL is not set), so collection '${input.slug}' cannot be created on it: ` +
+          `create it with "backend": "memory", or ask the platform team to connect Trino.`,
+      );
     const lake = requireLake(deps, `Collection '${input.slug}' would be on the lake`);
     if (await store.collectionHead(deps.db, input.slug)) throw taken();
     lakeTable = await createLakeTable(lake, input.slug);

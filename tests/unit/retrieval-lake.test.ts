@@ -26,9 +26,9 @@ describe('collection backends', () => {
     expect((await h.json('GET', '/collections', who.engineer)).body.collections[0].backend).toBe('memory');
   });
 
-  it('refuses a lake collection on a service without Trino with 503 naming SVC_TRINO_URL, and writes nothing', async () => {
+  it('refuses a lake collection asked of a service without Trino with 400 naming SVC_TRINO_URL, and writes nothing', async () => {
     const res = await h.json('POST', '/collections', who.engineer, { slug: 'on-lake', name: 'Lake', allowed_roles: [], backend: 'lake' });
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/SVC_TRINO_URL/);
     expect((await h.json('GET', '/collections/on-lake', who.engineer)).status).toBe(404);
   });
