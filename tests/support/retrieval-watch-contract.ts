@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { docx } from '../fixtures/ooxml.ts';
 import type { OpenDb } from './retrieval-contract.ts';
 import { retrievalHarness, who, type RetrievalHarness } from './retrieval.ts';
@@ -37,6 +37,11 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       where = await place();
       env = { ...where.env, SVC_WATCH_POLL_SECONDS: '1', SVC_CHUNK_SIZE_TOKENS: '60', SVC_CHUNK_OVERLAP_TOKENS: '10' };
       admin = await replica({ watching: false });
+    });
+    // a test's replicas stop with it, so a failed test cannot leave a watcher scanning the next test's sources
+    afterEach(async () => {
+      for (const h of harnesses.splice(0).filter((h) => h !== admin)) await h.close();
+      harnesses.push(admin);
     });
     afterAll(async () => {
       for (const h of harnesses) await h.close();
@@ -153,6 +158,8 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
         await expect
           .poll(async () => (await status('docs')).failures.map((f: { path: string }) => f.path), poll)
           .toEqual(['broken.docx', 'old.doc']);
+        // a file's failure is recorded as it is decided, the scan's counts when it ends
+        await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(4);
         const seen = await status('docs');
         expect(seen.counts).toMatchObject({ seen: 4, ingested: 2, failed: 2 });
         expect(seen.failures.find((f: { path: string }) => f.path === 'old.doc').reason).toMatch(/\.doc/);
@@ -194,8 +201,6 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
         await source.remove('copy-of-hand.txt');
         await expect.poll(async () => (await status('docs')).counts.seen, poll).toBe(2);
         expect(await documents('docs')).toEqual(['alpha.txt', 'broken.docx', 'by-hand.txt']);
-        await h.close();
-        harnesses.splice(harnesses.indexOf(h), 1);
       },
       LONG,
     );
@@ -221,8 +226,6 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
         expect(seen.failures.map((f: { path: string }) => f.path)).toEqual(['broken.docx']);
         expect((await find('bulk', 'V-77'))[0]!.text).toContain('spare valve V-77');
         expect((await fileOutcomes(h)).ingested).toBe(12);
-        await h.close();
-        harnesses.splice(harnesses.indexOf(h), 1);
       },
       LONG,
     );
