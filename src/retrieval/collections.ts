@@ -2,7 +2,7 @@ import type { Sql } from '../platform/db/index.ts';
 import { badRequest, conflict, notFound } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { decideCollection, requireAllowed, requireVisible } from './access.ts';
-import { backendOf, createLakeTable, dropLakeTable, requireLake, type BackendKind } from './backends/index.ts';
+import { backendOf, createChunkStore, dropChunkStore, type BackendKind } from './backends/index.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { deleteCollectionOriginals } from './originals.ts';
 import * as store from './store.ts';
@@ -74,19 +74,9 @@ export async function createCollection(deps: RetrievalDeps, caller: Caller, inpu
   if (watch) await checkWatch(deps, watch);
   const backend = input.backend ?? deps.config.RAG_DEFAULT_BACKEND;
   const taken = () => conflict(`A collection with slug '${input.slug}' already exists.`);
-  // a lake collection's table comes first (seconds on Trino), unless the slug is already taken
-  let lakeTable: string | null = null;
-  if (backend === 'lake') {
-    // asked for by name, it is the request that cannot be met here (400); by SVC_RAG_DEFAULT_BACKEND, the service (503)
-    if (input.backend === 'lake' && !deps.lake)
-      throw badRequest(
-        `This service has no lake backend (SVC_TRINO_URL is not set), so collection '${input.slug}' cannot be created on it: ` +
-          `create it with "backend": "memory", or ask the platform team to connect Trino.`,
-      );
-    const lake = requireLake(deps, `Collection '${input.slug}' would be on the lake`);
-    if (await store.collectionHead(deps.db, input.slug)) throw taken();
-    lakeTable = await createLakeTable(lake, input.slug);
-  }
+  // a lake table or a search index comes first (seconds on Trino), unless the slug is already taken
+  if (backend !== 'memory' && (await store.collectionHead(deps.db, input.slug))) throw taken();
+  const chunkStore = await createChunkStore(deps, input.slug, backend, input.backend);
   // the collection and its watch, or neither
   const created = await deps.db
     .transaction(async (tx) => {
@@ -97,17 +87,17 @@ export async function createCollection(deps: RetrievalDeps, caller: Caller, inpu
         allowed_roles: allowedRoles,
         created_by: caller.user,
         backend,
-        lake_table: lakeTable,
+        chunk_store: chunkStore,
       });
       if (inserted && watch) await watches.upsertWatch(tx, { slug: input.slug, ...watch, set_by: caller.user });
       return inserted;
     })
     .catch((err: unknown) => {
-      if (lakeTable) void dropOrphan(deps, lakeTable);
+      if (chunkStore) void dropOrphan(deps, backend, chunkStore);
       throw err;
     });
   if (!created) {
-    if (lakeTable) void dropOrphan(deps, lakeTable);
+    if (chunkStore) void dropOrphan(deps, backend, chunkStore);
     throw taken();
   }
   return viewOf(deps, input.slug);
@@ -145,23 +135,23 @@ export async function deleteCollection(deps: RetrievalDeps, caller: Caller, slug
   const collection = await requireVisible(deps.policy, caller, slug, await store.findCollection(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'delete', collection);
   if (!(await store.deleteCollection(deps.db, slug))) throw notFound(`Collection '${slug}' does not exist.`);
-  // its chunk storage once its row is gone (a lake table that cannot be dropped now is logged and left behind)
+  // its chunk storage once its row is gone (a lake table or search index that cannot be dropped now is logged and left)
   try {
     await backendOf(deps, collection).drop();
   } catch (err) {
     deps.logger.warn(
-      { err, event: 'retrieval.lake_table_not_dropped', collection: slug, table: collection.lake_table },
-      'lake table left behind',
+      { err, event: 'retrieval.chunk_store_not_dropped', collection: slug, chunk_store: collection.chunk_store },
+      'chunk store left behind',
     );
   }
   await deleteCollectionOriginals(deps, slug);
   return { deleted: slug };
 }
 
-/** A table no collection names (its create lost the slug, or its row could not be written). */
-async function dropOrphan(deps: RetrievalDeps, table: string): Promise<void> {
-  await dropLakeTable(requireLake(deps, 'A lake table is left over'), table).catch((err: unknown) => {
-    deps.logger.warn({ err, event: 'retrieval.lake_table_not_dropped', table }, 'lake table left behind');
+/** A table or index no collection names (its create lost the slug, or its row could not be written). */
+async function dropOrphan(deps: RetrievalDeps, backend: BackendKind, chunkStore: string): Promise<void> {
+  await dropChunkStore(deps, backend, chunkStore).catch((err: unknown) => {
+    deps.logger.warn({ err, event: 'retrieval.chunk_store_not_dropped', chunk_store: chunkStore }, 'chunk store left behind');
   });
 }
 

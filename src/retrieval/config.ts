@@ -51,9 +51,29 @@ export const retrievalShape = {
   HYBRID_CANDIDATES: int(50, 1),
   /**
    * Where a new collection keeps its chunks when POST /collections names no `backend`: `memory` (Postgres, ranked in
-   * memory) or `lake` (an Iceberg table on Trino, which then needs TRINO_URL and TRINO_SERVICE_TOKEN).
+   * memory), `lake` (an Iceberg table on Trino, which then needs TRINO_URL and TRINO_SERVICE_TOKEN) or `search` (an
+   * OpenSearch index, which then needs OPENSEARCH_URL).
    */
-  RAG_DEFAULT_BACKEND: z.enum(['memory', 'lake']).default('memory'),
+  RAG_DEFAULT_BACKEND: z.enum(['memory', 'lake', 'search']).default('memory'),
+  /** OpenSearch for search-backend collections; unset: a collection cannot be created on it. */
+  OPENSEARCH_URL: url(),
+  OPENSEARCH_USER: optionalStr(),
+  OPENSEARCH_PASSWORD: optionalStr(),
+  /** The CA that signed OpenSearch's certificate (PEM), when it is not one the system trusts. */
+  OPENSEARCH_CA_FILE: optionalStr(),
+  /** Prefix of the collections' index names (the svc user's rights in OpenSearch are usually given by prefix). */
+  RAG_SEARCH_INDEX_PREFIX: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]*$/, 'expected lowercase letters, digits, - and _')
+    .default('svc-chunks'),
+  /** Replicas of each collection's index (0 on a single-node cluster). */
+  RAG_SEARCH_REPLICAS: int(1, 0),
+  /** `auto`: dense ranking by OpenSearch's k-NN (not exact) where the plugin is installed; `off`: svc's exact copy. */
+  RAG_SEARCH_KNN: z.enum(['auto', 'off']).default('auto'),
+  /** Time limit of one OpenSearch request. */
+  RAG_SEARCH_TIMEOUT_MS: int(30_000, 1),
+  /** Chunks one bulk request carries. */
+  RAG_SEARCH_BULK_CHUNKS: int(500, 1),
   /** Trino for lake collections; unset: a collection cannot be created on the lake (503 naming this setting). */
   TRINO_URL: url(),
   TRINO_CA_FILE: optionalStr(),

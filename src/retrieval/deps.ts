@@ -6,6 +6,7 @@ import type { Logger } from '../platform/log.ts';
 import type { ObjectStore } from '../platform/objects/index.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { Lake } from './backends/lake.ts';
+import type { Search } from './backends/search.ts';
 import type { RetrievalConfig } from './config.ts';
 import type { CollectionIndexes } from './indexes.ts';
 import type { OcrEngine, PdfWorkers } from './ingest/index.ts';
@@ -27,6 +28,8 @@ export type RetrievalDeps = {
   keywords: KeywordIndexes;
   /** Trino and the lake's tables (SVC_TRINO_URL); absent: no collection can be on the lake. */
   lake?: Lake | undefined;
+  /** OpenSearch and the search backend's indexes (SVC_OPENSEARCH_URL); absent: no collection can be on it. */
+  search?: Search | undefined;
   metrics: RetrievalMetrics;
   /** Per-user limits: embeddings per upload now, answers once /answer exists. */
   limiter: Limiter;

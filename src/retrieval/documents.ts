@@ -214,9 +214,10 @@ export async function ingestSpooled(
       }
       return inserted;
     });
-    // chunks written to the lake by a transaction that then failed are removed (best effort: see docs/retrieval.md)
+    // chunks written to the lake or OpenSearch by a transaction that then failed are removed (best effort: see
+    // docs/retrieval.md)
     const stored = await written.catch(async (err: unknown) => {
-      if (backend.kind === 'lake') await backend.removeChunks(deps.db, documentId).catch(() => undefined);
+      await backend.removeChunks(deps.db, documentId).catch(() => undefined);
       throw err;
     });
     if (!stored) {

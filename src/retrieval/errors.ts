@@ -11,6 +11,7 @@ import {
 import { TrinoError } from '../platform/trino/index.ts';
 import { GatewayError } from '../platform/gateway/index.ts';
 import { AnswerModelError } from './answer/errors.ts';
+import { SearchBackendError } from './backends/search.ts';
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './ingest/errors.ts';
 
 // Retrieval's domain errors as the answers they become, in one place (the app's error mapper): a file the service
@@ -24,7 +25,19 @@ export function retrievalProblem(err: unknown): ProblemError | undefined {
   if (err instanceof AnswerModelError) return badGateway(`The chat model failed, no answer was given: ${err.message}`);
   if (err instanceof GatewayError) return badGateway(`The embedding gateway failed, nothing was stored: ${err.message}`);
   if (err instanceof TrinoError) return lakeProblem(err);
+  if (err instanceof SearchBackendError) return searchProblem(err);
   return undefined;
+}
+
+/**
+ * OpenSearch failing a search-backend collection: a write (502, the document was not stored: the upload can be
+ * sent again), or a question it could not rank (503 while it does not answer, 502 when it refused).
+ */
+function searchProblem(err: SearchBackendError): ProblemError {
+  if (err.during === 'write')
+    return badGateway(`The search backend failed while the document was indexed; nothing was stored: ${err.message}`);
+  if (err.unreachable) return unavailable(`The search backend (OpenSearch) is unavailable: ${err.message}. Try again shortly.`);
+  return badGateway(`The search backend (OpenSearch) refused the query: ${err.message}`);
 }
 
 /**

@@ -2,10 +2,9 @@ import { badRequest, notFound, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
-import { backendOf, type ChunkBackend } from './backends/index.ts';
+import { backendOf, type ChunkBackend, type DenseList } from './backends/index.ts';
 import { auditedFilter, narrowTo, type DocumentFilter } from './filter.ts';
 import { fuse, single, type Fused, type Scored } from './fuse.ts';
-import { analyse } from './keyword-index/index.ts';
 import * as store from './store.ts';
 
 export const QUERY_MODES = ['hybrid', 'dense', 'keyword'] as const;
@@ -32,7 +31,14 @@ export type ChunkResult = {
   keyword_rank: number | null;
 };
 
-export type QueryResponse = { question: string; collection: string; chunks: ChunkResult[]; latency_ms: number };
+export type QueryResponse = {
+  question: string;
+  collection: string;
+  chunks: ChunkResult[];
+  /** False where an approximate index (the search backend's k-NN) made the dense ranking. */
+  exact: boolean;
+  latency_ms: number;
+};
 
 /** The collection ranked, where its chunks are, and the documents a filter keeps (undefined: all of them). */
 type Head = { slug: string; backend: ChunkBackend; documents: string[] | undefined };
@@ -43,7 +49,7 @@ type Head = { slug: string; backend: ChunkBackend; documents: string[] | undefin
  */
 export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<QueryResponse> {
   const started = performance.now();
-  const { chunks, topK, mode } = await retrieveChunks(deps, caller, slug, input);
+  const { chunks, topK, mode, exact } = await retrieveChunks(deps, caller, slug, input);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
   await recordRetrieval(deps, caller, {
     collection: slug,
@@ -55,7 +61,7 @@ export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug:
   });
   deps.metrics.queries.inc({ outcome: 'ok' });
   deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
-  return { question: input.question, collection: slug, chunks, latency_ms };
+  return { question: input.question, collection: slug, chunks, exact, latency_ms };
 }
 
 export type Retrieved = {
@@ -64,6 +70,8 @@ export type Retrieved = {
   mode: QueryMode;
   /** Cosine similarity to the question of the chunks the dense ranking held (not those only keyword ranking found). */
   similarity: ReadonlyMap<string, number>;
+  /** False where an approximate index made the dense ranking. */
+  exact: boolean;
 };
 
 /** The retrieval itself, unrecorded: the ceiling, the collection, the policy, the ranking (the caller records it). */
@@ -82,15 +90,16 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
   const collection: Head = { slug, backend: backendOf(deps, head), documents: await narrowTo(deps, slug, input.filter) };
 
   const similarity = new Map<string, number>();
+  const ranking = { exact: true };
   const chunks =
     collection.documents?.length === 0
       ? []
       : mode === 'dense'
-        ? await denseOnly(deps, caller, collection, input.question, topK, similarity)
+        ? await denseOnly(deps, caller, collection, input.question, topK, similarity, ranking)
         : mode === 'keyword'
           ? await withText(caller, collection, single(await keywordList(deps, caller, collection, input.question, topK), 'keyword'))
-          : await hybrid(deps, caller, collection, input.question, topK, similarity);
-  return { chunks, topK, mode, similarity };
+          : await hybrid(deps, caller, collection, input.question, topK, similarity, ranking);
+  return { chunks, topK, mode, similarity, exact: ranking.exact };
 }
 
 /** The retrieval's audit record (its id returned); an answer adds what it answered (`answer`). */
@@ -132,6 +141,7 @@ async function hybrid(
   question: string,
   topK: number,
   similarity: Map<string, number>,
+  ranking: { exact: boolean },
 ): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
   // the dense candidates without their text: only the fused top k are read back
@@ -140,6 +150,7 @@ async function hybrid(
     keywordList(deps, caller, collection, question, depth),
   ]);
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
+  ranking.exact = dense.exact;
   return withText(caller, collection, fuse(dense.hits, keyword, topK), dense.rows);
 }
 
@@ -150,9 +161,11 @@ async function denseOnly(
   question: string,
   topK: number,
   similarity: Map<string, number>,
+  ranking: { exact: boolean },
 ): Promise<ChunkResult[]> {
   const dense = await denseList(deps, caller, collection, question, topK, 'chunks');
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
+  ranking.exact = dense.exact;
   return withText(caller, collection, single(dense.hits, 'dense'), dense.rows);
 }
 
@@ -167,23 +180,21 @@ async function denseList(
   question: string,
   k: number,
   read: 'chunks' | 'ids',
-): Promise<{ hits: Scored[]; rows: Map<string, store.ChunkHit> }> {
+): Promise<DenseList> {
   const [vector] = await embedQuestion(deps, question);
   return collection.backend.dense(caller, vector!, k, { documents: collection.documents, read });
 }
 
 async function keywordList(deps: RetrievalDeps, caller: Caller, collection: Head, question: string, k: number): Promise<Scored[]> {
-  const index = await collection.backend.keywordIndex();
-  if (index === 'too-large') {
+  const ranked = await collection.backend.keyword(caller, question, k, { documents: collection.documents });
+  if (ranked === 'too-large') {
     deps.metrics.queries.inc({ outcome: 'too_large_for_keyword' });
     throw unprocessable(
       `Collection '${collection.slug}' holds more chunks than keyword ranking keeps in memory ` +
         `(SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS=${deps.config.RAG_KEYWORD_INDEX_MAX_CHUNKS}): ask with "mode": "dense", or ask the operator to raise the setting.`,
     );
   }
-  if (!collection.documents) return index.search(analyse(question).terms, k);
-  const allowed = await collection.backend.chunkIdsOf(caller, collection.documents);
-  return index.search(analyse(question).terms, k, (id) => allowed.has(id));
+  return ranked;
 }
 
 async function embedQuestion(deps: RetrievalDeps, question: string): Promise<number[][]> {

@@ -13,7 +13,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { decideConsole } from '../platform/policy/index.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
-import { createLake, type Lake } from './backends/index.ts';
+import { createLake, createSearch, type Lake, type Search } from './backends/index.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
 import { consoleRoutes } from './console/page.ts';
 import type { RetrievalDeps } from './deps.ts';
@@ -125,6 +125,30 @@ export async function openLake(config: RetrievalConfig, opts: { embedded: boolea
   });
 }
 
+/** OpenSearch when SVC_OPENSEARCH_URL is set (and not under `svc dev`); without it no collection can be on the search backend. */
+export async function openSearch(config: RetrievalConfig, opts: { embedded: boolean; logger: Logger }): Promise<Search | undefined> {
+  if (!config.OPENSEARCH_URL || opts.embedded) {
+    if (config.RAG_DEFAULT_BACKEND === 'search')
+      opts.logger.warn(
+        'SVC_RAG_DEFAULT_BACKEND is search but SVC_OPENSEARCH_URL is not set (or svc dev): creating a collection answers 503',
+      );
+    return undefined;
+  }
+  opts.logger.info({ url: config.OPENSEARCH_URL, prefix: config.RAG_SEARCH_INDEX_PREFIX }, 'search-backend collections on OpenSearch');
+  return createSearch({
+    url: config.OPENSEARCH_URL,
+    user: config.OPENSEARCH_USER,
+    password: config.OPENSEARCH_PASSWORD,
+    ca: config.OPENSEARCH_CA_FILE ? await readFile(config.OPENSEARCH_CA_FILE, 'utf8') : undefined,
+    indexPrefix: config.RAG_SEARCH_INDEX_PREFIX,
+    replicas: config.RAG_SEARCH_REPLICAS,
+    knn: config.RAG_SEARCH_KNN,
+    timeoutMs: config.RAG_SEARCH_TIMEOUT_MS,
+    bulkChunks: config.RAG_SEARCH_BULK_CHUNKS,
+    dim: config.EMBED_DIM,
+  });
+}
+
 export const retrievalService: ServiceDefinition = {
   name: 'retrieval',
   defaultPort: 8080,
@@ -150,6 +174,7 @@ export const retrievalService: ServiceDefinition = {
       indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
       lake: await openLake(config, { embedded: shared.embedded, logger }),
+      search: await openSearch(config, { embedded: shared.embedded, logger }),
       metrics,
       limiter: createLimiter({ db: shared.db, policy: shared.policy, limits: loadLimitSettings(env), registry: metrics.registry }),
       logger,
@@ -168,6 +193,7 @@ export const retrievalService: ServiceDefinition = {
         await watcher?.stop();
         await ocr.close();
         await pdfWorkers?.close();
+        await deps.search?.close();
       },
     };
   },

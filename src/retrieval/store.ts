@@ -31,8 +31,8 @@ export type CollectionRow = {
   size_bytes: number;
 } & CollectionBackend;
 
-/** Where a collection's chunks are (backends/index.ts); a lake collection names its Iceberg table. */
-export type CollectionBackend = { backend: 'memory' | 'lake'; lake_table: string | null };
+/** Where a collection's chunks are (backends/index.ts): the lake's Iceberg table or the search backend's index. */
+export type CollectionBackend = { backend: 'memory' | 'lake' | 'search'; chunk_store: string | null };
 
 export type DocumentRow = {
   id: string;
@@ -59,7 +59,7 @@ export type ChunkInsert = { id: string; ordinal: number; page: number; text: str
 export type ChunkHit = { id: string; document_id: string; filename: string; page: number; text: string };
 
 const COLLECTION_COLUMNS = `
-  c.slug, c.name, c.description, c.allowed_roles, c.created_by, c.created_at, c.version, c.backend, c.lake_table,
+  c.slug, c.name, c.description, c.allowed_roles, c.created_by, c.created_at, c.version, c.backend, c.chunk_store,
   (SELECT count(*) FROM retrieval_documents d WHERE d.collection_slug = c.slug)::int AS document_count,
   (CASE WHEN c.backend = 'lake'
     THEN (SELECT coalesce(sum(d.chunk_count), 0) FROM retrieval_documents d WHERE d.collection_slug = c.slug)
@@ -72,10 +72,10 @@ export async function insertCollection(
   c: { slug: string; name: string; description: string; allowed_roles: string[]; created_by: string } & CollectionBackend,
 ): Promise<boolean> {
   const rows = await sql.query(
-    `INSERT INTO retrieval_collections (slug, name, description, allowed_roles, created_by, backend, lake_table)
+    `INSERT INTO retrieval_collections (slug, name, description, allowed_roles, created_by, backend, chunk_store)
      VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), $5, $6, $7)
      ON CONFLICT (slug) DO NOTHING RETURNING slug`,
-    [c.slug, c.name, c.description, JSON.stringify(c.allowed_roles), c.created_by, c.backend, c.lake_table],
+    [c.slug, c.name, c.description, JSON.stringify(c.allowed_roles), c.created_by, c.backend, c.chunk_store],
   );
   return rows.length === 1;
 }
@@ -100,7 +100,7 @@ export type CollectionHead = { slug: string; allowed_roles: string[]; version: n
 /** What a query needs of its collection, without counting anything: one primary-key read. */
 export async function collectionHead(sql: Sql, slug: string): Promise<CollectionHead | undefined> {
   const rows = await sql.query<CollectionHead>(
-    `SELECT slug, allowed_roles, version, backend, lake_table FROM retrieval_collections WHERE slug = $1`,
+    `SELECT slug, allowed_roles, version, backend, chunk_store FROM retrieval_collections WHERE slug = $1`,
     [slug],
   );
   return rows[0];

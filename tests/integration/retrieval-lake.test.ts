@@ -61,8 +61,8 @@ describe('retrieval on the lake (Trino, Iceberg, MinIO, Postgres)', () => {
         const up = await h.upload(slug, who.engineer, { name: doc.name, bytes: enc(doc.text), type: 'text/plain' });
         expect(up.status, JSON.stringify(up.body)).toBe(201);
       }
-    const [row] = await h.db.query<{ lake_table: string }>(`SELECT lake_table FROM retrieval_collections WHERE slug = 'same-lake'`);
-    tables.push(row!.lake_table);
+    const [row] = await h.db.query<{ chunk_store: string }>(`SELECT chunk_store FROM retrieval_collections WHERE slug = 'same-lake'`);
+    tables.push(row!.chunk_store);
   }, 600_000);
 
   afterAll(async () => {

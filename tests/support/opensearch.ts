@@ -2,11 +2,13 @@
 // writes its settings to $SVC_RUN/opensearch-<port>/env; openSearchSettings() starts it when nothing answers and
 // reads them. SVC_IT_OPENSEARCH_PORT picks the port (default 19200).
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Client } from '@opensearch-project/opensearch';
 
 export type OpenSearchSettings = { url: string; user: string; password: string; ca: string };
 
@@ -31,5 +33,31 @@ export async function openSearchSettings(): Promise<OpenSearchSettings> {
     user: env.SVC_OPENSEARCH_USER!,
     password: env.SVC_OPENSEARCH_PASSWORD!,
     ca: env.SVC_OPENSEARCH_CA!,
+  };
+}
+
+/**
+ * The settings that put a retrieval harness's search backend on the integration OpenSearch (as SVC_* variables),
+ * with an index prefix of the calling file's own; `dropIndexes` removes every index under it (the file's afterAll).
+ */
+export async function searchEnv(): Promise<{ env: Record<string, string>; dropIndexes(): Promise<void> }> {
+  const s = await openSearchSettings();
+  const prefix = `svc-test-${randomBytes(4).toString('hex')}`;
+  const env = {
+    SVC_OPENSEARCH_URL: s.url,
+    SVC_OPENSEARCH_USER: s.user,
+    SVC_OPENSEARCH_PASSWORD: s.password,
+    SVC_OPENSEARCH_CA_FILE: s.ca,
+    // a single node holds no replica
+    SVC_RAG_SEARCH_REPLICAS: '0',
+    SVC_RAG_SEARCH_INDEX_PREFIX: prefix,
+  };
+  return {
+    env,
+    async dropIndexes() {
+      const client = new Client({ node: s.url, auth: { username: s.user, password: s.password }, ssl: { ca: readFileSync(s.ca) } });
+      await client.indices.delete({ index: `${prefix}-*`, ignore_unavailable: true, allow_no_indices: true });
+      await client.close();
+    },
   };
 }

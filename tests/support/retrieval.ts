@@ -15,7 +15,7 @@ import { createCollectionIndexes } from '../../src/retrieval/indexes.ts';
 import { createOcrEngine, createPdfWorkers } from '../../src/retrieval/ingest/index.ts';
 import { createKeywordIndexes } from '../../src/retrieval/keyword-index/index.ts';
 import { createRetrievalMetrics } from '../../src/retrieval/metrics.ts';
-import { createEmbedder, createRetrievalApp, openLake, retrievalService } from '../../src/retrieval/service.ts';
+import { createEmbedder, createRetrievalApp, openLake, openSearch, retrievalService } from '../../src/retrieval/service.ts';
 import type { ScanControl } from '../../src/retrieval/watch/scan.ts';
 import { startWatcher } from '../../src/retrieval/watch/watcher.ts';
 import { PEOPLE, type Person } from './identities.ts';
@@ -34,6 +34,13 @@ export const who = {
 
 export type RetrievalHarness = Awaited<ReturnType<typeof retrievalHarness>>;
 
+/** Settings under every harness of this test file (a file's own module: SVC_RAG_DEFAULT_BACKEND=search, say). */
+const fileDefaults: Record<string, string> = {};
+/** Runs every harness this file starts from now on with these settings beneath its own. */
+export function harnessDefaults(env: Record<string, string>): void {
+  Object.assign(fileDefaults, env);
+}
+
 export async function retrievalHarness(
   db: Database,
   opts: {
@@ -51,7 +58,7 @@ export async function retrievalHarness(
   } = {},
 ) {
   await retrievalService.migrate(db);
-  const config = loadRetrievalConfig({ ...opts.env });
+  const config = loadRetrievalConfig({ ...fileDefaults, ...opts.env });
   const logger = createLogger('retrieval', 'silent');
   const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
   const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS) : undefined;
@@ -71,8 +78,10 @@ export async function retrievalHarness(
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     // the lake as the service opens it, when the env names a Trino (SVC_TRINO_URL: tests/support/lake.ts lakeEnv)
     lake: await openLake(config, { embedded: false, logger }),
+    // OpenSearch likewise, when the env names one (SVC_OPENSEARCH_URL: tests/support/opensearch.ts searchEnv)
+    search: await openSearch(config, { embedded: false, logger }),
     metrics,
-    limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...opts.env }), registry: metrics.registry }),
+    limiter: createLimiter({ db, policy, limits: loadLimitSettings({ ...fileDefaults, ...opts.env }), registry: metrics.registry }),
     logger,
     ...(opts.callers ? { callers: opts.callers } : {}),
   };
@@ -121,6 +130,7 @@ export async function retrievalHarness(
       await watcher?.stop();
       await ocr.close();
       await pdfWorkers?.close();
+      await deps.search?.close();
       if (originalsDir) await rm(originalsDir, { recursive: true, force: true });
     },
   };

@@ -11,6 +11,7 @@ import {
 } from '../../platform/trino/index.ts';
 import { createKeywordIndexes, type KeywordIndexes, type TextSource } from '../keyword-index/index.ts';
 import type { ChunkHit, ChunkInsert } from '../store.ts';
+import { rankByKeywordCopy } from './keyword-copy.ts';
 import * as sql from './lake-sql.ts';
 import type { ChunkBackend } from './types.ts';
 
@@ -107,9 +108,9 @@ export function createLake(settings: LakeSettings): Lake {
 }
 
 async function tableOfSlug(db: Sql, slug: string): Promise<string> {
-  const [row] = await db.query<{ lake_table: string | null }>(`SELECT lake_table FROM retrieval_collections WHERE slug = $1`, [slug]);
-  if (!row?.lake_table) throw new Error(`collection ${slug} has no lake table`);
-  return row.lake_table;
+  const [row] = await db.query<{ chunk_store: string | null }>(`SELECT chunk_store FROM retrieval_collections WHERE slug = $1`, [slug]);
+  if (!row?.chunk_store) throw new Error(`collection ${slug} has no lake table`);
+  return row.chunk_store;
 }
 
 /**
@@ -131,11 +132,11 @@ export async function dropLakeTable(lake: Lake, table: string): Promise<void> {
 export function lakeBackend(
   deps: { db: Sql },
   lake: Lake,
-  collection: { slug: string; version: number; lake_table: string | null },
+  collection: { slug: string; version: number; chunk_store: string | null },
 ): ChunkBackend {
   const { slug, version } = collection;
-  if (!collection.lake_table) throw new Error(`lake collection ${slug} has no table`);
-  const fqn = sql.tableOf(lake.settings.schema, collection.lake_table);
+  if (!collection.chunk_store) throw new Error(`lake collection ${slug} has no table`);
+  const fqn = sql.tableOf(lake.settings.schema, collection.chunk_store);
   const hitOf = (r: unknown[]): ChunkHit => ({
     id: String(r[0]),
     document_id: String(r[1]),
@@ -170,14 +171,14 @@ export function lakeBackend(
     async dense(caller, vector, k, { documents }) {
       const { rows } = await lake.asCaller(caller, sql.rankDense(fqn, vector, k, documents));
       const hits = rows.map((r) => ({ ...hitOf(r), score: 1 - Number(r[5]) }));
-      return { hits: hits.map((h) => ({ id: h.id, score: h.score })), rows: new Map(hits.map((h) => [h.id, h])) };
+      return { hits: hits.map((h) => ({ id: h.id, score: h.score })), rows: new Map(hits.map((h) => [h.id, h])), exact: true };
     },
-    keywordIndex: () => lake.keywords.get(deps.db, slug, version),
-    async chunkIdsOf(caller, documents) {
-      if (documents.length === 0) return new Set();
-      const { rows } = await lake.asCaller(caller, sql.chunkIdsOfDocuments(fqn, documents));
-      return new Set(rows.map((r) => String(r[0])));
-    },
+    keyword: async (caller, question, k, { documents }) =>
+      rankByKeywordCopy(await lake.keywords.get(deps.db, slug, version), question, k, documents, async (ids) => {
+        if (ids.length === 0) return new Set();
+        const { rows } = await lake.asCaller(caller, sql.chunkIdsOfDocuments(fqn, ids));
+        return new Set(rows.map((r) => String(r[0])));
+      }),
     async pageChunks(caller, documentId, page) {
       const { rows } = await lake.asCaller(caller, sql.pageChunks(fqn, documentId, page));
       return rows.map((r) => ({ chunk_id: String(r[0]), text: String(r[1]) }));

@@ -3,6 +3,7 @@ import { chunkIdsOf, deleteChunks, rankDocumentsByPgvector } from '../document-s
 import type { CollectionIndexes } from '../indexes.ts';
 import type { KeywordIndexes } from '../keyword-index/index.ts';
 import * as store from '../store.ts';
+import { rankByKeywordCopy } from './keyword-copy.ts';
 import type { ChunkBackend, DenseList } from './types.ts';
 
 // The memory backend: chunks and embeddings in Postgres (retrieval_chunks), ranked exactly by the in-memory copy
@@ -16,6 +17,7 @@ export function memoryBackend(deps: MemoryParts, collection: { slug: string; ver
   const found = (hits: (store.ChunkHit & { score: number })[]): DenseList => ({
     hits: hits.map((h) => ({ id: h.id, score: h.score })),
     rows: new Map(hits.map((h) => [h.id, h])),
+    exact: true,
   });
   return {
     kind: 'memory',
@@ -34,13 +36,13 @@ export function memoryBackend(deps: MemoryParts, collection: { slug: string; ver
       if (documents) return found(await rankDocumentsByPgvector(deps.db, slug, documents, [...vector], k));
       if (read === 'ids') {
         const ranked = await deps.indexes.rankIds(deps.db, slug, version, vector, k);
-        if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map() };
+        if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map(), exact: true };
       }
       const ranked = read === 'chunks' ? await deps.indexes.rank(deps.db, slug, version, vector, k) : 'too-large';
       return found(ranked === 'too-large' ? await store.rankByPgvector(deps.db, slug, [...vector], k) : ranked);
     },
-    keywordIndex: () => deps.keywords.get(deps.db, slug, version),
-    chunkIdsOf: (_caller, documents) => chunkIdsOf(deps.db, documents),
+    keyword: async (_caller, question, k, { documents }) =>
+      rankByKeywordCopy(await deps.keywords.get(deps.db, slug, version), question, k, documents, (ids) => chunkIdsOf(deps.db, ids)),
     chunksByIds: (_caller, ids) => store.chunksByIds(deps.db, ids),
     pageChunks: (_caller, documentId, page) =>
       deps.db.query(`SELECT id::text AS chunk_id, text FROM retrieval_chunks WHERE document_id = $1::uuid AND page = $2 ORDER BY ordinal`, [

@@ -1,17 +1,19 @@
 import type { Sql } from '../../platform/db/index.ts';
 import type { Caller } from '../../platform/identity.ts';
 import type { Scored } from '../fuse.ts';
-import type { KeywordIndex } from '../keyword-index/index.ts';
 import type { ChunkHit, ChunkInsert } from '../store.ts';
 
 // The seam between a collection and where its chunks are (index.ts chooses): a plain object of functions, one per
-// thing the two backends do differently, bound to one collection.
+// thing the backends do differently, bound to one collection.
 
-export type BackendKind = 'memory' | 'lake';
-export const BACKENDS = ['memory', 'lake'] as const satisfies readonly BackendKind[];
+export type BackendKind = 'memory' | 'lake' | 'search';
+export const BACKENDS = ['memory', 'lake', 'search'] as const satisfies readonly BackendKind[];
 
-/** The dense candidates and the rows read with them (so a chunk is not read twice). */
-export type DenseList = { hits: Scored[]; rows: Map<string, ChunkHit> };
+/**
+ * The dense candidates and the rows read with them (so a chunk is not read twice). `exact` is false where an
+ * approximate index (OpenSearch's k-NN) ranked them.
+ */
+export type DenseList = { hits: Scored[]; rows: Map<string, ChunkHit>; exact: boolean };
 
 export type ChunkBackend = {
   readonly kind: BackendKind;
@@ -19,7 +21,10 @@ export type ChunkBackend = {
   writeChunks(tx: Sql, document: { id: string; filename: string }, chunks: readonly ChunkInsert[]): Promise<void>;
   /** A re-index: the document's chunks replaced by these, inside the transaction that holds its row. */
   replaceChunks(tx: Sql, document: { id: string; filename: string }, chunks: readonly ChunkInsert[]): Promise<void>;
-  /** The document's chunks go (its row is gone, or never committed); the memory backend's foreign keys did it already. */
+  /**
+   * The document's chunks go from where the backend keeps them outside Postgres (its row is gone, or never
+   * committed); the memory backend's foreign keys did it already.
+   */
   removeChunks(sql: Sql, documentId: string): Promise<void>;
   /** The collection is gone: its chunk storage and the copies kept of it. */
   drop(): Promise<void>;
@@ -33,10 +38,11 @@ export type ChunkBackend = {
     k: number,
     opts: { documents?: string[] | undefined; read: 'chunks' | 'ids' },
   ): Promise<DenseList>;
-  /** The collection's BM25 index at its current version, or 'too-large' past SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS. */
-  keywordIndex(): Promise<KeywordIndex | 'too-large'>;
-  /** The ids of these documents' chunks (keyword ranking under a filter). */
-  chunkIdsOf(caller: Caller, documents: string[]): Promise<Set<string>>;
+  /**
+   * The top `k` chunks by BM25 over the question's terms, best first; with `documents`, among their chunks only.
+   * 'too-large' where svc's own BM25 copy would pass SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS.
+   */
+  keyword(caller: Caller, question: string, k: number, opts: { documents?: string[] | undefined }): Promise<Scored[] | 'too-large'>;
   /** The chunks that start on a page of a document, in order: what a citation opens (pages.ts). */
   pageChunks(caller: Caller, documentId: string, page: number): Promise<{ chunk_id: string; text: string }[]>;
   /** The chunks with these ids, with their documents; a chunk gone since it was ranked is left out. */

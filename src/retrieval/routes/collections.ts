@@ -32,7 +32,7 @@ const createBody = z.object({
     .enum(BACKENDS)
     .optional()
     .describe(
-      'Where its chunks are kept, fixed at creation: `memory` (Postgres, ranked in memory) or `lake` (an Iceberg table ranked by Trino as the caller); default SVC_RAG_DEFAULT_BACKEND',
+      'Where its chunks are kept, fixed at creation: `memory` (Postgres, ranked in memory), `lake` (an Iceberg table ranked by Trino as the caller) or `search` (an OpenSearch index ranking by BM25 and k-NN); default SVC_RAG_DEFAULT_BACKEND',
     ),
 });
 
@@ -56,7 +56,7 @@ const collection = z.object({
     .object({ uri: z.string(), interval_seconds: z.int() })
     .nullable()
     .describe('The watched source; its scans at GET /collections/{slug}/watch'),
-  backend: z.enum(BACKENDS).describe('Where its chunks are kept: `memory` or `lake`'),
+  backend: z.enum(BACKENDS).describe('Where its chunks are kept: `memory`, `lake` or `search`'),
 });
 
 const watchStatus = z.object({

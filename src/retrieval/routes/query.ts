@@ -16,6 +16,9 @@ const queryResponse = z.object({
   question: z.string(),
   collection: z.string(),
   chunks: z.array(chunk).describe('At most top_k, highest score first'),
+  exact: z
+    .boolean()
+    .describe("False where an approximate index made the dense ranking (a search-backend collection's k-NN); true otherwise"),
   latency_ms: z.number(),
 });
 

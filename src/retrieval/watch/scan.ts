@@ -199,7 +199,7 @@ async function letGo(deps: RetrievalDeps, held: watches.FileRow | undefined, row
   });
 }
 
-/** Lets a document go (watches.releaseDocument); a lake collection's rows of it go in the same transaction. */
+/** Lets a document go (watches.releaseDocument); its chunks on the lake or in OpenSearch go in the same transaction. */
 async function release(
   deps: RetrievalDeps,
   tx: Sql,
@@ -210,7 +210,7 @@ async function release(
   const released = await watches.releaseDocument(tx, slug, documentId, except);
   if (released) {
     const head = await collectionHead(tx, slug);
-    if (head?.backend === 'lake') await backendOf(deps, head).removeChunks(tx, documentId);
+    if (head) await backendOf(deps, head).removeChunks(tx, documentId);
   }
   return released;
 }
