@@ -217,7 +217,7 @@ export async function ingestSpooled(
     // chunks written to the lake or OpenSearch by a transaction that then failed are removed (best effort: see
     // docs/retrieval.md)
     const stored = await written.catch(async (err: unknown) => {
-      await backend.removeChunks(deps.db, documentId).catch(() => undefined);
+      await backend.discardChunks(documentId);
       throw err;
     });
     if (!stored) {

@@ -27,6 +27,7 @@ export function memoryBackend(deps: MemoryParts, collection: { slug: string; ver
       await store.copyChunks(tx, slug, document.id, chunks);
     },
     removeChunks: async () => {},
+    discardChunks: async () => {},
     async drop() {
       deps.indexes.drop(slug);
       deps.keywords.drop(slug);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type API, Client, errors } from '@opensearch-project/opensearch';
 import type { Sql } from '../../platform/db/index.ts';
+import type { Logger } from '../../platform/log.ts';
 import type { ChunkInsert } from '../store.ts';
 import { memoryBackend, type MemoryParts } from './memory.ts';
 import { cosineOf, indexDefinition, keywordQuery, knnQuery } from './search-index.ts';
@@ -106,7 +107,7 @@ export async function dropSearchIndex(search: Search, index: string): Promise<vo
 }
 
 export function searchBackend(
-  deps: MemoryParts,
+  deps: MemoryParts & { logger: Logger },
   search: Search,
   collection: { slug: string; version: number; chunk_store: string | null },
 ): ChunkBackend {
@@ -155,10 +156,12 @@ export function searchBackend(
     await call('write', () => client.indices.refresh({ index }));
   }
   /**
-   * The document's chunks found by its id and deleted by theirs, a page at a time, then one refresh: delete by query
-   * belongs to a module (reindex) that not every OpenSearch distribution carries.
+   * The document's chunks found by its id and deleted by theirs, a page at a time, then one refresh (delete by query
+   * belongs to a module, reindex, that not every OpenSearch distribution carries).
    */
   async function removeDocument(documentId: string) {
+    // chunks of a failed upload were never refreshed into view: a search finds them only after a refresh
+    await call('write', () => client.indices.refresh({ index }));
     for (let search_after: API.Search_RequestBody['search_after']; ; ) {
       const { body } = await call('write', () =>
         client.search({
@@ -180,6 +183,17 @@ export function searchBackend(
     }
     await call('write', () => client.indices.refresh({ index }));
   }
+  /** The chunks failed uploads left behind (discardChunks), before the collection's next document goes in. */
+  async function removeOrphans() {
+    const orphans = await deps.db.query<{ document_id: string }>(
+      `SELECT document_id::text FROM retrieval_search_orphans WHERE chunk_store = $1`,
+      [index],
+    );
+    for (const { document_id } of orphans) {
+      await removeDocument(document_id);
+      await deps.db.query(`DELETE FROM retrieval_search_orphans WHERE chunk_store = $1 AND document_id = $2`, [index, document_id]);
+    }
+  }
   // sorted by score, a hit carries its score as its first sort value
   const ids = (hits: { _id?: string; _score?: number | null; sort?: unknown[] }[], score: (s: number) => number) =>
     hits.map((h) => ({ id: String(h._id), score: score(Number(h._score ?? h.sort?.[0])) }));
@@ -187,6 +201,7 @@ export function searchBackend(
   return {
     kind: 'search',
     async writeChunks(tx, document, chunks) {
+      await removeOrphans();
       await rows.writeChunks(tx, document, chunks);
       await index_(tx, document, chunks);
     },
@@ -196,9 +211,19 @@ export function searchBackend(
       await index_(tx, document, chunks);
     },
     removeChunks: (_sql, documentId) => removeDocument(documentId),
+    async discardChunks(documentId) {
+      await removeDocument(documentId).catch(async (err: unknown) => {
+        await deps.db.query(`INSERT INTO retrieval_search_orphans (chunk_store, document_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+          index,
+          documentId,
+        ]);
+        deps.logger.warn({ err, event: 'retrieval.search_orphans', index, document: documentId }, 'chunks left in OpenSearch until the next write');
+      });
+    },
     async drop() {
       await rows.drop();
       await dropSearchIndex(search, index);
+      await deps.db.query(`DELETE FROM retrieval_search_orphans WHERE chunk_store = $1`, [index]);
     },
     async dense(caller, vector, k, opts) {
       if (!(await search.knn())) return rows.dense(caller, vector, k, opts);

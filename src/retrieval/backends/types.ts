@@ -26,6 +26,11 @@ export type ChunkBackend = {
    * committed); the memory backend's foreign keys did it already.
    */
   removeChunks(sql: Sql, documentId: string): Promise<void>;
+  /**
+   * The chunks of a document whose upload failed, written outside Postgres before it did: removed, best effort, never
+   * throwing (what cannot be removed now is the backend's to remove later).
+   */
+  discardChunks(documentId: string): Promise<void>;
   /** The collection is gone: its chunk storage and the copies kept of it. */
   drop(): Promise<void>;
   /**

@@ -8,3 +8,12 @@ ALTER TABLE retrieval_collections ADD CONSTRAINT retrieval_collections_backend_c
   CHECK (backend IN ('memory', 'lake', 'search'));
 ALTER TABLE retrieval_collections ADD CONSTRAINT retrieval_collections_chunk_store
   CHECK ((backend = 'memory') = (chunk_store IS NULL));
+
+-- Documents whose chunks reached OpenSearch while their upload failed, and could not be removed then (OpenSearch
+-- had gone away): removed by the collection's next write. Their chunks never rank, since a ranked chunk is read
+-- back from retrieval_chunks, where an uncommitted document has none.
+CREATE TABLE retrieval_search_orphans (
+  chunk_store text NOT NULL,
+  document_id uuid NOT NULL,
+  PRIMARY KEY (chunk_store, document_id)
+);
