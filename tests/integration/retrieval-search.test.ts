@@ -116,7 +116,12 @@ describe('retrieval on the search backend (OpenSearch, Postgres)', () => {
   });
 
   it("never answers one collection's question from another's chunks", async () => {
-    const created = await h.json('POST', '/collections', who.engineer, { slug: 'other', name: 'other', allowed_roles: [], backend: 'search' });
+    const created = await h.json('POST', '/collections', who.engineer, {
+      slug: 'other',
+      name: 'other',
+      allowed_roles: [],
+      backend: 'search',
+    });
     expect(created.status).toBe(201);
     const up = await h.upload('other', who.engineer, { name: 'secret.txt', bytes: enc('The vault code ZX-9931 opens the archive.') });
     expect(up.status).toBe(201);
@@ -136,7 +141,9 @@ describe('retrieval on the search backend (OpenSearch, Postgres)', () => {
       backend: 'search',
     });
     expect(created.status).toBe(201);
-    const text = Array.from({ length: 40 }, (_, i) => `Section ${i} of the outage manual: valve OUT-${700 + i} is checked weekly.`).join(' ');
+    const text = Array.from({ length: 40 }, (_, i) => `Section ${i} of the outage manual: valve OUT-${700 + i} is checked weekly.`).join(
+      ' ',
+    );
     const file = { name: 'manual.txt', bytes: enc(text), type: 'text/plain' };
 
     // a bulk request of two chunks is some tens of kilobytes: the cut comes after the first ones went through

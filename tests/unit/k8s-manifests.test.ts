@@ -43,6 +43,7 @@ const SECRETS: Record<string, string[]> = {
   'svc-trino': ['service-token'],
   'svc-audit': ['signing-key'],
   'svc-oauth2-proxy': ['client-secret', 'cookie-secret'],
+  'svc-opensearch': ['username', 'password'],
 };
 const INGRESS_NS = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
 
@@ -197,6 +198,12 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     expect(env('explore').SVC_DASHBOARD_HMAC_KEY).toEqual({ secret: 'svc-dashboard-hmac', key: 'current', optional: false });
     expect(env('explore').SVC_DASHBOARD_HMAC_KEY_OLD).toEqual({ secret: 'svc-dashboard-hmac', key: 'old', optional: true });
     expect(env('dashboards-runtime').SVC_DASHBOARD_HMAC_KEY).toEqual({ secret: 'svc-dashboard-hmac', key: 'current', optional: false });
+    // retrieval reaches OpenSearch (the search backend) in prod only, with its credentials from a secret
+    if (overlay === 'prod') {
+      expect(env('retrieval').SVC_OPENSEARCH_URL).toMatch(/^https:\/\//);
+      expect(env('retrieval').SVC_OPENSEARCH_PASSWORD).toEqual({ secret: 'svc-opensearch', key: 'password', optional: false });
+      expect(env('retrieval').SVC_OPENSEARCH_CA_FILE).toBe('/etc/svc/opensearch/ca.crt');
+    } else expect(env('retrieval').SVC_OPENSEARCH_URL).toBeUndefined();
     // the processes that keep data sign the audit chain's head, with one key from a secret, into one bucket
     for (const name of ['retrieval', 'explore', 'tracker']) {
       expect(env(name).SVC_AUDIT_SIGNING_KEY, name).toEqual({ secret: 'svc-audit', key: 'signing-key', optional: false });

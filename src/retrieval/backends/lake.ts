@@ -165,10 +165,11 @@ export function lakeBackend(
       await lake.asService(sql.deleteDocument(fqn, documentId));
     },
     // a Trino that cannot delete them now leaves them (docs/retrieval.md, "Backends")
-    discardChunks: (documentId) => lake.asService(sql.deleteDocument(fqn, documentId)).then(
-      () => undefined,
-      () => undefined,
-    ),
+    discardChunks: (documentId) =>
+      lake.asService(sql.deleteDocument(fqn, documentId)).then(
+        () => undefined,
+        () => undefined,
+      ),
     async drop() {
       lake.keywords.drop(slug);
       await lake.asService(sql.dropTable(fqn));

@@ -217,7 +217,10 @@ export function searchBackend(
           index,
           documentId,
         ]);
-        deps.logger.warn({ err, event: 'retrieval.search_orphans', index, document: documentId }, 'chunks left in OpenSearch until the next write');
+        deps.logger.warn(
+          { err, event: 'retrieval.search_orphans', index, document: documentId },
+          'chunks left in OpenSearch until the next write',
+        );
       });
     },
     async drop() {
