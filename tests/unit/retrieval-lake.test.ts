@@ -4,8 +4,8 @@ import { openPglite } from '../../src/platform/db/index.ts';
 import { loadRetrievalConfig } from '../../src/retrieval/config.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 
-// The lake backend where no Trino is needed: choosing the backend, refusing the lake on a service without Trino,
-// and the statements it writes (tests/integration/retrieval-lake.test.ts runs them on the real Trino).
+// The lake and search backends where no Trino or OpenSearch is needed: choosing the backend, refusing one on a
+// service without its engine, and the statements the lake writes (tests/integration/retrieval-lake.test.ts runs them on the real Trino).
 
 describe('collection backends', () => {
   let h: RetrievalHarness;
@@ -44,6 +44,23 @@ describe('collection backends', () => {
       backend: 'memory',
     });
     expect(memory.status).toBe(201);
+  });
+
+  it('refuses a search collection on a service without OpenSearch: 400 asked by name, 503 by default', async () => {
+    const res = await h.json('POST', '/collections', who.engineer, { slug: 'found', name: 'S', allowed_roles: [], backend: 'search' });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/SVC_OPENSEARCH_URL/);
+    expect(res.body.detail).toMatch(/"backend": "memory"/);
+    expect((await h.json('GET', '/collections/found', who.engineer)).status).toBe(404);
+    const searchDefault = await retrievalHarness(h.db, { env: { SVC_RAG_DEFAULT_BACKEND: 'search' } });
+    try {
+      const byDefault = await searchDefault.json('POST', '/collections', who.engineer, { slug: 'found', name: 'S', allowed_roles: [] });
+      expect(byDefault.status).toBe(503);
+      expect(byDefault.body.detail).toMatch(/SVC_OPENSEARCH_URL/);
+    } finally {
+      await searchDefault.close();
+    }
+    expect(() => loadRetrievalConfig({ SVC_RAG_SEARCH_INDEX_PREFIX: 'Svc Chunks' })).toThrow(/RAG_SEARCH_INDEX_PREFIX/);
   });
 
   it('refuses an unknown backend with 400 naming the field', async () => {
