@@ -1,11 +1,12 @@
 """Conformance checks: tracing. The client's @mlflow.trace spans go to the server over OTLP (/v1/traces) and come
 back through mlflow.get_trace; an OpenTelemetry SDK (opentelemetry-exporter-otlp-proto-http) exports nested spans
-to the same endpoint and the client reads them back. Each check makes its own trace."""
+to the same endpoint and the client reads them back; assessments (feedback, expectations) are logged, updated,
+overridden and deleted through the client. Each check makes its own trace."""
 
 import os
 
 import mlflow
-from mlflow.entities import SpanEvent, SpanStatusCode, SpanType
+from mlflow.entities import AssessmentSource, AssessmentSourceType, Feedback, SpanEvent, SpanStatusCode, SpanType
 
 from conformance_fixtures import client, sfx
 from harness import expect
@@ -150,4 +151,45 @@ def tracing_otel_sdk_export_read_back():
     expect(trace.info.tags.get("deployment"), "test", "resource attribute as a trace tag")
 
 
-CHECKS = [tracing_decorated_spans_read_back, tracing_otel_sdk_export_read_back]
+def tracing_assessments_logged_overridden_and_read_back():
+    """mlflow.log_feedback and log_expectation; get, update, override and delete; get_trace and search_traces list them."""
+    experiment_id = _experiment("assessments")
+    mlflow.set_experiment(experiment_id=experiment_id)
+
+    @mlflow.trace
+    def answer(question):
+        return "42"
+
+    answer("the meaning?")
+    mlflow.flush_trace_async_logging()
+    trace_id = mlflow.get_last_active_trace_id()
+    ada = AssessmentSource(source_type=AssessmentSourceType.HUMAN, source_id="ada")
+    feedback = mlflow.log_feedback(trace_id=trace_id, name="correct", value=True, rationale="matches", source=ada, metadata={"round": "1"})
+    expectation = mlflow.log_expectation(trace_id=trace_id, name="expected", value={"answer": "42", "confidence": 0.9})
+
+    got = mlflow.get_assessment(trace_id, feedback.assessment_id)
+    expect(got.value, True, "feedback value")
+    expect(got.rationale, "matches", "rationale")
+    expect((got.source.source_type, got.source.source_id), ("HUMAN", "ada"), "source")
+    expect(got.metadata, {"round": "1"}, "metadata")
+    expect(mlflow.get_assessment(trace_id, expectation.assessment_id).value, {"answer": "42", "confidence": 0.9}, "expectation value")
+
+    updated = mlflow.update_assessment(
+        trace_id=trace_id, assessment_id=feedback.assessment_id, assessment=Feedback(name="correct", value=False, rationale="off by one")
+    )
+    expect((updated.value, updated.rationale), (False, "off by one"), "updated feedback")
+    expect(mlflow.get_assessment(trace_id, feedback.assessment_id).source.source_id, "ada", "source kept by an update")
+
+    override = mlflow.override_feedback(trace_id=trace_id, assessment_id=feedback.assessment_id, value=True, rationale="re-checked")
+    expect(mlflow.get_assessment(trace_id, feedback.assessment_id).valid, False, "overridden feedback is invalid")
+    listed = {a.assessment_id: a for a in mlflow.get_trace(trace_id).info.assessments}
+    expect(sorted(listed), sorted([feedback.assessment_id, expectation.assessment_id, override.assessment_id]), "get_trace lists them")
+    expect(listed[override.assessment_id].overrides, feedback.assessment_id, "overrides")
+
+    mlflow.delete_assessment(trace_id=trace_id, assessment_id=override.assessment_id)
+    expect(mlflow.get_assessment(trace_id, feedback.assessment_id).valid, True, "valid again once its override is deleted")
+    found = mlflow.search_traces(experiment_ids=[experiment_id], return_type="list")
+    expect([sorted(a.name for a in t.info.assessments) for t in found], [["correct", "expected"]], "search_traces lists them")
+
+
+CHECKS = [tracing_decorated_spans_read_back, tracing_otel_sdk_export_read_back, tracing_assessments_logged_overridden_and_read_back]

@@ -2,10 +2,11 @@ import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist } from '../errors.ts';
 import { groupBy } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
+import { assessmentsOf, type AssessmentJson } from './assessment-rows.ts';
 import type { TraceState } from './messages.ts';
 
 // Reading traces: TraceInfo in MLflow 3's shape (v3) and in the deprecated v2 shape, for any number of ids in
-// three statements, in the order asked for.
+// four statements, in the order asked for.
 
 type TraceRow = {
   trace_id: string;
@@ -18,14 +19,14 @@ type TraceRow = {
   response_preview: string | null;
 };
 
-export type TraceInfo = TraceRow & { metadata: KeyValue[]; tags: KeyValue[] };
+export type TraceInfo = TraceRow & { metadata: KeyValue[]; tags: KeyValue[]; assessments: AssessmentJson[] };
 
 export const traceNotFound = (id: string) => doesNotExist(`Trace with ID ${id} is not found.`);
 
 export async function loadTraces(db: Sql, ids: string[]): Promise<TraceInfo[]> {
   if (ids.length === 0) return [];
   type Keyed = KeyValue & { trace_id: string };
-  const [rows, tags, metadata] = await Promise.all([
+  const [rows, tags, metadata, assessments] = await Promise.all([
     db.query<TraceRow>(
       `SELECT trace_id, experiment_id, client_request_id, request_time, execution_duration, state, request_preview, response_preview
        FROM tracker_traces WHERE trace_id = ANY($1::text[])`,
@@ -33,6 +34,7 @@ export async function loadTraces(db: Sql, ids: string[]): Promise<TraceInfo[]> {
     ),
     db.query<Keyed>(`SELECT trace_id, key, value FROM tracker_trace_tags WHERE trace_id = ANY($1::text[]) ORDER BY key`, [ids]),
     db.query<Keyed>(`SELECT trace_id, key, value FROM tracker_trace_metadata WHERE trace_id = ANY($1::text[]) ORDER BY key`, [ids]),
+    assessmentsOf(db, ids),
   ]);
   const byId = new Map(rows.map((r) => [r.trace_id, r]));
   const tagsOf = groupBy(tags, (t) => t.trace_id);
@@ -40,7 +42,7 @@ export async function loadTraces(db: Sql, ids: string[]): Promise<TraceInfo[]> {
   const kv = (list: Keyed[] | undefined) => (list ?? []).map(({ key, value }) => ({ key, value }));
   return ids.flatMap((id) => {
     const row = byId.get(id);
-    return row ? [{ ...row, tags: kv(tagsOf.get(id)), metadata: kv(metadataOf.get(id)) }] : [];
+    return row ? [{ ...row, tags: kv(tagsOf.get(id)), metadata: kv(metadataOf.get(id)), assessments: assessments.get(id) ?? [] }] : [];
   });
 }
 
@@ -65,6 +67,7 @@ export function traceInfoV3(t: TraceInfo) {
     state: t.state,
     trace_metadata: asMap(t.metadata),
     tags: asMap(t.tags),
+    ...(t.assessments.length ? { assessments: t.assessments } : {}),
   };
 }
 

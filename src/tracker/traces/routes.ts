@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
+import { CreateAssessment, createAssessment, deleteAssessment, getAssessment, UpdateAssessment, updateAssessment } from './assessments.ts';
 import { readDeleteRequest, readRequest } from '../wire/request.ts';
 import { getTrace, loadTraces, traceInfoV2, traceInfoV3 } from './load.ts';
 import {
@@ -103,5 +104,20 @@ export function traceRoutesV3(deps: TrackerDeps): Hono<AppEnv> {
         return c.json({ ...(traces.length ? { traces } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
       })
       .get('/traces/:trace_id', async (c) => c.json(await trace(c.req.param('trace_id'))))
+      .post('/traces/:trace_id/assessments', async (c) => {
+        const m = await readRequest(c, CreateAssessment);
+        return c.json({ assessment: await createAssessment(db, c.req.param('trace_id'), m.assessment) });
+      })
+      .get('/traces/:trace_id/assessments/:assessment_id', async (c) =>
+        c.json({ assessment: await getAssessment(db, c.req.param('trace_id'), c.req.param('assessment_id')) }),
+      )
+      .patch('/traces/:trace_id/assessments/:assessment_id', async (c) => {
+        const m = await readRequest(c, UpdateAssessment);
+        return c.json({ assessment: await updateAssessment(db, c.req.param('trace_id'), c.req.param('assessment_id'), m) });
+      })
+      .delete('/traces/:trace_id/assessments/:assessment_id', async (c) => {
+        await deleteAssessment(db, c.req.param('trace_id'), c.req.param('assessment_id'));
+        return c.json({});
+      })
   );
 }
