@@ -108,7 +108,8 @@ describe('retrieval on the search backend (OpenSearch, Postgres)', () => {
       expect(memory.body.exact).toBe(true);
       // a handful of chunks: the HNSW graph holds them all, so its answer is the exact one, scores to float32
       expect(said(search.body.chunks)).toEqual(said(memory.body.chunks));
-      search.body.chunks.forEach((c: { score: number }, i: number) => expect(c.score).toBeCloseTo(memory.body.chunks[i].score, 5));
+      for (const [i, c] of (search.body.chunks as { score: number }[]).entries())
+        expect(c.score).toBeCloseTo(memory.body.chunks[i].score, 5);
       const hybrid = await ask('same-search', { question });
       expect(hybrid.body.exact).toBe(false);
       expect(said(hybrid.body.chunks)).toEqual(said((await ask('same-memory', { question })).body.chunks));
