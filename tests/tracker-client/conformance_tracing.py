@@ -188,8 +188,34 @@ def tracing_assessments_logged_overridden_and_read_back():
 
     mlflow.delete_assessment(trace_id=trace_id, assessment_id=override.assessment_id)
     expect(mlflow.get_assessment(trace_id, feedback.assessment_id).valid, True, "valid again once its override is deleted")
-    found = mlflow.search_traces(experiment_ids=[experiment_id], return_type="list")
+    found = mlflow.search_traces(locations=[experiment_id], return_type="list")
     expect([sorted(a.name for a in t.info.assessments) for t in found], [["correct", "expected"]], "search_traces lists them")
 
 
-CHECKS = [tracing_decorated_spans_read_back, tracing_otel_sdk_export_read_back, tracing_assessments_logged_overridden_and_read_back]
+def tracing_traces_linked_to_a_run_are_found_by_it():
+    """MlflowClient.link_traces_to_run, then search_traces(run_id=...) finds the linked traces and no other."""
+    experiment_id = _experiment("links")
+    mlflow.set_experiment(experiment_id=experiment_id)
+
+    @mlflow.trace
+    def step(x):
+        return x * 2
+
+    ids = []
+    for i in range(3):
+        step(i)
+        mlflow.flush_trace_async_logging()
+        ids.append(mlflow.get_last_active_trace_id())
+    run_id = client.create_run(experiment_id).info.run_id
+    client.link_traces_to_run(ids[:2], run_id)
+    client.link_traces_to_run(ids[:1], run_id)  # again: no error, no second link
+    found = mlflow.search_traces(locations=[experiment_id], run_id=run_id, return_type="list")
+    expect(sorted(t.info.trace_id for t in found), sorted(ids[:2]), "traces linked to the run")
+
+
+CHECKS = [
+    tracing_decorated_spans_read_back,
+    tracing_otel_sdk_export_read_back,
+    tracing_assessments_logged_overridden_and_read_back,
+    tracing_traces_linked_to_a_run_are_found_by_it,
+]

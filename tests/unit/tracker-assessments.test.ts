@@ -99,3 +99,50 @@ describe('tracker assessments', () => {
     expect((await t.call('DELETE', `${base()}/${second.assessment_id}`)).status).toBe(200);
   });
 });
+
+// Trace-run links (MLflow's link_traces_to_run; the client's call and search_traces(run_id=…) run in
+// conformance_tracing.py): the refusals, and a link that goes with its trace.
+describe('tracker trace-run links', () => {
+  let t: TrackerHarness;
+  let exp: string;
+  let runId: string;
+  const traceInfo = (traceId: string, metadata: Record<string, string> = {}) => ({
+    trace_id: traceId,
+    trace_location: { type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } },
+    request_time: '2026-11-28T10:00:00Z',
+    state: 'OK',
+    trace_metadata: metadata,
+  });
+  const byRun = async (run: string, op = '=') =>
+    t.post('/api/3.0/mlflow/traces/search', {
+      locations: [{ type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } }],
+      filter: `attribute.run_id ${op} '${run}'`,
+    });
+
+  beforeAll(async () => {
+    t = await trackerHarness();
+    exp = (await t.post('experiments/create', { name: 'links' })).body.experiment_id;
+    runId = (await t.post('runs/create', { experiment_id: exp })).body.run.info.run_id;
+    for (const id of ['tr-a', 'tr-b', 'tr-c']) await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(id) } });
+    await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo('tr-meta', { 'mlflow.sourceRun': runId }) } });
+  });
+  afterAll(async () => t?.close());
+
+  it('finds the traces linked to a run and those whose metadata names it; a link goes with its trace', async () => {
+    expect((await t.post('traces/link-to-run', { trace_ids: ['tr-a', 'tr-b', 'tr-none'], run_id: runId })).status).toBe(200);
+    const found = await byRun(runId);
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.traces.map((x: { trace_id: string }) => x.trace_id).sort()).toEqual(['tr-a', 'tr-b', 'tr-meta']);
+    await t.post('/api/3.0/mlflow/traces/delete-traces', { experiment_id: exp, request_ids: ['tr-a'] });
+    expect((await byRun(runId)).body.traces.map((x: { trace_id: string }) => x.trace_id).sort()).toEqual(['tr-b', 'tr-meta']);
+  });
+
+  it('refuses more than 100 traces, an unknown run, and a comparison other than =', async () => {
+    const many = await t.post('traces/link-to-run', { trace_ids: Array.from({ length: 101 }, (_, i) => `tr-${i}`), run_id: runId });
+    expect(many.status).toBe(400);
+    expect(many.body.message).toContain('more than 100');
+    expect((await t.post('traces/link-to-run', { trace_ids: ['tr-b'], run_id: 'no-such-run' })).status).toBe(404);
+    expect((await t.post('traces/link-to-run', { trace_ids: ['tr-b'] })).body.error_code).toBe('INVALID_PARAMETER_VALUE');
+    expect((await byRun(runId, '!=')).status).toBe(400);
+  });
+});

@@ -176,3 +176,6 @@ export const BatchGetTraces = z.object({ trace_ids: list(z.string()) });
 
 /** The UI's trace data download: the trace by its v2 name, and optionally an attachment's path. */
 export const GetTraceArtifact = z.object({ request_id: requiredStr(), path: optionalStr() });
+
+/** LinkTracesToRun. */
+export const LinkTracesToRun = z.object({ trace_ids: list(z.string()), run_id: requiredStr() });

@@ -10,6 +10,7 @@ import {
   GetTrace,
   GetTraceArtifact,
   DeleteTraceTag,
+  LinkTracesToRun,
   EndTraceV2,
   SearchTracesV2,
   SearchTracesV3,
@@ -21,7 +22,7 @@ import { searchTraces } from './search.ts';
 import { FINALIZED_METADATA } from './spans-store.ts';
 import { traceArtifact } from './trace-artifact.ts';
 import { batchGetTraces, getTraceWithSpans } from './trace-data.ts';
-import { deleteTraces, deleteTraceTag, endTraceV2, setTraceTag, startTraceV2, writeTrace } from './store.ts';
+import { deleteTraces, deleteTraceTag, endTraceV2, linkTracesToRun, setTraceTag, startTraceV2, writeTrace } from './store.ts';
 
 // Traces: MLflow 3's endpoints (/api/3.0/mlflow/traces...) and the deprecated v2 ones (/api/2.0/mlflow/traces...)
 // that older clients and the tag calls still use. Paths relative to the prefix they are mounted under.
@@ -31,6 +32,11 @@ function shared(deps: TrackerDeps): Hono<AppEnv> {
   return (
     new Hono<AppEnv>()
       .post('/traces/delete-traces', async (c) => c.json({ traces_deleted: await deleteTraces(db, await readRequest(c, DeleteTraces)) }))
+      .post('/traces/link-to-run', async (c) => {
+        const m = await readRequest(c, LinkTracesToRun);
+        await linkTracesToRun(db, m.trace_ids, m.run_id);
+        return c.json({});
+      })
       .patch('/traces/:trace_id/tags', async (c) => {
         await setTraceTag(db, c.req.param('trace_id'), await readRequest(c, SetTraceTag));
         return c.json({});

@@ -65,10 +65,19 @@ function condition(c: Comparison, params: Params): string | RowTest {
     const k = params.add(key);
     return { rows: ROWS[table]!, key: k, test: `x.key = ${k} AND ${compare('x.value', c.op, stringValue(c.value, entity!), params)}` };
   }
+  if (key === 'run_id') return runCondition(c, params);
   const attribute = attributeOf(key);
   if (attribute.numeric) return compareNumeric(attribute.column, key, c, params);
   checkOp(c, STRING_OPS, `attribute '${key}'`);
   return compare(attribute.column, c.op, stringValue(c.value, 'attributes'), params);
+}
+
+/** `run_id = '…'` (what search_traces(run_id=…) sends): traces linked to the run, or whose metadata names it. */
+function runCondition(c: Comparison, params: Params): string {
+  if (c.op !== '=') throw invalidParameter(`Invalid comparator '${c.op}' for attribute 'run_id': only '=' is supported.`);
+  const run = params.add(stringValue(c.value, 'attributes'));
+  return `(EXISTS (SELECT 1 FROM tracker_trace_runs l WHERE l.trace_id = t.trace_id AND l.run_id = ${run})
+    OR EXISTS (SELECT 1 FROM tracker_trace_metadata m WHERE m.trace_id = t.trace_id AND m.key = 'mlflow.sourceRun' AND m.value = ${run}))`;
 }
 
 export type SearchTracesRequest = {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Sql } from '../../platform/db/index.ts';
-import { doesNotExist } from '../errors.ts';
+import { doesNotExist, invalidParameter } from '../errors.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { writeKeyValues } from '../rows.ts';
+import { existingRun } from '../runs/active.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { traceNotFound } from './load.ts';
 import type { TraceState, TraceWrite } from './messages.ts';
@@ -116,4 +117,21 @@ export async function deleteTraces(
           [input.experimentId, input.maxTimestamp, input.maxTraces ?? null],
         );
   return rows.length;
+}
+
+const MAX_TRACE_LINKS = 100;
+
+/** Links traces to a run (MLflow's link_traces_to_run): at most 100 a request; ids of no trace are passed over. */
+export async function linkTracesToRun(db: Sql, traceIds: string[], runId: string): Promise<void> {
+  if (traceIds.length === 0) return;
+  if (traceIds.length > MAX_TRACE_LINKS)
+    throw invalidParameter(
+      `Cannot link more than ${MAX_TRACE_LINKS} traces to a run in a single request. Provided ${traceIds.length} traces.`,
+    );
+  await existingRun(db, runId);
+  await db.query(
+    `INSERT INTO tracker_trace_runs (trace_id, run_id)
+     SELECT trace_id, $2 FROM tracker_traces WHERE trace_id = ANY($1::text[]) ON CONFLICT DO NOTHING`,
+    [traceIds, runId],
+  );
 }
