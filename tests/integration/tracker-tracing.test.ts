@@ -6,11 +6,13 @@ import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startScriptedGateway } from '../support/scripted-gateway.ts';
 import { describeFailures, mlflowPython, runSuite, startTracker, type RunningTracker } from '../tracker-client/server.ts';
 
 // Tracing end to end on `svc serve tracker` (real Postgres and MinIO): Node's OpenTelemetry SDK exports nested spans
 // with @opentelemetry/exporter-trace-otlp-proto and the official MLflow client reads them back with mlflow.get_trace;
-// then the client's own @mlflow.trace spans and the Python OpenTelemetry exporter (tests/tracker-client/tracing.py).
+// then the client's own @mlflow.trace spans and the Python OpenTelemetry exporter (tests/tracker-client/tracing.py),
+// and mlflow.openai.autolog over the real openai SDK against the scripted gateway (tests/tracker-client/openai_autolog.py).
 describe('tracker tracing with real SDKs', () => {
   let tracker: RunningTracker;
   beforeAll(async () => {
@@ -77,11 +79,24 @@ describe('tracker tracing with real SDKs', () => {
     expect(q.status.code).toBe('UNSET');
   }, 300_000);
 
-  it('the MLflow client (@mlflow.trace) and the Python OpenTelemetry exporter pass the tracing checks', async () => {
+  it('the MLflow client (@mlflow.trace, assessments, trace-run links) and the Python OpenTelemetry exporter pass the tracing checks', async () => {
     const result = await runSuite('tracing', tracker.clientEnv);
     expect(result.summary, describeFailures(result)).toBeDefined();
     expect(result.summary!.failures, describeFailures(result)).toEqual([]);
-    expect(result.summary!.passed).toBe(2);
+    expect(result.summary!.passed).toBe(4);
     expect(result.exitCode, describeFailures(result)).toBe(0);
+  }, 600_000);
+
+  it("mlflow.openai.autolog: the real openai SDK's chat and embedding calls to the scripted gateway become traces", async () => {
+    const gw = await startScriptedGateway({ chat: () => 'There are 1500000 orders.' });
+    try {
+      const result = await runSuite('openai_autolog', { ...tracker.clientEnv, SVC_TEST_OPENAI_URL: gw.url });
+      expect(result.summary!.failures, describeFailures(result)).toEqual([]);
+      expect(result.summary!.passed).toBe(1);
+      // the SDK's calls reached the gateway: the traces are of real calls
+      expect(gw.requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/embeddings']);
+    } finally {
+      await gw.close();
+    }
   }, 600_000);
 });
