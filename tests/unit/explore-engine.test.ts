@@ -145,7 +145,13 @@ describe('embedded engine workers', { timeout: 180_000 }, () => {
       await vi.waitFor(() => expect(engine.running).toBe(0), { timeout: 30_000, interval: 100 });
       expect(await count(engine, 'nation')).toEqual([[25]]);
       expect(engine.starts).toBe(2); // stopped when idle, and started again for the next call
-      expect(await engine.columns(['tpch'])).toContainEqual({ catalog: 'tpch', schema: 'tiny', table: 'region', column: 'r_name', type: 'varchar' });
+      expect(await engine.columns(['tpch'])).toContainEqual({
+        catalog: 'tpch',
+        schema: 'tiny',
+        table: 'region',
+        column: 'r_name',
+        type: 'varchar',
+      });
     } finally {
       await engine.close();
     }
