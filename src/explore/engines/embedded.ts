@@ -39,10 +39,11 @@ const PG_TO_TRINO: Record<string, string> = {
 
 // A small pool of workers, each a PGlite holding the sample (about 100 MB each), so that one slow statement does
 // not hold every caller. No worker runs until the first call, and each stops after `idleMs` without one (as the OCR
-// and PDF workers do): an idle `svc dev` holds no sample. The next call starts one again (a second or a few). Calls wait in a fair queue here, never inside a worker (fairness.ts): the service's own
-// metadata calls first, then users in turn. A user has at most `userConcurrency` calls running or waiting, and one
-// more is refused at once (429); a call waits at most `queueTimeoutMs` for a worker (503), and its own time limit
-// starts when it starts running. A statement past its limit, or a worker that dies, gets its worker replaced.
+// and PDF workers do): an idle `svc dev` holds no sample, and the next call starts one again (a few seconds).
+// Calls wait in a fair queue here, never inside a worker (fairness.ts): the service's own metadata calls first,
+// then users in turn. A user has at most `userConcurrency` calls running or waiting, and one more is refused at once
+// (429); a call waits at most `queueTimeoutMs` for a ready worker (503), and its own time limit starts when it starts
+// running. A statement past its limit, or a worker that dies, gets its worker replaced.
 const METADATA_TIMEOUT_MS = 30_000;
 // After a worker failed to start, no other starts for this long: a broken set-up must not loop.
 const START_PAUSE_MS = 5000;
