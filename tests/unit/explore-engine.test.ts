@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEmbeddedEngine, toEmbeddedNames } from '../../src/explore/engines/embedded.ts';
 import { EngineError, type QueryEngine } from '../../src/explore/engines/types.ts';
 import { SAMPLE_TABLES } from '../support/explore.ts';
@@ -126,5 +126,44 @@ describe('embedded engine', { timeout: 180_000 }, () => {
     expect(toEmbeddedNames(`SELECT 'tpch.tiny.x', "tpch.tiny" FROM TPCH . tiny.customer, mytpch.tiny.t`)).toBe(
       `SELECT 'tpch.tiny.x', "tpch.tiny" FROM tiny.customer, mytpch.tiny.t`,
     );
+  });
+});
+
+// The sample's workers hold about 100 MB each: none runs before the first call, and each stops once idle.
+describe('embedded engine workers', { timeout: 180_000 }, () => {
+  const caller = { user: 'ana' };
+  const count = async (engine: QueryEngine, table: string) =>
+    (await engine.execute(`SELECT count(*) FROM tpch.tiny.${table}`, caller, { timeoutMs: 120_000, reads: SAMPLE_TABLES })).rows;
+
+  it('start with the first call, stop once no call has come for their idle time, and start again for the next', async () => {
+    const engine = await createEmbeddedEngine({ idleMs: 200 });
+    try {
+      expect(engine.running).toBe(0);
+      expect(engine.starts).toBe(0);
+      expect(await count(engine, 'region')).toEqual([[5]]);
+      expect(engine.starts).toBe(1);
+      await vi.waitFor(() => expect(engine.running).toBe(0), { timeout: 30_000, interval: 100 });
+      expect(await count(engine, 'nation')).toEqual([[25]]);
+      expect(engine.starts).toBe(2); // stopped when idle, and started again for the next call
+      expect(await engine.columns(['tpch'])).toContainEqual({
+        catalog: 'tpch',
+        schema: 'tiny',
+        table: 'region',
+        column: 'r_name',
+        type: 'varchar',
+      });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("answer a call that came before any worker ran, whatever the queue's limit: a start is not a wait behind others", async () => {
+    const engine = await createEmbeddedEngine({ workers: 1, queueTimeoutMs: 1 });
+    try {
+      expect(await count(engine, 'region')).toEqual([[5]]);
+      expect(engine.starts).toBe(1);
+    } finally {
+      await engine.close();
+    }
   });
 });

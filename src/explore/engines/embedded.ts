@@ -37,18 +37,20 @@ const PG_TO_TRINO: Record<string, string> = {
   numeric: 'decimal',
 };
 
-// A small pool of workers, each a PGlite holding the sample (200 to 460 MiB each), so that one slow statement does
-// not hold every caller. Calls wait in a fair queue here, never inside a worker (fairness.ts): the service's own
-// metadata calls first, then users in turn. A user has at most `userConcurrency` calls running or waiting, and one
-// more is refused at once (429); a call waits at most `queueTimeoutMs` for a worker (503), and its own time limit
-// starts when it starts running. A statement past its limit, or a worker that dies, gets its worker replaced.
+// A small pool of workers, each a PGlite holding the sample (about 100 MB each), so that one slow statement does
+// not hold every caller. No worker runs until the first call, and each stops after `idleMs` without one (as the OCR
+// and PDF workers do): an idle `svc dev` holds no sample, and the next call starts one again (a few seconds).
+// Calls wait in a fair queue here, never inside a worker (fairness.ts): the service's own metadata calls first,
+// then users in turn. A user has at most `userConcurrency` calls running or waiting, and one more is refused at once
+// (429); a call waits at most `queueTimeoutMs` for a ready worker (503), and its own time limit starts when it starts
+// running. A statement past its limit, or a worker that dies, gets its worker replaced.
 const METADATA_TIMEOUT_MS = 30_000;
 // After a worker failed to start, no other starts for this long: a broken set-up must not loop.
 const START_PAUSE_MS = 5000;
 // Retry-After when no running call says when a worker frees (the workers are still starting).
 const RETRY_WHILE_STARTING_S = 5;
-// A worker beyond the first stops after this long without a call: each holds hundreds of MiB.
-const IDLE_WORKER_MS = 60_000;
+/** How long a worker waits for another call before it stops; the next call starts one again. */
+export const SAMPLE_ENGINE_IDLE_MS = 60_000;
 
 type Job = {
   op: string;
@@ -72,28 +74,42 @@ export type EmbeddedEngineOptions = {
    * derived from them is recognisable in an answer).
    */
   afterSample?: string;
-  /** SVC_ENGINE_WORKERS: the most workers; the first starts at once, the others when calls wait. */
+  /** SVC_ENGINE_WORKERS: the most workers, started when calls wait and none is free. */
   workers?: number;
   /** SVC_ENGINE_USER_CONCURRENCY: one user's statements running or waiting at once; one more is 'busy'. */
   userConcurrency?: number;
   /** SVC_ENGINE_QUEUE_TIMEOUT_MS: the longest a call waits for a worker before it is refused ('queue_timeout'). */
   queueTimeoutMs?: number;
+  /** How long a worker waits for another call before it stops (SAMPLE_ENGINE_IDLE_MS). */
+  idleMs?: number;
 };
 
-export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Promise<QueryEngine> {
+export interface EmbeddedEngine extends QueryEngine {
+  /** Workers running now, starting or ready: none before the first call and after `idleMs` without one. */
+  readonly running: number;
+  /** Workers started since creation: one for the first call, another after each idle stop, crash or cancellation. */
+  readonly starts: number;
+}
+
+export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Promise<EmbeddedEngine> {
   const maxWorkers = opts.workers ?? ENGINE_QUEUE_DEFAULTS.workers;
   const userConcurrency = opts.userConcurrency ?? ENGINE_QUEUE_DEFAULTS.userConcurrency;
   const queueTimeoutMs = opts.queueTimeoutMs ?? ENGINE_QUEUE_DEFAULTS.queueTimeoutMs;
+  const idleMs = opts.idleMs ?? SAMPLE_ENGINE_IDLE_MS;
   const queue = createFairQueue<Job>();
   const inFlight = new Map<string, Set<Job>>(); // each user's calls, waiting or running
   const slots: Slot[] = [];
+  // Calls that came while no worker was ready: their wait for a worker is counted from when one is (a cold start is
+  // the engine's own time, seconds on a loaded machine, not a wait behind other callers).
+  const cold = new Set<Job>();
+  let starts = 0;
   let closed = false;
   let startFailedAt = Number.NEGATIVE_INFINITY;
   const wasm = await compiledPgliteWasm(); // once for every worker this engine starts
   await removeOrphanedSamples();
-  await startWorker(); // the sample loads before the engine is handed out
 
   function startWorker(): Promise<void> {
+    starts++;
     const dataDir = mkdtempSync(join(tmpdir(), `${SAMPLE_FOLDER}${process.pid}-`));
     const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
       workerData: { afterSample: opts.afterSample ?? '', dataDir, ...wasm },
@@ -107,6 +123,8 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
       worker.on('message', (msg: { ready?: boolean; ok: boolean; value: unknown; error: string; kind?: EngineError['kind'] }) => {
         if (msg.ready) {
           slot.ready = true;
+          for (const job of cold) armWait(job);
+          cold.clear();
           resolve();
           return dispatch();
         }
@@ -130,8 +148,11 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
     });
   }
 
-  /** The worker is gone or must go: whatever it was running fails with `reason`; the queue moves to the others. */
-  function retire(slot: Slot, reason: EngineError): void {
+  /**
+   * The worker is gone or must go: whatever it was running fails with `reason`; the queue moves to the others. A
+   * crashed or cancelled worker is replaced at once (the caller is likely to ask again); an idle one is not.
+   */
+  function retire(slot: Slot, reason: EngineError, opts: { idle?: boolean } = {}): void {
     const at = slots.indexOf(slot);
     if (at < 0 || closed) return;
     slots.splice(at, 1);
@@ -141,11 +162,14 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
     if (job) settle(job, { error: reason });
     if (!slot.ready) {
       startFailedAt = Date.now();
-      if (slots.length === 0)
-        for (let waiting = queue.shift(); waiting; waiting = queue.shift())
-          settle(waiting, { error: new EngineError('unavailable', 'The embedded engine could not start.') });
-    } else if (slots.length === 0) void startWorker().catch(() => {}); // keep one loaded: the next call need not wait for it
+      if (slots.length === 0) refuseWaiting();
+    } else if (slots.length === 0 && !opts.idle) void startWorker().catch(() => {});
     dispatch();
+  }
+
+  function refuseWaiting(): void {
+    for (let waiting = queue.shift(); waiting; waiting = queue.shift())
+      settle(waiting, { error: new EngineError('unavailable', 'The embedded engine could not start; send the question again.') });
   }
 
   /** Every ready, idle worker takes the next call; calls still waiting start one more worker, up to the pool's size. */
@@ -160,19 +184,19 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
       }
       run(slot, job);
     }
-    const starting = slots.some((s) => !s.ready);
-    if (queue.size > 0 && !starting && slots.length < maxWorkers && Date.now() - startFailedAt > START_PAUSE_MS)
-      void startWorker().catch(() => {});
+    if (queue.size === 0 || slots.some((s) => !s.ready) || slots.length >= maxWorkers) return;
+    if (Date.now() - startFailedAt > START_PAUSE_MS) void startWorker().catch(() => {});
+    else if (slots.length === 0) refuseWaiting(); // none runs, and none may start yet after a failed start
   }
 
-  /** Idle workers beyond the first stop after a while without a call; the pool grows again when calls wait. */
+  /** Idle workers stop after `idleMs` without a call; the next calls start them again. */
   function idleOut(): void {
     for (const slot of slots) {
       if (!slot.ready || slot.running || slot.idle) continue;
       slot.idle = setTimeout(() => {
         slot.idle = undefined;
-        if (!slot.running && slots.length > 1 && queue.size === 0) retire(slot, new EngineError('unavailable', 'idle'));
-      }, IDLE_WORKER_MS);
+        if (!slot.running && queue.size === 0) retire(slot, new EngineError('unavailable', 'idle'), { idle: true });
+      }, idleMs);
       slot.idle.unref();
     }
   }
@@ -198,6 +222,7 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
     if (job.settled) return;
     job.settled = true;
     clearTimeout(job.timer);
+    cold.delete(job);
     if (job.user !== undefined) {
       const mine = inFlight.get(job.user);
       mine?.delete(job);
@@ -222,12 +247,19 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
         reject,
       };
       if (user !== undefined && mine) inFlight.set(user, mine.add(job));
-      job.timer = setTimeout(() => {
-        if (queue.remove(job)) settle(job, { error: waitedTooLong() });
-      }, queueTimeoutMs);
+      if (slots.some((s) => s.ready)) armWait(job);
+      else cold.add(job);
       queue.push(user, job);
       dispatch();
     });
+  }
+
+  /** The call's wait for a worker starts: past `queueTimeoutMs` it is refused without having run. */
+  function armWait(job: Job): void {
+    job.deadline = Date.now() + queueTimeoutMs + job.timeoutMs;
+    job.timer = setTimeout(() => {
+      if (queue.remove(job)) settle(job, { error: waitedTooLong() });
+    }, queueTimeoutMs);
   }
 
   function busy(mine: Set<Job>): EngineQueueError {
@@ -256,6 +288,12 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
 
   return {
     kind: 'embedded',
+    get running() {
+      return slots.length;
+    },
+    get starts() {
+      return starts;
+    },
     async columns(catalogs) {
       if (!catalogs.includes(CATALOG)) return [];
       const rows = await call<{ table: string; column: string; type: string }[]>('columns', {}, undefined, METADATA_TIMEOUT_MS);

@@ -35,8 +35,8 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
 
   return {
     async complete(req) {
-      const res = await withRetries(policy, { action: 'chat completion', model: req.model, url }, () =>
-        client.chat.completions.create(
+      const res = await withRetries(policy, { action: 'chat completion', model: req.model, url }, async () =>
+        (await client()).chat.completions.create(
           {
             model: req.model,
             messages: req.messages,
@@ -64,8 +64,8 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
 
     async stream(req, onDelta) {
       const what = { action: 'chat completion', model: req.model, url };
-      const stream = await withRetries(policy, what, () =>
-        client.chat.completions.create(
+      const stream = await withRetries(policy, what, async () =>
+        (await client()).chat.completions.create(
           {
             model: req.model,
             messages: req.messages,
@@ -105,7 +105,7 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
     },
 
     async listModels() {
-      const page = await withRetries(policy, { action: 'listing models', url }, () => client.models.list());
+      const page = await withRetries(policy, { action: 'listing models', url }, async () => (await client()).models.list());
       // The SDK pages lazily; a gateway's model list is one page, but follow any further ones it offers.
       const out: GatewayModel[] = [];
       for await (const m of page) out.push(m as unknown as GatewayModel);

@@ -32,9 +32,9 @@ export function createOpenAiEmbedder(opts: OpenAiEmbedderOptions): Embedder {
     new GatewayError(`embedding with model '${opts.model}' at ${url} failed: ${what}`, { model: opts.model, url });
 
   async function embedBatch(batch: string[]): Promise<number[][]> {
-    const res = await withRetries(policy, { action: 'embedding', model: opts.model, url }, () =>
+    const res = await withRetries(policy, { action: 'embedding', model: opts.model, url }, async () =>
       // 'float' asks for plain JSON arrays; without it the SDK asks for base64 and decodes it itself.
-      client.embeddings.create({ model: opts.model, input: batch, encoding_format: 'float' }),
+      (await client()).embeddings.create({ model: opts.model, input: batch, encoding_format: 'float' }),
     );
     const data = Array.isArray(res?.data) ? res.data : [];
     if (data.length !== batch.length) throw fail(`expected ${batch.length} vectors, got ${data.length}`);

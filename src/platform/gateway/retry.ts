@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError } from 'openai';
+import { loadedOpenAi } from './client.ts';
 import { GatewayError } from './errors.ts';
 
 export type RetryPolicy = { attempts: number; backoffMs: number };
@@ -6,8 +6,10 @@ export type RetryPolicy = { attempts: number; backoffMs: number };
 // Transient failures worth another try: no answer at all, timeouts, conflicts, rate limits and server errors.
 // Anything else (400, 401, 404, 422 ...) will fail the same way again, so it fails at once.
 export function isRetryable(err: unknown): boolean {
-  if (err instanceof APIConnectionError) return true;
-  if (err instanceof APIError) {
+  const sdk = loadedOpenAi();
+  if (!sdk) return false;
+  if (err instanceof sdk.APIConnectionError) return true;
+  if (err instanceof sdk.APIError) {
     const s = err.status;
     if (s === undefined) return false;
     return s === 408 || s === 409 || s === 429 || s >= 500;
@@ -16,8 +18,9 @@ export function isRetryable(err: unknown): boolean {
 }
 
 export function describeFailure(err: unknown): string {
-  if (err instanceof APIConnectionError) return `no answer (${err.message})`;
-  if (err instanceof APIError) return err.status ? `HTTP ${err.status}: ${err.message}` : err.message;
+  const sdk = loadedOpenAi();
+  if (sdk && err instanceof sdk.APIConnectionError) return `no answer (${err.message})`;
+  if (sdk && err instanceof sdk.APIError) return err.status ? `HTTP ${err.status}: ${err.message}` : err.message;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -37,7 +40,8 @@ export async function withRetries<T>(
     } catch (err) {
       const retry = isRetryable(err) && attempt < attempts;
       if (!retry) {
-        const status = err instanceof APIError ? err.status : undefined;
+        const APIError = loadedOpenAi()?.APIError;
+        const status = APIError && err instanceof APIError ? err.status : undefined;
         const tries = isRetryable(err) ? `after ${attempt} attempt${attempt === 1 ? '' : 's'}` : 'not retried';
         const model = what.model ? ` with model '${what.model}'` : '';
         throw new GatewayError(

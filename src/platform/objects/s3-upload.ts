@@ -1,22 +1,17 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  PutObjectCommand,
-  UploadPartCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 
 // 8 MiB parts: above S3's 5 MiB minimum, and the most one upload holds in memory. 10 000 parts -> 80 GB at most.
 export const PART_SIZE = 8 * 1024 * 1024;
 
-type Target = { client: S3Client; bucket: string; key: string; contentType?: string };
+type Target = { sdk: typeof import('@aws-sdk/client-s3'); client: S3Client; bucket: string; key: string; contentType?: string };
 
 // A stream of unknown length cannot go in one PutObject (S3 needs Content-Length up front). Reads it a part at a
 // time: a body shorter than one part becomes one PutObject, a longer one a multipart upload, aborted on any
 // failure so no orphan parts stay behind. Memory stays at one part whatever the body's size.
 export async function uploadUnknownLength(t: Target, body: Readable): Promise<{ size: number }> {
+  const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObjectCommand, UploadPartCommand } =
+    t.sdk;
   const parts = readParts(body);
   const first = await parts.next();
   const firstPart = first.done ? Buffer.alloc(0) : first.value;
