@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
+/** A v3 trace of an experiment, as the client starts it. */
+const traceInfo = (exp: string, traceId: string, metadata: Record<string, string> = {}) => ({
+  trace_id: traceId,
+  trace_location: { type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } },
+  request_time: '2026-11-28T10:00:00Z',
+  state: 'OK',
+  trace_metadata: metadata,
+});
+
 // Assessments of a trace through MLflow 3's REST endpoints (the official client's log_feedback, log_expectation,
 // get/update/override/delete run in tests/tracker-client/conformance_tracing.py): what the client does not send,
 // refused as MLflow's server refuses it.
@@ -15,13 +24,7 @@ describe('tracker assessments', () => {
     t = await trackerHarness();
     exp = (await t.post('experiments/create', { name: 'assessments' })).body.experiment_id;
     traceId = 'tr-0123456789abcdef0123456789abcdef';
-    const trace_info = {
-      trace_id: traceId,
-      trace_location: { type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } },
-      request_time: '2026-11-28T10:00:00Z',
-      state: 'OK',
-    };
-    expect((await t.post('/api/3.0/mlflow/traces', { trace: { trace_info } })).status).toBe(200);
+    expect((await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(exp, traceId) } })).status).toBe(200);
   });
   afterAll(async () => t?.close());
 
@@ -40,13 +43,7 @@ describe('tracker assessments', () => {
     expect(deleted.body.traces_deleted).toBe(1);
     expect((await t.get(`${base()}/${id}`)).body.error_code).toBe('RESOURCE_DOES_NOT_EXIST');
     // the trace again, for the other checks
-    const trace_info = {
-      trace_id: traceId,
-      trace_location: { type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } },
-      request_time: '2026-11-28T10:00:00Z',
-      state: 'OK',
-    };
-    expect((await t.post('/api/3.0/mlflow/traces', { trace: { trace_info } })).status).toBe(200);
+    expect((await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(exp, traceId) } })).status).toBe(200);
   });
 
   it('refuses an assessment without exactly one of feedback and expectation, or without a name, on a trace that exists', async () => {
@@ -106,13 +103,6 @@ describe('tracker trace-run links', () => {
   let t: TrackerHarness;
   let exp: string;
   let runId: string;
-  const traceInfo = (traceId: string, metadata: Record<string, string> = {}) => ({
-    trace_id: traceId,
-    trace_location: { type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } },
-    request_time: '2026-11-28T10:00:00Z',
-    state: 'OK',
-    trace_metadata: metadata,
-  });
   const byRun = async (run: string, op = '=') =>
     t.post('/api/3.0/mlflow/traces/search', {
       locations: [{ type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: exp } }],
@@ -123,8 +113,8 @@ describe('tracker trace-run links', () => {
     t = await trackerHarness();
     exp = (await t.post('experiments/create', { name: 'links' })).body.experiment_id;
     runId = (await t.post('runs/create', { experiment_id: exp })).body.run.info.run_id;
-    for (const id of ['tr-a', 'tr-b', 'tr-c']) await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(id) } });
-    await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo('tr-meta', { 'mlflow.sourceRun': runId }) } });
+    for (const id of ['tr-a', 'tr-b', 'tr-c']) await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(exp, id) } });
+    await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(exp, 'tr-meta', { 'mlflow.sourceRun': runId }) } });
   });
   afterAll(async () => t?.close());
 
