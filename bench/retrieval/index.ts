@@ -12,8 +12,9 @@
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)]
+//      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
+//        [--chunks-per-document 100]: the search backend (OpenSearch) against the memory one instead (search.ts)
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,7 @@ import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
 import { centres, datasetBuilt, DIM, ensureDataset, NOISE, openBenchDatabase, type Distribution } from './datasets.ts';
 import { ensureCollection } from './collection.ts';
+import { gauss, lcg, pct, question, time, unit } from './questions.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -47,22 +49,8 @@ const TARGET_RECALL = 0.95;
 const EF_LADDER = [40, 64, 100, 160, 250, 400, 640, 1000];
 const admin = { user: 'bench', roles: ['svc-admin'], groups: [] };
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => x.toFixed(2).padStart(8);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s + 0.5) / 2 ** 32;
-  };
-}
-const gauss = (next: () => number) => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
-const unit = (v: number[]) => {
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-};
 
 /** Queries from the data's own distribution: uniform directions, or a mixture centre plus the rows' noise. */
 async function queriesFor(db: Database, dist: Distribution): Promise<number[][]> {
@@ -78,23 +66,6 @@ async function queriesFor(db: Database, dist: Distribution): Promise<number[][]>
     const c = mixture[Math.floor(next() * mixture.length)]!;
     return unit(c.map((x) => x + NOISE * gauss(next)));
   });
-}
-
-// Keyword questions: three words of the collections' text (collection.ts: word g of 0..2000 is the first 3 + g % 7
-// hex digits of md5(g)), drawn with a skew towards the low numbers, each question with its own letters-only tag (no
-// chunk holds one) so that each maps to its own vector for the dense half of hybrid.
-const word = (g: number) =>
-  createHash('md5')
-    .update(String(g))
-    .digest('hex')
-    .slice(0, 3 + (g % 7));
-const tag = (i: number) => 'qx' + [...i.toString(26)].map((d) => String.fromCharCode(97 + parseInt(d, 26))).join('');
-const question = (i: number) => [1, 2, 3].map((j) => word(Math.floor(2000 * (((i * 7 + j * 13) % 97) / 97) ** 3))).join(' ') + ` ${tag(i)}`;
-
-async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
-  const t = performance.now();
-  const r = await fn();
-  return [performance.now() - t, r];
 }
 
 /** The peer's answer: ordinals (the peer table's seq) of the top K, exact (no index) or through HNSW at `ef`. */
@@ -399,6 +370,15 @@ async function benchIngestion(): Promise<string[]> {
 }
 
 async function main() {
+  if (arg('backend', 'memory') === 'search') {
+    const { benchSearchBackend } = await import('./search.ts');
+    return benchSearchBackend({
+      sizes: process.argv.includes('--sizes') ? SIZES : [100_000],
+      dists: DISTS,
+      queries: QUERIES,
+      chunksPerDocument: Number(arg('chunks-per-document', '100')),
+    });
+  }
   execFileSync('bash', ['scripts/start-postgres.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const db = await openBenchDatabase();
   const rows: string[] = [];
