@@ -28,9 +28,9 @@ import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
-import { centres, datasetBuilt, DIM, ensureDataset, NOISE, openBenchDatabase, type Distribution } from './datasets.ts';
+import { datasetBuilt, DIM, ensureDataset, openBenchDatabase, type Distribution } from './datasets.ts';
 import { ensureCollection } from './collection.ts';
-import { gauss, lcg, pct, question, time, unit } from './questions.ts';
+import { pct, queriesFor, question, time } from './questions.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -51,22 +51,6 @@ const admin = { user: 'bench', roles: ['svc-admin'], groups: [] };
 
 const ms = (x: number) => x.toFixed(2).padStart(8);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-
-/** Queries from the data's own distribution: uniform directions, or a mixture centre plus the rows' noise. */
-async function queriesFor(db: Database, dist: Distribution): Promise<number[][]> {
-  if (dist === 'random') {
-    return Array.from({ length: QUERIES }, (_, i) => {
-      const next = lcg(1000 + i);
-      return unit(Array.from({ length: DIM }, () => next() - 0.5));
-    });
-  }
-  const mixture = await centres(db);
-  const next = lcg(4242);
-  return Array.from({ length: QUERIES }, () => {
-    const c = mixture[Math.floor(next() * mixture.length)]!;
-    return unit(c.map((x) => x + NOISE * gauss(next)));
-  });
-}
 
 /** The peer's answer: ordinals (the peer table's seq) of the top K, exact (no index) or through HNSW at `ef`. */
 async function peerTop(db: Database, table: string, q: number[], mode: { exact: true } | { ef: number }): Promise<[number, number[]]> {
@@ -94,7 +78,7 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
     return [`${`${dist} ${n}`.padEnd(17)} | not measured: its HNSW index is not built (npx tsx bench/retrieval/datasets.ts ${dist}:${n})`];
   const data = await ensureDataset(db, dist, n);
   const slug = await ensureCollection(db, dist, n);
-  const queries = await queriesFor(db, dist);
+  const queries = await queriesFor(db, dist, QUERIES);
   // a question is its number (dense) or its words (keyword, hybrid): either way the embedder answers query i's vector
   const vectorOf = new Map(
     queries.flatMap(

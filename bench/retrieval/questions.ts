@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { Database } from '../../src/platform/db/index.ts';
+import { centres, DIM, type Distribution, NOISE } from './datasets.ts';
 
-// What bench/retrieval's runs share: seeded random numbers, the keyword questions over the collections' made-up
-// vocabulary, and the timing and percentile helpers.
+// What bench/retrieval's runs share: seeded random numbers, the dense queries from a dataset's distribution, the
+// keyword questions over the collections' made-up vocabulary, and the timing and percentile helpers.
 
 export function lcg(seed: number) {
   let s = seed >>> 0;
@@ -15,6 +17,22 @@ export const unit = (v: number[]) => {
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 };
+
+/** Queries from the data's own distribution: uniform directions, or a mixture centre plus the rows' noise. */
+export async function queriesFor(db: Database, dist: Distribution, count: number): Promise<number[][]> {
+  if (dist === 'random') {
+    return Array.from({ length: count }, (_, i) => {
+      const next = lcg(1000 + i);
+      return unit(Array.from({ length: DIM }, () => next() - 0.5));
+    });
+  }
+  const mixture = await centres(db);
+  const next = lcg(4242);
+  return Array.from({ length: count }, () => {
+    const c = mixture[Math.floor(next() * mixture.length)]!;
+    return unit(c.map((x) => x + NOISE * gauss(next)));
+  });
+}
 
 // Keyword questions: three words of the collections' text (collection.ts: word g of 0..2000 is the first 3 + g % 7
 // hex digits of md5(g)), drawn with a skew towards the low numbers, each question with its own letters-only tag (no
