@@ -13,7 +13,7 @@
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)]
 //      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
-//        [--chunks-per-document 100]: the search backend (OpenSearch) against the memory one instead (search.ts)
+//        [--chunks-per-document 100] [--ef-search 100,400]: the search backend (OpenSearch) against the memory one instead (search.ts)
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -361,6 +361,7 @@ async function main() {
       dists: DISTS,
       queries: QUERIES,
       chunksPerDocument: Number(arg('chunks-per-document', '100')),
+      efSearch: arg('ef-search', '100,400').split(',').map(Number),
     });
   }
   execFileSync('bash', ['scripts/start-postgres.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -6,11 +6,12 @@
 //   queries: the same questions in dense, keyword and hybrid mode, each asked of the memory collection and of the
 //     search one in turn, through svc's query path (the question's embedding excluded): p50 and p99, search/memory;
 //   k-NN recall@10: the search backend's dense top 10 (OpenSearch's Lucene HNSW, `exact: false`) against the memory
-//     backend's (exact); and the keyword top 10's overlap between the two BM25s.
+//     backend's (exact); and the keyword top 10's overlap between the two BM25s; then the same dense questions asked
+//     of the index directly at each `--ef-search` value (the recall a larger ef_search would give svc).
 // Both collections are built by the run in a fresh database and a fresh index prefix, and dropped at its end: the
 // point is to time their ingestion, so there is nothing to keep. Chunks and vectors: search-data.ts.
 // Run: npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random,clustered] [--queries 200]
-//        [--chunks-per-document 100]
+//        [--chunks-per-document 100] [--ef-search 100,400]
 import { availableParallelism, loadavg } from 'node:os';
 import { openPostgres, type Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
@@ -29,7 +30,14 @@ type Mode = (typeof MODES)[number];
 const BACKENDS = ['memory', 'search'] as const;
 type Backend = (typeof BACKENDS)[number];
 
-export type SearchBenchOptions = { sizes: number[]; dists: Distribution[]; queries: number; chunksPerDocument: number };
+export type SearchBenchOptions = {
+  sizes: number[];
+  dists: Distribution[];
+  queries: number;
+  chunksPerDocument: number;
+  /** ef_search values to ask OpenSearch's k-NN with directly (not through svc), for the recall a setting would give. */
+  efSearch: number[];
+};
 
 export async function benchSearchBackend(opts: SearchBenchOptions): Promise<void> {
   const loadBefore = loadavg()[0]!;
@@ -82,7 +90,8 @@ async function benchOne(dist: Distribution, n: number, opts: SearchBenchOptions)
     const ingestion = await ingest(h, vectors, dist, n, opts.chunksPerDocument);
     const queries = await ask(h, db, opts.queries, opts.chunksPerDocument);
     const index = await indexFacts(h);
-    return report(dist, n, opts, ingestion, queries, index);
+    const probes = index.knn ? await efProbes(h, index.name, dist, queries, opts) : [];
+    return [...report(dist, n, opts, ingestion, queries, index), ...probes];
   } finally {
     await h.close();
     await search.dropIndexes();
@@ -133,6 +142,8 @@ type Answers = {
   ms: Record<Mode, Record<Backend, number[]>>;
   top: Record<Mode, Record<Backend, string[][]>>;
   exact: Record<Backend, boolean>;
+  /** Chunk id to chunk number (document × chunks a document + ordinal), the same on both collections. */
+  positions: Map<string, number>;
 };
 
 /** Each question in each mode, the memory collection then the search one; answers as "document:ordinal". */
@@ -146,7 +157,7 @@ async function ask(h: RetrievalHarness, db: Database, queries: number, perDocume
   );
   const empty = <T>(make: () => T) =>
     Object.fromEntries(MODES.map((m) => [m, { memory: make(), search: make() }])) as Record<Mode, Record<Backend, T>>;
-  const answers: Answers = { ms: empty(() => []), top: empty(() => []), exact: { memory: true, search: true } };
+  const answers: Answers = { ms: empty(() => []), top: empty(() => []), exact: { memory: true, search: true }, positions };
   const once = async (backend: Backend, mode: Mode, q: string) => {
     const [t, r] = await time(() => queryCollection(h.deps, admin, backend, { question: q, top_k: K, mode }));
     return { t, r };
@@ -174,6 +185,7 @@ async function indexFacts(h: RetrievalHarness) {
   const [row] = body as { 'docs.count'?: string; 'store.size'?: string }[];
   const { body: segments } = await client.cat.segments({ index: chunk_store, format: 'json' });
   return {
+    name: chunk_store,
     docs: Number(row?.['docs.count']),
     mb: Number(row?.['store.size']),
     segments: (segments as unknown[]).length,
@@ -216,4 +228,29 @@ function report(
     `${label} | ingestion (upload, in turns): memory ${rate('memory').toFixed(0)} chunks/s, search ${rate('search').toFixed(0)} chunks/s, search/memory ${(rate('search') / rate('memory')).toFixed(2)}`,
     `${label} | OpenSearch index: ${index.docs} chunks, ${index.mb} MB, ${index.segments} segments, k-NN ${index.knn ? 'Lucene HNSW (m 16, ef_construction 128)' : 'not loaded'}`,
   ];
+}
+
+/**
+ * The same dense questions asked of the index directly with the k-NN query's `method_parameters.ef_search` (svc asks
+ * with k 10 and no ef_search, so Lucene searches each segment's graph with 10 candidates): the recall and the
+ * request's own time (no svc around it) a larger ef_search would give.
+ */
+async function efProbes(h: RetrievalHarness, index: string, dist: Distribution, answers: Answers, opts: SearchBenchOptions) {
+  const client = h.deps.search!.client;
+  const lines: string[] = [];
+  for (const ef of opts.efSearch) {
+    const ms: number[] = [];
+    const top: string[][] = [];
+    for (let i = 0; i < opts.queries; i++) {
+      const vector = queryVector(dist, i);
+      const body = { size: K, _source: false, query: { knn: { embedding: { vector, k: K, method_parameters: { ef_search: ef } } } } };
+      const [t, r] = await time(() => client.search({ index, body }));
+      ms.push(t);
+      top.push(r.body.hits.hits.map((hit) => String(answers.positions.get(String(hit._id)))));
+    }
+    lines.push(
+      `${`${dist}`.padEnd(14)} | OpenSearch k-NN asked directly, ef_search ${ef}: recall@10 ${overlap(top, answers.top.dense.memory).toFixed(3)}, request p50 ${pct(ms, 50).toFixed(2)} ms, p99 ${pct(ms, 99).toFixed(2)} ms`,
+    );
+  }
+  return lines;
 }
