@@ -13,7 +13,8 @@
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)]
 //      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
-//        [--chunks-per-document 100] [--ef-search 100,400]: the search backend (OpenSearch) against the memory one instead (search.ts)
+//        [--chunks-per-document 100] [--ef-search 100,400]: instead, the search backend (OpenSearch) against the
+//        memory one (search.ts; there the sizes default to 100000 and the distributions to random)
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -358,7 +359,7 @@ async function main() {
     const { benchSearchBackend } = await import('./search.ts');
     return benchSearchBackend({
       sizes: process.argv.includes('--sizes') ? SIZES : [100_000],
-      dists: DISTS,
+      dists: process.argv.includes('--dists') ? DISTS : ['random'],
       queries: QUERIES,
       chunksPerDocument: Number(arg('chunks-per-document', '100')),
       efSearch: arg('ef-search', '100,400').split(',').map(Number),
