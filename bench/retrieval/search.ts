@@ -90,7 +90,7 @@ async function benchOne(dist: Distribution, n: number, opts: SearchBenchOptions)
     const ingestion = await ingest(h, vectors, dist, n, opts.chunksPerDocument);
     const queries = await ask(h, db, opts.queries, opts.chunksPerDocument);
     const index = await indexFacts(h);
-    const probes = index.knn ? await efProbes(h, index.name, dist, queries, opts) : [];
+    const probes = index.knn ? await efProbes(h, index.name, `${dist} ${n}`, dist, queries, opts) : [];
     return [...report(dist, n, opts, ingestion, queries, index), ...probes];
   } finally {
     await h.close();
@@ -210,7 +210,7 @@ function report(
 ): string[] {
   const ms = (x: number) => x.toFixed(2).padStart(8);
   const rate = (b: Backend) => ingestion.chunks / (ingestion.ms[b] / 1000);
-  const label = `${dist} ${n}`.padEnd(14);
+  const label = `${dist} ${n}`.padEnd(16);
   const notes: Record<Mode, string> = {
     dense: index.knn
       ? `recall@10 of search's k-NN against memory's exact top 10: ${overlap(answers.top.dense.search, answers.top.dense.memory).toFixed(3)} (exact: ${answers.exact.search})`
@@ -220,7 +220,7 @@ function report(
   };
   return [
     `\nsearch backend against memory, ${dist} ${n} chunks: ${ingestion.documents} text documents of ${opts.chunksPerDocument} chunks of ${WORDS} words; top ${K}, ${opts.queries} questions a mode, embedding excluded (ms)`,
-    `data           | mode    | memory p50 |      p99 | search p50 |      p99 | search/memory p50 | note`,
+    `data             | mode    | memory p50 |      p99 | search p50 |      p99 | search/memory p50 | note`,
     ...MODES.map((mode) => {
       const [m, s] = [answers.ms[mode].memory, answers.ms[mode].search];
       return `${label} | ${mode.padEnd(7)} |   ${ms(pct(m, 50))} | ${ms(pct(m, 99))} |   ${ms(pct(s, 50))} | ${ms(pct(s, 99))} | ${(pct(s, 50) / pct(m, 50)).toFixed(2).padStart(16)}x | ${notes[mode]}`;
@@ -235,7 +235,7 @@ function report(
  * with k 10 and no ef_search, so Lucene searches each segment's graph with 10 candidates): the recall and the
  * request's own time (no svc around it) a larger ef_search would give.
  */
-async function efProbes(h: RetrievalHarness, index: string, dist: Distribution, answers: Answers, opts: SearchBenchOptions) {
+async function efProbes(h: RetrievalHarness, index: string, label: string, dist: Distribution, answers: Answers, opts: SearchBenchOptions) {
   const client = h.deps.search!.client;
   const lines: string[] = [];
   for (const ef of opts.efSearch) {
@@ -249,7 +249,7 @@ async function efProbes(h: RetrievalHarness, index: string, dist: Distribution, 
       top.push(r.body.hits.hits.map((hit) => String(answers.positions.get(String(hit._id)))));
     }
     lines.push(
-      `${`${dist}`.padEnd(14)} | OpenSearch k-NN asked directly, ef_search ${ef}: recall@10 ${overlap(top, answers.top.dense.memory).toFixed(3)}, request p50 ${pct(ms, 50).toFixed(2)} ms, p99 ${pct(ms, 99).toFixed(2)} ms`,
+      `${label.padEnd(16)} | OpenSearch k-NN asked directly, ef_search ${ef}: recall@10 ${overlap(top, answers.top.dense.memory).toFixed(3)}, request p50 ${pct(ms, 50).toFixed(2)} ms, p99 ${pct(ms, 99).toFixed(2)} ms`,
     );
   }
   return lines;
