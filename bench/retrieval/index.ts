@@ -12,8 +12,10 @@
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)]
+//      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
+//        [--chunks-per-document 100] [--ef-search 100,400]: instead, the search backend (OpenSearch) against the
+//        memory one (search.ts; there the sizes default to 100000 and the distributions to random)
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,8 +29,9 @@ import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
-import { centres, datasetBuilt, DIM, ensureDataset, NOISE, openBenchDatabase, type Distribution } from './datasets.ts';
+import { datasetBuilt, DIM, ensureDataset, openBenchDatabase, type Distribution } from './datasets.ts';
 import { ensureCollection } from './collection.ts';
+import { pct, queriesFor, question, time } from './questions.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -47,55 +50,8 @@ const TARGET_RECALL = 0.95;
 const EF_LADDER = [40, 64, 100, 160, 250, 400, 640, 1000];
 const admin = { user: 'bench', roles: ['svc-admin'], groups: [] };
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => x.toFixed(2).padStart(8);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s + 0.5) / 2 ** 32;
-  };
-}
-const gauss = (next: () => number) => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
-const unit = (v: number[]) => {
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-};
-
-/** Queries from the data's own distribution: uniform directions, or a mixture centre plus the rows' noise. */
-async function queriesFor(db: Database, dist: Distribution): Promise<number[][]> {
-  if (dist === 'random') {
-    return Array.from({ length: QUERIES }, (_, i) => {
-      const next = lcg(1000 + i);
-      return unit(Array.from({ length: DIM }, () => next() - 0.5));
-    });
-  }
-  const mixture = await centres(db);
-  const next = lcg(4242);
-  return Array.from({ length: QUERIES }, () => {
-    const c = mixture[Math.floor(next() * mixture.length)]!;
-    return unit(c.map((x) => x + NOISE * gauss(next)));
-  });
-}
-
-// Keyword questions: three words of the collections' text (collection.ts: word g of 0..2000 is the first 3 + g % 7
-// hex digits of md5(g)), drawn with a skew towards the low numbers, each question with its own letters-only tag (no
-// chunk holds one) so that each maps to its own vector for the dense half of hybrid.
-const word = (g: number) =>
-  createHash('md5')
-    .update(String(g))
-    .digest('hex')
-    .slice(0, 3 + (g % 7));
-const tag = (i: number) => 'qx' + [...i.toString(26)].map((d) => String.fromCharCode(97 + parseInt(d, 26))).join('');
-const question = (i: number) => [1, 2, 3].map((j) => word(Math.floor(2000 * (((i * 7 + j * 13) % 97) / 97) ** 3))).join(' ') + ` ${tag(i)}`;
-
-async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
-  const t = performance.now();
-  const r = await fn();
-  return [performance.now() - t, r];
-}
 
 /** The peer's answer: ordinals (the peer table's seq) of the top K, exact (no index) or through HNSW at `ef`. */
 async function peerTop(db: Database, table: string, q: number[], mode: { exact: true } | { ef: number }): Promise<[number, number[]]> {
@@ -123,7 +79,7 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
     return [`${`${dist} ${n}`.padEnd(17)} | not measured: its HNSW index is not built (npx tsx bench/retrieval/datasets.ts ${dist}:${n})`];
   const data = await ensureDataset(db, dist, n);
   const slug = await ensureCollection(db, dist, n);
-  const queries = await queriesFor(db, dist);
+  const queries = await queriesFor(db, dist, QUERIES);
   // a question is its number (dense) or its words (keyword, hybrid): either way the embedder answers query i's vector
   const vectorOf = new Map(
     queries.flatMap(
@@ -399,6 +355,16 @@ async function benchIngestion(): Promise<string[]> {
 }
 
 async function main() {
+  if (arg('backend', 'memory') === 'search') {
+    const { benchSearchBackend } = await import('./search.ts');
+    return benchSearchBackend({
+      sizes: process.argv.includes('--sizes') ? SIZES : [100_000],
+      dists: process.argv.includes('--dists') ? DISTS : ['random'],
+      queries: QUERIES,
+      chunksPerDocument: Number(arg('chunks-per-document', '100')),
+      efSearch: arg('ef-search', '100,400').split(',').map(Number),
+    });
+  }
   execFileSync('bash', ['scripts/start-postgres.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const db = await openBenchDatabase();
   const rows: string[] = [];
