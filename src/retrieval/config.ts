@@ -70,6 +70,11 @@ export const retrievalShape = {
   RAG_SEARCH_REPLICAS: int(1, 0),
   /** `auto`: dense ranking by OpenSearch's k-NN (not exact) where the plugin is installed; `off`: svc's exact copy. */
   RAG_SEARCH_KNN: z.enum(['auto', 'off']).default('auto'),
+  /**
+   * Candidates Lucene's HNSW visits for a k-NN question (ef_search): recall against the time a question takes. At
+   * 50 000 random 768-dimension vectors, 100 gave recall@10 0.65 and 400 gave 0.92; clustered vectors 1.00 at both.
+   */
+  RAG_SEARCH_EF_SEARCH: int(400, 1),
   /** Time limit of one OpenSearch request. */
   RAG_SEARCH_TIMEOUT_MS: int(30_000, 1),
   /** Chunks one bulk request carries. */

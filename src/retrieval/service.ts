@@ -143,6 +143,7 @@ export async function openSearch(config: RetrievalConfig, opts: { embedded: bool
     indexPrefix: config.RAG_SEARCH_INDEX_PREFIX,
     replicas: config.RAG_SEARCH_REPLICAS,
     knn: config.RAG_SEARCH_KNN,
+    efSearch: config.RAG_SEARCH_EF_SEARCH,
     timeoutMs: config.RAG_SEARCH_TIMEOUT_MS,
     bulkChunks: config.RAG_SEARCH_BULK_CHUNKS,
     dim: config.EMBED_DIM,

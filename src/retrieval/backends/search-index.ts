@@ -53,6 +53,8 @@ export function indexDefinition(opts: { replicas: number; dim: number | undefine
     },
     mappings: {
       dynamic: 'strict',
+      // the vectors live in the HNSW graph and in Postgres; kept in _source as JSON they would double the index
+      _source: { excludes: ['embedding'] },
       properties: {
         document_id: { type: 'keyword' },
         filename: { type: 'keyword' },
@@ -89,9 +91,10 @@ export function keywordQuery(question: string, k: number, documents: string[] | 
   return { ...ranked(k), query: { bool: { must: [{ match: { text: question } }], filter: inDocuments(documents) } } };
 }
 
-export function knnQuery(vector: readonly number[], k: number, documents: string[] | undefined): API.Search_RequestBody {
+export function knnQuery(vector: readonly number[], k: number, documents: string[] | undefined, efSearch: number): API.Search_RequestBody {
   const filter = documents ? { filter: { bool: { filter: inDocuments(documents) } } } : {};
-  return { ...ranked(k), query: { knn: { embedding: { vector: [...vector], k, ...filter } } } };
+  const method_parameters = { ef_search: Math.max(k, efSearch) };
+  return { ...ranked(k), query: { knn: { embedding: { vector: [...vector], k, method_parameters, ...filter } } } };
 }
 
 /** Lucene's cosine score is (1 + cos) / 2: the similarity svc reports, back from it. */

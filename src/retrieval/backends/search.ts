@@ -21,6 +21,8 @@ export type SearchSettings = {
   indexPrefix: string;
   replicas: number;
   knn: 'auto' | 'off';
+  /** Lucene's ef_search for k-NN questions (at least k). */
+  efSearch: number;
   timeoutMs: number;
   bulkChunks: number;
   dim: number;
@@ -230,7 +232,7 @@ export function searchBackend(
     },
     async dense(caller, vector, k, opts) {
       if (!(await search.knn())) return rows.dense(caller, vector, k, opts);
-      const { body } = await call('read', () => client.search({ index, body: knnQuery(vector, k, opts.documents) }));
+      const { body } = await call('read', () => client.search({ index, body: knnQuery(vector, k, opts.documents, settings.efSearch) }));
       return { hits: ids(body.hits.hits, cosineOf), rows: new Map(), exact: false };
     },
     async keyword(_caller, question, k, { documents }) {
