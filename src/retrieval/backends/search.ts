@@ -119,7 +119,7 @@ export function searchBackend(
   const { client, settings } = search;
 
   /** The document's chunks indexed from its rows (their seq read back), then one refresh: it appears whole. */
-  async function index_(tx: Sql, document: { id: string; filename: string }, chunks: readonly ChunkInsert[]) {
+  async function indexChunks(tx: Sql, document: { id: string; filename: string }, chunks: readonly ChunkInsert[]) {
     if (chunks.length === 0) return;
     const seqs = new Map(
       (
@@ -185,15 +185,18 @@ export function searchBackend(
     }
     await call('write', () => client.indices.refresh({ index }));
   }
-  /** The chunks failed uploads left behind (discardChunks), before the collection's next document goes in. */
-  async function removeOrphans() {
-    const orphans = await deps.db.query<{ document_id: string }>(
+  /**
+   * The chunks failed uploads left behind (discardChunks), before the collection's next document goes in; in the
+   * upload's transaction (an embedded database has one connection).
+   */
+  async function removeOrphans(tx: Sql) {
+    const orphans = await tx.query<{ document_id: string }>(
       `SELECT document_id::text FROM retrieval_search_orphans WHERE chunk_store = $1`,
       [index],
     );
     for (const { document_id } of orphans) {
       await removeDocument(document_id);
-      await deps.db.query(`DELETE FROM retrieval_search_orphans WHERE chunk_store = $1 AND document_id = $2`, [index, document_id]);
+      await tx.query(`DELETE FROM retrieval_search_orphans WHERE chunk_store = $1 AND document_id = $2`, [index, document_id]);
     }
   }
   // sorted by score, a hit carries its score as its first sort value
@@ -203,14 +206,14 @@ export function searchBackend(
   return {
     kind: 'search',
     async writeChunks(tx, document, chunks) {
-      await removeOrphans();
+      await removeOrphans(tx);
       await rows.writeChunks(tx, document, chunks);
-      await index_(tx, document, chunks);
+      await indexChunks(tx, document, chunks);
     },
     async replaceChunks(tx, document, chunks) {
       await rows.replaceChunks(tx, document, chunks);
       await removeDocument(document.id);
-      await index_(tx, document, chunks);
+      await indexChunks(tx, document, chunks);
     },
     removeChunks: (_sql, documentId) => removeDocument(documentId),
     async discardChunks(documentId) {
