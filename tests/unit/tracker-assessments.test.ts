@@ -79,6 +79,12 @@ describe('tracker assessments', () => {
       source: human,
       assessment_name: 'correct',
     });
+    // a FieldMask as protobuf's JSON writes it: lowerCamelCase paths
+    const renamed = await t.call('PATCH', `${base()}/${id}`, {
+      assessment: { assessment_name: 'accurate' },
+      update_mask: 'assessmentName',
+    });
+    expect(renamed.body.assessment.assessment_name).toBe('accurate');
     const wrongKind = await t.call('PATCH', `${base()}/${id}`, { assessment: { expectation: { value: 1 } }, update_mask: 'expectation' });
     expect(wrongKind.status).toBe(400);
     expect(wrongKind.body.message).toContain('Feedback assessment');

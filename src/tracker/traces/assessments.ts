@@ -101,7 +101,8 @@ export async function getAssessment(db: Sql, traceId: string, assessmentId: stri
 /** The fields the mask names change; source, span and overrides stay; metadata merges, the new keys winning. */
 export async function updateAssessment(db: Database, traceId: string, assessmentId: string, m: z.infer<typeof UpdateAssessment>) {
   const existing = await rowOf(db, traceId, assessmentId);
-  const paths = new Set(m.update_mask.paths.map((p) => p.trim()));
+  // protobuf's JSON writes a FieldMask's paths in lowerCamelCase (assessmentName); the REST form is snake_case
+  const paths = new Set(m.update_mask.paths.map((p) => p.trim().replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)));
   const a = m.assessment;
   if (paths.has('feedback') && paths.has('expectation'))
     throw invalidParameter('Cannot specify both `expectation` and `feedback` parameters.');
