@@ -72,7 +72,8 @@ it('opens a cited PDF page drawn from the uploaded file, with the quote highligh
   await openSignedIn(page);
   await page.click('#collections li[data-slug="coast"]');
   await page.setInputFiles('#file', { name: 'coast.pdf', mimeType: 'application/pdf', buffer: Buffer.from(coastPdf()) });
-  await page.waitForSelector('#documents tr:has-text("coast.pdf")');
+  // the server's first PDF starts its PDF workers: beside CI's Schemathesis fuzzing that passed 30 s once (4 s alone)
+  await page.waitForSelector('#documents tr:has-text("coast.pdf")', { timeout: 90_000 });
 
   await ask(page, FIRST);
   await page.click('#answer-text button.marker');
@@ -108,7 +109,7 @@ it('opens a cited PDF page drawn from the uploaded file, with the quote highligh
   await page.click('#answer-text button.marker');
   await expect.poll(() => page.textContent('#pv-title')).toContain('keepers.md');
   expect(await page.locator('#pv-render canvas').count()).toBe(0);
-});
+}, 150_000);
 
 it('keeps a conversation: follows up, lists, renames, continues after a reload, deletes', async () => {
   // a fresh page starts a new conversation, whatever the earlier test left listed
