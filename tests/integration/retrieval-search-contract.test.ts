@@ -4,7 +4,6 @@ import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalAnswerContract } from '../support/retrieval-answer-contract.ts';
 import { retrievalAnswerSessionContract } from '../support/retrieval-answer-session-contract.ts';
 import { retrievalContract } from '../support/retrieval-contract.ts';
-import { retrievalFormatsContract } from '../support/retrieval-formats-contract.ts';
 import { retrievalHostileContract } from '../support/retrieval-hostile-contract.ts';
 import { retrievalHybridContract } from '../support/retrieval-hybrid-contract.ts';
 import { retrievalIngestContract } from '../support/retrieval-ingest-contract.ts';
@@ -17,6 +16,7 @@ import { folderPlace } from '../support/watched-places.ts';
 // The retrieval contracts with every collection on the search backend (SVC_RAG_DEFAULT_BACKEND=search): chunks
 // indexed in the integration OpenSearch, keyword ranking by its BM25 and dense ranking by its k-NN. The memory runs of
 // the same contracts are in retrieval-postgres.test.ts; what differs on this backend is named in docs/retrieval.md.
+// The formats contract is not repeated here: extraction (and its OCR, minutes of CPU) is the same on every backend.
 const search = await searchEnv();
 harnessDefaults({ ...search.env, SVC_RAG_DEFAULT_BACKEND: 'search' });
 // the contracts leave their collections (and so their indexes) in place: this file's indexes go at its end
@@ -29,6 +29,5 @@ retrievalIngestContract('search backend', () => openFreshPostgres('search_ingest
 retrievalLibraryContract('search backend', () => openFreshPostgres('search_library'));
 retrievalAnswerContract('search backend', () => openFreshPostgres('search_answer'));
 retrievalAnswerSessionContract('search backend', () => openFreshPostgres('search_answer_session'));
-retrievalFormatsContract('search backend', () => openFreshPostgres('search_formats'));
 retrievalUploadContract('search backend', () => openFreshPostgres('search_upload'));
 retrievalWatchContract('folder, search backend', () => openFreshPostgres('search_watch'), folderPlace);
