@@ -132,6 +132,11 @@ export const platformShape = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRACING_ENABLED: flag(false),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(),
+  /**
+   * The tracker experiment (its id) the platform's own spans belong to, sent as MLflow's `x-mlflow-experiment-id`
+   * header: with SVC_OTEL_EXPORTER_OTLP_ENDPOINT at a tracker, every question and answer becomes a trace there.
+   */
+  TRACE_EXPERIMENT: z.string().regex(/^\d+$/, 'expected a tracker experiment id (digits)').optional(),
 };
 export type PlatformConfig = z.infer<z.ZodObject<typeof platformShape>>;
 export const loadPlatformConfig = (env: Env = process.env) => loadConfig(platformShape, env);

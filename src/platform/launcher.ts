@@ -110,7 +110,9 @@ export async function launch(
 ): Promise<Launched[]> {
   const ports = opts.ports ?? checkServices(services, env, opts.portOverride);
   if (shared.platform.TRACING_ENABLED) {
-    await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT);
+    await initTracing(services.length === 1 ? services[0]!.name : 'svc', shared.platform.OTEL_EXPORTER_OTLP_ENDPOINT, {
+      experimentId: shared.platform.TRACE_EXPERIMENT,
+    });
   }
   await migrateAll(
     shared.db,

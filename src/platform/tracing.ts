@@ -4,13 +4,17 @@ import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 // (SVC_TRACING_ENABLED=true), so the hot path pays nothing when tracing is off.
 let started = false;
 
-export async function initTracing(serviceName: string, endpoint?: string): Promise<void> {
+/** `experimentId`: the tracker experiment the spans go to (MLflow's OTLP header), when the endpoint is a tracker. */
+export async function initTracing(serviceName: string, endpoint?: string, opts: { experimentId?: string | undefined } = {}): Promise<void> {
   if (started) return;
   started = true;
   const { NodeTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-node');
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
-  const exporter = new OTLPTraceExporter(endpoint ? { url: `${endpoint.replace(/\/$/, '')}/v1/traces` } : {});
+  const exporter = new OTLPTraceExporter({
+    ...(endpoint ? { url: `${endpoint.replace(/\/$/, '')}/v1/traces` } : {}),
+    ...(opts.experimentId ? { headers: { 'x-mlflow-experiment-id': opts.experimentId } } : {}),
+  });
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
     spanProcessors: [new BatchSpanProcessor(exporter)],

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // SVC_TRACING_ENABLED=true: `svc serve explore` exports its pipeline spans over OTLP/HTTP (JSON) to
-// SVC_OTEL_EXPORTER_OTLP_ENDPOINT, under the service's own name. The receiver here records what arrives.
+// SVC_OTEL_EXPORTER_OTLP_ENDPOINT, under the service's own name, and with SVC_TRACE_EXPERIMENT names the tracker
+// experiment they belong to as MLflow's OTLP endpoint reads it. The receiver here records what arrives.
 type Export = {
   resourceSpans: {
     resource: { attributes: { key: string; value: { stringValue?: string } }[] };
@@ -18,6 +19,7 @@ type Export = {
 describe('trace export', () => {
   let receiver: Server;
   const exports: Export[] = [];
+  const experiments = new Set<string | undefined>();
   let svc: SvcProcess;
   let dataDir: string;
   const port = 18695;
@@ -27,7 +29,10 @@ describe('trace export', () => {
       let body = '';
       req.on('data', (d) => (body += d));
       req.on('end', () => {
-        if (req.url === '/v1/traces') exports.push(JSON.parse(body) as Export);
+        if (req.url === '/v1/traces') {
+          exports.push(JSON.parse(body) as Export);
+          experiments.add(req.headers['x-mlflow-experiment-id'] as string | undefined);
+        }
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       });
     });
@@ -42,6 +47,7 @@ describe('trace export', () => {
       SVC_TRINO_URL: '',
       SVC_LOG_LEVEL: 'info',
       SVC_TRACING_ENABLED: 'true',
+      SVC_TRACE_EXPERIMENT: '42',
       SVC_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
     };
     svc = await startSvc(['serve', 'explore', '--port', String(port)], env, { until: 'explore listening', timeoutMs: 60_000 });
@@ -70,6 +76,7 @@ describe('trace export', () => {
       e.resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue),
     );
     expect(new Set(services)).toEqual(new Set(['explore']));
+    expect(experiments).toEqual(new Set(['42']));
     expect(missing(), 'steps without a span').toEqual([]);
     // the first question also starts the sample engine's worker (it starts with the first query): seconds on a busy machine
   }, 60_000);
