@@ -82,6 +82,8 @@ describe('retrieval on the search backend (OpenSearch, Postgres)', () => {
 
   const ask = (slug: string, body: Record<string, unknown>, on = h) =>
     on.json('POST', `/collections/${slug}/query`, who.user, { top_k: 5, ...body });
+  const createSearchCollection = (slug: string, on = h) =>
+    on.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [], backend: 'search' });
   const said = (chunks: { filename: string; text: string }[]) => chunks.map((c) => `${c.filename}: ${c.text}`);
 
   it('ranks keywords as the memory backend does: the same top three chunks for English, French and identifiers', async () => {
@@ -117,13 +119,7 @@ describe('retrieval on the search backend (OpenSearch, Postgres)', () => {
   });
 
   it("never answers one collection's question from another's chunks", async () => {
-    const created = await h.json('POST', '/collections', who.engineer, {
-      slug: 'other',
-      name: 'other',
-      allowed_roles: [],
-      backend: 'search',
-    });
-    expect(created.status).toBe(201);
+    expect((await createSearchCollection('other', h)).status).toBe(201);
     const up = await h.upload('other', who.engineer, { name: 'secret.txt', bytes: enc('The vault code ZX-9931 opens the archive.') });
     expect(up.status).toBe(201);
     for (const mode of ['keyword', 'dense', 'hybrid']) {
@@ -135,13 +131,7 @@ describe('retrieval on the search backend (OpenSearch, Postgres)', () => {
   });
 
   it('leaves no document half indexed when OpenSearch goes away mid-upload, answers 503 while it is away, and recovers', async () => {
-    const created = await cutHarness.json('POST', '/collections', who.engineer, {
-      slug: 'outage',
-      name: 'outage',
-      allowed_roles: [],
-      backend: 'search',
-    });
-    expect(created.status).toBe(201);
+    expect((await createSearchCollection('outage', cutHarness)).status).toBe(201);
     const text = Array.from({ length: 40 }, (_, i) => `Section ${i} of the outage manual: valve OUT-${700 + i} is checked weekly.`).join(
       ' ',
     );

@@ -4,7 +4,7 @@ import type { Database, Sql } from '../../platform/db/index.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
 import { optionalStr, protoEnum, requiredStr } from '../wire/fields.ts';
 import { assessmentJson, type AssessmentRow as Row } from './assessment-rows.ts';
-import { getTrace } from './load.ts';
+import { existingTrace } from './store.ts';
 
 // Assessments of a trace (MLflow 3): feedback (a judge's or a person's verdict, or the error that kept one from
 // being given) and expectations (the ground truth). Created, read, updated and deleted as MLflow's store does: an
@@ -47,7 +47,7 @@ export const UpdateAssessment = z.object({
 });
 
 export async function createAssessment(db: Database, traceId: string, m: z.infer<typeof CreateAssessment>['assessment']) {
-  await getTrace(db, traceId);
+  await existingTrace(db, traceId);
   const kind = m.feedback ? 'feedback' : m.expectation ? 'expectation' : undefined;
   if (!kind || (m.feedback && m.expectation)) throw invalidParameter('An assessment must have exactly one of `feedback` or `expectation`.');
   const now = Date.now();
@@ -130,7 +130,7 @@ export async function updateAssessment(db: Database, traceId: string, assessment
 
 /** Idempotent, as MLflow's: an assessment already gone is no error. The one it overrode is valid again. */
 export async function deleteAssessment(db: Database, traceId: string, assessmentId: string): Promise<void> {
-  await getTrace(db, traceId);
+  await existingTrace(db, traceId);
   await db.transaction(async (tx) => {
     const [gone] = await tx.query<{ overrides: string | null }>(
       `DELETE FROM tracker_assessments WHERE trace_id = $1 AND assessment_id = $2 RETURNING overrides`,

@@ -78,21 +78,22 @@ export async function endTraceV2(
   });
 }
 
-async function existing(tx: Sql, traceId: string): Promise<void> {
+/** The trace must exist (one primary-key read; a write to it follows). */
+export async function existingTrace(tx: Sql, traceId: string): Promise<void> {
   const rows = await tx.query(`SELECT 1 FROM tracker_traces WHERE trace_id = $1`, [traceId]);
   if (rows.length === 0) throw traceNotFound(traceId);
 }
 
 export async function setTraceTag(db: Database, traceId: string, tag: KeyValue): Promise<void> {
   await db.transaction(async (tx) => {
-    await existing(tx, traceId);
+    await existingTrace(tx, traceId);
     await writeKeyValues(tx, 'traceTags', [traceId], [tag]);
   });
 }
 
 export async function deleteTraceTag(db: Database, traceId: string, key: string): Promise<void> {
   await db.transaction(async (tx) => {
-    await existing(tx, traceId);
+    await existingTrace(tx, traceId);
     const deleted = await tx.query(`DELETE FROM tracker_trace_tags WHERE trace_id = $1 AND key = $2 RETURNING key`, [traceId, key]);
     if (deleted.length === 0) throw doesNotExist(`No trace tag with key '${key}' for trace with ID '${traceId}'`);
   });
