@@ -20,7 +20,7 @@ import {
   type TableMasks,
 } from './sql/index.ts';
 import * as store from './store.ts';
-import { inSpan, tracer } from '../platform/tracing.ts';
+import { inRequestTrace, inSpan, tracer } from '../platform/tracing.ts';
 import { EDITED_INTENT, EDITED_TURN, type ExportedResult, type QueryRequest, type QueryResponse } from './answer.ts';
 
 // POST /query: the specification's ten steps, in their fixed order, each a named function below. An edited statement
@@ -35,14 +35,18 @@ export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
 export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context): Promise<QueryResponse> {
-  const outcome = await pipeline(await startRun(deps, caller, request, ctx, 'answer'));
+  const outcome = await traced(caller, request, ctx, 'explore.query', async () =>
+    pipeline(await startRun(deps, caller, request, ctx, 'answer')),
+  );
   if (!('answer' in outcome)) throw new Error('an answer run ended as an export');
   return outcome.answer;
 }
 
 /** The whole result, redacted as an answer shows it, for POST /query/csv: never cached, published or remembered. */
 export async function exportQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context): Promise<ExportedResult> {
-  const outcome = await pipeline(await startRun(deps, caller, { ...request, execute: true, persist: false }, ctx, 'export'));
+  const outcome = await traced(caller, request, ctx, 'explore.export', async () =>
+    pipeline(await startRun(deps, caller, { ...request, execute: true, persist: false }, ctx, 'export')),
+  );
   if (!('rows' in outcome)) throw new Error('an export run ended as an answer');
   return outcome.rows;
 }
@@ -339,6 +343,30 @@ function dryRun(run: Run, sql: string, cost: number | undefined, reasoning: Quer
 const spans = tracer('explore');
 /** Each step is a span when SVC_TRACING_ENABLED=true (a no-op otherwise). */
 const step = <T>(name: string, fn: () => T | Promise<T>): Promise<T> => inSpan(spans, `explore.${name}`, async () => fn());
+
+type Outcome = Awaited<ReturnType<typeof pipeline>>;
+/**
+ * One question (or export) as one trace, filed under the caller. Its outputs are what the caller was told, never a
+ * row: the rows, redacted or not, stay out of the trace, so what redaction masks cannot leak through it.
+ */
+const traced = (caller: Caller, request: QueryRequest, ctx: Context, name: string, fn: () => Promise<Outcome>) =>
+  inRequestTrace(
+    spans,
+    name,
+    { user: caller.user, requestId: ctx.requestId, sessionId: request.session_id },
+    { question: request.question, sql: request.sql, session_id: request.session_id, model: request.model },
+    fn,
+    (outcome) =>
+      'answer' in outcome
+        ? {
+            sql: outcome.answer.sql,
+            row_count: outcome.answer.row_count,
+            masked_columns: outcome.answer.masked_columns,
+            dashboard_id: outcome.answer.dashboard_id,
+            cached: outcome.answer.cached,
+          }
+        : { sql: outcome.rows.sql, row_count: outcome.rows.rows.length, masked_columns: outcome.rows.masked_columns },
+  );
 
 const keyOf = (run: Run) =>
   cacheKey({

@@ -1,4 +1,4 @@
-import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { context, INVALID_SPAN_CONTEXT, trace, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 
 // Spans go through the OpenTelemetry API, which is a no-op until `initTracing` registers a provider
 // (SVC_TRACING_ENABLED=true), so the hot path pays nothing when tracing is off.
@@ -24,11 +24,12 @@ export async function initTracing(serviceName: string, endpoint?: string, opts: 
 
 export const tracer = (service: string): Tracer => trace.getTracer(service);
 
-/** Runs `fn` inside a span named `name`; records the error and rethrows. */
-export async function inSpan<T>(t: Tracer, name: string, fn: () => Promise<T>): Promise<T> {
+/** Runs `fn` inside a span named `name` (of MLflow's span `type`); records the error and rethrows. */
+export async function inSpan<T>(t: Tracer, name: string, fn: (span: Span) => Promise<T>, type?: SpanType): Promise<T> {
   return t.startActiveSpan(name, async (span) => {
+    if (type && span.isRecording()) span.setAttribute(SPAN_TYPE, type);
     try {
-      return await fn();
+      return await fn(span);
     } catch (err) {
       span.recordException(err as Error);
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -37,4 +38,112 @@ export async function inSpan<T>(t: Tracer, name: string, fn: () => Promise<T>): 
       span.end();
     }
   });
+}
+
+const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/**
+ * A span only within a request's trace: a model call made for an upload or a background job runs untraced, where a
+ * trace of its own would have no user to belong to.
+ */
+export const inTracedSpan = <T>(t: Tracer, name: string, fn: (span: Span) => Promise<T>, type?: SpanType): Promise<T> =>
+  trace.getActiveSpan() ? inSpan(t, name, fn, type) : fn(UNTRACED);
+
+// What MLflow reads from the spans of a trace (its OTLP ingest and UI): the span's kind of work, its inputs and
+// outputs as JSON text, a chat model's token usage, and on the root span who asked (OpenTelemetry's user.id and
+// session.id, which become the trace's mlflow.trace.user and mlflow.trace.session).
+export const SPAN_TYPE = 'mlflow.spanType';
+const SPAN_INPUTS = 'mlflow.spanInputs';
+const SPAN_OUTPUTS = 'mlflow.spanOutputs';
+const TOKEN_USAGE = 'mlflow.chat.tokenUsage';
+/** svc's own: the request id, which the tracker keeps as the trace's client_request_id. */
+export const REQUEST_ID_ATTRIBUTE = 'svc.request_id';
+
+export type SpanType = 'CHAIN' | 'CHAT_MODEL' | 'EMBEDDING' | 'RETRIEVER' | 'PARSER' | 'TOOL' | 'UNKNOWN';
+
+/** Inputs and outputs are serialised only when the span is exported (a no-op span costs nothing). */
+export function describeSpan(span: Span, d: { type?: SpanType; inputs?: unknown; outputs?: unknown }): void {
+  if (!span.isRecording()) return;
+  if (d.type) span.setAttribute(SPAN_TYPE, d.type);
+  if (d.inputs !== undefined) span.setAttribute(SPAN_INPUTS, JSON.stringify(d.inputs));
+  if (d.outputs !== undefined) span.setAttribute(SPAN_OUTPUTS, JSON.stringify(d.outputs));
+}
+
+/** Describes the active span (the step a function runs in), if any. */
+export const describeActiveSpan = (d: { type?: SpanType; inputs?: unknown; outputs?: unknown }): void => {
+  const span = trace.getActiveSpan();
+  if (span) describeSpan(span, d);
+};
+
+export type TokenUsage = { inputTokens: number; outputTokens: number; totalTokens: number };
+export function recordTokenUsage(span: Span, usage: TokenUsage | undefined): void {
+  if (!usage || !span.isRecording()) return;
+  span.setAttributes({
+    [TOKEN_USAGE]: JSON.stringify({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, total_tokens: usage.totalTokens }),
+    'gen_ai.usage.input_tokens': usage.inputTokens,
+    'gen_ai.usage.output_tokens': usage.outputTokens,
+  });
+}
+
+/** One request's trace: its root span, which the steps run under, ended once with what the request answered. */
+export type RequestTrace = {
+  run<T>(fn: () => Promise<T>): Promise<T>;
+  end(outcome: { outputs?: unknown; error?: unknown }): void;
+};
+
+/**
+ * Opens the trace of one request: a root span named `name` carrying who asked and the request id, so the tracker
+ * files the trace under that user (whom alone, with administrators, the tracker lets read it). For a request whose
+ * work outlives its handler (a streamed answer), `run` each part and `end` when the last is done.
+ */
+export function startRequestTrace(
+  t: Tracer,
+  name: string,
+  who: { user: string; requestId: string; sessionId?: string | undefined },
+  inputs: unknown,
+): RequestTrace {
+  const root = t.startSpan(name, { root: true });
+  if (root.isRecording()) {
+    root.setAttributes({
+      'user.id': who.user,
+      [REQUEST_ID_ATTRIBUTE]: who.requestId,
+      ...(who.sessionId ? { 'session.id': who.sessionId } : {}),
+    });
+    describeSpan(root, { type: 'CHAIN', inputs });
+  }
+  const active = trace.setSpan(context.active(), root);
+  let ended = false;
+  return {
+    run: (fn) => context.with(active, fn),
+    end({ outputs, error }) {
+      if (ended) return;
+      ended = true;
+      if (error !== undefined) {
+        root.recordException(error as Error);
+        root.setStatus({ code: SpanStatusCode.ERROR });
+      } else {
+        describeSpan(root, { outputs });
+      }
+      root.end();
+    },
+  };
+}
+
+/** `fn` as one request's trace, its outputs what `outputsOf` makes of the result (never more than the caller got). */
+export async function inRequestTrace<T>(
+  t: Tracer,
+  name: string,
+  who: { user: string; requestId: string; sessionId?: string | undefined },
+  inputs: unknown,
+  fn: () => Promise<T>,
+  outputsOf: (result: T) => unknown,
+): Promise<T> {
+  const root = startRequestTrace(t, name, who, inputs);
+  try {
+    const result = await root.run(fn);
+    root.end({ outputs: outputsOf(result) });
+    return result;
+  } catch (error) {
+    root.end({ error });
+    throw error;
+  }
 }

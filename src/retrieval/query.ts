@@ -1,5 +1,6 @@
 import { badRequest, notFound, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
+import { describeSpan, inRequestTrace, inTracedSpan, tracer } from '../platform/tracing.ts';
 import { requireQueryable } from './access.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { backendOf, type ChunkBackend, type DenseList } from './backends/index.ts';
@@ -47,7 +48,26 @@ type Head = { slug: string; backend: ChunkBackend; documents: string[] | undefin
  * Ranks the collection's chunks for the question, by cosine similarity of embeddings (dense), BM25 over terms
  * (keyword), or both fused by reciprocal rank (hybrid, the default), and records the retrieval.
  */
-export async function queryCollection(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<QueryResponse> {
+export async function queryCollection(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  input: QueryInput,
+  requestId?: string,
+): Promise<QueryResponse> {
+  if (requestId === undefined) return rankAndRecord(deps, caller, slug, input);
+  // one trace a request: what it ranked is its output, the chunks' texts stay out (the audit record has them)
+  return inRequestTrace(
+    spans,
+    'retrieval.query',
+    { user: caller.user, requestId },
+    { collection: slug, question: input.question, top_k: input.top_k, mode: input.mode, filter: input.filter },
+    () => rankAndRecord(deps, caller, slug, input),
+    (r) => ({ exact: r.exact, chunks: r.chunks.map(rankedChunk) }),
+  );
+}
+
+async function rankAndRecord(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<QueryResponse> {
   const started = performance.now();
   const { chunks, topK, mode, exact } = await retrieveChunks(deps, caller, slug, input);
   const latency_ms = Math.round((performance.now() - started) * 100) / 100;
@@ -91,16 +111,36 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
 
   const similarity = new Map<string, number>();
   const ranking = { exact: true };
-  const chunks =
-    collection.documents?.length === 0
-      ? []
-      : mode === 'dense'
-        ? await denseOnly(deps, caller, collection, input.question, topK, similarity, ranking)
-        : mode === 'keyword'
-          ? await withText(caller, collection, single(await keywordList(deps, caller, collection, input.question, topK), 'keyword'))
-          : await hybrid(deps, caller, collection, input.question, topK, similarity, ranking);
+  const chunks = await inTracedSpan(
+    spans,
+    'retrieval.rank',
+    async (span) => {
+      describeSpan(span, { inputs: { question: input.question, top_k: topK, mode } });
+      const ranked =
+        collection.documents?.length === 0
+          ? []
+          : mode === 'dense'
+            ? await denseOnly(deps, caller, collection, input.question, topK, similarity, ranking)
+            : mode === 'keyword'
+              ? await withText(caller, collection, single(await keywordList(deps, caller, collection, input.question, topK), 'keyword'))
+              : await hybrid(deps, caller, collection, input.question, topK, similarity, ranking);
+      // as MLflow shows retrieved documents; the trace is the caller's own, who may read these chunks
+      describeSpan(span, { outputs: ranked.map(retrievedDocument) });
+      return ranked;
+    },
+    'RETRIEVER',
+  );
   return { chunks, topK, mode, similarity, exact: ranking.exact };
 }
+
+const spans = tracer('retrieval');
+/** A ranked chunk as a request's outputs show it: where it is and how it ranked (its text is the rank span's). */
+const rankedChunk = (c: ChunkResult) => ({ chunk_id: c.chunk_id, document_id: c.document_id, score: c.score });
+const retrievedDocument = (c: ChunkResult) => ({
+  id: c.chunk_id,
+  page_content: c.text,
+  metadata: { document_id: c.document_id, filename: c.filename, page: c.page, score: c.score },
+});
 
 /** The retrieval's audit record (its id returned); an answer adds what it answered (`answer`). */
 export async function recordRetrieval(

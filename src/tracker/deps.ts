@@ -3,6 +3,7 @@ import type { Database } from '../platform/db/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ServiceMetrics } from '../platform/metrics.ts';
 import type { ObjectStore } from '../platform/objects/index.ts';
+import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { TrackerConfig } from './config.ts';
 import type { SchemaGate } from './schema-gate.ts';
 
@@ -22,4 +23,8 @@ export type TrackerDeps = {
   schema: SchemaGate;
   /** Who calls (SVC_AUTH_MODE); the ingress's headers when absent. */
   callers?: CallerResolver;
+  /** Decides who reads the platform's own traces (svc.tracker); without one, those traces are refused. */
+  policy?: PolicyEngine;
+  /** The experiment the platform's own traces go to (SVC_TRACE_EXPERIMENT), read under the policy (traces/access.ts). */
+  platformTraces?: number;
 };

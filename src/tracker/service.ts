@@ -73,6 +73,15 @@ export const trackerService: ServiceDefinition = {
       logger,
       schema: createSchemaGate(shared.db, shipped, pending),
     });
-    return { app: createTrackerApp({ ...deps, callers: shared.callers }), close: async () => {} };
+    const platformTraces = shared.platform.TRACE_EXPERIMENT === undefined ? undefined : Number(shared.platform.TRACE_EXPERIMENT);
+    return {
+      app: createTrackerApp({
+        ...deps,
+        callers: shared.callers,
+        policy: shared.policy,
+        ...(platformTraces === undefined ? {} : { platformTraces }),
+      }),
+      close: async () => {},
+    };
   },
 };

@@ -1,6 +1,9 @@
 import { GatewayError } from './errors.ts';
 import { createClient } from './client.ts';
 import { withRetries } from './retry.ts';
+import { describeSpan, inTracedSpan, tracer } from '../tracing.ts';
+
+const spans = tracer('gateway');
 
 export interface Embedder {
   readonly model: string;
@@ -51,11 +54,19 @@ export function createOpenAiEmbedder(opts: OpenAiEmbedderOptions): Embedder {
     model: opts.model,
     dim: opts.dim,
     offline: false,
-    async embed(texts) {
-      const out: number[][] = [];
-      for (let i = 0; i < texts.length; i += batchSize) out.push(...(await embedBatch(texts.slice(i, i + batchSize))));
-      return out;
-    },
+    // the texts stay out of the span: a document's chunks are not the trace's to keep
+    embed: (texts) =>
+      inTracedSpan(
+        spans,
+        'embeddings',
+        async (span) => {
+          describeSpan(span, { inputs: { model: opts.model, texts: texts.length } });
+          const out: number[][] = [];
+          for (let i = 0; i < texts.length; i += batchSize) out.push(...(await embedBatch(texts.slice(i, i + batchSize))));
+          return out;
+        },
+        'EMBEDDING',
+      ),
   };
 }
 

@@ -1,5 +1,6 @@
 import { createOpenAiChat, GatewayError, type ChatMessage, type ChatModel, type ChatUsage } from '../../platform/gateway/index.ts';
 import { notFound } from '../../platform/errors.ts';
+import { inSpan, type RequestTrace, startRequestTrace, tracer } from '../../platform/tracing.ts';
 import type { Caller } from '../../platform/identity.ts';
 import type { SessionKey } from '../../platform/sessions/index.ts';
 import { requireQueryable } from '../access.ts';
@@ -66,9 +67,32 @@ export function createAnswers(deps: RetrievalDeps) {
   const ctx: Ctx = { deps, chat };
   return {
     /** Everything that can refuse the request (validation, policy, limits): done before an answer starts. */
-    prepare: (caller: Caller, slug: string, input: AnswerInput) => prepareAnswer(ctx, caller, slug, input),
+    prepare: async (caller: Caller, slug: string, input: AnswerInput, requestId: string): Promise<Prepared> => {
+      // one trace from the question to the answer, which a streamed answer finishes after the handler returns
+      const trace = startRequestTrace(
+        spans,
+        'retrieval.answer',
+        { user: caller.user, requestId, sessionId: input.session_id },
+        { collection: slug, question: input.question, top_k: input.top_k, session_id: input.session_id, filter: input.filter },
+      );
+      try {
+        return { ...(await trace.run(() => prepareAnswer(ctx, caller, slug, input))), trace };
+      } catch (error) {
+        trace.end({ error });
+        throw error;
+      }
+    },
     /** The answer itself; `events` follow it as it is made, `signal` cancels the model call. */
-    finish: (prepared: Prepared, opts: { events?: AnswerEvents; signal?: AbortSignal } = {}) => finishAnswer(ctx, prepared, opts),
+    finish: async (prepared: Prepared, opts: { events?: AnswerEvents; signal?: AbortSignal } = {}) => {
+      try {
+        const answer = await prepared.trace.run(() => finishAnswer(ctx, prepared, opts));
+        prepared.trace.end({ outputs: answerOutputs(answer) });
+        return answer;
+      } catch (error) {
+        prepared.trace.end({ error });
+        throw error;
+      }
+    },
   };
 }
 
@@ -83,9 +107,21 @@ export type Prepared = {
   retrieved: Retrieved;
   /** The chunks given as context, numbered from 1. */
   context: ChunkResult[];
+  /** The request's trace, ended by `finish`. */
+  trace: RequestTrace;
 };
 
-async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: AnswerInput): Promise<Prepared> {
+const spans = tracer('retrieval');
+const answerOutputs = (a: AnswerResponse) => ({
+  answer: a.answer,
+  citations: a.citations.map((c) => ({ marker: c.marker, chunk_id: c.chunk_id })),
+  grounded: a.grounded,
+  model: a.model,
+  audit_id: a.audit_id,
+  standalone_question: a.standalone_question,
+});
+
+async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: AnswerInput): Promise<Omit<Prepared, 'trace'>> {
   const { deps } = ctx;
   const started = performance.now();
   // an answer is charged once, before any model call; a refusal for lack of context asks no model and is not
@@ -104,7 +140,9 @@ async function prepareAnswer(ctx: Ctx, caller: Caller, slug: string, input: Answ
     await requireQueryable(deps, caller, head);
     if (ctx.chat) await charge();
     try {
-      question = await standaloneQuestion(ctx.chat, deps.config.CHAT_MODEL, turns, input.question);
+      question = await inSpan(spans, 'retrieval.rewrite', () =>
+        standaloneQuestion(ctx.chat, deps.config.CHAT_MODEL, turns, input.question),
+      );
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       const latency_ms = Math.round((performance.now() - started) * 100) / 100;
@@ -187,10 +225,9 @@ async function finishAnswer(ctx: Ctx, p: Prepared, opts: { events?: AnswerEvents
   };
   let generated: { model: string; usage?: ChatUsage };
   try {
-    generated = await generate(ctx, p.question, context, (raw) => emit(filter.push(raw)), {
-      streamed: !!opts.events?.delta,
-      signal: opts.signal,
-    });
+    generated = await inSpan(spans, 'retrieval.generate', () =>
+      generate(ctx, p.question, context, (raw) => emit(filter.push(raw)), { streamed: !!opts.events?.delta, signal: opts.signal }),
+    );
     emit(filter.end());
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;

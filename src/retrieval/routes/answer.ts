@@ -66,7 +66,7 @@ export function answerRoutes(deps: RetrievalDeps) {
   return apiRoutes().openapi(answer(deps.config.MAX_TOP_K), async (c) => {
     const { stream, ...input } = c.req.valid('json');
     // whatever refuses the request (policy, limits, top_k) answers as problem+json before any event
-    const prepared = await answers.prepare(c.var.caller, c.req.valid('param').slug, input);
+    const prepared = await answers.prepare(c.var.caller, c.req.valid('param').slug, input, c.var.requestId);
     if (wantsStream(c, stream)) return streamAnswer(c, answers, prepared);
     return c.json(await answers.finish(prepared, { signal: c.req.raw.signal }), 200);
   });

@@ -33,6 +33,6 @@ const query = (maxTopK: number) =>
 
 export function queryRoutes(deps: RetrievalDeps) {
   return apiRoutes().openapi(query(deps.config.MAX_TOP_K), async (c) =>
-    c.json(await queryCollection(deps, c.var.caller, c.req.valid('param').slug, c.req.valid('json')), 200),
+    c.json(await queryCollection(deps, c.var.caller, c.req.valid('param').slug, c.req.valid('json'), c.var.requestId), 200),
   );
 }

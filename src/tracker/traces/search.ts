@@ -19,6 +19,7 @@ import {
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 import { isSpanEntity, spanCondition } from './span-filter.ts';
+import type { TraceScope } from './access.ts';
 
 // search_traces over the experiments given: filters on tags (`tags.<key>`), request metadata
 // (`metadata.<key>`, `request_metadata.<key>`), spans (`span.name`, span-filter.ts) and the attributes below; ordered by them, newest first by default.
@@ -80,12 +81,18 @@ function runCondition(c: Comparison, params: Params): string {
     OR EXISTS (SELECT 1 FROM tracker_trace_metadata m WHERE m.trace_id = t.trace_id AND m.key = 'mlflow.sourceRun' AND m.value = ${run}))`;
 }
 
+const scopeCondition = (scope: TraceScope, params: Params) =>
+  `(t.experiment_id <> ${params.add(scope.experimentId)} OR EXISTS (SELECT 1 FROM tracker_trace_metadata u
+     WHERE u.trace_id = t.trace_id AND u.key = 'mlflow.trace.user' AND u.value = ${params.add(scope.user)}))`;
+
 export type SearchTracesRequest = {
   experimentIds: number[];
   filter?: string | undefined;
   maxResults: number;
   orderBy: string[];
   pageToken?: string | undefined;
+  /** Only this user's traces in this experiment (the platform's, for a caller who may not list them all). */
+  scope?: TraceScope | undefined;
 };
 
 export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{ traceIds: string[]; nextPageToken?: string }> {
@@ -96,6 +103,7 @@ export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{
   const where = [
     `t.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[])`,
     ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
+    ...(req.scope ? [scopeCondition(req.scope, params)] : []),
   ];
   const keys: string[] = [];
   const terms = orderEntries(req.orderBy).flatMap((clause) => {

@@ -6,6 +6,8 @@ import { type AnyValue, anyValueOf, type Attribute, type OtlpSpan } from './otlp
 import { dumpAnyValue } from './py-json.ts';
 import { traceNotFound } from './load.ts';
 import { ARTIFACT_TAG, artifactLocationOf } from './store.ts';
+import { carriesUsage, TOKEN_USAGE_METADATA, traceTokenUsage } from './token-usage.ts';
+import { REQUEST_ID_ATTRIBUTE as SVC_REQUEST_ID } from '../../platform/tracing.ts';
 
 // Spans arriving over OTLP, kept as MLflow's SQL store keeps them (log_spans): a trace's info row is created from
 // its spans when the client has not started it yet (start time, duration, state from the root span), spans are
@@ -54,7 +56,10 @@ function summarise(spans: OtlpSpan[]) {
       tags.push({ key: a.key.slice(TRACE_TAG_PREFIX.length), value: tagValue(a.value) });
     }
   }
-  const userId = spans.map((s) => anyValueOf(attr(s.attributes, 'user.id'))).find((v) => v !== null && v !== undefined);
+  const first = (key: string) => spans.map((s) => anyValueOf(attr(s.attributes, key))).find((v) => v !== null && v !== undefined);
+  const userId = first('user.id');
+  const sessionId = first('session.id');
+  const requestId = root ? anyValueOf(attr(root.attributes, SVC_REQUEST_ID)) : null;
   return {
     minStart: Math.min(...starts),
     maxEnd: ends.length ? Math.max(...ends) : null,
@@ -63,6 +68,8 @@ function summarise(spans: OtlpSpan[]) {
     responsePreview: root ? preview(unwrapOptional(attr(root.attributes, 'mlflow.spanOutputs'))) : null,
     tags,
     userId: userId === undefined ? undefined : String(userId),
+    sessionId: sessionId === undefined ? undefined : String(sessionId),
+    clientRequestId: typeof requestId === 'string' ? requestId : null,
   };
 }
 
@@ -179,14 +186,20 @@ export async function logSpans(db: Database, experimentId: number, spans: OtlpSp
              ELSE GREATEST(COALESCE(request_time + execution_duration, $4::bigint), $4::bigint) - LEAST(request_time, $3) END,
            state = CASE WHEN state IN ('IN_PROGRESS', 'STATE_UNSPECIFIED') AND $5::text IS NOT NULL THEN $5::text ELSE state END,
            request_preview = COALESCE(request_preview, $6),
-           response_preview = COALESCE(response_preview, $7)
+           response_preview = COALESCE(response_preview, $7),
+           client_request_id = COALESCE(client_request_id, $8)
          WHERE trace_id = $1`,
-        [traceId, row.finalized, s.minStart, s.maxEnd, s.rootState, s.requestPreview, s.responsePreview],
+        [traceId, row.finalized, s.minStart, s.maxEnd, s.rootState, s.requestPreview, s.responsePreview, s.clientRequestId],
       );
       await writeKeyValues(tx, 'traceTags', [traceId], [{ key: SPANS_LOCATION_TAG, value: TRACKING_STORE }, ...s.tags]);
-      if (s.userId !== undefined) {
-        await writeKeyValues(tx, 'traceMetadata', [traceId], [{ key: 'mlflow.trace.user', value: s.userId }], 'keep');
-      }
+      const firstSeen: KeyValue[] = [
+        ...(s.userId !== undefined ? [{ key: 'mlflow.trace.user', value: s.userId }] : []),
+        ...(s.sessionId !== undefined ? [{ key: 'mlflow.trace.session', value: s.sessionId }] : []),
+      ];
+      await writeKeyValues(tx, 'traceMetadata', [traceId], firstSeen, 'keep');
+      // the client's own figure stands once it has finalised the trace
+      const usage = !row.finalized && carriesUsage(batch) ? await traceTokenUsage(tx, traceId) : undefined;
+      if (usage) await writeKeyValues(tx, 'traceMetadata', [traceId], [{ key: TOKEN_USAGE_METADATA, value: usage }]);
     }
   });
   return traceIds;
