@@ -6,11 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createLogger } from '../../src/platform/log.ts';
 import { createSidecarPolicyEngine, createWasmPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
-import type { QueryEngine } from '../../src/explore/engines/types.ts';
-import { runQuery } from '../../src/explore/pipeline.ts';
-import { embeddedEngine, exploreHarness, SAMPLE_TABLES } from '../../tests/support/explore.ts';
+import { instantPipeline } from './instant-pipeline.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,33 +34,7 @@ const collector: SpanProcessor = {
 trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [collector] }));
 
 async function main() {
-  const real = await embeddedEngine();
-  const sql =
-    'SELECT n.n_name AS nation, count(*) AS customers FROM tpch.tiny.customer c JOIN tpch.tiny.nation n ON c.c_nationkey = n.n_nationkey GROUP BY n.n_name';
-  const result = await real.execute(sql, { user: 'bench' }, { timeoutMs: 10_000, reads: SAMPLE_TABLES });
-  const instant: QueryEngine = {
-    ...real,
-    kind: 'embedded',
-    estimateBytes: async () => 1000,
-    scanBound: async () => 1000,
-    execute: async () => result,
-  };
-  const h = await exploreHarness({ SVC_QUERY_CACHE_SIZE: '100000' }, { engine: instant });
-  const answer = { content: `Customers per nation.\n\`\`\`sql\n${sql}\n\`\`\``, model: 'stub' };
-  h.deps.chat = { complete: async () => answer, stream: async () => answer, listModels: async () => [{ id: 'svc-chat' }] };
-  // an analyst may ask 600 questions an hour (policies/data.json): a new analyst every 500, so the limiter is still
-  // charged on every question but never refuses one; the cache hits are one analyst's
-  let asked = 0;
-  const analyst = (user: string) => ({ user, roles: ['svc-analyst'], groups: [] });
-  const ctx = { requestId: 'bench', log: createLogger('bench', 'silent') };
-  const ask = (question: string, force: boolean) =>
-    runQuery(
-      h.deps,
-      force ? analyst(`ana-${Math.floor(asked++ / 500)}`) : analyst('ana-cached'),
-      { question, execute: true, confirm_cost: false, force, persist: true },
-      ctx,
-    );
-
+  const { ask, close } = await instantPipeline();
   for (let i = 0; i < 200; i++) await ask(`warm ${i} customers per nation`, true);
   durations.clear();
   const total: number[] = [];
@@ -105,8 +76,7 @@ async function main() {
   console.log(` ${'wasm (in-process)'.padEnd(21)} | ${us(pct(wasmTimes, 50))} | ${us(pct(wasmTimes, 99))}   (target < 50 µs)`);
   console.log(` ${'OPA sidecar (HTTP)'.padEnd(21)} | ${us(pct(opaTimes, 50))} | ${us(pct(opaTimes, 99))}`);
   console.log(` ratio sidecar / wasm p50: ${(pct(opaTimes, 50) / pct(wasmTimes, 50)).toFixed(1)}x`);
-  await h.close();
-  await real.close();
+  await close();
 }
 
 await main();

@@ -1,6 +1,7 @@
 // svc's tracker against the real MLflow server and, when it installs, mlflow-go-backend (MLflow's server with the hot
 // endpoints in Go), in one run, on the same Postgres (each its own database) and MinIO:
-//   create runs, log batches, and search runs ordered by a metric over RUNS runs (default 10 000).
+//   create runs, log batches, and search runs ordered by a metric over RUNS runs (default 10 000); then export TRACES
+//   traces of 10 spans each over OTLP/HTTP (default 2000), as an OpenTelemetry SDK or MLflow 3's client sends them.
 // Driver: this script's HTTP loop issues the requests the official Python client sends for create_run, log_batch
 // and search_runs (same paths, JSON bodies and headers, read from mlflow's rest_store), CONCURRENCY at a time, so
 // the driver's own cost stays small next to the servers' on a two-core machine. Then the official client itself
@@ -9,12 +10,13 @@
 // `mlflow server` with as many, in a process group of its own), sampled during the workload; RSS adds pages the
 // forked workers share, PSS counts them once, both are printed. Before the searches each server's database is
 // analyzed (see analyze()).
-// Run: npx tsx bench/tracker/index.ts [--runs 10000] [--concurrency 8] [--searches 100] [--no-go]
+// Run: npx tsx bench/tracker/index.ts [--runs 10000] [--concurrency 8] [--searches 100] [--traces 2000] [--no-go]
 // (Postgres and MinIO from scripts/; a fresh mlflow server (scripts/start-mlflow.sh), a fresh mlflow-go server
 // (scripts/start-mlflow-go.sh; its own venv and MLflow version, scripts/install-mlflow-go.sh), each on its own port
 // and database, and a fresh `bin/svc serve tracker` (tests/tracker-client/server.ts) are started and stopped by
 // this run. When mlflow-go does not install or start, the run says why and compares svc with MLflow alone.)
 import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +33,8 @@ const arg = (name: string, fallback: string) => {
 const RUNS = Number(arg('runs', '10000'));
 const CONCURRENCY = Number(arg('concurrency', '8'));
 const SEARCHES = Number(arg('searches', '100'));
+const TRACES = Number(arg('traces', '2000'));
+const SPANS_PER_TRACE = 10;
 const WITH_GO = !process.argv.includes('--no-go');
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const MLFLOW_VERSION = '3.17.2';
@@ -170,7 +174,53 @@ async function workload(
       }),
     ),
   );
+  phases.push(
+    await phase(`export spans (OTLP JSON, a trace of ${SPANS_PER_TRACE} nested spans a request)`, TRACES, (i) =>
+      exportTrace(base, experimentId, i, now),
+    ),
+  );
+  await checkTrace(base, label, TRACES - 1);
   return { phases, experimentId, experimentName };
+}
+
+const hexOf = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/**
+ * One OTLP/HTTP export as an OpenTelemetry SDK sends a finished trace: SPANS_PER_TRACE spans, each the child of the
+ * one before, with MLflow's span type, inputs and outputs as JSON text, to the experiment in MLflow's header.
+ */
+async function exportTrace(base: string, experimentId: string, i: number, now: number): Promise<void> {
+  const start = BigInt(now + i) * 1_000_000n;
+  const spans = Array.from({ length: SPANS_PER_TRACE }, (_, k) => ({
+    traceId: hexOf(`trace-${i}`, 32),
+    spanId: hexOf(`span-${i}-${k}`, 16),
+    ...(k > 0 ? { parentSpanId: hexOf(`span-${i}-${k - 1}`, 16) } : {}),
+    name: k === 0 ? 'question' : `step-${k}`,
+    kind: 1,
+    startTimeUnixNano: String(start + BigInt(k) * 1000n),
+    endTimeUnixNano: String(start + BigInt(2 * SPANS_PER_TRACE - k) * 1000n),
+    attributes: [
+      { key: 'mlflow.spanType', value: { stringValue: JSON.stringify(k === SPANS_PER_TRACE - 1 ? 'CHAT_MODEL' : 'CHAIN') } },
+      { key: 'mlflow.spanInputs', value: { stringValue: JSON.stringify({ question: `question ${i}`, step: k }) } },
+      { key: 'mlflow.spanOutputs', value: { stringValue: JSON.stringify({ answer: `answer ${i}.${k}` }) } },
+    ],
+    status: { code: 1 },
+  }));
+  const res = await fetch(`${base}/v1/traces`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'x-mlflow-experiment-id': experimentId },
+    body: JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'bench' }, spans }] }] }),
+  });
+  if (!res.ok) throw new Error(`POST /v1/traces -> ${res.status} ${(await res.text()).slice(0, 300)}`);
+  await res.arrayBuffer();
+}
+
+/** The last trace exported reads back whole (traces/get), so each server kept what it was sent. */
+async function checkTrace(base: string, label: string, i: number): Promise<void> {
+  const id = `tr-${hexOf(`trace-${i}`, 32)}`;
+  const res = await fetch(`${base}/api/3.0/mlflow/traces/get?trace_id=${id}`, { headers: HEADERS });
+  const spans = res.ok ? (((await res.json()) as { trace?: { spans?: unknown[] } }).trace?.spans ?? []) : [];
+  if (spans.length !== SPANS_PER_TRACE) throw new Error(`${label}: trace ${id} reads back ${spans.length} spans (${res.status})`);
 }
 
 /**
@@ -255,7 +305,9 @@ async function main() {
     for (const x of servers) {
       console.log(`${x.name} ${x.url} (${x.version ? `MLflow ${x.version}, ` : ''}database ${x.database})`);
     }
-    console.log(`workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches; ${CONCURRENCY} requests in flight\n`);
+    console.log(
+      `workload: ${RUNS} runs created, ${RUNS} batches logged, ${SEARCHES} searches, ${TRACES} traces of ${SPANS_PER_TRACE} spans exported; ${CONCURRENCY} requests in flight\n`,
+    );
 
     const results: Result[] = [];
     for (const x of servers) {
@@ -312,6 +364,10 @@ function report(results: Result[]) {
   for (const r of results) {
     console.log(`${r.name.padEnd(28)} ${f(r.idle.rss).padStart(9)} ${f(r.mem.rss).padStart(10)} ${f(r.mem.pss).padStart(10)}`);
   }
+  const exports = (r: Result) => r.phases.find((p) => p.name.startsWith('export spans'))!;
+  console.log(
+    `\nspan ingestion (spans/s): ${results.map((r) => `${r.name} ${f((exports(r).requests * SPANS_PER_TRACE) / exports(r).seconds)}`).join(', ')}`,
+  );
   const differ = peers.filter((p) => JSON.stringify(p.client.top) !== JSON.stringify(s.client.top));
   console.log(
     `\nsame top 10 through the official client on ${results.map((r) => r.name).join(', ')}: ` +
