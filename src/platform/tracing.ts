@@ -68,12 +68,6 @@ export function describeSpan(span: Span, d: { type?: SpanType; inputs?: unknown;
   if (d.outputs !== undefined) span.setAttribute(SPAN_OUTPUTS, JSON.stringify(d.outputs));
 }
 
-/** Describes the active span (the step a function runs in), if any. */
-export const describeActiveSpan = (d: { type?: SpanType; inputs?: unknown; outputs?: unknown }): void => {
-  const span = trace.getActiveSpan();
-  if (span) describeSpan(span, d);
-};
-
 export type TokenUsage = { inputTokens: number; outputTokens: number; totalTokens: number };
 export function recordTokenUsage(span: Span, usage: TokenUsage | undefined): void {
   if (!usage || !span.isRecording()) return;
