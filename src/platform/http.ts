@@ -16,6 +16,7 @@ import { eventLoopDelay, watchEventLoop } from './event-loop.ts';
 import type { Caller } from './identity.ts';
 import type { Logger } from './log.ts';
 import type { ServiceMetrics } from './metrics.ts';
+import { tracingMetrics } from './tracing.ts';
 import { inRequest } from './policy/request-scope.ts';
 import type { PolicyEngine } from './policy/types.ts';
 
@@ -108,7 +109,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     return c.json({ status: ok ? 'ready' : 'unavailable', service: opts.service, ...policy }, ok ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
-    const text = [await metrics.registry.metrics(), (await opts.policy?.metrics?.()) ?? ''].join('');
+    const text = [await metrics.registry.metrics(), (await opts.policy?.metrics?.()) ?? '', await tracingMetrics()].join('');
     return c.text(text, 200, { 'Content-Type': metrics.registry.contentType });
   });
 

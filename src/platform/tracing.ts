@@ -1,4 +1,6 @@
 import { context, INVALID_SPAN_CONTEXT, trace, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
+import { Counter, Registry } from 'prom-client';
 
 // Spans go through the OpenTelemetry API, which is a no-op until `initTracing` registers a provider
 // (SVC_TRACING_ENABLED=true), so the hot path pays nothing when tracing is off.
@@ -17,10 +19,38 @@ export async function initTracing(serviceName: string, endpoint?: string, opts: 
   });
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [new BatchSpanProcessor(countingExports(exporter))],
   });
   provider.register();
 }
+
+// What happened to the spans sent off, on every service's /metrics: a tracker that is down loses spans, counted
+// here, and never fails or slows the request they belong to (the batch processor sends them off its path).
+const exportRegistry = new Registry();
+const spansSent = new Counter({
+  name: 'svc_trace_spans_exported_total',
+  help: 'Spans the OTLP exporter sent, by outcome (ok, dropped: the receiver refused them or could not be reached)',
+  labelNames: ['outcome'] as const,
+  registers: [exportRegistry],
+});
+const SUCCESS = 0; // ExportResultCode.SUCCESS of @opentelemetry/core
+
+/** The exporter, with each batch's outcome counted. */
+function countingExports(exporter: SpanExporter): SpanExporter {
+  return {
+    export(spans, done) {
+      exporter.export(spans, (result) => {
+        spansSent.inc({ outcome: result.code === SUCCESS ? 'ok' : 'dropped' }, spans.length);
+        done(result);
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
+
+/** The export counters in Prometheus' text format; empty while tracing is off. */
+export const tracingMetrics = async (): Promise<string> => (started ? exportRegistry.metrics() : '');
 
 export const tracer = (service: string): Tracer => trace.getTracer(service);
 

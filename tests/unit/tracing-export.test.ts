@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/free-port.ts';
 import { startSvc, type SvcProcess } from '../support/svc-process.ts';
 
 // SVC_TRACING_ENABLED=true: `svc serve explore` exports its pipeline spans over OTLP/HTTP (JSON) to
@@ -80,4 +81,50 @@ describe('trace export', () => {
     expect(missing(), 'steps without a span').toEqual([]);
     // the first question also starts the sample engine's worker (it starts with the first query): seconds on a busy machine
   }, 60_000);
+});
+
+describe('trace export to a tracker that is down', () => {
+  let svc: SvcProcess;
+  let dataDir: string;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    dataDir = await mkdtemp(join(tmpdir(), 'svc-tracing-down-'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      SVC_PG_HOST: '',
+      SVC_OPA_URL: '',
+      SVC_LLM_URL: '',
+      SVC_TRINO_URL: '',
+      SVC_LOG_LEVEL: 'info',
+      SVC_TRACING_ENABLED: 'true',
+      SVC_TRACE_EXPERIMENT: '0',
+      // nothing listens there
+      SVC_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+    };
+    svc = await startSvc(['serve', 'explore', '--port', String(port)], env, { until: 'explore listening', timeoutMs: 60_000 });
+  }, 90_000);
+
+  afterAll(async () => {
+    await svc?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers as ever and counts the spans it could not send', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/query`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' },
+      body: JSON.stringify({ question: 'how many customers are there per nation' }),
+    });
+    expect(res.status).toBe(200);
+    const dropped = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return Number(/^svc_trace_spans_exported_total\{outcome="dropped"[^}]*\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    // the root span and the ten steps, once the exporter has given up on them (it retries a refused connection for
+    // about 20 s)
+    await expect.poll(dropped, { timeout: 100_000, interval: 500 }).toBeGreaterThanOrEqual(11);
+  }, 120_000);
 });
