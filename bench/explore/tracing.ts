@@ -2,13 +2,12 @@
 // instant model and engine (instant-pipeline.ts), in one process, in blocks of 100 questions with tracing off and on
 // in turns, so a busy machine slows both alike. On is what SVC_TRACING_ENABLED=true starts (src/platform/tracing.ts):
 // the OpenTelemetry SDK's Node provider (AsyncLocalStorage context), its batch processor and the OTLP/HTTP exporter,
-// sending to a receiver in this process that answers as the tracker does and counts the spans, so the export's own
-// work is in the measured time. Off is the API's no-op (no provider, no context manager). The services' tracers are
-// taken once at load and OpenTelemetry's API keeps the first provider they meet, so the provider registered here
-// hands each span to the SDK's tracer or to none, as the block asks.
+// sending to a receiver in another process that answers as the tracker does and counts the spans; the export's
+// own work (serialising and posting) is in the measured time. Off is the API's no-op (no provider, no context
+// manager). The services' tracers are taken once at load and OpenTelemetry's API keeps the first provider they
+// meet, so the provider registered here hands each span to the SDK's tracer or to none, as the block asks.
 // Run: npx tsx bench/explore/tracing.ts [--iterations 2000]
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
 import { context, INVALID_SPAN_CONTEXT, trace, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -25,24 +24,31 @@ const BLOCK = 100;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 
-let spans = 0;
-const sink = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (d: Buffer) => chunks.push(d));
-  req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spans += (s.spans ?? []).length;
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
-  });
-});
-await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+// The receiver runs in a process of its own, as the tracker does: reading the exports is not the question's cost.
+const RECEIVER = `
+  let spans = 0;
+  require('node:http').createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => {
+      if (req.method === 'GET') return res.end(String(spans));
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spans += (s.spans ?? []).length;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+  }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });
+`;
+const receiver = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+const receiverUrl = await new Promise<string>((resolve) =>
+  receiver.stdout.once('data', (d) => resolve(`http://127.0.0.1:${String(d).trim()}`)),
+);
 
 const sdk = new NodeTracerProvider({
   resource: resourceFromAttributes({ 'service.name': 'explore' }),
   spanProcessors: [
     new BatchSpanProcessor(
       new OTLPTraceExporter({
-        url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`,
+        url: `${receiverUrl}/v1/traces`,
         headers: { 'x-mlflow-experiment-id': '0' },
       }),
     ),
@@ -85,7 +91,8 @@ for (let block = 0; block < (2 * N) / BLOCK; block++) {
 tracing(true);
 await sdk.forceFlush();
 await close();
-sink.close();
+const spans = Number(await (await fetch(receiverUrl)).text());
+receiver.kill();
 
 console.log(
   `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in blocks of ${BLOCK}`,
