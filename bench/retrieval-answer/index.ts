@@ -6,6 +6,8 @@
 //   gateway  the same chat request (the prompt svc sent, replayed) with the `openai` SDK straight to the scripted
 //            OpenAI-compatible server, until its first content delta.
 // "svc adds" is, per question, svc's time minus the gateway's; the target is p50 < 20 ms at 10 000 chunks.
+// Then what tracing costs an answer (issue 37: at most 0.1 ms more at p50): the same questions again in blocks of 20
+// with tracing off and on in turns (../tracing-switch.ts), svc's time to the first delta in each.
 // Run: npx tsx bench/retrieval-answer/index.ts [--chunks 10000] [--questions 200]
 import OpenAI from 'openai';
 import { openPostgres, type Database } from '../../src/platform/db/index.ts';
@@ -13,6 +15,7 @@ import { startServer } from '../../src/platform/http.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
 import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
+import { tracingSwitch } from '../tracing-switch.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -86,6 +89,7 @@ async function gatewayFirstToken(client: OpenAI, body: any): Promise<number> {
 }
 
 async function main() {
+  const tracing = await tracingSwitch('retrieval');
   const fresh = await freshDatabase('bench_answer');
   const db = openPostgres(fresh.cfg);
   const gw = await startScriptedGateway({
@@ -122,12 +126,26 @@ async function main() {
     console.log(
       ` ratio svc / gateway p50 ${(pct(svc, 50) / pct(direct, 50)).toFixed(1)}x; first answer ${cold.toFixed(0)} ms (index builds); data load ${(fill / 1000).toFixed(1)} s`,
     );
+
+    const traced = { off: [] as number[], on: [] as number[] };
+    for (let i = 0; i < 2 * QUESTIONS; i++) {
+      const mode = Math.floor(i / 20) % 2 === 0 ? 'off' : 'on';
+      tracing.set(mode === 'on');
+      traced[mode].push(await svcFirstToken(url, `${question(i)} traced ${i}`));
+    }
+    tracing.set(true);
+    const spans = await tracing.exported();
+    console.log(`\ntracing off and on, ${QUESTIONS} questions each in blocks of 20 (svc's time to the first delta, ms)`);
+    console.log(` tracing off | ${fmt(pct(traced.off, 50))} | ${fmt(pct(traced.off, 99))}`);
+    console.log(` tracing on  | ${fmt(pct(traced.on, 50))} | ${fmt(pct(traced.on, 99))} | ${spans} spans exported`);
+    console.log(` on costs ${(pct(traced.on, 50) - pct(traced.off, 50)).toFixed(3)} ms more at p50 (target <= 0.100 ms)`);
   } finally {
     await server.close();
     await h.close();
     await gw.close();
     await db.close();
     await fresh.drop();
+    await tracing.close();
   }
 }
 
