@@ -86,6 +86,7 @@ it('says so when the collection holds nothing on the question', async () => {
   await page.goto(server.url);
   await signIn(page, who.engineer.user, who.engineer.roles);
   await page.click('#collections li[data-slug="coast"]');
+  await expect.poll(() => page.textContent('#d-title')).toContain('coast');
   await page.fill('#question', 'Which currency does Mongolia use?');
   await page.click('#answer-btn');
   await expect.poll(() => page.textContent('#answer-meta')).toContain('nothing in this collection on the question');
