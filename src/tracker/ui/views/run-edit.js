@@ -86,7 +86,15 @@ export function tagEditor(run, tags) {
       ? h(
           'table',
           { id: 'tags', class: 'wide' },
-          h('thead', {}, h('tr', {}, ['Name', 'Value', ''].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Name', 'Value', ''].map((c) => h('th', { scope: 'col' }, c)),
+            ),
+          ),
           h('tbody', {}, rows),
         )
       : h('p', { class: 'muted' }, 'No tags.'),

@@ -55,12 +55,7 @@ export async function runView(runId) {
       ' / ',
       runName(run),
     ),
-    section(
-      `Run ${runName(run)}`,
-      renameForm(run),
-      facts,
-      h('p', {}, link(hashFor('/compare', { runs: info.run_id }), 'Metric charts')),
-    ),
+    section(`Run ${runName(run)}`, renameForm(run), facts, h('p', {}, link(hashFor('/compare', { runs: info.run_id }), 'Metric charts'))),
     noteEditor(run),
     h(
       'div',

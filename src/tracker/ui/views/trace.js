@@ -25,7 +25,9 @@ export function anyValue(any) {
   if ('bytes_value' in v) return v.bytes_value;
   if ('array_value' in v) return (v.array_value?.values ?? []).map(anyValue);
   if ('kvlist_value' in v)
-    return Object.fromEntries((v.kvlist_value?.values ?? []).map((/** @type {{key: string, value: unknown}} */ kv) => [kv.key, anyValue(kv.value)]));
+    return Object.fromEntries(
+      (v.kvlist_value?.values ?? []).map((/** @type {{key: string, value: unknown}} */ kv) => [kv.key, anyValue(kv.value)]),
+    );
   return null;
 }
 
