@@ -53,31 +53,33 @@ export function renameForm(run) {
  */
 export function tagEditor(run, tags) {
   const runId = run.info.run_id;
-  const rows = tags.map((t) =>
-    h(
-      'tr',
-      { dataset: { tag: t.key } },
-      h('th', { scope: 'row' }, t.key),
-      h('td', {}, t.value),
+  const rows = [...tags]
+    .sort((a, b) => a.key.localeCompare(b.key))
+    .map((t) =>
       h(
-        'td',
-        {},
+        'tr',
+        { dataset: { tag: t.key } },
+        h('th', { scope: 'row' }, t.key),
+        h('td', {}, t.value),
         h(
-          'button',
-          {
-            type: 'button',
-            class: 'link',
-            'aria-label': `Delete tag ${t.key}`,
-            onclick: guarded(async () => {
-              await api('POST', 'runs/delete-tag', { run_id: runId, key: t.key });
-              await refresh();
-            }),
-          },
-          'Delete',
+          'td',
+          {},
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'link',
+              'aria-label': `Delete tag ${t.key}`,
+              onclick: guarded(async () => {
+                await api('POST', 'runs/delete-tag', { run_id: runId, key: t.key });
+                await refresh();
+              }),
+            },
+            'Delete',
+          ),
         ),
       ),
-    ),
-  );
+    );
   const key = h('input', { id: 'tag-key', name: 'key', required: true, placeholder: 'key' });
   const value = h('input', { id: 'tag-value', name: 'value', placeholder: 'value' });
   return section(

@@ -114,8 +114,8 @@ export async function traceView(traceId) {
     );
   const roots = children.get('') ?? [];
   const treeNode = roots.length ? tree(roots) : h('p', { class: 'muted' }, 'No spans.');
-  const first = spans.find((s) => s === roots[0]);
-  if (first && buttons[0]) select(first, buttons[0]);
+  // the root's button is the first made (the tree is built depth first from it)
+  if (roots[0] && buttons[0]) select(roots[0], buttons[0]);
 
   return h(
     'div',
