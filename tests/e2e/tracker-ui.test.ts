@@ -252,7 +252,7 @@ describe('tracker UI', () => {
       ['loss', '0.48', '4'],
     ]);
     expect(await page.$$eval('#tags tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)))).toEqual([
-      ['team', 'retention'],
+      ['team', 'retention', 'Delete'],
     ]);
 
     // The folder opens to show its file; the file downloads byte for byte and previews as text.

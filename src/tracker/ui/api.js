@@ -1,17 +1,22 @@
 // @ts-check
 // The MLflow REST API as the page calls it (under ajax-api/2.0/mlflow/, like every other client's), typed by
-// endpoint: `api('GET', 'runs/get', ...)` answers a Responses['runs/get'].
+// endpoint: `api('GET', 'runs/get', ...)` answers a Responses['runs/get']; api3() calls MLflow 3's endpoints (traces)
+// under ajax-api/3.0/mlflow/ the same way.
 
 /** @typedef {import('./types.ts').Responses} Responses */
 /** @typedef {import('./types.ts').Endpoint} Endpoint */
+/** @typedef {import('./types.ts').Responses3} Responses3 */
+/** @typedef {import('./types.ts').Endpoint3} Endpoint3 */
 /** @typedef {import('./types.ts').PagedEndpoint} PagedEndpoint */
 /** @typedef {import('./types.ts').Run} Run */
 /**
- * A GET's query parameters (a list repeats the key; null, undefined and '' are left out) or a POST's JSON body.
- * @typedef {Record<string, string | number | boolean | readonly string[] | null | undefined>} Params
+ * A GET's or DELETE's query parameters (a list repeats the key; null, undefined and '' are left out) or a POST's JSON
+ * body (which may also hold lists of objects, as traces/search's locations).
+ * @typedef {Record<string, string | number | boolean | readonly string[] | readonly Record<string, unknown>[] | null | undefined>} Params
  */
 
 export const API = 'ajax-api/2.0/mlflow/';
+export const API3 = 'ajax-api/3.0/mlflow/';
 /** What a list asks for at a time. */
 export const PAGE_SIZE = 100;
 
@@ -19,18 +24,37 @@ export class ApiError extends Error {}
 
 /**
  * @template {Endpoint} E
- * @param {'GET' | 'POST'} method
+ * @param {'GET' | 'POST' | 'DELETE'} method
  * @param {E} endpoint
  * @param {Params} [params]
  * @returns {Promise<Responses[E]>}
  */
-export async function api(method, endpoint, params = {}) {
-  let url = API + endpoint;
+export const api = (method, endpoint, params = {}) => /** @type {Promise<Responses[E]>} */ (call(API, method, endpoint, params));
+
+/**
+ * @template {Endpoint3} E
+ * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {E} endpoint
+ * @param {Params} [params]
+ * @returns {Promise<Responses3[E]>}
+ */
+export const api3 = (method, endpoint, params = {}) => /** @type {Promise<Responses3[E]>} */ (call(API3, method, endpoint, params));
+
+/**
+ * One call: a GET's or DELETE's parameters go in the query (as MLflow's server reads them), a POST's as a JSON body.
+ * @param {string} base
+ * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {string} endpoint
+ * @param {Params} params
+ * @returns {Promise<unknown>}
+ */
+async function call(base, method, endpoint, params) {
+  let url = base + endpoint;
   /** @type {Record<string, string>} */
   const headers = { Accept: 'application/json' };
   /** @type {RequestInit} */
   const init = { method, headers };
-  if (method === 'GET') {
+  if (method !== 'POST') {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) {
       if (value === undefined || value === null || value === '') continue;
@@ -55,7 +79,7 @@ export async function api(method, endpoint, params = {}) {
     const code = data.error_code ? ` (${data.error_code})` : '';
     throw new ApiError(`${method} ${endpoint}: ${data.message || `${res.status} ${res.statusText}`}${code}`);
   }
-  return /** @type {Responses[E]} */ (data);
+  return data;
 }
 
 /**

@@ -8,6 +8,7 @@ import { experimentsView } from './views/experiments.js';
 import { modelsView, modelView } from './views/models.js';
 import { runView } from './views/run.js';
 import { experimentView } from './views/runs.js';
+import { traceView } from './views/trace.js';
 
 startRouter([
   [/^\/?$/, () => experimentsView()],
@@ -17,4 +18,5 @@ startRouter([
   [/^\/compare$/, (_m, q) => compareView((q.get('runs') ?? '').split(',').filter(Boolean))],
   [/^\/models$/, () => modelsView()],
   [/^\/models\/(.+)$/, (m) => modelView(decodeURIComponent(m[1] ?? ''))],
+  [/^\/traces\/([^/]+)$/, (m) => traceView(decodeURIComponent(m[1] ?? ''))],
 ]);

@@ -9,6 +9,8 @@ import { link } from './parts.js';
 const $view = byId('view');
 const $error = byId('error');
 let navigation = 0;
+/** @type {Route[]} */
+let known = [];
 
 export function parseHash() {
   const raw = location.hash.replace(/^#/, '') || '/experiments';
@@ -91,6 +93,10 @@ async function render(routes) {
  * @param {Route[]} routes
  */
 export function startRouter(routes) {
+  known = routes;
   window.addEventListener('hashchange', () => void render(routes));
   void render(routes);
 }
+
+/** Shows the current view again, read afresh from the API: after an edit the page shows what the server now holds. */
+export const refresh = () => render(known);

@@ -4,6 +4,8 @@
 import type { FileInfo } from '../artifacts/files.ts';
 import type { ModelVersionJson, RegisteredModelJson } from '../registry/load.ts';
 import type { KeyValue } from '../wire/fields.ts';
+import type { traceInfoV3 } from '../traces/load.ts';
+import type { otelSpanJson } from '../traces/spans-load.ts';
 import type { experimentJson, metricJson, runJson } from '../wire/json.ts';
 
 export type { FileInfo, KeyValue };
@@ -12,6 +14,9 @@ export type Run = ReturnType<typeof runJson>;
 export type Metric = ReturnType<typeof metricJson>;
 export type RegisteredModel = RegisteredModelJson;
 export type ModelVersion = ModelVersionJson;
+export type TraceInfo = ReturnType<typeof traceInfoV3>;
+export type Span = ReturnType<typeof otelSpanJson>;
+export type Assessment = NonNullable<TraceInfo['assessments']>[number];
 
 /** One page of a search: the list under its own name, and a token while more pages follow. */
 type Page<Field extends string, T> = { [F in Field]?: T[] } & { next_page_token?: string };
@@ -27,7 +32,19 @@ export type Responses = {
   'registered-models/search': Page<'registered_models', RegisteredModel>;
   'registered-models/get': { registered_model: RegisteredModel };
   'model-versions/search': Page<'model_versions', ModelVersion>;
+  // edits: the UI reads the page again after each, so their answers (an empty object or the run's info) go unread
+  'runs/update': object;
+  'runs/set-tag': object;
+  'runs/delete-tag': object;
+  'registered-models/alias': object;
 };
 export type Endpoint = keyof Responses;
+
+/** The answers of MLflow 3's endpoints the UI calls, under ajax-api/3.0/mlflow/. */
+export type Responses3 = {
+  'traces/search': Page<'traces', TraceInfo>;
+  'traces/get': { trace: { trace_info: TraceInfo; spans: Span[] } };
+};
+export type Endpoint3 = keyof Responses3;
 /** The endpoints that answer in pages. */
 export type PagedEndpoint = { [E in Endpoint]: 'next_page_token' extends keyof Responses[E] ? E : never }[Endpoint];

@@ -1,11 +1,12 @@
 // @ts-check
 // The model registry: registered models with their latest versions, and one model's versions with stages,
-// aliases and source runs.
+// aliases (set and removed in model-alias.js) and source runs.
 import { allPages, api, PAGE_SIZE } from '../api.js';
 import { append, h } from '../dom.js';
 import { formatTime, num, quote, runName } from '../format.js';
 import { keyValueTable, link, section, table } from '../parts.js';
 import { guarded } from '../router.js';
+import { aliasEditor } from './model-alias.js';
 
 /** @typedef {import('../types.ts').RegisteredModel} RegisteredModel */
 
@@ -130,9 +131,10 @@ export async function modelView(name) {
       h('td', {}, v.status ?? ''),
       h('td', {}, formatTime(v.creation_timestamp)),
       h('td', {}, v.description ?? ''),
+      h('td', { dataset: { column: 'edit-aliases' } }, aliasEditor(model.name, String(v.version), aliases)),
     );
   });
-  if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No versions.')));
+  if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No versions.')));
   return h(
     'div',
     {},
@@ -157,7 +159,7 @@ export async function modelView(name) {
     ),
     section(
       'Versions',
-      table(['Version', 'Stage', 'Aliases', 'Source run', 'Source', 'Status', 'Registered', 'Description'], rows, {
+      table(['Version', 'Stage', 'Aliases', 'Source run', 'Source', 'Status', 'Registered', 'Description', 'Edit aliases'], rows, {
         id: 'versions',
         class: 'wide',
       }),

@@ -1,11 +1,13 @@
 // @ts-check
-// One run: its facts, parameters, latest metrics, tags and artifacts.
+// One run: its facts, parameters, latest metrics, tags, note and artifacts; its name, tags and note are edited here
+// (run-edit.js).
 import { api } from '../api.js';
 import { h } from '../dom.js';
 import { formatDuration, formatNumber, formatTime, runName } from '../format.js';
 import { keyValueTable, link, section, table } from '../parts.js';
 import { hashFor } from '../router.js';
 import { artifactBrowser } from './artifacts.js';
+import { noteEditor, renameForm, tagEditor } from './run-edit.js';
 
 /** @typedef {import('../dom.js').Child} Child */
 
@@ -53,7 +55,8 @@ export async function runView(runId) {
       ' / ',
       runName(run),
     ),
-    section(`Run ${runName(run)}`, facts, h('p', {}, link(hashFor('/compare', { runs: info.run_id }), 'Metric charts'))),
+    section(`Run ${runName(run)}`, renameForm(run), facts, h('p', {}, link(hashFor('/compare', { runs: info.run_id }), 'Metric charts'))),
+    noteEditor(run),
     h(
       'div',
       { class: 'grid2' },
@@ -77,9 +80,10 @@ export async function runView(runId) {
             )
           : h('p', { class: 'muted' }, 'No metrics.'),
       ),
-      section(
-        'Tags',
-        keyValueTable(userTags, 'tags', 'No tags.'),
+      h(
+        'div',
+        {},
+        tagEditor(run, userTags),
         systemTags.length
           ? h('details', {}, h('summary', {}, `System tags (${systemTags.length})`), keyValueTable(systemTags, 'system-tags', ''))
           : null,

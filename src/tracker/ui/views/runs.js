@@ -1,11 +1,13 @@
 // @ts-check
 // The runs of one or more experiments in one table: a column per parameter and per metric, sorted and filtered by
-// the server (both part of the link), and a selection of runs to compare that lasts across pages and experiments.
+// the server (both part of the link), and a selection of runs to compare that lasts across pages and experiments;
+// below them the experiments' traces (traces.js).
 import { api, PAGE_SIZE } from '../api.js';
 import { h } from '../dom.js';
 import { byKey, formatDuration, formatNumber, formatTime, quoteKey, runName } from '../format.js';
 import { link, section } from '../parts.js';
 import { guarded, hashFor } from '../router.js';
+import { tracesSection } from './traces.js';
 
 /** @typedef {import('../types.ts').Run} Run */
 
@@ -94,6 +96,7 @@ export async function experimentView(ids, query) {
     {},
     h('p', { class: 'muted' }, link('#/experiments', 'Experiments'), ' / ', experiments.map((e) => e.name).join(', ')),
     section(title, form, holder, more),
+    await tracesSection(ids),
   );
 }
 
