@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { launchBrowser, pageFailures } from '../support/browser.ts';
-import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
+import { trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // The tracker's web UI edits as a person makes them, in headless Chromium: each edit is checked in the page and in
 // what the REST API answers afterwards. A trace sent over OTLP is opened from its experiment's page.
@@ -17,16 +17,8 @@ let browser: Browser;
 
 type Json = Record<string, any>;
 
-async function call(method: string, path: string, body?: unknown, api = 'api/2.0/mlflow'): Promise<Json> {
-  const res = await fetch(`${server.url}/${api}/${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : {};
-}
+const call = (method: string, path: string, body?: unknown, api?: string): Promise<Json> =>
+  trackerCall(server.url, method, path, body, api);
 
 const seeded = { experimentId: '', runId: '', model: 'edit-model', traceId: '' };
 const LLM_INPUTS = { messages: [{ role: 'user', content: 'how many <b>rows</b>?' }], temperature: 0.5 };

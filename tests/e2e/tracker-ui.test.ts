@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { launchBrowser, pageFailures } from '../support/browser.ts';
-import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
+import { trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // The tracker's web UI as a person uses it, in headless Chromium, against the tracker on PGlite with a folder
 // artifact store. Everything it shows was written through the public REST API, as a client would.
@@ -15,16 +15,7 @@ let browser: Browser;
 
 type Json = Record<string, any>;
 
-async function call(method: string, path: string, body?: unknown): Promise<Json> {
-  const res = await fetch(`${server.url}/api/2.0/mlflow/${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : {};
-}
+const call = (method: string, path: string, body?: unknown): Promise<Json> => trackerCall(server.url, method, path, body);
 
 /** The proxy path of a run's artifact, from the artifact URI the server gave the run (mlflow-artifacts:/...). */
 function proxyPath(artifactUri: string, path: string): string {

@@ -71,3 +71,21 @@ export async function trackerHarness(
     },
   };
 }
+
+/** A tracker REST call as a client makes it (JSON in, JSON out); anything but a 2xx throws with the answer. */
+export async function trackerCall(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  api = 'api/2.0/mlflow',
+): Promise<Record<string, any>> {
+  const res = await fetch(`${base}/${api}/${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : {};
+}

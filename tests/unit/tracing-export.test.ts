@@ -17,6 +17,20 @@ type Export = {
   }[];
 };
 
+/** `svc serve explore` on embedded defaults, exporting its spans for `experiment` to `endpoint`. */
+const tracingEnv = (dataDir: string, experiment: string, endpoint: string): NodeJS.ProcessEnv => ({
+  ...process.env,
+  SVC_DATA_DIR: dataDir,
+  SVC_PG_HOST: '',
+  SVC_OPA_URL: '',
+  SVC_LLM_URL: '',
+  SVC_TRINO_URL: '',
+  SVC_LOG_LEVEL: 'info',
+  SVC_TRACING_ENABLED: 'true',
+  SVC_TRACE_EXPERIMENT: experiment,
+  SVC_OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+});
+
 describe('trace export', () => {
   let receiver: Server;
   const exports: Export[] = [];
@@ -39,18 +53,7 @@ describe('trace export', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     dataDir = await mkdtemp(join(tmpdir(), 'svc-tracing-'));
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      SVC_DATA_DIR: dataDir,
-      SVC_PG_HOST: '',
-      SVC_OPA_URL: '',
-      SVC_LLM_URL: '',
-      SVC_TRINO_URL: '',
-      SVC_LOG_LEVEL: 'info',
-      SVC_TRACING_ENABLED: 'true',
-      SVC_TRACE_EXPERIMENT: '42',
-      SVC_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-    };
+    const env = tracingEnv(dataDir, '42', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`);
     svc = await startSvc(['serve', 'explore', '--port', String(port)], env, { until: 'explore listening', timeoutMs: 60_000 });
   }, 90_000);
 
@@ -91,18 +94,9 @@ describe('trace export to a tracker that is down', () => {
   beforeAll(async () => {
     port = await freePort();
     dataDir = await mkdtemp(join(tmpdir(), 'svc-tracing-down-'));
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      SVC_DATA_DIR: dataDir,
-      SVC_PG_HOST: '',
-      SVC_OPA_URL: '',
-      SVC_LLM_URL: '',
-      SVC_TRINO_URL: '',
-      SVC_LOG_LEVEL: 'info',
-      SVC_TRACING_ENABLED: 'true',
-      SVC_TRACE_EXPERIMENT: '0',
-      // nothing listens there; the SDK's own settings make it send at once and give a batch up after 2 s
-      SVC_OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+    // nothing listens there; the SDK's own settings make it send at once and give a batch up after 2 s
+    const env = {
+      ...tracingEnv(dataDir, '0', `http://127.0.0.1:${await freePort()}`),
       OTEL_BSP_SCHEDULE_DELAY: '200',
       OTEL_EXPORTER_OTLP_TIMEOUT: '2000',
     };
