@@ -61,13 +61,17 @@ export async function inSpan<T>(t: Tracer, name: string, fn: (span: Span) => Pro
     try {
       return await fn(span);
     } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      markFailed(span, err);
       throw err;
     } finally {
       span.end();
     }
   });
+}
+
+function markFailed(span: Span, err: unknown): void {
+  span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
 const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
@@ -108,10 +112,15 @@ export function recordTokenUsage(span: Span, usage: TokenUsage | undefined): voi
   });
 }
 
+/** Who made a request, and its id: what a request's trace is filed under. */
+export type Requester = { user: string; requestId: string; sessionId?: string | undefined };
+
 /** One request's trace: its root span, which the steps run under, ended once with what the request answered. */
 export type RequestTrace = {
+  /** Runs one part of the request under the trace; a part that fails ends the trace with its error. */
   run<T>(fn: () => Promise<T>): Promise<T>;
-  end(outcome: { outputs?: unknown; error?: unknown }): void;
+  /** Ends the trace with what the request answered. */
+  end(outputs: unknown): void;
 };
 
 /**
@@ -119,12 +128,7 @@ export type RequestTrace = {
  * files the trace under that user (whom alone, with administrators, the tracker lets read it). For a request whose
  * work outlives its handler (a streamed answer), `run` each part and `end` when the last is done.
  */
-export function startRequestTrace(
-  t: Tracer,
-  name: string,
-  who: { user: string; requestId: string; sessionId?: string | undefined },
-  inputs: unknown,
-): RequestTrace {
+export function startRequestTrace(t: Tracer, name: string, who: Requester, inputs: unknown): RequestTrace {
   const root = t.startSpan(name, { root: true });
   if (root.isRecording()) {
     root.setAttributes({
@@ -136,19 +140,23 @@ export function startRequestTrace(
   }
   const active = trace.setSpan(context.active(), root);
   let ended = false;
+  const end = (outcome: { outputs: unknown } | { error: unknown }) => {
+    if (ended) return;
+    ended = true;
+    if ('error' in outcome) markFailed(root, outcome.error);
+    else describeSpan(root, { outputs: outcome.outputs });
+    root.end();
+  };
   return {
-    run: (fn) => context.with(active, fn),
-    end({ outputs, error }) {
-      if (ended) return;
-      ended = true;
-      if (error !== undefined) {
-        root.recordException(error as Error);
-        root.setStatus({ code: SpanStatusCode.ERROR });
-      } else {
-        describeSpan(root, { outputs });
+    async run(fn) {
+      try {
+        return await context.with(active, fn);
+      } catch (error) {
+        end({ error });
+        throw error;
       }
-      root.end();
     },
+    end: (outputs) => end({ outputs }),
   };
 }
 
@@ -156,18 +164,13 @@ export function startRequestTrace(
 export async function inRequestTrace<T>(
   t: Tracer,
   name: string,
-  who: { user: string; requestId: string; sessionId?: string | undefined },
+  who: Requester,
   inputs: unknown,
   fn: () => Promise<T>,
   outputsOf: (result: T) => unknown,
 ): Promise<T> {
   const root = startRequestTrace(t, name, who, inputs);
-  try {
-    const result = await root.run(fn);
-    root.end({ outputs: outputsOf(result) });
-    return result;
-  } catch (error) {
-    root.end({ error });
-    throw error;
-  }
+  const result = await root.run(fn);
+  root.end(outputsOf(result));
+  return result;
 }

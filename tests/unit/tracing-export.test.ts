@@ -31,6 +31,14 @@ const tracingEnv = (dataDir: string, experiment: string, endpoint: string): Node
   SVC_OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
 });
 
+/** One question to explore, as an analyst. */
+const askQuestion = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/query`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' },
+    body: JSON.stringify({ question: 'how many customers are there per nation' }),
+  });
+
 describe('trace export', () => {
   let receiver: Server;
   const exports: Export[] = [];
@@ -64,12 +72,7 @@ describe('trace export', () => {
   });
 
   it("sends the pipeline's spans under the service name", async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/query`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' },
-      body: JSON.stringify({ question: 'how many customers are there per nation' }),
-    });
-    expect(res.status).toBe(200);
+    expect((await askQuestion(port)).status).toBe(200);
     const deadline = Date.now() + 20_000; // the batch processor sends every few seconds
     const names = () => exports.flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((sp) => sp.name))));
     const steps = ['cache', 'catalog', 'policy', 'generate', 'validate', 'cost', 'execute', 'redact', 'publish', 'remember'];
@@ -109,12 +112,7 @@ describe('trace export to a tracker that is down', () => {
   });
 
   it('answers as ever and counts the spans it could not send', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/query`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-User-Id': 'ana', 'X-User-Role': 'svc-analyst' },
-      body: JSON.stringify({ question: 'how many customers are there per nation' }),
-    });
-    expect(res.status).toBe(200);
+    expect((await askQuestion(port)).status).toBe(200);
     const dropped = async () => {
       const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       return Number(/^svc_trace_spans_exported_total\{outcome="dropped"[^}]*\} (\d+)$/m.exec(text)?.[1] ?? 0);

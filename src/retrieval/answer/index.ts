@@ -75,23 +75,13 @@ export function createAnswers(deps: RetrievalDeps) {
         { user: caller.user, requestId, sessionId: input.session_id },
         { collection: slug, question: input.question, top_k: input.top_k, session_id: input.session_id, filter: input.filter },
       );
-      try {
-        return { ...(await trace.run(() => prepareAnswer(ctx, caller, slug, input))), trace };
-      } catch (error) {
-        trace.end({ error });
-        throw error;
-      }
+      return { ...(await trace.run(() => prepareAnswer(ctx, caller, slug, input))), trace };
     },
     /** The answer itself; `events` follow it as it is made, `signal` cancels the model call. */
     finish: async (prepared: Prepared, opts: { events?: AnswerEvents; signal?: AbortSignal } = {}) => {
-      try {
-        const answer = await prepared.trace.run(() => finishAnswer(ctx, prepared, opts));
-        prepared.trace.end({ outputs: answerOutputs(answer) });
-        return answer;
-      } catch (error) {
-        prepared.trace.end({ error });
-        throw error;
-      }
+      const answer = await prepared.trace.run(() => finishAnswer(ctx, prepared, opts));
+      prepared.trace.end(answerOutputs(answer));
+      return answer;
     },
   };
 }

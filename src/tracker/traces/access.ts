@@ -45,8 +45,11 @@ export function traceAccess(deps: TrackerDeps): TraceAccess {
       );
       if (rows.length === 0) return;
       const caller = await callerOf(c);
+      // one decision per user the traces name (a batch of one user's traces asks once)
+      const decisions = new Map<string | null, ReturnType<typeof decide>>();
       for (const row of rows) {
-        const decision = await decide(caller, row.trace_user);
+        if (!decisions.has(row.trace_user)) decisions.set(row.trace_user, decide(caller, row.trace_user));
+        const decision = await decisions.get(row.trace_user)!;
         if (!decision.allow) throw permissionDenied(`Trace '${row.trace_id}' is a platform trace: ${decision.reason}.`);
       }
     },

@@ -1,4 +1,4 @@
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import type { AppEnv } from '../../platform/http.ts';
 import type { TrackerDeps } from '../deps.ts';
 import { CreateAssessment, createAssessment, deleteAssessment, getAssessment, UpdateAssessment, updateAssessment } from './assessments.ts';
@@ -104,10 +104,7 @@ export function traceRoutesV2(deps: TrackerDeps): Hono<AppEnv> {
 export function traceRoutesV3(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
   const access = traceAccess(deps);
-  const trace = async (c: Context<AppEnv>, id: string) => {
-    await access.require(c, [id]);
-    return { trace: { trace_info: traceInfoV3(await getTrace(db, id)) } };
-  };
+  const trace = async (id: string) => ({ trace: { trace_info: traceInfoV3(await getTrace(db, id)) } });
   return (
     new Hono<AppEnv>()
       .route('/', shared(deps, access))
@@ -116,7 +113,7 @@ export function traceRoutesV3(deps: TrackerDeps): Hono<AppEnv> {
         await access.require(c, [t.traceId]); // a trace that exists is rewritten: only by whoever may reach it
         // as MLflow's store marks it: the client's times and previews stand, and later spans no longer widen them
         await writeTrace(db, { ...t, metadata: [...t.metadata, { key: FINALIZED_METADATA, value: 'true' }] });
-        return c.json(await trace(c, t.traceId));
+        return c.json(await trace(t.traceId));
       })
       // before /traces/:trace_id, which would take 'get' for an id
       .get('/traces/get', async (c) => {
@@ -136,14 +133,16 @@ export function traceRoutesV3(deps: TrackerDeps): Hono<AppEnv> {
         const traces = (await loadTraces(db, found.traceIds)).map(traceInfoV3);
         return c.json({ ...(traces.length ? { traces } : {}), ...(found.nextPageToken ? { next_page_token: found.nextPageToken } : {}) });
       })
-      .get('/traces/:trace_id', async (c) => c.json(await trace(c, c.req.param('trace_id'))))
-      // an assessment is read and changed with its trace
+      .get('/traces/:trace_id', async (c) => {
+        await access.require(c, [c.req.param('trace_id')]);
+        return c.json(await trace(c.req.param('trace_id')));
+      })
+      // an assessment is read and changed with its trace (the pattern takes /assessments itself as well)
       .use('/traces/:trace_id/assessments/*', async (c, next) => {
         await access.require(c, [c.req.param('trace_id')!]);
         await next();
       })
       .post('/traces/:trace_id/assessments', async (c) => {
-        await access.require(c, [c.req.param('trace_id')]);
         const m = await readRequest(c, CreateAssessment);
         return c.json({ assessment: await createAssessment(db, c.req.param('trace_id'), m.assessment) });
       })

@@ -42,6 +42,12 @@ export function formatDuration(start, end) {
   return parts.join(' ');
 }
 
+/**
+ * A short duration (a span's, a trace's) in milliseconds or seconds, whichever reads better.
+ * @param {number} ms
+ */
+export const formatMillis = (ms) => (ms < 1000 ? `${Number(ms.toPrecision(4))} ms` : `${Number((ms / 1000).toPrecision(4))} s`);
+
 /** @param {number | string | null | undefined} n */
 export function formatBytes(n) {
   if (n === undefined || n === null) return '';

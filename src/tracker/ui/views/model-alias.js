@@ -4,7 +4,7 @@
 // view is read again; a refusal shows in the page's alert.
 import { api } from '../api.js';
 import { h } from '../dom.js';
-import { guarded, refresh } from '../router.js';
+import { actionButton, saveForm } from '../edit.js';
 
 /**
  * What the version's "Edit aliases" cell holds: a button per alias that removes it, and a form that sets one.
@@ -16,31 +16,13 @@ export function aliasEditor(name, version, aliases) {
   const alias = h('input', { name: 'alias', required: true, placeholder: 'alias', size: 10, 'aria-label': `Alias for version ${version}` });
   return [
     aliases.map((a) =>
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'link',
-          'aria-label': `Remove alias ${a} from version ${version}`,
-          onclick: guarded(async () => {
-            await api('DELETE', 'registered-models/alias', { name, alias: a });
-            await refresh();
-          }),
-        },
-        `Remove @${a}`,
+      actionButton(`Remove @${a}`, `Remove alias ${a} from version ${version}`, () =>
+        api('DELETE', 'registered-models/alias', { name, alias: a }),
       ),
     ),
-    h(
-      'form',
-      {
-        class: 'toolbar',
-        'aria-label': `Set an alias on version ${version}`,
-        onsubmit: guarded(async (e) => {
-          e.preventDefault();
-          await api('POST', 'registered-models/alias', { name, alias: alias.value.trim(), version });
-          await refresh();
-        }),
-      },
+    saveForm(
+      { 'aria-label': `Set an alias on version ${version}` },
+      () => api('POST', 'registered-models/alias', { name, alias: alias.value.trim(), version }),
       alias,
       h('button', { type: 'submit' }, 'Set alias'),
     ),

@@ -4,35 +4,14 @@
 // a refusal shows in the page's alert (guarded) and the form keeps what was typed.
 import { api } from '../api.js';
 import { h } from '../dom.js';
-import { section } from '../parts.js';
-import { guarded, refresh } from '../router.js';
+import { actionButton, saveForm } from '../edit.js';
+import { section, table } from '../parts.js';
 
 /** @typedef {import('../types.ts').Run} Run */
 /** @typedef {import('../types.ts').KeyValue} KeyValue */
 
 /** The tag MLflow's UI keeps a run's note in. */
 export const NOTE_TAG = 'mlflow.note.content';
-
-/**
- * A form whose submit (a button, or Enter in a single-line input) saves and then shows the view again.
- * @param {Record<string, string>} attrs
- * @param {() => Promise<unknown>} save
- * @param {...import('../dom.js').Child} children
- */
-const saveForm = (attrs, save, ...children) =>
-  h(
-    'form',
-    {
-      class: 'toolbar',
-      ...attrs,
-      onsubmit: guarded(async (e) => {
-        e.preventDefault();
-        await save();
-        await refresh();
-      }),
-    },
-    ...children,
-  );
 
 /** @param {Run} run */
 export function renameForm(run) {
@@ -64,19 +43,7 @@ export function tagEditor(run, tags) {
         h(
           'td',
           {},
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'link',
-              'aria-label': `Delete tag ${t.key}`,
-              onclick: guarded(async () => {
-                await api('POST', 'runs/delete-tag', { run_id: runId, key: t.key });
-                await refresh();
-              }),
-            },
-            'Delete',
-          ),
+          actionButton('Delete', `Delete tag ${t.key}`, () => api('POST', 'runs/delete-tag', { run_id: runId, key: t.key })),
         ),
       ),
     );
@@ -84,22 +51,7 @@ export function tagEditor(run, tags) {
   const value = h('input', { id: 'tag-value', name: 'value', placeholder: 'value' });
   return section(
     'Tags',
-    rows.length
-      ? h(
-          'table',
-          { id: 'tags', class: 'wide' },
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ['Name', 'Value', ''].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h('tbody', {}, rows),
-        )
-      : h('p', { class: 'muted' }, 'No tags.'),
+    rows.length ? table(['Name', 'Value', ''], rows, { id: 'tags', class: 'wide' }) : h('p', { class: 'muted' }, 'No tags.'),
     saveForm(
       { id: 'add-tag', 'aria-label': 'Add a tag' },
       () => api('POST', 'runs/set-tag', { run_id: runId, key: key.value.trim(), value: value.value }),

@@ -4,6 +4,7 @@
 // traces/get answers OpenTelemetry's Span in protobuf JSON: ids in base64, attributes as AnyValues.
 import { api3 } from '../api.js';
 import { h } from '../dom.js';
+import { formatMillis } from '../format.js';
 import { link, section, table } from '../parts.js';
 import { formatSeconds, isoTime } from './traces.js';
 
@@ -57,11 +58,8 @@ export function prettyJson(value) {
 }
 
 /** @param {Span} span */
-function spanDuration(span) {
-  if (!span.end_time_unix_nano) return '';
-  const ms = Number(BigInt(span.end_time_unix_nano) - BigInt(span.start_time_unix_nano)) / 1e6;
-  return ms < 1000 ? `${Number(ms.toPrecision(4))} ms` : `${Number((ms / 1000).toPrecision(4))} s`;
-}
+const spanDuration = (span) =>
+  span.end_time_unix_nano ? formatMillis(Number(BigInt(span.end_time_unix_nano) - BigInt(span.start_time_unix_nano)) / 1e6) : '';
 
 /** @param {string} traceId */
 export async function traceView(traceId) {

@@ -3,6 +3,7 @@
 // its state, how long it took and a preview of the request; each links to its trace page (trace.js).
 import { api3 } from '../api.js';
 import { h } from '../dom.js';
+import { formatMillis, formatTime } from '../format.js';
 import { link, section, table } from '../parts.js';
 
 /** @typedef {import('../types.ts').TraceInfo} TraceInfo */
@@ -11,20 +12,19 @@ import { link, section, table } from '../parts.js';
 const MAX_TRACES = 100;
 
 /**
- * An RFC 3339 time as the UI writes times elsewhere (format.js's formatTime).
+ * An RFC 3339 time as the UI writes times elsewhere.
  * @param {string | undefined} iso
  */
-export const isoTime = (iso) => (iso ? `${iso.slice(0, 19).replace('T', ' ')} UTC` : '');
+export const isoTime = (iso) => (iso ? formatTime(Date.parse(iso)) : '');
 
 /**
- * A protobuf Duration ("0.25s") in milliseconds or seconds, whichever reads better.
+ * A protobuf Duration ("0.25s").
  * @param {string | undefined} duration
  */
 export function formatSeconds(duration) {
   if (!duration) return '';
   const s = Number.parseFloat(duration);
-  if (!Number.isFinite(s)) return duration;
-  return s < 1 ? `${Number((s * 1000).toPrecision(4))} ms` : `${Number(s.toPrecision(4))} s`;
+  return Number.isFinite(s) ? formatMillis(s * 1000) : duration;
 }
 
 /** @param {string[]} experimentIds */
