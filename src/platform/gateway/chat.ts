@@ -49,16 +49,7 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
 
   async function complete(req: ChatRequest): Promise<ChatResult> {
     const res = await withRetries(policy, { action: 'chat completion', model: req.model, url }, async () =>
-      (await client()).chat.completions.create(
-        {
-          model: req.model,
-          messages: req.messages,
-          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
-          stream: false,
-        },
-        req.signal ? { signal: req.signal } : undefined,
-      ),
+      (await client()).chat.completions.create({ ...requestBody(req), stream: false }, req.signal ? { signal: req.signal } : undefined),
     );
     const content = res?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') {
@@ -79,14 +70,7 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
     const what = { action: 'chat completion', model: req.model, url };
     const stream = await withRetries(policy, what, async () =>
       (await client()).chat.completions.create(
-        {
-          model: req.model,
-          messages: req.messages,
-          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
+        { ...requestBody(req), stream: true, stream_options: { include_usage: true } },
         req.signal ? { signal: req.signal } : undefined,
       ),
     );
@@ -117,6 +101,14 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
     return { content, model, ...(usage ? { usage } : {}) };
   }
 }
+
+/** What a completion asks, whole or streamed. */
+const requestBody = (req: ChatRequest) => ({
+  model: req.model,
+  messages: req.messages,
+  ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+  ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
+});
 
 const spans = tracer('gateway');
 
