@@ -1,16 +1,14 @@
 // Tracing off and on in one process, for the benches that print what tracing costs a request (issue 37). On is what
-// SVC_TRACING_ENABLED=true starts (src/platform/tracing.ts): the OpenTelemetry SDK's Node provider (AsyncLocalStorage
-// context), its batch processor and the OTLP/HTTP exporter, sending to a receiver in a process of its own that
-// answers as the tracker does and counts the spans; the export's own work (serialising and posting) is in the
-// measured time, reading it is not. Off is the API's no-op (no provider, no context manager). The services take
-// their tracers once at load and OpenTelemetry's API keeps the first provider they meet, so the provider registered
-// here hands each span to the SDK's tracer or to none, as `set` says. Switch only between requests.
+// SVC_TRACING_ENABLED=true starts (src/platform/tracing-export.ts): spans recorded on the request's path, handed to the
+// OpenTelemetry SDK's batch processor after it, and sent by its OTLP/HTTP exporter to a receiver in a process of its
+// own that answers as the tracker does and counts the spans; the export's own work (serialising and posting) is in
+// the measured time, reading it is not. Off is no sink: every span function just runs its work. Switch only between
+// requests.
 import { spawn } from 'node:child_process';
-import { context, INVALID_SPAN_CONTEXT, trace, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { exportSpansTo, type Sink } from '../src/platform/tracing-export.ts';
 
 const RECEIVER = `
   let spans = 0;
@@ -36,36 +34,21 @@ export type TracingSwitch = {
 export async function tracingSwitch(service: string): Promise<TracingSwitch> {
   const receiver = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => receiver.stdout.once('data', (d) => resolve(`http://127.0.0.1:${String(d).trim()}`)));
-  const sdk = new NodeTracerProvider({
+  const sink: Sink = {
+    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: `${url}/v1/traces`, headers: { 'x-mlflow-experiment-id': '0' } })),
     resource: resourceFromAttributes({ 'service.name': service }),
-    spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${url}/v1/traces`, headers: { 'x-mlflow-experiment-id': '0' } })),
-    ],
-  });
-  const contexts = new AsyncLocalStorageContextManager();
-  let on = false;
-  const idle = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
-  const switching = (name: string): Tracer => ({
-    startSpan: (...args) => (on ? sdk.getTracer(name).startSpan(...args) : idle),
-    startActiveSpan: ((spanName: string, ...rest: unknown[]) => {
-      if (on) return (sdk.getTracer(name).startActiveSpan as (...a: unknown[]) => unknown)(spanName, ...rest);
-      return (rest.at(-1) as (s: typeof idle) => unknown)(idle);
-    }) as Tracer['startActiveSpan'],
-  });
-  trace.setGlobalTracerProvider({ getTracer: (name) => switching(name) });
-  const set = (enabled: boolean) => {
-    on = enabled;
-    if (enabled) context.setGlobalContextManager(contexts.enable());
-    else context.disable();
   };
+  const set = (on: boolean) => exportSpansTo(on ? sink : undefined);
   return {
     set,
     async exported() {
-      await sdk.forceFlush();
+      await new Promise((r) => setImmediate(r)); // the spans of the last request, handed over a turn later
+      await sink.processor.forceFlush();
       return Number(await (await fetch(url)).text());
     },
     async close() {
-      await sdk.shutdown();
+      exportSpansTo(undefined);
+      await sink.processor.shutdown();
       receiver.kill();
     },
   };

@@ -4,9 +4,10 @@
 //   against a real OPA sidecar (scripts/start-opa.sh).
 // Run: npx tsx bench/explore/index.ts [--iterations 2000]
 import { execFileSync } from 'node:child_process';
-import { trace } from '@opentelemetry/api';
-import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createSidecarPolicyEngine, createWasmPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
+import { exportSpansTo } from '../../src/platform/tracing-export.ts';
 import { instantPipeline } from './instant-pipeline.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -31,7 +32,7 @@ const collector: SpanProcessor = {
   forceFlush: async () => {},
   shutdown: async () => {},
 };
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [collector] }));
+exportSpansTo({ processor: collector, resource: resourceFromAttributes({ 'service.name': 'explore' }) });
 
 async function main() {
   const { ask, close } = await instantPipeline();

@@ -1,6 +1,8 @@
 // What tracing costs a question (issue 37: at most 0.1 ms more at p50 with it on): explore's whole pipeline with an
-// instant model and engine (instant-pipeline.ts), in one process, in blocks of 100 questions with tracing off and on
-// in turns (../tracing-switch.ts says what off and on are), so a busy machine slows both alike.
+// instant model and engine (instant-pipeline.ts), in one process, with tracing off and on in turns of 20 questions
+// (../tracing-switch.ts says what off and on are), so a busy machine slows both alike. Printed: each mode's p50 and
+// p99; the median over the pairs of turns of (on's median - off's median), which drift from load cannot move as it
+// moves a p50 of the whole run; and the process's CPU time a question, a count of the work.
 // Run: npx tsx bench/explore/tracing.ts [--iterations 2000]
 import { tracingSwitch } from '../tracing-switch.ts';
 import { instantPipeline } from './instant-pipeline.ts';
@@ -10,26 +12,41 @@ const arg = (name: string, fallback: string) => {
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const N = Number(arg('iterations', '2000'));
-const BLOCK = 100;
+const TURN = 20;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 
 const tracing = await tracingSwitch('explore');
 const { ask, close } = await instantPipeline();
 const times = { off: [] as number[], on: [] as number[] };
+const cpu = { off: 0, on: 0 };
+const pairs: number[] = [];
 let asked = 0;
-for (const warm of [false, true, false, true]) {
-  tracing.set(warm);
+for (const on of [false, true, false, true]) {
+  tracing.set(on);
   for (let i = 0; i < 100; i++) await ask(`warm ${asked++} customers per nation`, true);
 }
-for (let block = 0; block < (2 * N) / BLOCK; block++) {
-  const mode = block % 2 === 0 ? 'off' : 'on';
+/** One turn of TURN questions in `mode`: its median, and its times and CPU added to the mode's. */
+async function turn(mode: 'off' | 'on'): Promise<number> {
   tracing.set(mode === 'on');
-  for (let i = 0; i < BLOCK; i++) {
+  const used = process.cpuUsage();
+  const these: number[] = [];
+  for (let i = 0; i < TURN; i++) {
     const t = performance.now();
     await ask(`customers per nation ${asked++}`, true);
-    times[mode].push(performance.now() - t);
+    these.push(performance.now() - t);
   }
+  const { user, system } = process.cpuUsage(used);
+  cpu[mode] += (user + system) / 1000;
+  times[mode].push(...these);
+  return pct(these, 50);
+}
+for (let i = 0; i < N / TURN; i++) {
+  // which mode goes first alternates, so neither always follows the other's leftovers
+  const [first, second] = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+  const a = await turn(first);
+  const b = await turn(second);
+  pairs.push(first === 'on' ? a - b : b - a);
 }
 tracing.set(true);
 const spans = await tracing.exported();
@@ -37,10 +54,12 @@ await tracing.close();
 await close();
 
 console.log(
-  `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in blocks of ${BLOCK}`,
+  `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in turns of ${TURN}`,
 );
-console.log(`tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))}`);
+console.log(`tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))} | CPU ${ms(cpu.off / N)} a question`);
 console.log(
-  `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question)`,
+  `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question)`,
 );
-console.log(`on costs ${ms(pct(times.on, 50) - pct(times.off, 50))} more at p50 (target <= 0.100 ms)`);
+console.log(
+  `on costs ${ms(pct(pairs, 50))} more at p50, the median over ${pairs.length} pairs of turns (target <= 0.100 ms); p50 of the whole run ${ms(pct(times.on, 50) - pct(times.off, 50))}; CPU ${ms((cpu.on - cpu.off) / N)}`,
+);

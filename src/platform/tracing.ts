@@ -1,86 +1,55 @@
-import { context, INVALID_SPAN_CONTEXT, trace, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
-import { Counter, Registry } from 'prom-client';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Attributes } from '@opentelemetry/api';
+import { finished, type RecordedSpan, tracingOn } from './tracing-export.ts';
 
-// Spans go through the OpenTelemetry API, which is a no-op until `initTracing` registers a provider
-// (SVC_TRACING_ENABLED=true), so the hot path pays nothing when tracing is off.
-let started = false;
+export { initTracing, tracingMetrics } from './tracing-export.ts';
 
-/** `experimentId`: the tracker experiment the spans go to (MLflow's OTLP header), when the endpoint is a tracker. */
-export async function initTracing(serviceName: string, endpoint?: string, opts: { experimentId?: string | undefined } = {}): Promise<void> {
-  if (started) return;
-  started = true;
-  const { NodeTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-node');
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = await import('@opentelemetry/resources');
-  const exporter = new OTLPTraceExporter({
-    ...(endpoint ? { url: `${endpoint.replace(/\/$/, '')}/v1/traces` } : {}),
-    ...(opts.experimentId ? { headers: { 'x-mlflow-experiment-id': opts.experimentId } } : {}),
-  });
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName }),
-    spanProcessors: [new BatchSpanProcessor(countingExports(exporter))],
-  });
-  provider.register();
+// A request's spans are recorded here as plain objects: a name, two readings of the clock and the attributes, with
+// the enclosing span found in one AsyncLocalStorage. The OpenTelemetry SDK's own spans cost about 9 µs of CPU each
+// on the request's path (the sampler, its self-metrics, a context copy per span), a tenth of a millisecond for a
+// question's eleven; the SDK's batch processor and OTLP exporter still send them, after the request
+// (tracing-export.ts). While tracing is off (SVC_TRACING_ENABLED unset), every function here just runs its work.
+
+/** Whose spans these are: the service, exported as the instrumentation scope. */
+export type Tracer = { readonly scope: string };
+export const tracer = (service: string): Tracer => ({ scope: service });
+
+/** A span being recorded, or none (tracing off, or a model call outside any request's trace). */
+export type TraceSpan = RecordedSpan | undefined;
+
+const enclosing = new AsyncLocalStorage<RecordedSpan>();
+
+function open(t: Tracer, name: string, parent: RecordedSpan | undefined): RecordedSpan {
+  return { name, scope: t.scope, trace: parent ? parent.trace : {}, parent, start: performance.now(), end: 0, attributes: {} };
+}
+function close(span: RecordedSpan, error?: unknown): void {
+  if (span.end) return;
+  span.end = performance.now();
+  if (error !== undefined) span.error = error;
+  finished(span);
 }
 
-// What happened to the spans sent off, on every service's /metrics: a tracker that is down loses spans, counted
-// here, and never fails or slows the request they belong to (the batch processor sends them off its path).
-const exportRegistry = new Registry();
-const spansSent = new Counter({
-  name: 'svc_trace_spans_exported_total',
-  help: 'Spans the OTLP exporter sent, by outcome (ok, dropped: the receiver refused them or could not be reached)',
-  labelNames: ['outcome'] as const,
-  registers: [exportRegistry],
-});
-const SUCCESS = 0; // ExportResultCode.SUCCESS of @opentelemetry/core
-
-/** The exporter, with each batch's outcome counted. */
-function countingExports(exporter: SpanExporter): SpanExporter {
-  return {
-    export(spans, done) {
-      exporter.export(spans, (result) => {
-        spansSent.inc({ outcome: result.code === SUCCESS ? 'ok' : 'dropped' }, spans.length);
-        done(result);
-      });
-    },
-    shutdown: () => exporter.shutdown(),
-    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
-  };
+/** Runs `fn` inside a span named `name` (of MLflow's span `type`), under the enclosing one; records the error and rethrows. */
+export async function inSpan<T>(t: Tracer, name: string, fn: (span: TraceSpan) => Promise<T>, type?: SpanType): Promise<T> {
+  if (!tracingOn()) return fn(undefined);
+  const span = open(t, name, enclosing.getStore());
+  if (type) span.attributes[SPAN_TYPE] = type;
+  try {
+    const result = await enclosing.run(span, fn, span);
+    close(span);
+    return result;
+  } catch (err) {
+    close(span, err);
+    throw err;
+  }
 }
 
-/** The export counters in Prometheus' text format; empty while tracing is off. */
-export const tracingMetrics = async (): Promise<string> => (started ? exportRegistry.metrics() : '');
-
-export const tracer = (service: string): Tracer => trace.getTracer(service);
-
-/** Runs `fn` inside a span named `name` (of MLflow's span `type`); records the error and rethrows. */
-export async function inSpan<T>(t: Tracer, name: string, fn: (span: Span) => Promise<T>, type?: SpanType): Promise<T> {
-  return t.startActiveSpan(name, async (span) => {
-    if (type && span.isRecording()) span.setAttribute(SPAN_TYPE, type);
-    try {
-      return await fn(span);
-    } catch (err) {
-      markFailed(span, err);
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
-}
-
-function markFailed(span: Span, err: unknown): void {
-  span.recordException(err as Error);
-  span.setStatus({ code: SpanStatusCode.ERROR });
-}
-
-const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 /**
  * A span only within a request's trace: a model call made for an upload or a background job runs untraced, where a
  * trace of its own would have no user to belong to.
  */
-export const inTracedSpan = <T>(t: Tracer, name: string, fn: (span: Span) => Promise<T>, type?: SpanType): Promise<T> =>
-  trace.getActiveSpan() ? inSpan(t, name, fn, type) : fn(UNTRACED);
+export const inTracedSpan = <T>(t: Tracer, name: string, fn: (span: TraceSpan) => Promise<T>, type?: SpanType): Promise<T> =>
+  enclosing.getStore() ? inSpan(t, name, fn, type) : fn(undefined);
 
 // What MLflow reads from the spans of a trace (its OTLP ingest and UI): the span's kind of work, its inputs and
 // outputs as JSON text, a chat model's token usage, and on the root span who asked (OpenTelemetry's user.id and
@@ -94,18 +63,18 @@ export const REQUEST_ID_ATTRIBUTE = 'svc.request_id';
 
 export type SpanType = 'CHAIN' | 'CHAT_MODEL' | 'EMBEDDING' | 'RETRIEVER' | 'PARSER' | 'TOOL' | 'UNKNOWN';
 
-/** Inputs and outputs are serialised only when the span is exported (a no-op span costs nothing). */
-export function describeSpan(span: Span, d: { type?: SpanType; inputs?: unknown; outputs?: unknown }): void {
-  if (!span.isRecording()) return;
-  if (d.type) span.setAttribute(SPAN_TYPE, d.type);
-  if (d.inputs !== undefined) span.setAttribute(SPAN_INPUTS, JSON.stringify(d.inputs));
-  if (d.outputs !== undefined) span.setAttribute(SPAN_OUTPUTS, JSON.stringify(d.outputs));
+/** Inputs and outputs, as JSON text; nothing is serialised for a span not recorded. */
+export function describeSpan(span: TraceSpan, d: { type?: SpanType; inputs?: unknown; outputs?: unknown }): void {
+  if (!span) return;
+  if (d.type) span.attributes[SPAN_TYPE] = d.type;
+  if (d.inputs !== undefined) span.attributes[SPAN_INPUTS] = JSON.stringify(d.inputs);
+  if (d.outputs !== undefined) span.attributes[SPAN_OUTPUTS] = JSON.stringify(d.outputs);
 }
 
 export type TokenUsage = { inputTokens: number; outputTokens: number; totalTokens: number };
-export function recordTokenUsage(span: Span, usage: TokenUsage | undefined): void {
-  if (!usage || !span.isRecording()) return;
-  span.setAttributes({
+export function recordTokenUsage(span: TraceSpan, usage: TokenUsage | undefined): void {
+  if (!usage || !span) return;
+  Object.assign<Attributes, Attributes>(span.attributes, {
     [TOKEN_USAGE]: JSON.stringify({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, total_tokens: usage.totalTokens }),
     'gen_ai.usage.input_tokens': usage.inputTokens,
     'gen_ai.usage.output_tokens': usage.outputTokens,
@@ -123,40 +92,36 @@ export type RequestTrace = {
   end(outputs: unknown): void;
 };
 
+const UNTRACED: RequestTrace = { run: (fn) => fn(), end: () => {} };
+
 /**
  * Opens the trace of one request: a root span named `name` carrying who asked and the request id, so the tracker
  * files the trace under that user (whom alone, with administrators, the tracker lets read it). For a request whose
  * work outlives its handler (a streamed answer), `run` each part and `end` when the last is done.
  */
 export function startRequestTrace(t: Tracer, name: string, who: Requester, inputs: unknown): RequestTrace {
-  const root = t.startSpan(name, { root: true });
-  if (root.isRecording()) {
-    root.setAttributes({
-      'user.id': who.user,
-      [REQUEST_ID_ATTRIBUTE]: who.requestId,
-      ...(who.sessionId ? { 'session.id': who.sessionId } : {}),
-    });
-    describeSpan(root, { type: 'CHAIN', inputs });
-  }
-  const active = trace.setSpan(context.active(), root);
-  let ended = false;
-  const end = (outcome: { outputs: unknown } | { error: unknown }) => {
-    if (ended) return;
-    ended = true;
-    if ('error' in outcome) markFailed(root, outcome.error);
-    else describeSpan(root, { outputs: outcome.outputs });
-    root.end();
-  };
+  if (!tracingOn()) return UNTRACED;
+  const root = open(t, name, undefined);
+  Object.assign<Attributes, Attributes>(root.attributes, {
+    'user.id': who.user,
+    [REQUEST_ID_ATTRIBUTE]: who.requestId,
+    ...(who.sessionId ? { 'session.id': who.sessionId } : {}),
+  });
+  describeSpan(root, { type: 'CHAIN', inputs });
   return {
     async run(fn) {
       try {
-        return await context.with(active, fn);
+        return await enclosing.run(root, fn);
       } catch (error) {
-        end({ error });
+        close(root, error);
         throw error;
       }
     },
-    end: (outputs) => end({ outputs }),
+    end(outputs) {
+      if (root.end) return;
+      describeSpan(root, { outputs });
+      close(root);
+    },
   };
 }
 
