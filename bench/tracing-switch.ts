@@ -35,7 +35,10 @@ export async function tracingSwitch(service: string): Promise<TracingSwitch> {
   const receiver = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => receiver.stdout.once('data', (d) => resolve(`http://127.0.0.1:${String(d).trim()}`)));
   const sink: Sink = {
-    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: `${url}/v1/traces`, headers: { 'x-mlflow-experiment-id': '0' } })),
+    // a queue that holds a bench's bursts, so every span recorded is also exported (the SDK's default drops past 2048)
+    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: `${url}/v1/traces`, headers: { 'x-mlflow-experiment-id': '0' } }), {
+      maxQueueSize: 1_000_000,
+    }),
     resource: resourceFromAttributes({ 'service.name': service }),
   };
   const set = (on: boolean) => exportSpansTo(on ? sink : undefined);
