@@ -32,11 +32,22 @@ export type Responses = {
   'registered-models/search': Page<'registered_models', RegisteredModel>;
   'registered-models/get': { registered_model: RegisteredModel };
   'model-versions/search': Page<'model_versions', ModelVersion>;
+  'model-versions/get': { model_version: ModelVersion };
   // edits: the UI reads the page again after each, so their answers (an empty object or the run's info) go unread
   'runs/update': object;
   'runs/set-tag': object;
   'runs/delete-tag': object;
+  'runs/delete': object;
+  'runs/restore': object;
+  'experiments/update': object;
+  'experiments/delete': object;
+  'experiments/restore': object;
+  'experiments/set-experiment-tag': object;
   'registered-models/alias': object;
+  'registered-models/update': object;
+  'model-versions/update': object;
+  'model-versions/set-tag': object;
+  'model-versions/delete-tag': object;
 };
 export type Endpoint = keyof Responses;
 

@@ -67,6 +67,8 @@ export async function traceView(traceId) {
   const info = trace.trace_info;
   const spans = trace.spans ?? [];
   const experimentId = info.trace_location.mlflow_experiment.experiment_id;
+  // the run the trace was made in, as MLflow's client records it (a run's page finds linked traces as well)
+  const runId = info.trace_metadata?.['mlflow.sourceRun'];
 
   // The tree: a span whose parent is not in the answer (a partial trace) is shown as a root.
   const ids = new Set(spans.map((s) => s.span_id));
@@ -132,6 +134,12 @@ export async function traceView(traceId) {
       h(
         'dl',
         { class: 'facts' },
+        runId
+          ? [
+              h('dt', {}, 'Run'),
+              h('dd', {}, link(`#/runs/${encodeURIComponent(runId)}`, h('span', { class: 'mono', id: 'trace-run' }, runId))),
+            ]
+          : null,
         h('dt', {}, 'Request time'),
         h('dd', {}, isoTime(info.request_time)),
         h('dt', {}, 'State'),
