@@ -55,6 +55,8 @@ export type Endpoint = keyof Responses;
 export type Responses3 = {
   'traces/search': Page<'traces', TraceInfo>;
   'traces/get': { trace: { trace_info: TraceInfo; spans: Span[] } };
+  /** GET traces/<trace id>: the trace's info alone */
+  [info: `traces/tr-${string}`]: { trace: { trace_info: TraceInfo } };
 };
 export type Endpoint3 = keyof Responses3;
 /** The endpoints that answer in pages. */
