@@ -67,9 +67,10 @@ describe('tracker UI: delete and restore', () => {
   it('deletes a run from its page and restores it from the deleted runs of its experiment', async () => {
     const page = await ui.open(`#/runs/${seeded.drop}`);
     expect(await page.textContent('#lifecycle')).toBe('active');
-    await page.getByRole('button', { name: 'Delete the run' }).click();
+    await page.getByRole('button', { name: 'Delete run drop' }).click();
     await expect.poll(() => page.textContent('#lifecycle')).toBe('deleted');
     expect(await lifecycleOfRun(seeded.drop)).toBe('deleted');
+    await ui.expectAccessible(page);
 
     await page.goto(`${ui.url()}/#/experiments/${seeded.experimentId}`);
     await expect.poll(() => runRows(page)).toEqual([seeded.keep]);

@@ -48,9 +48,14 @@ export function trackerUi(seed: (ui: { call: TrackerUi['call']; url: () => strin
     return page;
   }
 
-  /** The page has no serious or critical accessibility violation. */
+  /** The page has no serious or critical accessibility violation, in the light scheme and the dark one. */
   async function expectAccessible(page: Page): Promise<void> {
-    const found = await seriousViolations(page);
+    const found: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      found.push(...(await seriousViolations(page)).map((v) => `${colorScheme}: ${v}`));
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
     expect(found, found.join('\n')).toEqual([]);
   }
 

@@ -6,6 +6,7 @@
 import { api } from '../api.js';
 import { h } from '../dom.js';
 import { actionButton, saveForm, tagEditor } from '../edit.js';
+import { runName } from '../format.js';
 import { NOTE_TAG, noteEditor } from '../note.js';
 
 /** @typedef {import('../types.ts').Run} Run */
@@ -57,6 +58,6 @@ export const runNote = (run) =>
 export function lifecycleButton(run) {
   const run_id = run.info.run_id;
   return run.info.lifecycle_stage === 'deleted'
-    ? actionButton('Restore run', 'Restore the run', () => api('POST', 'runs/restore', { run_id }))
-    : actionButton('Delete run', 'Delete the run', () => api('POST', 'runs/delete', { run_id }));
+    ? actionButton('Restore run', `Restore run ${runName(run)}`, () => api('POST', 'runs/restore', { run_id }))
+    : actionButton('Delete run', `Delete run ${runName(run)}`, () => api('POST', 'runs/delete', { run_id }));
 }
