@@ -2,6 +2,7 @@
 // The tracker's web UI: native ES modules, no dependencies, no build step. Every view is a hash route (so pages are
 // linkable) that reads the MLflow REST API under ajax-api/2.0/mlflow/ (api.js); pages are built with h() and svg()
 // from dom.js, so data only ever goes in as text nodes or attribute values, never through innerHTML.
+import { ctrlEnterSubmits } from './keys.js';
 import { startRouter } from './router.js';
 import { compareView } from './views/compare.js';
 import { experimentsView } from './views/experiments.js';
@@ -11,6 +12,7 @@ import { runView } from './views/run.js';
 import { experimentView } from './views/runs.js';
 import { traceView } from './views/trace.js';
 
+ctrlEnterSubmits();
 startRouter([
   [/^\/?$/, (_m, q) => experimentsView(q)],
   [/^\/experiments$/, (_m, q) => experimentsView(q)],

@@ -1,7 +1,7 @@
 // @ts-check
 // A note or a description (a run's or experiment's mlflow.note.content tag, a model's or version's description): its
 // Markdown shown safely (markdown.js) and a textarea that saves it through the caller's REST call; Ctrl+Enter (or
-// Cmd+Enter) saves as the button does. A page has one, so its parts have fixed ids.
+// Cmd+Enter) saves as the button does (keys.js, started in app.js). A page has one, so its parts have fixed ids.
 import { h } from './dom.js';
 import { saveForm } from './edit.js';
 import { markdown } from './markdown.js';
@@ -16,18 +16,12 @@ export const NOTE_TAG = 'mlflow.note.content';
 export async function noteEditor({ title, text, empty, save }) {
   const input = h('textarea', { id: 'note-text', name: 'note', rows: 5, 'aria-label': title });
   input.value = text;
-  const form = saveForm(
+  const edit = saveForm(
     { id: 'edit-note', class: 'toolbar note-form', 'aria-label': `Edit the ${title.toLowerCase()}` },
     () => save(input.value),
     input,
     h('button', { type: 'submit' }, `Save ${title.toLowerCase()}`),
   );
-  input.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      form.requestSubmit();
-    }
-  });
   const shown = text ? await markdown(text, { id: 'note', class: 'note markdown' }) : h('p', { class: 'muted', id: 'note' }, empty);
-  return section(title, shown, form);
+  return section(title, shown, edit);
 }
