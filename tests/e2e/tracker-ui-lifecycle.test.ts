@@ -157,6 +157,10 @@ describe('tracker UI: descriptions and notes as Markdown', () => {
     expect(await page.textContent('#note em')).toBe('churn');
     const model = (await ui.call('GET', `registered-models/get?name=${seeded.model}`)).registered_model;
     expect(model.description).toBe('Predicts *churn* a month ahead.');
+    await ui.call('POST', 'registered-models/alias', { name: seeded.model, alias: 'champion', version: '1' });
+    await page.reload();
+    await page.waitForSelector('#versions [data-column=edit-aliases] button');
+    await ui.expectAccessible(page); // the model page, with an alias's Remove button
 
     await page.getByRole('link', { name: 'Open version 1' }).click();
     await page.waitForSelector('#tags tr[data-tag=validated]');
