@@ -149,7 +149,7 @@ describe('tracker UI edits', () => {
     const byAlias = await call('GET', `registered-models/alias?name=${seeded.model}&alias=champion`);
     expect(byAlias.model_version.version).toBe('1');
 
-    await page.getByRole('button', { name: 'Remove alias champion from version 1' }).click();
+    await page.getByRole('button', { name: 'Remove @champion from version 1' }).click();
     await expect.poll(aliases).toBe('');
     expect((await call('GET', `registered-models/get?name=${seeded.model}`)).registered_model.aliases ?? []).toEqual([]);
 

@@ -9,9 +9,10 @@
 /** @typedef {import('./types.ts').Endpoint3} Endpoint3 */
 /** @typedef {import('./types.ts').PagedEndpoint} PagedEndpoint */
 /** @typedef {import('./types.ts').Run} Run */
+/** @typedef {'GET' | 'POST' | 'PATCH' | 'DELETE'} Method */
 /**
- * A GET's or DELETE's query parameters (a list repeats the key; null, undefined and '' are left out) or a POST's JSON
- * body (which may also hold lists of objects, as traces/search's locations).
+ * A GET's or DELETE's query parameters (a list repeats the key; null, undefined and '' are left out) or a POST's or
+ * PATCH's JSON body (which may also hold lists of objects, as traces/search's locations).
  * @typedef {Record<string, string | number | boolean | readonly string[] | readonly Record<string, unknown>[] | null | undefined>} Params
  */
 
@@ -24,7 +25,7 @@ export class ApiError extends Error {}
 
 /**
  * @template {Endpoint} E
- * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {Method} method
  * @param {E} endpoint
  * @param {Params} [params]
  * @returns {Promise<Responses[E]>}
@@ -33,7 +34,7 @@ export const api = (method, endpoint, params = {}) => /** @type {Promise<Respons
 
 /**
  * @template {Endpoint3} E
- * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {Method} method
  * @param {E} endpoint
  * @param {Params} [params]
  * @returns {Promise<Responses3[E]>}
@@ -41,9 +42,10 @@ export const api = (method, endpoint, params = {}) => /** @type {Promise<Respons
 export const api3 = (method, endpoint, params = {}) => /** @type {Promise<Responses3[E]>} */ (call(API3, method, endpoint, params));
 
 /**
- * One call: a GET's or DELETE's parameters go in the query (as MLflow's server reads them), a POST's as a JSON body.
+ * One call: a GET's or DELETE's parameters go in the query (as MLflow's server reads them), a POST's or PATCH's (the
+ * registry's updates) as a JSON body.
  * @param {string} base
- * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {Method} method
  * @param {string} endpoint
  * @param {Params} params
  * @returns {Promise<unknown>}
@@ -54,7 +56,7 @@ async function call(base, method, endpoint, params) {
   const headers = { Accept: 'application/json' };
   /** @type {RequestInit} */
   const init = { method, headers };
-  if (method !== 'POST') {
+  if (method === 'GET' || method === 'DELETE') {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) {
       if (value === undefined || value === null || value === '') continue;

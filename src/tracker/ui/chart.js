@@ -1,145 +1,183 @@
 // @ts-check
-// A line chart of one metric over steps, drawn as SVG (no library), with its numbers as a table beside it.
+// A line chart of one metric, drawn as SVG (no library), with its numbers as a table beside it. The x axis is the
+// step, the wall-clock time or the time since the run's first value; the line may be smoothed, the y axis
+// logarithmic, and the x axis zoomed (dragging across the chart, or the controls of chart-controls.js).
 import { append, h, svg } from './dom.js';
-import { formatNumber } from './format.js';
+import { domain, formatX, logTicks, smooth, ticks, timeTicks } from './chart-scale.js';
+import { formatNumber, formatTime } from './format.js';
 import { table } from './parts.js';
 
 /** @typedef {{ x: number, t: number, y: number }} Point a step, its timestamp, the value */
 /** @typedef {{ id: string, label: string, color: string, points: Point[] }} Series one run's line */
-
+/** @typedef {'step' | 'wall' | 'relative'} XAxis */
 /**
- * Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
- * @param {number} lo
- * @param {number} hi
+ * How the charts are drawn: `zoom` is the part of the x axis shown, in percent of its whole.
+ * @typedef {{ x: XAxis, smoothing: number, log: boolean, zoom: [number, number], onZoom?: (from: number, to: number) => void }} ChartOptions
  */
-function ticks(lo, hi, count = 5) {
-  const raw = (hi - lo) / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => raw <= s * (1 + 1e-9)) ?? 10 * power;
-  const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
-  return out;
-}
 
-/**
- * [min, max] of the values widened by `margin` of the range (a single value gets a range around it).
- * @param {number[]} values
- * @returns {[number, number]}
- */
-function domain(values, margin = 0) {
-  const lo = values.reduce((a, b) => Math.min(a, b), Infinity);
-  const hi = values.reduce((a, b) => Math.max(a, b), -Infinity);
-  if (lo === hi) {
-    const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
-    return [lo - pad, hi + pad];
-  }
-  const pad = (hi - lo) * margin;
-  return [lo - pad, hi + pad];
-}
+/** @type {ChartOptions} */
+export const DEFAULT_OPTIONS = { x: 'step', smoothing: 0, log: false, zoom: [0, 100] };
+
+/** What each x axis is called on the chart and in its table. */
+export const AXIS_LABELS = { step: 'step', wall: 'wall time (UTC)', relative: 'relative time (s)' };
+
+const W = 640;
+const H = 300;
+const M = { top: 16, right: 16, bottom: 44, left: 64 };
+/** @param {number} v */
+const round = (v) => Math.round(v * 10) / 10;
 
 let chartSeq = 0;
 
+/** @typedef {{ x: number, raw: number, y: number }} Placed a point on the chosen x axis, its value and its smoothed value */
+
 /**
- * A line chart of one metric over steps, one line per run; points that are not finite break the line.
+ * A series' points on the chosen x axis, in order, with their smoothed values.
+ * @param {Series} s
+ * @param {ChartOptions} options
+ * @returns {Placed[]}
+ */
+function place(s, options) {
+  const t0 = s.points.reduce((a, p) => Math.min(a, p.t), Infinity);
+  const xOf = (/** @type {Point} */ p) => (options.x === 'step' ? p.x : options.x === 'wall' ? p.t : (p.t - t0) / 1000);
+  const points = s.points.map((p) => ({ x: xOf(p), raw: p.y })).sort((a, b) => a.x - b.x);
+  const smoothed = smooth(
+    points.map((p) => p.raw),
+    options.smoothing,
+  );
+  return points.map((p, i) => ({ ...p, y: smoothed[i] ?? p.raw }));
+}
+
+/**
+ * A line chart of one metric, one line per run; points that are not finite (or not positive on a log scale) break
+ * the line.
  * @param {string} key
  * @param {Series[]} series
+ * @param {ChartOptions} [options]
  */
-export function metricChart(key, series) {
-  const W = 640;
-  const H = 300;
-  const m = { top: 16, right: 16, bottom: 44, left: 64 };
-  const finite = series.flatMap((s) => s.points.filter((p) => Number.isFinite(p.y)));
+export function metricChart(key, series, options = DEFAULT_OPTIONS) {
   const id = `chart-${++chartSeq}`;
-  const figure = h('figure', { dataset: { metric: key } }, h('figcaption', { id: `${id}-title` }, key));
-  if (!finite.length) return append(figure, [h('p', { class: 'muted' }, 'No finite values to plot.')]);
-
-  const [x0, x1] = domain(finite.map((p) => p.x));
-  const [y0, y1] = domain(
-    finite.map((p) => p.y),
-    0.05,
-  );
-  /** @param {number} x */
-  const sx = (x) => m.left + ((x - x0) / (x1 - x0)) * (W - m.left - m.right);
+  const axis = options.x;
+  const smoothed = options.smoothing > 0;
+  const figure = h('figure', { dataset: { metric: key, xAxis: axis } }, h('figcaption', { id: `${id}-title` }, key));
   /** @param {number} y */
-  const sy = (y) => H - m.bottom - ((y - y0) / (y1 - y0)) * (H - m.top - m.bottom);
-  const xt = ticks(x0, x1).filter(Number.isInteger); // steps are whole numbers
-  const yt = ticks(y0, y1);
-  /** @param {number} v */
-  const round = (v) => Math.round(v * 10) / 10;
+  const onScale = (y) => Number.isFinite(y) && (!options.log || y > 0);
+  /** @param {number} y */
+  const ty = (y) => (options.log ? Math.log10(y) : y);
+  const lines = series.map((s) => ({ s, points: place(s, options) }));
+  const all = lines.flatMap((l) => l.points.filter((p) => onScale(p.y)));
+  if (!all.length)
+    return append(figure, [
+      h('p', { class: 'muted' }, options.log ? 'No positive values to plot on a log scale.' : 'No finite values to plot.'),
+    ]);
+
+  const [fx0, fx1] = domain(
+    all.map((p) => p.x),
+    0,
+    axis === 'wall' ? 1000 : undefined,
+  );
+  const [zoomFrom, zoomTo] = options.zoom;
+  const x0 = fx0 + ((fx1 - fx0) * zoomFrom) / 100;
+  const x1 = fx0 + ((fx1 - fx0) * zoomTo) / 100;
+  const inView = all.filter((p) => p.x >= x0 && p.x <= x1);
+  const yValues = (inView.length ? inView : all).flatMap((p) => (smoothed && onScale(p.raw) ? [p.y, p.raw] : [p.y]));
+  const [y0, y1] = domain(yValues.map(ty), 0.05);
+  /** @param {number} x */
+  const sx = (x) => M.left + ((x - x0) / (x1 - x0)) * (W - M.left - M.right);
+  /** @param {number} at */
+  const sy = (at) => H - M.bottom - ((at - y0) / (y1 - y0)) * (H - M.top - M.bottom);
+  const xt = axis === 'step' ? ticks(x0, x1).filter(Number.isInteger) : axis === 'wall' ? timeTicks(x0, x1) : ticks(x0, x1);
+  const yt = options.log ? logTicks(y0, y1) : ticks(y0, y1).map((value) => ({ value, at: value }));
+
+  /**
+   * @param {Placed[]} points
+   * @param {(p: Placed) => number} value
+   */
+  const path = (points, value) => {
+    let d = '';
+    let pen = 'M';
+    let plotted = 0;
+    for (const p of points) {
+      if (!onScale(value(p))) {
+        pen = 'M';
+        continue;
+      }
+      d += `${pen}${round(sx(p.x))},${round(sy(ty(value(p))))} `;
+      pen = 'L';
+      plotted++;
+    }
+    return { d: d.trim(), plotted };
+  };
 
   const chart = svg(
     'svg',
     { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${id}-title ${id}-desc` },
-    svg('desc', { id: `${id}-desc` }, `${key} over steps for ${series.map((s) => s.label).join(', ')}`),
+    svg('desc', { id: `${id}-desc` }, `${key} over ${AXIS_LABELS[axis]} for ${series.map((s) => s.label).join(', ')}`),
+    svg(
+      'clipPath',
+      { id: `${id}-clip` },
+      svg('rect', { x: M.left, y: M.top - 4, width: W - M.left - M.right, height: H - M.top - M.bottom + 8 }),
+    ),
     svg(
       'g',
       { class: 'grid' },
-      yt.map((t) => svg('line', { x1: m.left, x2: W - m.right, y1: round(sy(t)), y2: round(sy(t)) })),
+      yt.map((t) => svg('line', { x1: M.left, x2: W - M.right, y1: round(sy(t.at)), y2: round(sy(t.at)) })),
     ),
     svg(
       'g',
       { class: 'axis x-axis' },
-      svg('line', { x1: m.left, x2: W - m.right, y1: H - m.bottom, y2: H - m.bottom }),
+      svg('line', { x1: M.left, x2: W - M.right, y1: H - M.bottom, y2: H - M.bottom }),
       xt.map((t) =>
         svg(
           'g',
           {},
-          svg('line', { x1: round(sx(t)), x2: round(sx(t)), y1: H - m.bottom, y2: H - m.bottom + 4 }),
-          svg('text', { x: round(sx(t)), y: H - m.bottom + 16, 'text-anchor': 'middle' }, formatNumber(t)),
+          svg('line', { x1: round(sx(t)), x2: round(sx(t)), y1: H - M.bottom, y2: H - M.bottom + 4 }),
+          svg('text', { class: 'tick', x: round(sx(t)), y: H - M.bottom + 16, 'text-anchor': 'middle' }, formatX(axis, t, x1 - x0)),
         ),
       ),
-      svg('text', { class: 'axis-label', x: m.left + (W - m.left - m.right) / 2, y: H - 6, 'text-anchor': 'middle' }, 'step'),
+      svg('text', { class: 'axis-label', x: M.left + (W - M.left - M.right) / 2, y: H - 6, 'text-anchor': 'middle' }, AXIS_LABELS[axis]),
     ),
     svg(
       'g',
-      { class: 'axis y-axis' },
-      svg('line', { x1: m.left, x2: m.left, y1: m.top, y2: H - m.bottom }),
+      { class: 'axis y-axis', dataset: { scale: options.log ? 'log' : 'linear' } },
+      svg('line', { x1: M.left, x2: M.left, y1: M.top, y2: H - M.bottom }),
       yt.map((t) =>
         svg(
           'g',
           {},
-          svg('line', { x1: m.left - 4, x2: m.left, y1: round(sy(t)), y2: round(sy(t)) }),
-          svg('text', { x: m.left - 7, y: round(sy(t)) + 4, 'text-anchor': 'end' }, formatNumber(t)),
+          svg('line', { x1: M.left - 4, x2: M.left, y1: round(sy(t.at)), y2: round(sy(t.at)) }),
+          svg('text', { class: 'tick', x: M.left - 7, y: round(sy(t.at)) + 4, 'text-anchor': 'end' }, formatNumber(t.value)),
         ),
       ),
       svg(
         'text',
-        { class: 'axis-label', transform: `translate(14 ${m.top + (H - m.top - m.bottom) / 2}) rotate(-90)`, 'text-anchor': 'middle' },
+        { class: 'axis-label', transform: `translate(14 ${M.top + (H - M.top - M.bottom) / 2}) rotate(-90)`, 'text-anchor': 'middle' },
         key,
       ),
     ),
     svg(
       'g',
-      { class: 'lines' },
-      series.map((s) => {
-        let d = '';
-        let pen = 'M';
-        let plotted = 0;
-        for (const p of s.points) {
-          if (!Number.isFinite(p.y)) {
-            pen = 'M';
-            continue;
-          }
-          d += `${pen}${round(sx(p.x))},${round(sy(p.y))} `;
-          pen = 'L';
-          plotted++;
-        }
+      { class: 'lines', 'clip-path': `url(#${id}-clip)` },
+      lines.map(({ s, points }) => {
+        const line = path(points, (p) => p.y);
         return svg(
           'g',
           { class: 'run-series', dataset: { runId: s.id } },
+          // smoothed, the values themselves stay as a faint line beneath
+          smoothed ? svg('path', { class: 'raw', d: path(points, (p) => p.raw).d, stroke: s.color }) : null,
           svg(
             'path',
-            { class: 'series', d: d.trim(), stroke: s.color, dataset: { runId: s.id, points: plotted } },
-            svg('title', {}, `${s.label}: ${plotted} points`),
+            { class: 'series', d: line.d, stroke: s.color, dataset: { runId: s.id, points: line.plotted } },
+            svg('title', {}, `${s.label}: ${line.plotted} points`),
           ),
-          plotted <= 100
-            ? s.points
-                .filter((p) => Number.isFinite(p.y))
+          line.plotted <= 100 && !smoothed
+            ? points
+                .filter((p) => onScale(p.y))
                 .map((p) =>
                   svg(
                     'circle',
-                    { cx: round(sx(p.x)), cy: round(sy(p.y)), r: 2.5, fill: s.color },
-                    svg('title', {}, `${s.label} · step ${p.x}: ${p.y}`),
+                    { cx: round(sx(p.x)), cy: round(sy(ty(p.y))), r: 2.5, fill: s.color },
+                    svg('title', {}, `${s.label} · ${AXIS_LABELS[axis]} ${formatX(axis, p.x, x1 - x0)}: ${p.y}`),
                   ),
                 )
             : null,
@@ -147,6 +185,7 @@ export function metricChart(key, series) {
       }),
     ),
   );
+  dragToZoom(chart, options);
 
   const legend = h(
     'ul',
@@ -157,35 +196,77 @@ export function metricChart(key, series) {
       return h('li', {}, swatch, s.label);
     }),
   );
-  return append(figure, [chart, legend, chartData(key, series)]);
+  return append(figure, [chart, legend, chartData(key, lines, axis)]);
 }
 
 /**
- * The chart's numbers as a table, for screen readers and for copying.
- * @param {string} key
- * @param {Series[]} series
+ * Dragging across the chart zooms to what was dragged over (a part of the part shown); a click does nothing.
+ * @param {SVGSVGElement} chart
+ * @param {ChartOptions} options
  */
-function chartData(key, series) {
-  const steps = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].sort((a, b) => a - b);
-  const last = series.map((s) => new Map(s.points.map((p) => [p.x, p.y])));
+function dragToZoom(chart, options) {
+  const onZoom = options.onZoom;
+  if (!onZoom) return;
+  const brush = svg('rect', { class: 'zoom-brush', y: M.top, height: H - M.top - M.bottom, width: 0, visibility: 'hidden' });
+  chart.append(brush);
+  /** @param {PointerEvent} e */
+  const at = (e) => {
+    const box = chart.getBoundingClientRect();
+    return Math.min(W - M.right, Math.max(M.left, ((e.clientX - box.left) * W) / box.width));
+  };
+  /** @type {number | null} */
+  let start = null;
+  chart.addEventListener('pointerdown', (e) => {
+    start = at(e);
+    chart.setPointerCapture(e.pointerId);
+  });
+  chart.addEventListener('pointermove', (e) => {
+    if (start === null) return;
+    const x = at(e);
+    brush.setAttribute('x', String(Math.min(start, x)));
+    brush.setAttribute('width', String(Math.abs(x - start)));
+    brush.setAttribute('visibility', 'visible');
+  });
+  chart.addEventListener('pointerup', (e) => {
+    if (start === null) return;
+    const [a, b] = [start, at(e)].sort((p, q) => p - q);
+    start = null;
+    brush.setAttribute('visibility', 'hidden');
+    if ((b ?? 0) - (a ?? 0) < 4) return;
+    const [from, to] = options.zoom;
+    /** @param {number} x */
+    const percent = (x) => from + ((to - from) * (x - M.left)) / (W - M.left - M.right);
+    onZoom(percent(a ?? M.left), percent(b ?? W - M.right));
+  });
+}
+
+/**
+ * The chart's numbers as a table (the values, not smoothed), for screen readers and for copying.
+ * @param {string} key
+ * @param {{ s: Series, points: Placed[] }[]} lines
+ * @param {XAxis} axis
+ */
+function chartData(key, lines, axis) {
+  const xs = [...new Set(lines.flatMap((l) => l.points.map((p) => p.x)))].sort((a, b) => a - b);
+  const values = lines.map((l) => new Map(l.points.map((p) => [p.x, p.raw])));
   return h(
     'details',
     {},
     h('summary', {}, 'Data'),
     table(
-      ['step', ...series.map((s) => s.label)],
-      steps.map((x) =>
+      [AXIS_LABELS[axis], ...lines.map((l) => l.s.label)],
+      xs.map((x) =>
         h(
           'tr',
           {},
-          h('td', { class: 'num' }, x),
-          last.map((m) => {
+          h('td', { class: 'num' }, axis === 'wall' ? formatTime(x) : formatNumber(x)),
+          values.map((m) => {
             const y = m.get(x);
             return h('td', { class: 'num' }, y === undefined ? '' : formatNumber(y));
           }),
         ),
       ),
-      { 'aria-label': `${key} by step` },
+      { 'aria-label': `${key} by ${AXIS_LABELS[axis]}` },
     ),
   );
 }

@@ -8,5 +8,15 @@ import type { TrackerDeps } from '../deps.ts';
 
 /** GET / (the page) and its modules and style under /ui/; every view is a hash route inside the page. */
 export function uiRoutes(_deps: TrackerDeps): Hono<AppEnv> {
-  return pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)], devIdentity: false });
+  return pageRoutes({
+    page: new URL('./index.html', import.meta.url),
+    dirs: [new URL('./', import.meta.url)],
+    devIdentity: false,
+    vendor: {
+      // Notes and descriptions are Markdown (markdown.js): each package's one self-contained ES module, no eval, so
+      // the page's CSP stays as strict as before
+      'marked.js': new URL(import.meta.resolve('marked')),
+      'purify.js': new URL(import.meta.resolve('dompurify')),
+    },
+  });
 }

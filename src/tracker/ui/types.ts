@@ -32,11 +32,22 @@ export type Responses = {
   'registered-models/search': Page<'registered_models', RegisteredModel>;
   'registered-models/get': { registered_model: RegisteredModel };
   'model-versions/search': Page<'model_versions', ModelVersion>;
+  'model-versions/get': { model_version: ModelVersion };
   // edits: the UI reads the page again after each, so their answers (an empty object or the run's info) go unread
   'runs/update': object;
   'runs/set-tag': object;
   'runs/delete-tag': object;
+  'runs/delete': object;
+  'runs/restore': object;
+  'experiments/update': object;
+  'experiments/delete': object;
+  'experiments/restore': object;
+  'experiments/set-experiment-tag': object;
   'registered-models/alias': object;
+  'registered-models/update': object;
+  'model-versions/update': object;
+  'model-versions/set-tag': object;
+  'model-versions/delete-tag': object;
 };
 export type Endpoint = keyof Responses;
 
@@ -44,6 +55,8 @@ export type Endpoint = keyof Responses;
 export type Responses3 = {
   'traces/search': Page<'traces', TraceInfo>;
   'traces/get': { trace: { trace_info: TraceInfo; spans: Span[] } };
+  /** GET traces/<trace id>: the trace's info alone */
+  [info: `traces/tr-${string}`]: { trace: { trace_info: TraceInfo } };
 };
 export type Endpoint3 = keyof Responses3;
 /** The endpoints that answer in pages. */

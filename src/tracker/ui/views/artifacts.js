@@ -1,16 +1,14 @@
 // @ts-check
-// A run's artifacts as a tree that opens folder by folder, each file downloadable and previewable as text.
-import { allPages, ApiError, artifactHref } from '../api.js';
+// A run's artifacts as a tree that opens folder by folder, each file downloadable and previewable (artifact-preview.js).
+import { allPages, artifactHref } from '../api.js';
 import { append, h } from '../dom.js';
 import { formatBytes, num } from '../format.js';
 import { section } from '../parts.js';
 import { guarded } from '../router.js';
+import { previewLimit, showPreview } from './artifact-preview.js';
 
 /** @typedef {import('../types.ts').Run} Run */
 /** @typedef {import('../types.ts').FileInfo} FileInfo */
-
-/** Larger files are only downloaded, not previewed. */
-const PREVIEW_LIMIT = 1024 * 1024;
 
 /** @param {Run} run */
 export async function artifactBrowser(run) {
@@ -85,7 +83,7 @@ function fileItem(run, file, preview) {
     },
     'Preview',
   );
-  if (size !== null && size > PREVIEW_LIMIT) show.disabled = true;
+  if (size !== null && size > previewLimit(file.path)) show.disabled = true;
   return h(
     'li',
     { dataset: { path: file.path } },
@@ -93,21 +91,4 @@ function fileItem(run, file, preview) {
     h('span', { class: 'muted size' }, formatBytes(size)),
     h('span', { class: 'actions' }, h('a', { href, download: name, 'aria-label': `Download ${file.path}` }, 'Download'), show),
   );
-}
-
-/**
- * @param {string} href
- * @param {string} path
- * @param {HTMLElement} preview
- */
-async function showPreview(href, path, preview) {
-  const res = await fetch(href);
-  if (!res.ok) throw new ApiError(`Download of ${path} failed: ${res.status} ${res.statusText}`);
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  const head = bytes.subarray(0, Math.min(bytes.length, 8000));
-  const binary = head.includes(0);
-  const body = binary
-    ? h('p', { class: 'muted' }, `${path} is binary (${formatBytes(bytes.length)}); download it instead.`)
-    : h('pre', { class: 'preview', tabindex: 0 }, new TextDecoder().decode(bytes.subarray(0, PREVIEW_LIMIT)));
-  preview.replaceChildren(h('h3', {}, path), body);
 }

@@ -1,7 +1,9 @@
 // @ts-check
-// Runs side by side: their facts, parameters and latest metrics (rows that differ marked), and a chart per metric.
+// Runs side by side: their facts, parameters and latest metrics (rows that differ marked), and a chart per metric,
+// all drawn with the same options (chart-controls.js), redrawn in place when they change.
 import { api } from '../api.js';
 import { metricChart } from '../chart.js';
+import { chartControls, chartOptions } from '../chart-controls.js';
 import { h } from '../dom.js';
 import { byKey, formatNumber, formatTime, num, runName } from '../format.js';
 import { link, section, table } from '../parts.js';
@@ -13,8 +15,11 @@ import { link, section, table } from '../parts.js';
 
 const COLORS = ['#2f6fae', '#d9534f', '#3c9d5d', '#e08a1e', '#7b4fb3', '#1a9ea8', '#b5466b', '#6b7480'];
 
-/** @param {string[]} runIds */
-export async function compareView(runIds) {
+/**
+ * @param {string[]} runIds
+ * @param {URLSearchParams} query the chart options (chart-controls.js)
+ */
+export async function compareView(runIds, query) {
   if (!runIds.length) return section('Compare runs', h('p', { class: 'muted' }, "Select runs in an experiment's runs table first."));
   const runs = await Promise.all(runIds.map((id) => api('GET', 'runs/get', { run_id: id }).then((r) => r.run)));
   const colors = new Map(runs.map((r, i) => [r.info.run_id, COLORS[i % COLORS.length] ?? '']));
@@ -58,7 +63,7 @@ export async function compareView(runIds) {
   };
 
   const metricKeys = [...new Set(runs.flatMap((r) => (r.data?.metrics ?? []).map((m) => m.key)))].sort();
-  const charts = await Promise.all(
+  const allSeries = await Promise.all(
     metricKeys.map(async (key) => {
       const withKey = runs.filter((r) => byKey(r.data?.metrics).has(key));
       const points = await chartPoints(
@@ -71,9 +76,15 @@ export async function compareView(runIds) {
         color: colors.get(r.info.run_id) ?? '',
         points: (points.get(r.info.run_id) ?? []).sort((a, b) => a.x - b.x || a.t - b.t),
       }));
-      return metricChart(key, series);
+      return /** @type {const} */ ([key, series]);
     }),
   );
+  const charts = h('div', { class: 'charts', id: 'charts' });
+  /** @param {import('../chart.js').ChartOptions} options */
+  const draw = (options) =>
+    charts.replaceChildren(...allSeries.map(([key, series]) => metricChart(key, series, { ...options, onZoom: controls.zoomTo })));
+  const controls = chartControls(chartOptions(query), draw);
+  draw(chartOptions(query));
 
   return h(
     'div',
@@ -113,10 +124,7 @@ export async function compareView(runIds) {
       side('Parameters', 'compare-params', (r) => r.data?.params, String),
       side('Metrics', 'compare-metrics', (r) => r.data?.metrics, formatNumber),
     ),
-    section(
-      'Metric charts',
-      metricKeys.length ? h('div', { class: 'charts', id: 'charts' }, charts) : h('p', { class: 'muted' }, 'No metrics.'),
-    ),
+    section('Metric charts', metricKeys.length ? [controls.form, charts] : h('p', { class: 'muted' }, 'No metrics.')),
   );
 }
 

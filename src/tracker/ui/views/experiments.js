@@ -1,14 +1,19 @@
 // @ts-check
-// The experiments list: a filter, a page at a time, and a selection whose runs open in one table.
+// The experiments list: a filter, a page at a time, and a selection whose runs open in one table; the deleted ones
+// are listed on asking (the link's `view`), each with a button that restores it (experiment-edit.js).
 import { api, PAGE_SIZE } from '../api.js';
 import { append, h } from '../dom.js';
 import { formatTime, quote } from '../format.js';
 import { link, section } from '../parts.js';
-import { guarded } from '../router.js';
+import { guarded, hashFor } from '../router.js';
+import { experimentLifecycleButton, viewType, viewTypeSelect } from './experiment-edit.js';
 
 /** @typedef {import('../types.ts').Experiment} Experiment */
 
-export async function experimentsView() {
+/** @param {URLSearchParams} query `view`: active, deleted or all experiments */
+export async function experimentsView(query) {
+  const view = query.get('view') ?? '';
+  const withDeleted = Boolean(view) && view !== 'active';
   /** @type {Set<string>} */
   const chosen = new Set();
   const rows = h('tbody');
@@ -27,7 +32,7 @@ export async function experimentsView() {
     const filter = search.value.trim();
     const page = await api('GET', 'experiments/search', {
       max_results: PAGE_SIZE,
-      view_type: 'ACTIVE_ONLY',
+      view_type: viewType(view),
       // Plain words search names; anything with an operator is taken as a search filter as it is.
       filter: filter && !/[=<>]|like/i.test(filter) ? `name ILIKE ${quote(`%${filter}%`)}` : filter,
       page_token: token,
@@ -36,9 +41,9 @@ export async function experimentsView() {
     more.hidden = !token;
     append(
       rows,
-      (page.experiments ?? []).map((e) => experimentRow(e, chosen, compare)),
+      (page.experiments ?? []).map((e) => experimentRow(e, chosen, compare, withDeleted)),
     );
-    if (!rows.children.length) rows.append(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No experiments.')));
+    if (!rows.children.length) rows.append(h('tr', {}, h('td', { colspan: withDeleted ? 7 : 6, class: 'muted' }, 'No experiments.')));
   };
   more.addEventListener(
     'click',
@@ -53,6 +58,9 @@ export async function experimentsView() {
     h('label', { for: 'experiment-filter' }, 'Filter'),
     search,
     h('button', { type: 'submit' }, 'Search'),
+    viewTypeSelect('experiment-view', view, (v) => {
+      location.hash = hashFor('/experiments', { view: v === 'active' ? '' : v });
+    }),
     compare,
   );
   await load(true);
@@ -69,7 +77,9 @@ export async function experimentsView() {
           'tr',
           {},
           h('th', { scope: 'col' }, h('span', { class: 'muted' }, 'Select')),
-          ['Name', 'ID', 'Artifact location', 'Created', 'Last updated'].map((c) => h('th', { scope: 'col' }, c)),
+          ['Name', 'ID', 'Artifact location', 'Created', 'Last updated', withDeleted ? 'Lifecycle' : null].map((c) =>
+            c ? h('th', { scope: 'col' }, c) : null,
+          ),
         ),
       ),
       rows,
@@ -82,8 +92,9 @@ export async function experimentsView() {
  * @param {Experiment} e
  * @param {Set<string>} chosen
  * @param {HTMLButtonElement} compare
+ * @param {boolean} withDeleted
  */
-function experimentRow(e, chosen, compare) {
+function experimentRow(e, chosen, compare, withDeleted) {
   const box = h('input', {
     type: 'checkbox',
     'aria-label': `Select experiment ${e.name}`,
@@ -102,5 +113,14 @@ function experimentRow(e, chosen, compare) {
     h('td', { class: 'mono' }, e.artifact_location ?? ''),
     h('td', {}, formatTime(e.creation_time)),
     h('td', {}, formatTime(e.last_update_time)),
+    withDeleted
+      ? h(
+          'td',
+          { dataset: { column: 'lifecycle' } },
+          e.lifecycle_stage,
+          ' ',
+          e.lifecycle_stage === 'deleted' ? experimentLifecycleButton(e) : null,
+        )
+      : null,
   );
 }

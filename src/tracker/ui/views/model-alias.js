@@ -16,7 +16,7 @@ export function aliasEditor(name, version, aliases) {
   const alias = h('input', { name: 'alias', required: true, placeholder: 'alias', size: 10, 'aria-label': `Alias for version ${version}` });
   return [
     aliases.map((a) =>
-      actionButton(`Remove @${a}`, `Remove alias ${a} from version ${version}`, () =>
+      actionButton(`Remove @${a}`, `Remove @${a} from version ${version}`, () =>
         api('DELETE', 'registered-models/alias', { name, alias: a }),
       ),
     ),

@@ -1,12 +1,15 @@
 // @ts-check
-// The model registry: registered models with their latest versions, and one model's versions with stages,
-// aliases (set and removed in model-alias.js) and source runs.
+// The model registry: registered models with their latest versions, and one model's description (edited through
+// registered-models/update) and versions with stages, aliases (set and removed in model-alias.js), tags and source
+// runs; each version opens on its own page (model-version.js).
 import { allPages, api, PAGE_SIZE } from '../api.js';
 import { append, h } from '../dom.js';
 import { formatTime, num, quote, runName } from '../format.js';
 import { keyValueTable, link, section, table } from '../parts.js';
+import { noteEditor } from '../note.js';
 import { guarded } from '../router.js';
 import { aliasEditor } from './model-alias.js';
+import { versionHref } from './model-version.js';
 
 /** @typedef {import('../types.ts').RegisteredModel} RegisteredModel */
 
@@ -131,17 +134,22 @@ export async function modelView(name) {
       h('td', {}, v.status ?? ''),
       h('td', {}, formatTime(v.creation_timestamp)),
       h('td', {}, v.description ?? ''),
+      h(
+        'td',
+        { dataset: { column: 'tags' } },
+        (v.tags ?? []).map((t) => h('span', { class: 'badge' }, `${t.key}: ${t.value}`)),
+      ),
       h('td', { dataset: { column: 'edit-aliases' } }, aliasEditor(model.name, String(v.version), aliases)),
+      h('td', {}, h('a', { href: versionHref(model.name, String(v.version)), 'aria-label': `Open version ${v.version}` }, 'Open')),
     );
   });
-  if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No versions.')));
+  if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: 11, class: 'muted' }, 'No versions.')));
   return h(
     'div',
     {},
     h('p', { class: 'muted' }, link('#/models', 'Models'), ' / ', model.name),
     section(
       `Model ${model.name}`,
-      model.description ? h('p', {}, model.description) : null,
       h(
         'dl',
         { class: 'facts' },
@@ -157,12 +165,22 @@ export async function modelView(name) {
         ),
       ),
     ),
+    await noteEditor({
+      title: 'Description',
+      text: model.description ?? '',
+      empty: 'No description.',
+      save: (description) => api('PATCH', 'registered-models/update', { name: model.name, description }),
+    }),
     section(
       'Versions',
-      table(['Version', 'Stage', 'Aliases', 'Source run', 'Source', 'Status', 'Registered', 'Description', 'Edit aliases'], rows, {
-        id: 'versions',
-        class: 'wide',
-      }),
+      table(
+        ['Version', 'Stage', 'Aliases', 'Source run', 'Source', 'Status', 'Registered', 'Description', 'Tags', 'Edit aliases', ''],
+        rows,
+        {
+          id: 'versions',
+          class: 'wide',
+        },
+      ),
     ),
     model.tags?.length ? section('Tags', keyValueTable(model.tags, 'model-tags', '')) : null,
   );

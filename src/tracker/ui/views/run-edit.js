@@ -1,17 +1,16 @@
 // @ts-check
 // A run's edits, each through the REST call MLflow's client makes: its name (runs/update), its tags (runs/set-tag,
-// runs/delete-tag) and its note (the mlflow.note.content tag). After a save the view is read again from the server;
-// a refusal shows in the page's alert (guarded) and the form keeps what was typed.
+// runs/delete-tag), its note (the mlflow.note.content tag) and its deletion (runs/delete, runs/restore). After a save
+// the view is read again from the server; a refusal shows in the page's alert (guarded) and the form keeps what was
+// typed.
 import { api } from '../api.js';
 import { h } from '../dom.js';
-import { actionButton, saveForm } from '../edit.js';
-import { section, table } from '../parts.js';
+import { actionButton, saveForm, tagEditor } from '../edit.js';
+import { runName } from '../format.js';
+import { NOTE_TAG, noteEditor } from '../note.js';
 
 /** @typedef {import('../types.ts').Run} Run */
 /** @typedef {import('../types.ts').KeyValue} KeyValue */
-
-/** The tag MLflow's UI keeps a run's note in. */
-export const NOTE_TAG = 'mlflow.note.content';
 
 /** @param {Run} run */
 export function renameForm(run) {
@@ -26,64 +25,39 @@ export function renameForm(run) {
 }
 
 /**
- * The user's tags, each with a button that deletes it, and a form that adds (or overwrites) one.
+ * The run's own tags (runs/set-tag, runs/delete-tag).
  * @param {Run} run
  * @param {KeyValue[]} tags
  */
-export function tagEditor(run, tags) {
-  const runId = run.info.run_id;
-  const rows = [...tags]
-    .sort((a, b) => a.key.localeCompare(b.key))
-    .map((t) =>
-      h(
-        'tr',
-        { dataset: { tag: t.key } },
-        h('th', { scope: 'row' }, t.key),
-        h('td', {}, t.value),
-        h(
-          'td',
-          {},
-          actionButton('Delete', `Delete tag ${t.key}`, () => api('POST', 'runs/delete-tag', { run_id: runId, key: t.key })),
-        ),
-      ),
-    );
-  const key = h('input', { id: 'tag-key', name: 'key', required: true, placeholder: 'key' });
-  const value = h('input', { id: 'tag-value', name: 'value', placeholder: 'value' });
-  return section(
-    'Tags',
-    rows.length ? table(['Name', 'Value', ''], rows, { id: 'tags', class: 'wide' }) : h('p', { class: 'muted' }, 'No tags.'),
-    saveForm(
-      { id: 'add-tag', 'aria-label': 'Add a tag' },
-      () => api('POST', 'runs/set-tag', { run_id: runId, key: key.value.trim(), value: value.value }),
-      h('label', { for: 'tag-key' }, 'Tag'),
-      key,
-      h('label', { for: 'tag-value' }, 'Value'),
-      value,
-      h('button', { type: 'submit' }, 'Add tag'),
-    ),
+export function runTags(run, tags) {
+  const run_id = run.info.run_id;
+  return tagEditor(
+    tags,
+    (key, value) => api('POST', 'runs/set-tag', { run_id, key, value }),
+    (key) => api('POST', 'runs/delete-tag', { run_id, key }),
   );
 }
 
 /**
- * The run's note as plain text (line breaks kept by CSS; Markdown is not rendered), and a textarea that saves it;
- * Ctrl+Enter (or Cmd+Enter) saves as the button does.
+ * The run's note (its mlflow.note.content tag, which MLflow's UI writes too), as Markdown shown safely.
  * @param {Run} run
  */
-export function noteEditor(run) {
-  const note = (run.data?.tags ?? []).find((t) => t.key === NOTE_TAG)?.value ?? '';
-  const text = h('textarea', { id: 'note-text', name: 'note', rows: 5, 'aria-label': 'Note' });
-  text.value = note;
-  const form = saveForm(
-    { id: 'edit-note', class: 'note-form', 'aria-label': 'Edit the note' },
-    () => api('POST', 'runs/set-tag', { run_id: run.info.run_id, key: NOTE_TAG, value: text.value }),
-    text,
-    h('button', { type: 'submit' }, 'Save note'),
-  );
-  text.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      form.requestSubmit();
-    }
+export const runNote = (run) =>
+  noteEditor({
+    title: 'Note',
+    text: (run.data?.tags ?? []).find((t) => t.key === NOTE_TAG)?.value ?? '',
+    empty: 'No note.',
+    save: (value) => api('POST', 'runs/set-tag', { run_id: run.info.run_id, key: NOTE_TAG, value }),
   });
-  return section('Note', note ? h('div', { id: 'note', class: 'note' }, note) : h('p', { class: 'muted', id: 'note' }, 'No note.'), form);
+
+/**
+ * Deletes the run (runs/delete: it moves to the deleted ones, from which runs/restore brings it back), or restores
+ * a deleted one.
+ * @param {Run} run
+ */
+export function lifecycleButton(run) {
+  const run_id = run.info.run_id;
+  return run.info.lifecycle_stage === 'deleted'
+    ? actionButton('Restore run', `Restore run ${runName(run)}`, () => api('POST', 'runs/restore', { run_id }))
+    : actionButton('Delete run', `Delete run ${runName(run)}`, () => api('POST', 'runs/delete', { run_id }));
 }

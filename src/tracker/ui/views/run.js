@@ -1,13 +1,14 @@
 // @ts-check
-// One run: its facts, parameters, latest metrics, tags, note and artifacts; its name, tags and note are edited here
-// (run-edit.js).
+// One run: its facts, parameters, latest metrics, tags, note, artifacts and the traces made in it; its name, tags and
+// note are edited here, and the run deleted or restored (run-edit.js).
 import { api } from '../api.js';
 import { h } from '../dom.js';
-import { formatDuration, formatNumber, formatTime, runName } from '../format.js';
+import { formatDuration, formatNumber, formatTime, quote, runName } from '../format.js';
 import { keyValueTable, link, section, table } from '../parts.js';
 import { hashFor } from '../router.js';
 import { artifactBrowser } from './artifacts.js';
-import { noteEditor, renameForm, tagEditor } from './run-edit.js';
+import { lifecycleButton, renameForm, runNote, runTags } from './run-edit.js';
+import { tracesSection } from './traces.js';
 
 /** @typedef {import('../dom.js').Child} Child */
 
@@ -24,11 +25,12 @@ export async function runView(runId) {
   const systemTags = tags.filter((t) => t.key.startsWith('mlflow.'));
   const expName = experiment?.name ?? info.experiment_id;
 
-  /** @type {[string, Child][]} */
+  /** @type {[string, ...Child[]][]} */
   const factList = [
     ['Run ID', h('span', { class: 'mono' }, info.run_id)],
     ['Experiment', link(`#/experiments/${encodeURIComponent(info.experiment_id)}`, expName)],
     ['Status', info.status],
+    ['Lifecycle', h('span', { id: 'lifecycle' }, info.lifecycle_stage), ' ', lifecycleButton(run)],
     ['User', info.user_id ?? ''],
     ['Started', formatTime(info.start_time)],
     ['Ended', formatTime(info.end_time)],
@@ -38,7 +40,7 @@ export async function runView(runId) {
   const facts = h(
     'dl',
     { class: 'facts' },
-    factList.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    factList.map(([k, ...v]) => [h('dt', {}, k), h('dd', {}, v)]),
   );
 
   const metrics = [...(run.data?.metrics ?? [])].sort((a, b) => a.key.localeCompare(b.key));
@@ -56,7 +58,7 @@ export async function runView(runId) {
       runName(run),
     ),
     section(`Run ${runName(run)}`, renameForm(run), facts, h('p', {}, link(hashFor('/compare', { runs: info.run_id }), 'Metric charts'))),
-    noteEditor(run),
+    await runNote(run),
     h(
       'div',
       { class: 'grid2' },
@@ -83,12 +85,14 @@ export async function runView(runId) {
       h(
         'div',
         {},
-        tagEditor(run, userTags),
+        runTags(run, userTags),
         systemTags.length
           ? h('details', {}, h('summary', {}, `System tags (${systemTags.length})`), keyValueTable(systemTags, 'system-tags', ''))
           : null,
       ),
     ),
     await artifactBrowser(run),
+    // traces the run made (mlflow.sourceRun) or that were linked to it (link_traces_to_run), as search_traces finds them
+    await tracesSection([info.experiment_id], `run_id = ${quote(info.run_id)}`),
   );
 }

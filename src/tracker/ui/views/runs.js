@@ -1,12 +1,15 @@
 // @ts-check
 // The runs of one or more experiments in one table: a column per parameter and per metric, sorted and filtered by
 // the server (both part of the link), and a selection of runs to compare that lasts across pages and experiments;
-// below them the experiments' traces (traces.js).
+// below them the experiments' traces (traces.js). One experiment is renamed, described, deleted or restored here
+// (experiment-edit.js); the deleted runs are listed on asking (the link's `view`), each with a button that restores it.
 import { api, PAGE_SIZE } from '../api.js';
 import { h } from '../dom.js';
 import { byKey, formatDuration, formatNumber, formatTime, quoteKey, runName } from '../format.js';
 import { link, section } from '../parts.js';
+import { actionButton } from '../edit.js';
 import { guarded, hashFor } from '../router.js';
+import { experimentDescription, experimentRenameForm, viewType, viewTypeSelect } from './experiment-edit.js';
 import { tracesSection } from './traces.js';
 
 /** @typedef {import('../types.ts').Run} Run */
@@ -17,11 +20,13 @@ const selection = new Set();
 
 /**
  * @param {string[]} ids experiment ids
- * @param {URLSearchParams} query `order` and `filter`
+ * @param {URLSearchParams} query `order`, `filter` and `view` (active, deleted or all runs)
  */
 export async function experimentView(ids, query) {
   const order = query.get('order') ?? '';
   const filter = query.get('filter') ?? '';
+  const view = query.get('view') ?? '';
+  const path = `/experiments/${ids.map(encodeURIComponent).join(',')}`;
   const experiments = await Promise.all(ids.map((id) => api('GET', 'experiments/get', { experiment_id: id }).then((r) => r.experiment)));
   const names = new Map(experiments.map((e) => [e.experiment_id, e.name]));
   /** @type {Run[]} */
@@ -51,7 +56,7 @@ export async function experimentView(ids, query) {
     const page = await api('POST', 'runs/search', {
       experiment_ids: ids,
       filter,
-      run_view_type: 'ACTIVE_ONLY',
+      run_view_type: viewType(view),
       max_results: PAGE_SIZE,
       order_by: order ? [order] : [],
       page_token: token,
@@ -60,7 +65,7 @@ export async function experimentView(ids, query) {
     token = page.next_page_token;
     more.hidden = !token;
     count.textContent = `${runs.length} run${runs.length === 1 ? '' : 's'}${token ? ' loaded' : ''}`;
-    holder.replaceChildren(runsTable(runs, { ids, order, filter, names, onSelect: updateCompare }));
+    holder.replaceChildren(runsTable(runs, { path, order, filter, view, several: ids.length > 1, names, onSelect: updateCompare }));
   };
   more.addEventListener('click', guarded(load));
   await load();
@@ -79,35 +84,39 @@ export async function experimentView(ids, query) {
       role: 'search',
       onsubmit: (e) => {
         e.preventDefault();
-        location.hash = hashFor(`/experiments/${ids.map(encodeURIComponent).join(',')}`, { filter: filterInput.value.trim(), order });
+        location.hash = hashFor(path, { filter: filterInput.value.trim(), order, view });
       },
     },
     h('label', { for: 'run-filter' }, 'Filter runs'),
     filterInput,
     h('button', { type: 'submit' }, 'Search'),
+    viewTypeSelect('run-view', view, (v) => {
+      location.hash = hashFor(path, { filter, order, view: v === 'active' ? '' : v });
+    }),
     compare,
     clear,
     count,
   );
-  const title =
-    experiments.length === 1 ? `Experiment ${experiments[0]?.name}` : `Experiments ${experiments.map((e) => e.name).join(', ')}`;
+  const [only] = experiments.length === 1 ? experiments : [];
+  const title = only ? `Experiment ${only.name}` : `Experiments ${experiments.map((e) => e.name).join(', ')}`;
   return h(
     'div',
     {},
     h('p', { class: 'muted' }, link('#/experiments', 'Experiments'), ' / ', experiments.map((e) => e.name).join(', ')),
-    section(title, form, holder, more),
+    section(title, only ? experimentRenameForm(only) : null, form, holder, more),
+    only ? await experimentDescription(only) : null,
     await tracesSection(ids),
   );
 }
 
 /**
  * @param {Run[]} runs
- * @param {{ ids: string[], order: string, filter: string, names: Map<string, string>, onSelect: () => void }} view
+ * @param {{ path: string, order: string, filter: string, view: string, several: boolean, names: Map<string, string>, onSelect: () => void }} shown
  */
-function runsTable(runs, { ids, order, filter, names, onSelect }) {
+function runsTable(runs, { path, order, filter, view, several, names, onSelect }) {
   const paramKeys = [...new Set(runs.flatMap((r) => (r.data?.params ?? []).map((p) => p.key)))].sort();
   const metricKeys = [...new Set(runs.flatMap((r) => (r.data?.metrics ?? []).map((m) => m.key)))].sort();
-  const several = ids.length > 1;
+  const withDeleted = Boolean(view) && view !== 'active';
   const [orderColumn, orderDir] = splitOrder(order);
 
   // `column` names the cells (params.<key>); `term` is what order_by sorts by.
@@ -130,7 +139,7 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
           class: 'sort',
           title: `Sort by ${label}`,
           onclick: () => {
-            location.hash = hashFor(`/experiments/${ids.map(encodeURIComponent).join(',')}`, { filter, order: `${term} ${next}` });
+            location.hash = hashFor(path, { filter, order: `${term} ${next}`, view });
           },
         },
         label,
@@ -161,6 +170,7 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
     sortHeader('Status', 'status', 'attributes.status', 'ASC'),
     sortHeader('Started', 'start_time', 'attributes.start_time', 'DESC'),
     h('th', { scope: 'col' }, 'Duration'),
+    withDeleted ? h('th', { scope: 'col' }, 'Lifecycle') : null,
   ].filter(Boolean);
   const groups = h(
     'tr',
@@ -196,6 +206,17 @@ function runsTable(runs, { ids, order, filter, names, onSelect }) {
       h('td', {}, run.info.status),
       h('td', {}, formatTime(run.info.start_time)),
       h('td', {}, formatDuration(run.info.start_time, run.info.end_time)),
+      withDeleted
+        ? h(
+            'td',
+            { dataset: { column: 'lifecycle' } },
+            run.info.lifecycle_stage,
+            ' ',
+            run.info.lifecycle_stage === 'deleted'
+              ? actionButton('Restore', `Restore run ${runName(run)}`, () => api('POST', 'runs/restore', { run_id: id }))
+              : null,
+          )
+        : null,
       paramKeys.map((k) => h('td', { dataset: { column: `params.${k}` } }, params.get(k)?.value ?? '')),
       metricKeys.map((k) => {
         const m = metrics.get(k);

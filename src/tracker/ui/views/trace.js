@@ -61,12 +61,32 @@ export function prettyJson(value) {
 const spanDuration = (span) =>
   span.end_time_unix_nano ? formatMillis(Number(BigInt(span.end_time_unix_nano) - BigInt(span.start_time_unix_nano)) / 1e6) : '';
 
+/**
+ * The trace with its spans, or, when the store holds none of them (a trace logged with its spans as an artifact, or
+ * not exported yet), its info alone and the server's reason.
+ * @param {string} traceId
+ * @returns {Promise<{ trace: { trace_info: import('../types.ts').TraceInfo, spans?: Span[] }, spanless?: string }>}
+ */
+async function readTrace(traceId) {
+  try {
+    return await api3('GET', 'traces/get', { trace_id: traceId });
+  } catch (err) {
+    if (!traceId.startsWith('tr-')) throw err;
+    const info = await api3('GET', `traces/${/** @type {`tr-${string}`} */ (traceId)}`).catch(() => {
+      throw err;
+    });
+    return { trace: info.trace, spanless: err instanceof Error ? err.message : String(err) };
+  }
+}
+
 /** @param {string} traceId */
 export async function traceView(traceId) {
-  const { trace } = await api3('GET', 'traces/get', { trace_id: traceId });
+  const { trace, spanless } = await readTrace(traceId);
   const info = trace.trace_info;
   const spans = trace.spans ?? [];
   const experimentId = info.trace_location.mlflow_experiment.experiment_id;
+  // the run the trace was made in, as MLflow's client records it (a run's page finds linked traces as well)
+  const runId = info.trace_metadata?.['mlflow.sourceRun'];
 
   // The tree: a span whose parent is not in the answer (a partial trace) is shown as a root.
   const ids = new Set(spans.map((s) => s.span_id));
@@ -111,7 +131,7 @@ export async function traceView(traceId) {
       }),
     );
   const roots = children.get('') ?? [];
-  const treeNode = roots.length ? tree(roots) : h('p', { class: 'muted' }, 'No spans.');
+  const treeNode = roots.length ? tree(roots) : h('p', { class: 'muted', id: 'no-spans' }, spanless || 'No spans.');
   // the root's button is the first made (the tree is built depth first from it)
   if (roots[0] && buttons[0]) select(roots[0], buttons[0]);
 
@@ -132,6 +152,12 @@ export async function traceView(traceId) {
       h(
         'dl',
         { class: 'facts' },
+        runId
+          ? [
+              h('dt', {}, 'Run'),
+              h('dd', {}, link(`#/runs/${encodeURIComponent(runId)}`, h('span', { class: 'mono', id: 'trace-run' }, runId))),
+            ]
+          : null,
         h('dt', {}, 'Request time'),
         h('dd', {}, isoTime(info.request_time)),
         h('dt', {}, 'State'),

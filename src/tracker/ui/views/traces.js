@@ -1,5 +1,5 @@
 // @ts-check
-// An experiment's traces (MLflow 3's traces/search), newest first as the server orders them: when each request came,
+// An experiment's traces, or a run's (MLflow 3's traces/search), newest first as the server orders them: when each request came,
 // its state, how long it took and a preview of the request; each links to its trace page (trace.js).
 import { api3 } from '../api.js';
 import { h } from '../dom.js';
@@ -27,10 +27,14 @@ export function formatSeconds(duration) {
   return Number.isFinite(s) ? formatMillis(s * 1000) : duration;
 }
 
-/** @param {string[]} experimentIds */
-export async function tracesSection(experimentIds) {
+/**
+ * @param {string[]} experimentIds
+ * @param {string} [filter] a search_traces filter (a run's: run_id = '…')
+ */
+export async function tracesSection(experimentIds, filter) {
   const { traces = [] } = await api3('POST', 'traces/search', {
     locations: experimentIds.map((id) => ({ type: 'MLFLOW_EXPERIMENT', mlflow_experiment: { experiment_id: id } })),
+    filter,
     max_results: MAX_TRACES,
   });
   return section(
