@@ -2,6 +2,7 @@ import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist } from '../errors.ts';
 import { encodePageToken, startOffset } from '../search/paging.ts';
 import { metricJson, type MetricRow } from '../wire/json.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { existingRun } from './active.ts';
 
 // Reading metric points: one metric's history, and the sampled histories of many runs for the UI's charts.
@@ -37,7 +38,10 @@ export async function metricHistoryBulkInterval(
   db: Sql,
   req: { runIds: string[]; key: string; maxResults: number; startStep?: number | undefined; endStep?: number | undefined },
 ): Promise<{ metrics: (ReturnType<typeof metricJson> & { run_id: string })[] }> {
-  const existing = await db.query<{ run_id: string }>(`SELECT run_id FROM tracker_runs WHERE run_id = ANY($1::text[])`, [req.runIds]);
+  const existing = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM tracker_runs WHERE run_id = ANY($1::text[]) AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [req.runIds, requestWorkspace()],
+  );
   const missing = req.runIds.find((id) => !existing.some((r) => r.run_id === id));
   if (missing) throw doesNotExist(`Run with id=${missing} not found`);
   const max = Math.max(1, req.maxResults);

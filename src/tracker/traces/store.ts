@@ -6,6 +6,7 @@ import { writeKeyValues } from '../rows.ts';
 import { existingRun } from '../runs/active.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { traceNotFound } from './load.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import type { TraceState, TraceWrite } from './messages.ts';
 
 // Trace writes. A trace belongs to an active experiment; writing the same trace again (a client retry, or the v3
@@ -80,7 +81,10 @@ export async function endTraceV2(
 
 /** The trace must exist (one primary-key read; a write to it follows). */
 export async function existingTrace(tx: Sql, traceId: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_traces WHERE trace_id = $1`, [traceId]);
+  const rows = await tx.query(`SELECT 1 FROM tracker_traces WHERE trace_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`, [
+    traceId,
+    requestWorkspace(),
+  ]);
   if (rows.length === 0) throw traceNotFound(traceId);
 }
 
@@ -106,16 +110,18 @@ export async function deleteTraces(
 ): Promise<number> {
   const rows =
     input.traceIds.length > 0
-      ? await db.query(`DELETE FROM tracker_traces WHERE experiment_id = $1 AND trace_id = ANY($2::text[]) RETURNING trace_id`, [
-          input.experimentId,
-          input.traceIds,
-        ])
+      ? await db.query(
+          `DELETE FROM tracker_traces WHERE experiment_id = $1 AND trace_id = ANY($2::text[])
+             AND ${experimentInWorkspace('experiment_id', '$3')} RETURNING trace_id`,
+          [input.experimentId, input.traceIds, requestWorkspace()],
+        )
       : await db.query(
           `DELETE FROM tracker_traces WHERE trace_id IN (
              SELECT trace_id FROM tracker_traces WHERE experiment_id = $1 AND request_time <= $2
+               AND ${experimentInWorkspace('experiment_id', '$4')}
              ORDER BY request_time, trace_id LIMIT $3)
            RETURNING trace_id`,
-          [input.experimentId, input.maxTimestamp, input.maxTraces ?? null],
+          [input.experimentId, input.maxTimestamp, input.maxTraces ?? null, requestWorkspace()],
         );
   return rows.length;
 }
@@ -132,7 +138,8 @@ export async function linkTracesToRun(db: Sql, traceIds: string[], runId: string
   await existingRun(db, runId);
   await db.query(
     `INSERT INTO tracker_trace_runs (trace_id, run_id)
-     SELECT trace_id, $2 FROM tracker_traces WHERE trace_id = ANY($1::text[]) ON CONFLICT DO NOTHING`,
-    [traceIds, runId],
+     SELECT trace_id, $2 FROM tracker_traces WHERE trace_id = ANY($1::text[]) AND ${experimentInWorkspace('experiment_id', '$3')}
+     ON CONFLICT DO NOTHING`,
+    [traceIds, runId, requestWorkspace()],
   );
 }

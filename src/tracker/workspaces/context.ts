@@ -1,0 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+// The workspace a request works in (MLflow's X-MLFLOW-WORKSPACE header; 'default' without it). MLflow keeps it in a
+// request-scoped context variable that its stores read; the tracker does the same with AsyncLocalStorage, so the
+// few loaders every route goes through (experiments, runs, models) scope their SQL without each of the ~60 store
+// functions taking one more argument. Outside a request (start-up, tests of store functions) it is 'default'.
+
+export const DEFAULT_WORKSPACE = 'default';
+export const WORKSPACE_HEADER = 'X-MLFLOW-WORKSPACE';
+
+const current = new AsyncLocalStorage<string>();
+
+/** The request's workspace. */
+export const requestWorkspace = (): string => current.getStore() ?? DEFAULT_WORKSPACE;
+
+/** Runs `fn` with `workspace` as the request's workspace. */
+export const inWorkspace = <T>(workspace: string, fn: () => T): T => current.run(workspace, fn);
