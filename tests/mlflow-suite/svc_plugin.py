@@ -25,9 +25,12 @@ import requests
 
 SERVER = os.environ.get("SVC_SUITE_SERVER", "svc")
 SVC_ROOT = Path(os.environ.get("SVC_ROOT", Path(__file__).resolve().parents[2]))
-SERVER_FIXTURES = ("mlflow_client", "client")
-# Workspaces are a multi-tenant mode svc does not have (docs/tracker.md); their tests are left out on both servers.
-LEFT_OUT_FIXTURES = ("workspace_mlflow_client",)
+SERVER_FIXTURES = ("mlflow_client", "client", "workspace_mlflow_client")
+# Fixtures whose tests are left out on both servers (none: the workspace tests run since svc has workspaces).
+LEFT_OUT_FIXTURES: tuple[str, ...] = ()
+# On svc, which workspace a caller may use is the policy's decision (svc.tracker), for the identity the ingress
+# sets. The workspace tests stand in for the ingress with an administrator, who may use and manage every workspace.
+SUITE_IDENTITY = {"X-User-Id": "mlflow-suite", "X-User-Role": "svc-admin"}
 RESULTS = os.environ.get("SVC_SUITE_RESULTS")
 
 
@@ -158,7 +161,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _capture_backend_stores(backend_uri, default_artifact_root=None, *args, **kwargs):
+def _capture_backend_stores(*_args, default_artifact_root=None, **_kwargs):
     # svc keeps its own database; the root the test asked for is what the server will be started with.
     SvcServer.artifact_root = default_artifact_root
 
@@ -173,8 +176,21 @@ def _svc_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
             monkeypatch.setattr(module, "initialize_backend_stores", _capture_backend_stores)
         if hasattr(module, "_init_server"):
             monkeypatch.setattr(module, "_init_server", _init_svc_server)
+        if "workspace_mlflow_client" in request.fixturenames:
+            _send_identity(monkeypatch)
     yield
     SvcServer.artifact_root = None
+
+
+def _send_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every request of the test (the client's session and the files' own requests.request calls) carries the
+    # identity headers, as the ingress would add them; headers a call sets itself are kept.
+    original = requests.Session.request
+
+    def request(self, method, url, *args, headers=None, **kwargs):
+        return original(self, method, url, *args, headers={**SUITE_IDENTITY, **(headers or {})}, **kwargs)
+
+    monkeypatch.setattr(requests.Session, "request", request)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
