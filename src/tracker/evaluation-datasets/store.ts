@@ -4,7 +4,7 @@ import { doesNotExist } from '../errors.ts';
 import { getExperiment } from '../experiments/load.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import { requestWorkspace } from '../workspaces/context.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import type { EvaluationRecord } from './messages.ts';
 
 // Evaluation dataset writes. A record is identified by its inputs: upserting records with the same inputs merges
@@ -25,7 +25,7 @@ function canonical(value: unknown): string {
 }
 
 async function existing(tx: Sql, id: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND workspace = $2 FOR UPDATE`, [
+  const rows = await tx.query(`SELECT 1 FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} FOR UPDATE`, [
     id,
     requestWorkspace(),
   ]);
@@ -70,7 +70,7 @@ async function linkExperiments(tx: Sql, id: string, experimentIds: number[]): Pr
 }
 
 export async function deleteEvaluationDataset(db: Sql, id: string): Promise<void> {
-  const rows = await db.query(`DELETE FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND workspace = $2 RETURNING dataset_id`, [
+  const rows = await db.query(`DELETE FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} RETURNING dataset_id`, [
     id,
     requestWorkspace(),
   ]);

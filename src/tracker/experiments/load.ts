@@ -3,7 +3,7 @@ import { doesNotExist, invalidParameter } from '../errors.ts';
 import { groupBy, keyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { experimentJson, type ExperimentRow } from '../wire/json.ts';
-import { requestWorkspace } from '../workspaces/context.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 
 export type ExperimentJson = ReturnType<typeof experimentJson>;
 
@@ -17,7 +17,7 @@ const COLUMNS = `experiment_id, name, artifact_location, lifecycle_stage, creati
 export async function loadExperiments(db: Sql, ids: number[]): Promise<ExperimentJson[]> {
   if (ids.length === 0) return [];
   const [rows, tags] = await Promise.all([
-    db.query<ExperimentRow>(`SELECT ${COLUMNS} FROM tracker_experiments WHERE experiment_id = ANY($1::bigint[]) AND workspace = $2`, [
+    db.query<ExperimentRow>(`SELECT ${COLUMNS} FROM tracker_experiments WHERE experiment_id = ANY($1::bigint[]) AND ${workspaceIs('workspace', '$2')}`, [
       ids,
       requestWorkspace(),
     ]),
@@ -52,7 +52,7 @@ export async function activeExperiment(db: Sql, id: number): Promise<ExperimentJ
 /** The active experiment of that name, else a deleted one (MLflow's preference). */
 export async function getExperimentByName(db: Sql, name: string): Promise<ExperimentJson> {
   const rows = await db.query<{ experiment_id: number }>(
-    `SELECT experiment_id FROM tracker_experiments WHERE name = $1 AND workspace = $2 ORDER BY lifecycle_stage = 'active' DESC LIMIT 1`,
+    `SELECT experiment_id FROM tracker_experiments WHERE name = $1 AND ${workspaceIs('workspace', '$2')} ORDER BY lifecycle_stage = 'active' DESC LIMIT 1`,
     [name, requestWorkspace()],
   );
   if (!rows[0]) throw doesNotExist(`Could not find experiment with name '${name}'`);

@@ -2,7 +2,7 @@ import { isUniqueViolation, type Database, type Sql } from '../../platform/db/in
 import { alreadyExists, doesNotExist, invalidState } from '../errors.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import { requestWorkspace } from '../workspaces/context.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { activeExperiment, getExperiment } from './load.ts';
 
 // Experiment writes. Values arrive checked (messages.ts); what depends on stored state is checked here, inside
@@ -53,7 +53,7 @@ export async function setExperimentLifecycle(db: Database, id: number, to: 'acti
   await db.transaction(async (tx) => {
     const updated = await tx.query(
       `UPDATE tracker_experiments SET lifecycle_stage = $2, last_update_time = $3
-       WHERE experiment_id = $1 AND lifecycle_stage = $4 AND workspace = $5 RETURNING experiment_id`,
+       WHERE experiment_id = $1 AND lifecycle_stage = $4 AND ${workspaceIs('workspace', '$5')} RETURNING experiment_id`,
       [id, to, now, from, requestWorkspace()],
     );
     if (updated.length === 0) throw doesNotExist(`No Experiment with id=${id} exists`);

@@ -1,7 +1,7 @@
 import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
 import { groupBy } from '../rows.ts';
-import { modelInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
+import { modelInWorkspace, requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { STAGES, type Stage } from './validate.ts';
 
 // Loads registry objects with everything MLflow puts in them (tags, aliases, latest version per stage), for any
@@ -109,7 +109,7 @@ export async function loadRegisteredModels(db: Sql, names: readonly string[]): P
   const [models, tags, aliases, latest] = await Promise.all([
     db.query<ModelRow>(
       `SELECT name, creation_time, last_updated_time, description FROM tracker_registered_models
-        WHERE name = ANY($1::text[]) AND workspace = $2`,
+        WHERE name = ANY($1::text[]) AND ${workspaceIs('workspace', '$2')}`,
       [list, requestWorkspace()],
     ),
     db.query<{ name: string } & Tag>(
@@ -222,7 +222,7 @@ export async function getModelVersion(db: Sql, ref: VersionKey): Promise<ModelVe
 /** The latest live version of each requested stage (every stage when none is named), lowest version first. */
 export async function getLatestVersions(db: Sql, input: { name: string; stages: Stage[] }): Promise<ModelVersionJson[]> {
   const stages = input.stages.length ? input.stages : [...STAGES];
-  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND workspace = $2`, [
+  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')}`, [
     input.name,
     requestWorkspace(),
   ]);
@@ -240,7 +240,7 @@ export async function getLatestVersions(db: Sql, input: { name: string; stages: 
 /** The version an alias names; 'latest' is the highest live version. */
 export async function getVersionByAlias(db: Sql, input: { name: string; alias: string }): Promise<ModelVersionJson> {
   const { name, alias } = input;
-  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND workspace = $2`, [
+  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')}`, [
     name,
     requestWorkspace(),
   ]);

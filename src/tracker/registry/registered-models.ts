@@ -2,7 +2,7 @@ import { isUniqueViolation, type Database, type Sql } from '../../platform/db/in
 import { alreadyExists } from '../errors.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import { requestWorkspace } from '../workspaces/context.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { getRegisteredModel, registeredModelNotFound, versionNotFound, type RegisteredModelJson } from './load.ts';
 
 // Registered model writes. Values arrive checked (messages.ts); the row lock orders writers of one model. A write
@@ -12,7 +12,7 @@ type Deps = { db: Database; now(): number };
 
 /** Locks the registered model row for the rest of the transaction (version numbering, stage moves); 404 if absent. */
 export async function lockRegisteredModel(tx: Sql, name: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND workspace = $2 FOR UPDATE`, [
+  const rows = await tx.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')} FOR UPDATE`, [
     name,
     requestWorkspace(),
   ]);
@@ -48,7 +48,7 @@ export async function updateRegisteredModel(
   return deps.db.transaction(async (tx) => {
     const rows = await tx.query(
       `UPDATE tracker_registered_models SET description = COALESCE($2, description), last_updated_time = $3
-        WHERE name = $1 AND workspace = $4 RETURNING name`,
+        WHERE name = $1 AND ${workspaceIs('workspace', '$4')} RETURNING name`,
       [input.name, input.description ?? null, deps.now(), requestWorkspace()],
     );
     if (rows.length === 0) throw registeredModelNotFound(input.name);
@@ -77,7 +77,7 @@ export async function renameRegisteredModel(deps: Deps, input: { name: string; n
 }
 
 export async function deleteRegisteredModel(deps: Deps, name: string): Promise<void> {
-  const rows = await deps.db.query(`DELETE FROM tracker_registered_models WHERE name = $1 AND workspace = $2 RETURNING name`, [
+  const rows = await deps.db.query(`DELETE FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')} RETURNING name`, [
     name,
     requestWorkspace(),
   ]);

@@ -14,7 +14,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
-import { modelInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
+import { modelInWorkspace, requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_registered_models and search_model_versions. MLflow 3 clients append
@@ -86,7 +86,7 @@ export async function searchRegisteredModels(db: Sql, req: RegistrySearchRequest
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.registeredModels);
   const offset = startOffset(req.pageToken);
   const params = new Params();
-  const where = [`m.workspace = ${params.add(requestWorkspace())}`, ...parseFilter(req.filter).map((c) => modelCondition(c, params))];
+  const where = [workspaceIs('m.workspace', params.add(requestWorkspace())), ...parseFilter(req.filter).map((c) => modelCondition(c, params))];
   const terms = modelOrdering(orderEntries(req.orderBy));
   const sql = `SELECT m.name FROM tracker_registered_models m
     WHERE ${where.join(' AND ')}

@@ -1,6 +1,6 @@
 import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist, permissionDenied } from '../errors.ts';
-import { DEFAULT_WORKSPACE, requestWorkspace } from './context.ts';
+import { DEFAULT_WORKSPACE, requestWorkspace, workspaceColumns } from './context.ts';
 
 // The artifact proxy's paths start with the experiment whose files they are (`mlflow-artifacts:/<experiment>/...`
 // is where new experiments put runs, models and traces). A path under an experiment of another workspace answers as
@@ -9,6 +9,7 @@ import { DEFAULT_WORKSPACE, requestWorkspace } from './context.ts';
 
 /** Refuses a proxied artifact path (a store key) that is not the request's workspace's. */
 export async function requireArtifactKeyInWorkspace(db: Sql, key: string): Promise<void> {
+  if (!workspaceColumns()) return; // an older schema: everything is the default workspace's
   const workspace = requestWorkspace();
   const first = key.split('/')[0] ?? '';
   if (/^\d{1,18}$/.test(first)) {

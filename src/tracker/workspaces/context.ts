@@ -7,11 +7,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 export const DEFAULT_WORKSPACE = 'default';
 export const WORKSPACE_HEADER = 'X-MLFLOW-WORKSPACE';
+/** The migration that adds workspaces: a server facing a schema without it serves reads without the columns. */
+export const WORKSPACES_MIGRATION = '009_workspaces';
 
-const current = new AsyncLocalStorage<string>();
+type Scope = { workspace: string; columns: boolean };
+const current = new AsyncLocalStorage<Scope>();
 
 /** The request's workspace. */
-export const requestWorkspace = (): string => current.getStore() ?? DEFAULT_WORKSPACE;
+export const requestWorkspace = (): string => current.getStore()?.workspace ?? DEFAULT_WORKSPACE;
+
+/** Whether the schema has the workspace columns (false only on a database not yet upgraded, read-only then). */
+export const workspaceColumns = (): boolean => current.getStore()?.columns ?? true;
 
 /** Runs `fn` with `workspace` as the request's workspace. */
-export const inWorkspace = <T>(workspace: string, fn: () => T): T => current.run(workspace, fn);
+export const inWorkspace = <T>(workspace: string, fn: () => T, columns = true): T => current.run({ workspace, columns }, fn);

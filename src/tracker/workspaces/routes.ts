@@ -6,7 +6,9 @@ import type { TrackerDeps } from '../deps.ts';
 import { readRequest } from '../wire/request.ts';
 import { optionalStr, requiredStr, str } from '../wire/fields.ts';
 import { workspaceAccess } from './access.ts';
-import { DEFAULT_WORKSPACE, inWorkspace, WORKSPACE_HEADER } from './context.ts';
+import { permissionDenied } from '../errors.ts';
+import { UPGRADE_COMMAND } from '../schema-gate.ts';
+import { DEFAULT_WORKSPACE, inWorkspace, WORKSPACE_HEADER, WORKSPACES_MIGRATION } from './context.ts';
 import { createWorkspace, deleteWorkspace, getWorkspace, listWorkspaces, updateWorkspace, validateWorkspaceName } from './store.ts';
 
 // MLflow 3's workspace endpoints (/api/3.0/mlflow/workspaces, and /ajax-api for the UI), and the middleware that
@@ -20,14 +22,27 @@ const CreateWorkspace = z.object({
 // An empty default_artifact_root clears it: absent and empty differ here.
 const UpdateWorkspace = z.object({ description: str().optional(), default_artifact_root: str().optional() });
 
+/** Whether the database has workspaces; a server facing an older schema serves the default workspace only. */
+const schemaHasWorkspaces = async (deps: TrackerDeps) => !(await deps.schema.pending()).includes(WORKSPACES_MIGRATION);
+
+const notUpgraded = () =>
+  permissionDenied(`Workspaces need the database schema upgraded: run '${UPGRADE_COMMAND}' (this server is read-only until then).`);
+
 export function workspaceRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const { db } = deps;
   const access = workspaceAccess(deps);
+  // every workspace endpoint reads tracker_workspaces, which an older schema lacks
+  const upgraded = createMiddleware<AppEnv>(async (c, next) => {
+    if (!(await schemaHasWorkspaces(deps))) throw notUpgraded();
+    await next();
+  });
   const named = (name: string) => {
     if (name !== DEFAULT_WORKSPACE) validateWorkspaceName(name);
     return name;
   };
   return new Hono<AppEnv>()
+    .use('/workspaces', upgraded)
+    .use('/workspaces/*', upgraded)
     .get('/workspaces', async (c) => {
       // the workspaces this caller may use (MLflow: "the workspaces visible to the current request context")
       const all = await listWorkspaces(db);
@@ -70,6 +85,10 @@ export function workspaceMiddleware(deps: TrackerDeps): MiddlewareHandler<AppEnv
     const path = c.req.path;
     if (/\/mlflow\/(workspaces(\/|$)|server-info\/?$)/.test(path)) return next();
     const workspace = c.req.header(WORKSPACE_HEADER)?.trim() || DEFAULT_WORKSPACE;
+    if (!(await schemaHasWorkspaces(deps))) {
+      if (workspace !== DEFAULT_WORKSPACE) throw notUpgraded();
+      return inWorkspace(workspace, next, false);
+    }
     if (workspace !== DEFAULT_WORKSPACE) {
       validateWorkspaceName(workspace);
       await getWorkspace(deps.db, workspace);
