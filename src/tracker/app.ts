@@ -61,10 +61,7 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, api);
   }
-  const v3 = new Hono<AppEnv>()
-    .route('/', traceRoutesV3(deps))
-    .route('/', evaluationDatasetRoutes(deps))
-    .route('/', workspaceRoutes(deps));
+  const v3 = new Hono<AppEnv>().route('/', traceRoutesV3(deps)).route('/', evaluationDatasetRoutes(deps)).route('/', workspaceRoutes(deps));
   for (const prefix of V3_PREFIXES) {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, v3);

@@ -25,10 +25,10 @@ function canonical(value: unknown): string {
 }
 
 async function existing(tx: Sql, id: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} FOR UPDATE`, [
-    id,
-    requestWorkspace(),
-  ]);
+  const rows = await tx.query(
+    `SELECT 1 FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} FOR UPDATE`,
+    [id, requestWorkspace()],
+  );
   if (rows.length === 0) throw datasetNotFound(id);
 }
 
@@ -70,10 +70,10 @@ async function linkExperiments(tx: Sql, id: string, experimentIds: number[]): Pr
 }
 
 export async function deleteEvaluationDataset(db: Sql, id: string): Promise<void> {
-  const rows = await db.query(`DELETE FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} RETURNING dataset_id`, [
-    id,
-    requestWorkspace(),
-  ]);
+  const rows = await db.query(
+    `DELETE FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} RETURNING dataset_id`,
+    [id, requestWorkspace()],
+  );
   if (rows.length === 0) throw datasetNotFound(id);
 }
 

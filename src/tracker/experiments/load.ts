@@ -17,10 +17,10 @@ const COLUMNS = `experiment_id, name, artifact_location, lifecycle_stage, creati
 export async function loadExperiments(db: Sql, ids: number[]): Promise<ExperimentJson[]> {
   if (ids.length === 0) return [];
   const [rows, tags] = await Promise.all([
-    db.query<ExperimentRow>(`SELECT ${COLUMNS} FROM tracker_experiments WHERE experiment_id = ANY($1::bigint[]) AND ${workspaceIs('workspace', '$2')}`, [
-      ids,
-      requestWorkspace(),
-    ]),
+    db.query<ExperimentRow>(
+      `SELECT ${COLUMNS} FROM tracker_experiments WHERE experiment_id = ANY($1::bigint[]) AND ${workspaceIs('workspace', '$2')}`,
+      [ids, requestWorkspace()],
+    ),
     db.query<KeyValue & { experiment_id: number }>(
       `SELECT experiment_id, key, value FROM tracker_experiment_tags WHERE experiment_id = ANY($1::bigint[]) ORDER BY key`,
       [ids],

@@ -40,10 +40,10 @@ export async function createLoggedModel(db: Database, input: CreateLoggedModelIn
 }
 
 async function existing(tx: Sql, id: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_logged_models WHERE model_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`, [
-    id,
-    requestWorkspace(),
-  ]);
+  const rows = await tx.query(
+    `SELECT 1 FROM tracker_logged_models WHERE model_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [id, requestWorkspace()],
+  );
   if (rows.length === 0) throw loggedModelNotFound(id);
 }
 

@@ -77,10 +77,10 @@ export async function renameRegisteredModel(deps: Deps, input: { name: string; n
 }
 
 export async function deleteRegisteredModel(deps: Deps, name: string): Promise<void> {
-  const rows = await deps.db.query(`DELETE FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')} RETURNING name`, [
-    name,
-    requestWorkspace(),
-  ]);
+  const rows = await deps.db.query(
+    `DELETE FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')} RETURNING name`,
+    [name, requestWorkspace()],
+  );
   if (rows.length === 0) throw registeredModelNotFound(name);
 }
 

@@ -86,7 +86,10 @@ export async function searchRegisteredModels(db: Sql, req: RegistrySearchRequest
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.registeredModels);
   const offset = startOffset(req.pageToken);
   const params = new Params();
-  const where = [workspaceIs('m.workspace', params.add(requestWorkspace())), ...parseFilter(req.filter).map((c) => modelCondition(c, params))];
+  const where = [
+    workspaceIs('m.workspace', params.add(requestWorkspace())),
+    ...parseFilter(req.filter).map((c) => modelCondition(c, params)),
+  ];
   const terms = modelOrdering(orderEntries(req.orderBy));
   const sql = `SELECT m.name FROM tracker_registered_models m
     WHERE ${where.join(' AND ')}
@@ -174,7 +177,11 @@ export async function searchModelVersions(
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.modelVersions);
   const offset = startOffset(req.pageToken);
   const params = new Params();
-  const where = ['NOT v.deleted', modelInWorkspace('v.name', params.add(requestWorkspace())), ...parseFilter(req.filter).map((c) => versionCondition(c, params))];
+  const where = [
+    'NOT v.deleted',
+    modelInWorkspace('v.name', params.add(requestWorkspace())),
+    ...parseFilter(req.filter).map((c) => versionCondition(c, params)),
+  ];
   const terms = versionOrdering(orderEntries(req.orderBy));
   const sql = `SELECT v.name, v.version FROM tracker_model_versions v
     WHERE ${where.join(' AND ')}

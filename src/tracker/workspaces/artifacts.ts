@@ -13,9 +13,7 @@ export async function requireArtifactKeyInWorkspace(db: Sql, key: string): Promi
   const workspace = requestWorkspace();
   const first = key.split('/')[0] ?? '';
   if (/^\d{1,18}$/.test(first)) {
-    const [row] = await db.query<{ workspace: string }>(`SELECT workspace FROM tracker_experiments WHERE experiment_id = $1`, [
-      first,
-    ]);
+    const [row] = await db.query<{ workspace: string }>(`SELECT workspace FROM tracker_experiments WHERE experiment_id = $1`, [first]);
     if ((row?.workspace ?? DEFAULT_WORKSPACE) !== workspace) throw doesNotExist(`No Experiment with id=${first} exists`);
     return;
   }

@@ -37,10 +37,9 @@ export async function listWorkspaces(db: Sql): Promise<Workspace[]> {
 }
 
 export async function getWorkspace(db: Sql, name: string): Promise<Workspace> {
-  const [row] = await db.query<WorkspaceRow>(
-    `SELECT name, description, default_artifact_root FROM tracker_workspaces WHERE name = $1`,
-    [name],
-  );
+  const [row] = await db.query<WorkspaceRow>(`SELECT name, description, default_artifact_root FROM tracker_workspaces WHERE name = $1`, [
+    name,
+  ]);
   if (!row) throw doesNotExist(`Workspace '${name}' not found`);
   return workspaceJson(row);
 }
@@ -77,7 +76,13 @@ export async function updateWorkspace(
        description = CASE WHEN $2::boolean THEN $3 ELSE description END,
        default_artifact_root = CASE WHEN $4::boolean THEN nullif($5, '') ELSE default_artifact_root END
      WHERE name = $1 RETURNING name, description, default_artifact_root`,
-    [name, input.description !== undefined, input.description ?? null, input.default_artifact_root !== undefined, input.default_artifact_root ?? null],
+    [
+      name,
+      input.description !== undefined,
+      input.description ?? null,
+      input.default_artifact_root !== undefined,
+      input.default_artifact_root ?? null,
+    ],
   );
   if (!row) throw doesNotExist(`Workspace '${name}' not found`);
   return workspaceJson(row);
