@@ -104,11 +104,24 @@ class SvcServer:
                 raise RuntimeError(f"svc serve tracker exited: {self.log.read_text()[-2000:]}")
             try:
                 if requests.get(f"{self.url}/health", timeout=1).ok:
+                    self._seed_workspaces()
                     return self.url
             except requests.RequestException:
                 pass
             time.sleep(0.1)
         raise RuntimeError(f"svc serve tracker did not answer /health in 120 s: {self.log.read_text()[-2000:]}")
+
+    def _seed_workspaces(self) -> None:
+        # workspace_mlflow_client writes the workspace "team-a" straight into MLflow's store before the server starts;
+        # on svc the same workspace is created through its API, by the administrator the suite stands in for.
+        if os.environ.get("MLFLOW_ENABLE_WORKSPACES", "").lower() != "true":
+            return
+        requests.post(
+            f"{self.url}/api/3.0/mlflow/workspaces",
+            json={"name": "team-a", "description": "Team A workspace"},
+            headers=SUITE_IDENTITY,
+            timeout=10,
+        ).raise_for_status()
 
     def __exit__(self, *exc) -> None:
         self.stop()
