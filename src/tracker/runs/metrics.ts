@@ -70,10 +70,11 @@ export async function metricHistoryBulk(
   const rows = await db.query<MetricRow & { run_id: string }>(
     `SELECT ${POINT} FROM (
        SELECT ${POINT}, row_number() OVER (PARTITION BY run_id ORDER BY timestamp, step, value, is_nan) AS i
-       FROM tracker_metrics WHERE run_id = ANY($1::text[]) AND key = $2) p
+       FROM tracker_metrics WHERE run_id = ANY($1::text[]) AND key = $2
+         AND run_id IN (SELECT run_id FROM tracker_runs WHERE ${experimentInWorkspace('experiment_id', '$4')})) p
      WHERE i <= $3
      ORDER BY run_id, timestamp, step, value, is_nan`,
-    [req.runIds, req.key, req.maxResults],
+    [req.runIds, req.key, req.maxResults, requestWorkspace()],
   );
   return { metrics: rows.map((r) => ({ ...metricJson(r), run_id: r.run_id })) };
 }
