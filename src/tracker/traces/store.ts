@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Sql } from '../../platform/db/index.ts';
-import { doesNotExist, invalidParameter } from '../errors.ts';
+import { alreadyExists, doesNotExist, invalidParameter } from '../errors.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { writeKeyValues } from '../rows.ts';
 import { existingRun } from '../runs/active.ts';
@@ -22,12 +22,15 @@ export async function writeTrace(db: Database, trace: TraceWrite): Promise<void>
   const experiment = await activeExperiment(db, trace.experimentId);
   const location = artifactLocationOf(experiment, trace.traceId);
   await db.transaction(async (tx) => {
-    await tx.query(
+    // a trace of another workspace's experiment with that id is not this request's to write
+    const written = await tx.query(
       `INSERT INTO tracker_traces (trace_id, experiment_id, client_request_id, request_time, execution_duration, state, request_preview, response_preview)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (trace_id) DO UPDATE SET client_request_id = EXCLUDED.client_request_id, request_time = EXCLUDED.request_time,
          execution_duration = EXCLUDED.execution_duration, state = EXCLUDED.state, request_preview = EXCLUDED.request_preview,
-         response_preview = EXCLUDED.response_preview`,
+         response_preview = EXCLUDED.response_preview
+       WHERE ${experimentInWorkspace('tracker_traces.experiment_id', '$9')}
+       RETURNING trace_id`,
       [
         trace.traceId,
         trace.experimentId,
@@ -37,8 +40,10 @@ export async function writeTrace(db: Database, trace: TraceWrite): Promise<void>
         trace.state,
         trace.requestPreview ?? null,
         trace.responsePreview ?? null,
+        requestWorkspace(),
       ],
     );
+    if (written.length === 0) throw alreadyExists(`Trace with ID ${trace.traceId} already exists.`);
     await writeKeyValues(tx, 'traceMetadata', [trace.traceId], trace.metadata);
     await writeKeyValues(tx, 'traceTags', [trace.traceId], [{ key: ARTIFACT_TAG, value: location }, ...trace.tags]);
   });
