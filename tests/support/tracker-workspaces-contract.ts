@@ -155,6 +155,8 @@ export function trackerWorkspacesContract(name: string, open: () => Promise<{ db
         status: 404,
         body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: "Workspace 'team-nope' not found" },
       });
+      // to a caller the policy refuses it is a refusal: which workspaces exist is not told
+      expect((await call('POST', 'experiments/search', { body: {}, headers: TEAM_B, workspace: 'team-nope' })).status).toBe(403);
     });
   });
 }

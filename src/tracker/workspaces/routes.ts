@@ -76,14 +76,14 @@ export function workspaceRoutes(deps: TrackerDeps): Hono<AppEnv> {
 
 /**
  * Resolves the request's workspace (MLflow's rules: the header trimmed, absent or empty is 'default'; a name that
- * does not exist is RESOURCE_DOES_NOT_EXIST) and asks the policy whether the caller may use it, then runs the rest
+ * does not exist is RESOURCE_DOES_NOT_EXIST, asked after the policy whether the caller may use it), then runs the rest
  * of the request in it. The workspace endpoints themselves and server-info are left alone, as MLflow leaves them.
  */
 export function workspaceMiddleware(deps: TrackerDeps): MiddlewareHandler<AppEnv> {
   const access = workspaceAccess(deps);
   return createMiddleware<AppEnv>(async (c, next) => {
     const path = c.req.path;
-    if (/\/mlflow\/(workspaces(\/|$)|server-info\/?$)/.test(path)) return next();
+    if (/^\/(api|ajax-api)\/3\.0\/mlflow\/(workspaces(\/|$)|server-info\/?$)/.test(path)) return next();
     const workspace = c.req.header(WORKSPACE_HEADER)?.trim() || DEFAULT_WORKSPACE;
     if (!(await schemaHasWorkspaces(deps))) {
       if (workspace !== DEFAULT_WORKSPACE) throw notUpgraded();
@@ -91,8 +91,9 @@ export function workspaceMiddleware(deps: TrackerDeps): MiddlewareHandler<AppEnv
     }
     if (workspace !== DEFAULT_WORKSPACE) {
       validateWorkspaceName(workspace);
-      await getWorkspace(deps.db, workspace);
+      // the policy first: a caller it refuses learns nothing of which workspaces exist
       await access.require(c, workspace, 'use');
+      await getWorkspace(deps.db, workspace);
     }
     await inWorkspace(workspace, next);
   });
