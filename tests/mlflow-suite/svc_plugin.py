@@ -1,7 +1,7 @@
 """pytest plugin: run MLflow's own REST test files against `svc serve tracker`, or against MLflow's server.
 
 Loaded by run.ts with `-p svc_plugin`. It keeps only the tests that talk to a live server through the files'
-server fixtures (`mlflow_client`, `client`), in their SQL-store parametrisation (svc is a SQL store; the file
+server fixtures (`mlflow_client`, `client`, `workspace_mlflow_client`), in their SQL-store parametrisation (svc is a SQL store; the file
 store is MLflow's own). With SVC_SUITE_SERVER=svc, the server those fixtures start (`ServerThread(app, port)`,
 after `initialize_backend_stores(backend_uri, default_artifact_root=...)`) is replaced by `bin/svc serve tracker`
 on a fresh data folder, with the fixture's default artifact root as TRACKER_ARTIFACT_ROOT; a second server a test
