@@ -7,14 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { REQUEST_ID_ATTRIBUTE } from '../../src/platform/tracing.ts';
+import { createExploreApp } from '../../src/explore/service.ts';
 import { createRetrievalApp } from '../../src/retrieval/service.ts';
 import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
+import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
+import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
 import { trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // Links into the tracker's UI, in headless Chromium: a request id opens the trace whose client_request_id it is (as
 // the platform's traces keep the X-Request-Id their request was answered with), the retrieval console links an
-// answer to it while tracing is on and not otherwise, and a registered model's tags are set and deleted on its page.
+// answer to it while tracing is on and not otherwise (explore's console a question likewise), and a registered model's
+// tags are set and deleted on its page.
 
 let tracker: TrackerHarness;
 let trackerServer: RunningServer;
@@ -22,6 +26,9 @@ let db: Database;
 let retrieval: RetrievalHarness;
 let traced: RunningServer;
 let untraced: RunningServer;
+let gw: ScriptedGateway;
+let explore: ExploreHarness;
+let exploreTraced: RunningServer;
 let browser: Browser;
 let experimentId = '';
 
@@ -72,11 +79,22 @@ beforeAll(async () => {
     '127.0.0.1',
   );
   untraced = await startServer(createRetrievalApp(retrieval.deps), 0, '127.0.0.1');
+
+  gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => 'Regions.\n```sql\nSELECT r_name FROM tpch.tiny.region\n```' });
+  explore = await exploreHarness({ SVC_LLM_URL: gw.url, SVC_LLM_MODEL: 'svc-chat' });
+  exploreTraced = await startServer(
+    createExploreApp(explore.deps, { traceLinks: { trackerUrl: trackerServer.url, experimentId } }),
+    0,
+    '127.0.0.1',
+  );
   browser = await launchBrowser();
-});
+}, 180_000);
 afterAll(async () => {
   await browser?.close();
   await traced?.close();
+  await exploreTraced?.close();
+  await explore?.close();
+  await gw?.close();
   await untraced?.close();
   await trackerServer?.close();
   await retrieval?.close();
@@ -161,6 +179,24 @@ describe("the retrieval console's link to an answer's trace", () => {
     expect(await page.textContent('#answer-meta')).not.toBe('');
     expect(await page.locator('#answer-meta a').count()).toBe(0);
     expect(await page.locator('meta[name="svc-tracker-url"]').count()).toBe(0);
+  });
+});
+
+describe("the explore console's link to a question's trace", () => {
+  it('shows "trace" beside the results, linking to the trace of the request id the answer came with', async () => {
+    const page = await newPage();
+    await page.goto(exploreTraced.url);
+    await signIn(page, 'ana', 'svc-analyst');
+    await page.fill('#question', 'list the regions');
+    const answered = page.waitForResponse((r) => r.url().endsWith('/query'));
+    await page.click('#ask button[type=submit]');
+    const requestId = (await (await answered).headerValue('x-request-id')) ?? '';
+    await expect.poll(() => page.textContent('#count')).toBe('5 rows');
+    expect(requestId).not.toBe('');
+    const link = page.locator('#answer-trace a.trace-link');
+    expect(await link.getAttribute('href')).toBe(
+      `${trackerServer.url}/#/traces?request_id=${encodeURIComponent(requestId)}&experiment_id=${experimentId}`,
+    );
   });
 });
 
