@@ -6,8 +6,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/../../scripts/env.sh"
 # pytest-asyncio runs the files' `@pytest.mark.asyncio` tests (the OTLP span export ones); without it they fail on
-# every server, MLflow's included. 1.5.0 requires pytest>=8.4.
-pins=(mlflow==3.17.2 pytest==8.4.2 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 psutil==7.1.3)
+# every server, MLflow's included. 1.5.0 requires pytest>=8.4. tests/tracing/test_otel_loading.py exports its spans
+# with OpenTelemetry's OTLP/HTTP exporter, at the version of the SDK that MLflow 3.17.2 brings.
+pins=(mlflow==3.17.2 pytest==8.4.2 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 psutil==7.1.3
+  opentelemetry-exporter-otlp-proto-http==1.45.2)
 venv="$SVC_CACHE/mlflow-suite-venv"
 stamp="$venv/.svc-pins"
 wanted="$(printf '%s\n' "${pins[@]}")"

@@ -7,6 +7,7 @@
 //   MLFLOW_TESTS_DIR=$(bash tests/mlflow-suite/checkout.sh <MLflow clone>) npm run test:mlflow-suite
 //   ... npm run test:mlflow-suite -- --server svc          # one server (svc | mlflow); the other's last results are reused
 //   ... npm run test:mlflow-suite -- --server svc -k alias # extra arguments go to pytest
+//   ... npm run test:mlflow-suite -- --files tests/tracing/test_otel_loading.py  # some of the files only
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,14 +17,22 @@ import { promisify } from 'node:util';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const here = fileURLToPath(new URL('.', import.meta.url));
-const FILES = ['tests/tracking/test_rest_tracking.py', 'tests/tracking/test_model_registry.py'];
+// tests/tracing/test_otel_loading.py is the one file of tests/tracing/ that runs against a server (its _init_server);
+// the others run MLflow's tracing SDK in-process, or its server app in-process (test_otel_logging.py).
+const ALL_FILES = ['tests/tracking/test_rest_tracking.py', 'tests/tracking/test_model_registry.py', 'tests/tracing/test_otel_loading.py'];
+const args = process.argv.slice(2);
+const option = (flag: string) => {
+  const at = args.indexOf(flag);
+  return at >= 0 ? args.splice(at, 2)[1] : undefined;
+};
+const FILES = option('--files')?.split(',') ?? ALL_FILES;
 const out = join(root, '.svc', 'mlflow-suite');
 
 type Outcome = { nodeid: string; outcome: string };
 
 async function main(): Promise<number> {
   const testsDir = process.env.MLFLOW_TESTS_DIR;
-  if (!testsDir || !existsSync(join(testsDir, FILES[0]!))) {
+  if (!testsDir || !existsSync(join(testsDir, ALL_FILES[0]!))) {
     console.error(
       "MLFLOW_TESTS_DIR must name a checkout of MLflow's repository (it holds tests/tracking/). Write one with\n" +
         '  bash tests/mlflow-suite/checkout.sh <a clone of github.com/mlflow/mlflow> [ref]\n' +
@@ -31,9 +40,8 @@ async function main(): Promise<number> {
     );
     return 2;
   }
-  const args = process.argv.slice(2);
-  const at = args.indexOf('--server');
-  const servers = at >= 0 ? [args.splice(at, 2)[1]!] : ['mlflow', 'svc'];
+  const server = option('--server');
+  const servers = server ? [server] : ['mlflow', 'svc'];
   const python = (await promisify(execFile)('bash', [join(here, 'install.sh')], { timeout: 1_800_000 })).stdout.trim();
   await mkdir(out, { recursive: true });
   for (const server of servers) await runPytest(python, testsDir, server, args);
