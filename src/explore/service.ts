@@ -11,6 +11,7 @@ import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
+import { traceLinks, type TraceLinks } from '../platform/web/trace-links.ts';
 import { createAnswerCache } from './cache.ts';
 import { createCostEstimator } from './cost.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
@@ -39,8 +40,14 @@ const EXPLORE_DOCUMENT = {
     'Questions in plain language answered with validated read-only SQL on Trino (or the embedded sample), and the dashboards they publish.',
 };
 
-/** `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`. */
-export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
+/**
+ * `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`.
+ * `traceLinks`: where the console links a question's trace (tracing on and SVC_TRACKER_URL set).
+ */
+export function createExploreApp(
+  deps: ExploreDeps,
+  opts: { devIdentity?: boolean; traceLinks?: TraceLinks | undefined } = {},
+): Hono<AppEnv> {
   const app = createApp({
     service: 'explore',
     logger: deps.logger,
@@ -52,7 +59,10 @@ export function createExploreApp(deps: ExploreDeps, opts: { devIdentity?: boolea
     ...(deps.callers ? { callers: deps.callers } : {}),
   });
   // The console is open (it asks for an identity outside an ingress); every API route needs a caller.
-  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.() }));
+  app.route(
+    '/',
+    consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.(), traceLinks: opts.traceLinks }),
+  );
   const api = apiRoutes();
   api.use(requireCaller);
   api.route('/', queryRoutes(deps));
@@ -167,7 +177,7 @@ export const exploreService: ServiceDefinition = {
     );
     cleanup.unref();
     return {
-      app: createExploreApp(deps, { devIdentity: shared.embedded }),
+      app: createExploreApp(deps, { devIdentity: shared.embedded, traceLinks: traceLinks(shared.platform) }),
       close: async () => {
         clearInterval(cleanup);
         await engine.close();

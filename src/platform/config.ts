@@ -137,6 +137,11 @@ export const platformShape = {
    * header: with SVC_OTEL_EXPORTER_OTLP_ENDPOINT at a tracker, every question and answer becomes a trace there.
    */
   TRACE_EXPERIMENT: z.string().regex(/^\d+$/, 'expected a tracker experiment id (digits)').optional(),
+  /**
+   * The tracker's address as a person's browser reaches it (behind the ingress): with tracing on, the consoles link
+   * an answer to its trace in the tracker's UI there. Unset: no such link.
+   */
+  TRACKER_URL: url(),
 };
 export type PlatformConfig = z.infer<z.ZodObject<typeof platformShape>>;
 export const loadPlatformConfig = (env: Env = process.env) => loadConfig(platformShape, env);

@@ -13,6 +13,7 @@ import type { Logger } from '../platform/log.ts';
 import { createMetrics } from '../platform/metrics.ts';
 import { decideConsole } from '../platform/policy/index.ts';
 import type { ServiceDefinition } from '../platform/service.ts';
+import { traceLinks, type TraceLinks } from '../platform/web/trace-links.ts';
 import { createLake, createSearch, type Lake, type Search } from './backends/index.ts';
 import { loadRetrievalConfig, type RetrievalConfig } from './config.ts';
 import { consoleRoutes } from './console/page.ts';
@@ -43,8 +44,14 @@ const RETRIEVAL_DOCUMENT = {
     'Collections of documents, ingested (extracted, chunked, embedded) and queried by meaning and by keyword, answered with citations.',
 };
 
-/** `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`. */
-export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: boolean } = {}): Hono<AppEnv> {
+/**
+ * `devIdentity`: the console has a sign-in box (svc dev, and apps built by tests); never under `svc serve`.
+ * `traceLinks`: where the console links an answer's trace (tracing on and SVC_TRACKER_URL set).
+ */
+export function createRetrievalApp(
+  deps: RetrievalDeps,
+  opts: { devIdentity?: boolean; traceLinks?: TraceLinks | undefined } = {},
+): Hono<AppEnv> {
   const app = createApp({
     service: 'retrieval',
     logger: deps.logger,
@@ -66,7 +73,10 @@ export function createRetrievalApp(deps: RetrievalDeps, opts: { devIdentity?: bo
     }
     await next();
   });
-  app.route('/', consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.() }));
+  app.route(
+    '/',
+    consoleRoutes({ devIdentity: opts.devIdentity ?? true, knownRoles: () => deps.policy.knownRoles?.(), traceLinks: opts.traceLinks }),
+  );
   // every API route needs a caller
   const api = apiRoutes();
   api.use(requireCaller);
@@ -188,7 +198,7 @@ export const retrievalService: ServiceDefinition = {
     if (!watcher) logger.info('SVC_WATCH_ROOTS is empty: collections cannot watch folders or buckets');
     const sweep = startOriginalsSweep(deps);
     return {
-      app: createRetrievalApp(deps, { devIdentity: shared.embedded }),
+      app: createRetrievalApp(deps, { devIdentity: shared.embedded, traceLinks: traceLinks(shared.platform) }),
       close: async () => {
         sweep.stop();
         await watcher?.stop();

@@ -17,6 +17,7 @@ import { signIn } from './signed-in.ts';
 import { OTLP_TRACES_PATH, otlpRoutes } from './traces/otlp-routes.ts';
 import { traceRoutesV2, traceRoutesV3 } from './traces/routes.ts';
 import { uiRoutes } from './ui/index.ts';
+import { workspaceMiddleware, workspaceRoutes } from './workspaces/routes.ts';
 
 /** The MLflow REST prefixes: the client's, the UI's, and the neutral alias. */
 export const API_PREFIXES = ['/api/2.0/mlflow', '/ajax-api/2.0/mlflow', '/api/2.0/tracker'] as const;
@@ -52,13 +53,15 @@ export function createTrackerApp(deps: TrackerDeps): Hono<AppEnv> {
   for (const path of [...API_PREFIXES, ...V3_PREFIXES, ARTIFACTS_PREFIX].map((p) => `${p}/*`)) app.use(path, signIn);
   app.use('/graphql', signIn);
   app.use('/ajax-api/graphql', signIn);
+  // every call after sign-in runs in the workspace its header names (default without one), if the caller may use it
+  app.use('*', workspaceMiddleware(deps));
   const gate = schemaGateMiddleware(deps.schema);
   const api = trackerApi(deps);
   for (const prefix of API_PREFIXES) {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, api);
   }
-  const v3 = new Hono<AppEnv>().route('/', traceRoutesV3(deps)).route('/', evaluationDatasetRoutes(deps));
+  const v3 = new Hono<AppEnv>().route('/', traceRoutesV3(deps)).route('/', evaluationDatasetRoutes(deps)).route('/', workspaceRoutes(deps));
   for (const prefix of V3_PREFIXES) {
     app.use(`${prefix}/*`, gate);
     app.route(prefix, v3);

@@ -5,10 +5,10 @@ import { apiRoutes, documentRoutes } from '../platform/openapi/index.ts';
 
 // MLflow 3 clients ask what the server supports before some calls (the artifact client: multipart). A 404 makes
 // them assume an old server and ask again on every call; this answers once, truthfully: a SQL store, artifacts
-// through the proxy in single requests, no workspaces, no trace archival, no presigned uploads, no AI gateway.
+// through the proxy in single requests, workspaces, no trace archival, no presigned uploads, no AI gateway.
 const SERVER_INFO = {
   store_type: 'SqlStore',
-  workspaces_enabled: false,
+  workspaces_enabled: true,
   trace_archival_enabled: false,
   multipart_uploads_enabled: false,
   multipart_downloads_enabled: false,

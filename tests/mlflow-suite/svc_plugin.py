@@ -1,7 +1,7 @@
 """pytest plugin: run MLflow's own REST test files against `svc serve tracker`, or against MLflow's server.
 
 Loaded by run.ts with `-p svc_plugin`. It keeps only the tests that talk to a live server through the files'
-server fixtures (`mlflow_client`, `client`), in their SQL-store parametrisation (svc is a SQL store; the file
+server fixtures (`mlflow_client`, `client`, `workspace_mlflow_client`), in their SQL-store parametrisation (svc is a SQL store; the file
 store is MLflow's own). With SVC_SUITE_SERVER=svc, the server those fixtures start (`ServerThread(app, port)`,
 after `initialize_backend_stores(backend_uri, default_artifact_root=...)`) is replaced by `bin/svc serve tracker`
 on a fresh data folder, with the fixture's default artifact root as TRACKER_ARTIFACT_ROOT; a second server a test
@@ -25,9 +25,12 @@ import requests
 
 SERVER = os.environ.get("SVC_SUITE_SERVER", "svc")
 SVC_ROOT = Path(os.environ.get("SVC_ROOT", Path(__file__).resolve().parents[2]))
-SERVER_FIXTURES = ("mlflow_client", "client")
-# Workspaces are a multi-tenant mode svc does not have (docs/tracker.md); their tests are left out on both servers.
-LEFT_OUT_FIXTURES = ("workspace_mlflow_client",)
+SERVER_FIXTURES = ("mlflow_client", "client", "workspace_mlflow_client")
+# Fixtures whose tests are left out on both servers (none: the workspace tests run since svc has workspaces).
+LEFT_OUT_FIXTURES: tuple[str, ...] = ()
+# On svc, which workspace a caller may use is the policy's decision (svc.tracker), for the identity the ingress
+# sets. The workspace tests stand in for the ingress with an administrator, who may use and manage every workspace.
+SUITE_IDENTITY = {"X-User-Id": "mlflow-suite", "X-User-Role": "svc-admin"}
 RESULTS = os.environ.get("SVC_SUITE_RESULTS")
 
 
@@ -101,11 +104,24 @@ class SvcServer:
                 raise RuntimeError(f"svc serve tracker exited: {self.log.read_text()[-2000:]}")
             try:
                 if requests.get(f"{self.url}/health", timeout=1).ok:
+                    self._seed_workspaces()
                     return self.url
             except requests.RequestException:
                 pass
             time.sleep(0.1)
         raise RuntimeError(f"svc serve tracker did not answer /health in 120 s: {self.log.read_text()[-2000:]}")
+
+    def _seed_workspaces(self) -> None:
+        # workspace_mlflow_client writes the workspace "team-a" straight into MLflow's store before the server starts;
+        # on svc the same workspace is created through its API, by the administrator the suite stands in for.
+        if os.environ.get("MLFLOW_ENABLE_WORKSPACES", "").lower() != "true":
+            return
+        requests.post(
+            f"{self.url}/api/3.0/mlflow/workspaces",
+            json={"name": "team-a", "description": "Team A workspace"},
+            headers=SUITE_IDENTITY,
+            timeout=10,
+        ).raise_for_status()
 
     def __exit__(self, *exc) -> None:
         self.stop()
@@ -158,7 +174,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _capture_backend_stores(backend_uri, default_artifact_root=None, *args, **kwargs):
+def _capture_backend_stores(*_args, default_artifact_root=None, **_kwargs):
     # svc keeps its own database; the root the test asked for is what the server will be started with.
     SvcServer.artifact_root = default_artifact_root
 
@@ -173,8 +189,21 @@ def _svc_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
             monkeypatch.setattr(module, "initialize_backend_stores", _capture_backend_stores)
         if hasattr(module, "_init_server"):
             monkeypatch.setattr(module, "_init_server", _init_svc_server)
+        if "workspace_mlflow_client" in request.fixturenames:
+            _send_identity(monkeypatch)
     yield
     SvcServer.artifact_root = None
+
+
+def _send_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every request of the test (the client's session and the files' own requests.request calls) carries the
+    # identity headers, as the ingress would add them; headers a call sets itself are kept.
+    original = requests.Session.request
+
+    def request(self, method, url, *args, headers=None, **kwargs):
+        return original(self, method, url, *args, headers={**SUITE_IDENTITY, **(headers or {})}, **kwargs)
+
+    monkeypatch.setattr(requests.Session, "request", request)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -121,14 +121,12 @@ describe('tracker GraphQL', () => {
     });
   });
 
-  it('answers a refused root field with its apiError', async () => {
+  it('answers a refused root field in errors, the field null, as MLflow raises it', async () => {
     const res = await gql(
       'query q { mlflowGetExperiment(input: {experimentId: "999"}) { experiment { name } apiError { code message } } }',
     );
-    expect(res.data.mlflowGetExperiment).toEqual({
-      experiment: null,
-      apiError: { code: 'RESOURCE_DOES_NOT_EXIST', message: 'No Experiment with id=999 exists' },
-    });
+    expect(res.data.mlflowGetExperiment).toBeNull();
+    expect(res.errors).toEqual(['No Experiment with id=999 exists']);
   });
 
   it('knows no field by a name every JavaScript object has', async () => {

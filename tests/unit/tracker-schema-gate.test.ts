@@ -64,6 +64,22 @@ describe('tracker schema gate', () => {
     await t.close();
   });
 
+  it('serves only the default workspace on a schema without workspaces, naming the upgrade command otherwise', async () => {
+    const db = await olderDatabase();
+    const shipped = await trackerMigrations();
+    const gate = createSchemaGate(db, shipped, await pendingTrackerMigrations(db, shipped));
+    const t = await trackerHarness({ db, migrate: false, deps: { schema: gate } });
+    const inTeam = await t.app.request('/api/2.0/mlflow/experiments/get?experiment_id=0', { headers: { 'X-MLFLOW-WORKSPACE': 'team-a' } });
+    expect(inTeam.status).toBe(403);
+    expect(await inTeam.text()).toContain("'svc tracker db upgrade'");
+    const listed = await t.get('/api/3.0/mlflow/workspaces');
+    expect(listed.status).toBe(403);
+    expect(listed.body.message).toContain("'svc tracker db upgrade'");
+    await upgradeTrackerSchema(db);
+    expect((await t.get('/api/3.0/mlflow/workspaces')).body.workspaces).toEqual([{ name: 'default', description: 'Default workspace' }]);
+    await t.close();
+  });
+
   it.each([
     ['GET', '/api/2.0/mlflow/runs/get', true],
     ['POST', '/api/2.0/mlflow/runs/search', true],

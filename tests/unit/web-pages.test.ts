@@ -4,6 +4,8 @@ import { createExploreApp } from '../../src/explore/service.ts';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { createRetrievalApp } from '../../src/retrieval/service.ts';
 import type { AppEnv } from '../../src/platform/http.ts';
+import { loadPlatformConfig } from '../../src/platform/config.ts';
+import { traceLinks } from '../../src/platform/web/trace-links.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { retrievalHarness, type RetrievalHarness } from '../support/retrieval.ts';
 import { trackerHarness, type TrackerHarness } from '../support/tracker.ts';
@@ -117,5 +119,29 @@ describe('the sign-in box', () => {
     expect(page).toContain('id="identity"'); // where the ingress's identity is shown
     expect(page).not.toContain('dev-identity');
     expect(page).toContain('<main>');
+  });
+});
+
+describe("the consoles' trace links", () => {
+  const TRACING = { SVC_TRACING_ENABLED: 'true', SVC_TRACE_EXPERIMENT: '7', SVC_TRACKER_URL: 'https://tracker.example/' };
+
+  it('are configured only with tracing on, its experiment and the tracker address all set', () => {
+    expect(traceLinks(loadPlatformConfig(TRACING))).toEqual({ trackerUrl: 'https://tracker.example/', experimentId: '7' });
+    for (const unset of Object.keys(TRACING)) {
+      expect(traceLinks(loadPlatformConfig({ ...TRACING, [unset]: '' })), unset).toBeUndefined();
+    }
+    expect(traceLinks(loadPlatformConfig({ ...TRACING, SVC_TRACING_ENABLED: 'false' }))).toBeUndefined();
+  });
+
+  it.each([
+    ['retrieval', (links: ReturnType<typeof traceLinks>) => createRetrievalApp(retrieval.deps, { traceLinks: links })],
+    ['explore', (links: ReturnType<typeof traceLinks>) => createExploreApp(explore.deps, { traceLinks: links })],
+  ] as const)('reach the %s console as two <meta> tags in its head, escaped, and nothing without them', async (_name, app) => {
+    const links = { trackerUrl: 'https://tracker.example/?a=1&b="2"', experimentId: '7' };
+    const page = await (await app(links).request('/')).text();
+    const head = page.slice(0, page.indexOf('</head>'));
+    expect(head).toContain('<meta name="svc-tracker-url" content="https://tracker.example/?a=1&amp;b=&quot;2&quot;">');
+    expect(head).toContain('<meta name="svc-trace-experiment" content="7">');
+    expect(await (await app(undefined).request('/')).text()).not.toContain('svc-tracker-url');
   });
 });

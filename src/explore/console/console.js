@@ -12,6 +12,7 @@ import { callJson, ProblemError } from './problem.js';
 import { clearChart, initChart, showChart } from './chart.js';
 import { initDashboards } from './dashboards.js';
 import { signIn } from './sign-in.js';
+import { traceLink } from './trace-link.js';
 
 /** @typedef {import('./types.ts').Catalog} Catalog */
 /** @typedef {import('./types.ts').DashboardView} DashboardView */
@@ -135,7 +136,7 @@ const estimated = (bytes) => `estimated ${bytes} bytes`;
 function clearAnswer() {
   shown = null;
   dashboardId = null;
-  for (const id of ['results', 'reasoning', 'count', 'cost', 'shared', 'thanks']) byId(id).replaceChildren();
+  for (const id of ['results', 'reasoning', 'count', 'cost', 'shared', 'thanks', 'answer-trace']) byId(id).replaceChildren();
   byId('redacted').hidden = true;
   byId('after').hidden = true;
   byId('share').hidden = true;
@@ -170,16 +171,26 @@ function showAnswer(answer, question) {
 async function run(what) {
   byId('error').textContent = '';
   byId('thanks').textContent = '';
+  /** @type {string | null} */
+  let requestId = null;
   try {
     const answer = /** @type {QueryResponse} */ (
-      await api('POST', '/query', {
-        ...what,
-        execute: !input('dry').checked,
-        confirm_cost: input('confirm').checked,
-        ...('question' in what ? { model: modelPicker.value || undefined } : {}),
-      })
+      await callJson(
+        'POST',
+        '/query',
+        {
+          ...what,
+          execute: !input('dry').checked,
+          confirm_cost: input('confirm').checked,
+          ...('question' in what ? { model: modelPicker.value || undefined } : {}),
+        },
+        headers(),
+        (res) => (requestId = res.headers.get('X-Request-Id')),
+      )
     );
     showAnswer(answer, 'question' in what ? what.question : null);
+    // with tracing on, the question's trace in the tracker's UI, found by the request id it was answered with
+    byId('answer-trace').replaceChildren(traceLink(requestId) ?? '');
   } catch (err) {
     clearAnswer();
     showError(err);

@@ -106,15 +106,23 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** Settings the page's scripts read (trace-links.ts's), as <meta name content> tags at the end of its head. */
+function withMeta(page: string, meta: Record<string, string>): string {
+  const tags = Object.entries(meta).map(([name, content]) => `<meta name="${escapeHtml(name)}" content="${escapeHtml(content)}">\n`);
+  return tags.length ? page.replace('</head>', `${tags.join('')}</head>`) : page;
+}
+
 /**
  * GET / (the page) and GET /ui/<path> for every module and stylesheet in `dirs` plus the shared helpers and the
  * `vendor` files, all with the strict CSP, and the sign-in box's two routes (sign-in-routes.ts). Paths are looked up in
  * a fixed map, so nothing outside those files can be asked for. Without `devIdentity` the page has no sign-in box:
- * behind an ingress, the ingress says who calls.
+ * behind an ingress, the ingress says who calls. `meta` adds <meta> tags the page's scripts read.
  */
-export function pageRoutes(opts: { page: URL; dirs: URL[]; vendor?: VendorFiles } & SignInOptions): Hono<AppEnv> {
+export function pageRoutes(
+  opts: { page: URL; dirs: URL[]; vendor?: VendorFiles; meta?: Record<string, string> } & SignInOptions,
+): Hono<AppEnv> {
   const source = readFileSync(opts.page, 'utf8');
-  const page = opts.devIdentity ? source : source.replace(DEV_IDENTITY, '');
+  const page = withMeta(opts.devIdentity ? source : source.replace(DEV_IDENTITY, ''), opts.meta ?? {});
   const assets = new Map<string, Served>([...readAssets([...opts.dirs, SHARED_UI_DIR]), ...readVendor(opts.vendor)]);
   return new Hono<AppEnv>()
     .route('/', signInRoutes(opts))

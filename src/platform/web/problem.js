@@ -18,14 +18,16 @@ export class ProblemError extends Error {
  * @param {string} path
  * @param {unknown} body sent as JSON when given
  * @param {Record<string, string>} headers
+ * @param {(res: Response) => void} [answered] sees the response first (its X-Request-Id, say)
  * @returns {Promise<unknown>} the answer's JSON
  */
-export async function callJson(method, path, body, headers) {
+export async function callJson(method, path, body, headers, answered) {
   const res = await fetch(path, {
     method,
     headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
     body: body === undefined ? null : JSON.stringify(body),
   });
+  answered?.(res);
   const data = await res.json().catch(() => ({}));
   if (!res.ok) throw new ProblemError(data.detail || `${res.status} ${res.statusText}`, data);
   return data;

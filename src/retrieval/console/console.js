@@ -13,6 +13,7 @@ import { createPageView } from './page-view.js';
 import { callJson } from './problem.js';
 import { createConversations } from './sessions.js';
 import { signIn } from './sign-in.js';
+import { traceLink } from './trace-link.js';
 import { uploadAll as sendFiles } from './upload.js';
 
 /** @typedef {import('./types.ts').Collection} Collection */
@@ -288,6 +289,9 @@ byId('answer-btn').addEventListener('click', async () => {
         ]
           .filter(Boolean)
           .join(' · ');
+        // with tracing on, the answer's trace in the tracker's UI, found by the request id it was answered with
+        const trace = traceLink(res.headers.get('X-Request-Id'));
+        if (trace) byId('answer-meta').append(' · ', trace);
         byId('answer-sources').replaceChildren(
           ...citations.map((c) => h('li', { value: c.marker }, `${c.filename} · page ${c.page}: “${c.quote}”`)),
         );

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { pageRoutes, type VendorFiles } from '../../platform/web/pages.ts';
 import type { SignInOptions } from '../../platform/web/sign-in-routes.ts';
+import { traceLinkMeta, type TraceLinks } from '../../platform/web/trace-links.ts';
 
 // The console is static files (no build step): index.html, console.js and console.css, with the shared DOM helpers;
 // it calls the same HTTP API as every other client. pdf.js (pdfjs-dist) draws cited PDF pages: its module, its
@@ -21,6 +22,15 @@ function pdfjsFiles(): VendorFiles {
   };
 }
 
-/** GET / (the console), its module and style under /ui/ with the strict Content-Security-Policy, and the sign-in routes. */
-export const consoleRoutes = (opts: SignInOptions) =>
-  pageRoutes({ page: new URL('./index.html', import.meta.url), dirs: [new URL('./', import.meta.url)], vendor: pdfjsFiles(), ...opts });
+/**
+ * GET / (the console), its module and style under /ui/ with the strict Content-Security-Policy, and the sign-in routes.
+ * With `traceLinks` (tracing on) an answer links to its trace in the tracker's UI.
+ */
+export const consoleRoutes = ({ traceLinks, ...opts }: SignInOptions & { traceLinks?: TraceLinks | undefined }) =>
+  pageRoutes({
+    page: new URL('./index.html', import.meta.url),
+    dirs: [new URL('./', import.meta.url)],
+    vendor: pdfjsFiles(),
+    meta: traceLinkMeta(traceLinks),
+    ...opts,
+  });

@@ -7,6 +7,7 @@ import { readRequest } from '../wire/request.ts';
 import { deleteArtifacts, listArtifacts, uploadArtifact } from './files.ts';
 import { sendArtifact, wildcardTail } from './http.ts';
 import { artifactKeyFromUrl, artifactPathField } from './paths.ts';
+import { requireArtifactKeyInWorkspace } from '../workspaces/artifacts.ts';
 
 const listMessage = z.object({ path: artifactPathField() });
 
@@ -20,24 +21,30 @@ const NO_PRESIGNED = 'Presigned download is not supported for the current artifa
  */
 export function artifactRoutes(deps: TrackerDeps): Hono<AppEnv> {
   const store = deps.artifacts;
-  const keyOf = (c: Parameters<typeof wildcardTail>[0]) => artifactKeyFromUrl(wildcardTail(c));
+  // every path is checked against the request's workspace before the store is touched
+  const keyOf = async (c: Parameters<typeof wildcardTail>[0]) => {
+    const key = artifactKeyFromUrl(wildcardTail(c));
+    await requireArtifactKeyInWorkspace(deps.db, key);
+    return key;
+  };
   return new Hono<AppEnv>()
     .get('/artifacts', async (c) => {
       const m = await readRequest(c, listMessage);
+      await requireArtifactKeyInWorkspace(deps.db, m.path);
       const files = await listArtifacts(store, m.path);
       return c.json(files.length ? { files } : {});
     })
-    .get('/artifacts/*', async (c) => sendArtifact(c, store, keyOf(c)))
+    .get('/artifacts/*', async (c) => sendArtifact(c, store, await keyOf(c)))
     .put('/artifacts/*', async (c) => {
       const length = c.req.header('content-length');
-      await uploadArtifact(store, keyOf(c), c.req.raw.body, {
+      await uploadArtifact(store, await keyOf(c), c.req.raw.body, {
         contentLength: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
         contentType: c.req.header('content-type'),
       });
       return c.json({});
     })
     .delete('/artifacts/*', async (c) => {
-      await deleteArtifacts(store, keyOf(c));
+      await deleteArtifacts(store, await keyOf(c));
       return c.json({});
     })
     .post('/mpu/:step{create|complete|abort}/*', () => {

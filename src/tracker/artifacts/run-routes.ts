@@ -10,6 +10,7 @@ import { readQuery, readRequest } from '../wire/request.ts';
 import { listArtifacts, uploadArtifact } from './files.ts';
 import { sendArtifact } from './http.ts';
 import { artifactPathField, checkArtifactPath, joinKey } from './paths.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { requireStoreKey, storeKeyOf } from './store-keys.ts';
 
 export const ListArtifacts = runMessage({ path: artifactPathField(), page_token: optionalStr() });
@@ -82,7 +83,10 @@ export async function listRunArtifacts(deps: TrackerDeps, m: z.output<typeof Lis
 }
 
 async function runArtifactUri(db: Sql, runId: string): Promise<string> {
-  const rows = await db.query<{ artifact_uri: string }>(`SELECT artifact_uri FROM tracker_runs WHERE run_id = $1`, [runId]);
+  const rows = await db.query<{ artifact_uri: string }>(
+    `SELECT artifact_uri FROM tracker_runs WHERE run_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [runId, requestWorkspace()],
+  );
   if (!rows[0]) throw doesNotExist(`Run with id=${runId} not found`);
   return rows[0].artifact_uri;
 }

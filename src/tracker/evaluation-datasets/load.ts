@@ -2,6 +2,7 @@ import type { Sql } from '../../platform/db/index.ts';
 import { groupBy } from '../rows.ts';
 import { encodePageToken, startOffset } from '../search/paging.ts';
 import { pythonJson } from '../wire/json.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { datasetNotFound } from './store.ts';
 
 // Reading evaluation datasets in MLflow's shape: tags as a JSON object in text, experiment ids as a list.
@@ -19,7 +20,10 @@ type Row = {
 export async function loadEvaluationDatasets(db: Sql, ids: string[]) {
   if (ids.length === 0) return [];
   const [rows, tags, experiments] = await Promise.all([
-    db.query<Row>(`SELECT * FROM tracker_evaluation_datasets WHERE dataset_id = ANY($1::text[])`, [ids]),
+    db.query<Row>(`SELECT * FROM tracker_evaluation_datasets WHERE dataset_id = ANY($1::text[]) AND ${workspaceIs('workspace', '$2')}`, [
+      ids,
+      requestWorkspace(),
+    ]),
     db.query<{ dataset_id: string; key: string; value: string }>(
       `SELECT dataset_id, key, value FROM tracker_evaluation_dataset_tags WHERE dataset_id = ANY($1::text[]) ORDER BY key`,
       [ids],

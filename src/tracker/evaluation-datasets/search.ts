@@ -17,6 +17,7 @@ import {
   type ChildRows,
   type RowTest,
 } from '../search/sql.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_datasets (evaluation datasets): by experiment, `name`, `dataset_id`, `created_time`, `last_update_time`
@@ -82,7 +83,7 @@ export async function searchEvaluationDatasets(
   if (!keys.includes('d.created_time')) terms.push('d.created_time DESC');
   terms.push('d.dataset_id ASC');
   const rows = await db.query<{ dataset_id: string }>(
-    `SELECT d.dataset_id FROM tracker_evaluation_datasets d ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    `SELECT d.dataset_id FROM tracker_evaluation_datasets d WHERE ${[workspaceIs('d.workspace', params.add(requestWorkspace())), ...where].join(' AND ')}
      ORDER BY ${terms.join(', ')} LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`,
     params.values,
     SEARCH_STATEMENT,

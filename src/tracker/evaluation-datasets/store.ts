@@ -4,6 +4,7 @@ import { doesNotExist } from '../errors.ts';
 import { getExperiment } from '../experiments/load.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import type { EvaluationRecord } from './messages.ts';
 
 // Evaluation dataset writes. A record is identified by its inputs: upserting records with the same inputs merges
@@ -24,7 +25,10 @@ function canonical(value: unknown): string {
 }
 
 async function existing(tx: Sql, id: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_evaluation_datasets WHERE dataset_id = $1 FOR UPDATE`, [id]);
+  const rows = await tx.query(
+    `SELECT 1 FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} FOR UPDATE`,
+    [id, requestWorkspace()],
+  );
   if (rows.length === 0) throw datasetNotFound(id);
 }
 
@@ -46,8 +50,9 @@ export async function createEvaluationDataset(
   const digest = createHash('sha256').update(`${input.name}:${now}`).digest('hex').slice(0, 8);
   await db.transaction(async (tx) => {
     await tx.query(
-      `INSERT INTO tracker_evaluation_datasets (dataset_id, name, digest, created_time, last_update_time) VALUES ($1, $2, $3, $4, $4)`,
-      [id, input.name, digest, now],
+      `INSERT INTO tracker_evaluation_datasets (dataset_id, name, digest, created_time, last_update_time, workspace)
+       VALUES ($1, $2, $3, $4, $4, $5)`,
+      [id, input.name, digest, now, requestWorkspace()],
     );
     await writeKeyValues(tx, 'evaluationDatasetTags', [id], input.tags);
     await linkExperiments(tx, id, input.experimentIds);
@@ -65,7 +70,10 @@ async function linkExperiments(tx: Sql, id: string, experimentIds: number[]): Pr
 }
 
 export async function deleteEvaluationDataset(db: Sql, id: string): Promise<void> {
-  const rows = await db.query(`DELETE FROM tracker_evaluation_datasets WHERE dataset_id = $1 RETURNING dataset_id`, [id]);
+  const rows = await db.query(
+    `DELETE FROM tracker_evaluation_datasets WHERE dataset_id = $1 AND ${workspaceIs('workspace', '$2')} RETURNING dataset_id`,
+    [id, requestWorkspace()],
+  );
   if (rows.length === 0) throw datasetNotFound(id);
 }
 

@@ -18,6 +18,7 @@ import {
   type RowTest,
 } from '../search/sql.ts';
 import type { ViewType } from '../wire/fields.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_experiments: attributes name, creation_time, last_update_time and tags.<key>; ordered by name,
@@ -98,6 +99,7 @@ export async function searchExperiments(
   const params = new Params();
   const where = [
     `e.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
+    workspaceIs('e.workspace', params.add(requestWorkspace())),
     ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
   ];
   const terms = ordering(orderEntries(req.orderBy));

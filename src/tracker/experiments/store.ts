@@ -2,6 +2,7 @@ import { isUniqueViolation, type Database, type Sql } from '../../platform/db/in
 import { alreadyExists, doesNotExist, invalidState } from '../errors.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { activeExperiment, getExperiment } from './load.ts';
 
 // Experiment writes. Values arrive checked (messages.ts); what depends on stored state is checked here, inside
@@ -20,10 +21,10 @@ export async function createExperiment(
     return await db.transaction(async (tx) => {
       const [row] = await tx.query<{ experiment_id: number }>(
         `WITH next AS (SELECT nextval('tracker_experiment_ids') AS id)
-         INSERT INTO tracker_experiments (experiment_id, name, artifact_location, creation_time, last_update_time)
-         SELECT id, $1, coalesce($2, $4 || id), $3, $3 FROM next
+         INSERT INTO tracker_experiments (experiment_id, name, artifact_location, creation_time, last_update_time, workspace)
+         SELECT id, $1, coalesce($2, $4 || id), $3, $3, $5 FROM next
          RETURNING experiment_id`,
-        [input.name, input.artifactLocation ?? null, now, input.locationBase],
+        [input.name, input.artifactLocation ?? null, now, input.locationBase, requestWorkspace()],
       );
       const id = Number(row!.experiment_id);
       await writeKeyValues(tx, 'experimentTags', [id], input.tags);
@@ -52,8 +53,8 @@ export async function setExperimentLifecycle(db: Database, id: number, to: 'acti
   await db.transaction(async (tx) => {
     const updated = await tx.query(
       `UPDATE tracker_experiments SET lifecycle_stage = $2, last_update_time = $3
-       WHERE experiment_id = $1 AND lifecycle_stage = $4 RETURNING experiment_id`,
-      [id, to, now, from],
+       WHERE experiment_id = $1 AND lifecycle_stage = $4 AND ${workspaceIs('workspace', '$5')} RETURNING experiment_id`,
+      [id, to, now, from, requestWorkspace()],
     );
     if (updated.length === 0) throw doesNotExist(`No Experiment with id=${id} exists`);
     await tx.query(`UPDATE tracker_runs SET lifecycle_stage = $2, deleted_time = $3 WHERE experiment_id = $1`, [

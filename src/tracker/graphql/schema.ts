@@ -15,7 +15,6 @@ import {
 } from 'graphql';
 import type { z } from 'zod';
 import { ListArtifacts, listRunArtifacts } from '../artifacts/run-routes.ts';
-import { TrackerError } from '../errors.ts';
 import { searchDatasets } from '../experiments/datasets.ts';
 import { getExperiment } from '../experiments/load.ts';
 import { ExperimentRef, SearchDatasets } from '../experiments/messages.ts';
@@ -45,7 +44,8 @@ import {
 
 // MLflow's GraphQL schema (mlflow/server/graphql: the generated schema and its extensions), what its web UI
 // queries. Each root field reads its input as the REST endpoint it mirrors reads its message and calls the same
-// function; a refusal answers the field's apiError, as MLflow's resolvers do. Its fields read the answers'
+// function; a refusal is an error of the answer and the field null, as MLflow's resolvers raise it (its own
+// workspace tests read "Run with id=... not found" from `errors`). Its fields read the answers'
 // MLflow JSON as protobuf reads a message (fields.ts).
 
 const ErrorDetail = object('ErrorDetail', () => ({ field: GraphQLString, message: GraphQLString }));
@@ -184,7 +184,7 @@ const MlflowSearchRunsInput = input('MlflowSearchRunsInput', {
 
 /**
  * A root field: its `input` read as the REST endpoint's request message (snake_case, MLflow's checks and words),
- * then the endpoint's function; a refusal is the field's apiError, the other fields absent.
+ * then the endpoint's function; a refusal (TrackerError) is thrown: routes.ts answers it in `errors`.
  */
 function rootField<S extends z.ZodType>(
   type: GraphQLOutputType,
@@ -192,14 +192,7 @@ function rootField<S extends z.ZodType>(
   message: S,
   answer: (m: z.output<S>, context: GraphqlContext) => Promise<unknown>,
 ) {
-  const resolve: Resolver = async (_source, args, context) => {
-    try {
-      return await answer(parseMessage(message, snakeKeys(args.input ?? {})), context);
-    } catch (err) {
-      if (err instanceof TrackerError) return { apiError: { code: err.code, message: err.message } };
-      throw err;
-    }
-  };
+  const resolve: Resolver = async (_source, args, context) => answer(parseMessage(message, snakeKeys(args.input ?? {})), context);
   return { type, args: { input: { type: inputType } }, resolve };
 }
 

@@ -16,6 +16,7 @@ import {
   type ChildRows,
   type RowTest,
 } from '../search/sql.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_logged_models (MLflow 3): entities are written `attributes.`, `metrics.`, `params.`, `tags.` (or a bare
@@ -196,6 +197,7 @@ export async function searchLoggedModels(db: Sql, req: SearchLoggedModelsRequest
   const metricRows = () => (metrics ??= latestMetricRows(params, datasets));
   const where = [
     `lm.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
+    experimentInWorkspace('lm.experiment_id', params.add(requestWorkspace())),
     `lm.lifecycle_stage = 'active'`,
     ...filterConditions(comparisons.map((c) => condition(c, params, metricRows))),
   ];

@@ -6,6 +6,7 @@ import { randomName } from '../names.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { pythonJson, type LoggedModelStatus } from '../wire/json.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { loggedModelNotFound } from './load.ts';
 
 // MLflow 3 logged models: `mlflow.<flavor>.log_model` creates one (PENDING), uploads its files under the model's
@@ -39,7 +40,10 @@ export async function createLoggedModel(db: Database, input: CreateLoggedModelIn
 }
 
 async function existing(tx: Sql, id: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_logged_models WHERE model_id = $1`, [id]);
+  const rows = await tx.query(
+    `SELECT 1 FROM tracker_logged_models WHERE model_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [id, requestWorkspace()],
+  );
   if (rows.length === 0) throw loggedModelNotFound(id);
 }
 
@@ -52,16 +56,17 @@ export async function logLoggedModelParams(db: Database, id: string, params: Key
 
 export async function finalizeLoggedModel(db: Sql, id: string, status: LoggedModelStatus, now: number): Promise<void> {
   const rows = await db.query(
-    `UPDATE tracker_logged_models SET status = $2, last_updated_time = $3 WHERE model_id = $1 RETURNING model_id`,
-    [id, status, now],
+    `UPDATE tracker_logged_models SET status = $2, last_updated_time = $3 WHERE model_id = $1 AND ${experimentInWorkspace('experiment_id', '$4')} RETURNING model_id`,
+    [id, status, now, requestWorkspace()],
   );
   if (rows.length === 0) throw loggedModelNotFound(id);
 }
 
 export async function deleteLoggedModel(db: Sql, id: string, now: number): Promise<void> {
   const rows = await db.query(
-    `UPDATE tracker_logged_models SET lifecycle_stage = 'deleted', last_updated_time = $2 WHERE model_id = $1 RETURNING model_id`,
-    [id, now],
+    `UPDATE tracker_logged_models SET lifecycle_stage = 'deleted', last_updated_time = $2
+     WHERE model_id = $1 AND ${experimentInWorkspace('experiment_id', '$3')} RETURNING model_id`,
+    [id, now, requestWorkspace()],
   );
   if (rows.length === 0) throw loggedModelNotFound(id);
 }

@@ -1,6 +1,7 @@
 import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
 import { groupBy } from '../rows.ts';
+import { modelInWorkspace, requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { STAGES, type Stage } from './validate.ts';
 
 // Loads registry objects with everything MLflow puts in them (tags, aliases, latest version per stage), for any
@@ -68,8 +69,9 @@ export async function loadModelVersions(db: Sql, keys: readonly VersionKey[]): P
   const pairs = `SELECT * FROM unnest($1::text[], $2::int[]) AS k(name, version)`;
   const [rows, tags, aliases] = await Promise.all([
     db.query<VersionRow>(
-      `SELECT ${VERSION_COLUMNS} FROM tracker_model_versions v JOIN (${pairs}) k USING (name, version) WHERE NOT v.deleted`,
-      [names, versions],
+      `SELECT ${VERSION_COLUMNS} FROM tracker_model_versions v JOIN (${pairs}) k USING (name, version)
+        WHERE NOT v.deleted AND ${modelInWorkspace('v.name', '$3')}`,
+      [names, versions, requestWorkspace()],
     ),
     db.query<VersionKey & Tag>(
       `SELECT t.name, t.version, t.key, t.value FROM tracker_model_version_tags t JOIN (${pairs}) k USING (name, version) ORDER BY t.key`,
@@ -106,8 +108,9 @@ export async function loadRegisteredModels(db: Sql, names: readonly string[]): P
   const list = [...names];
   const [models, tags, aliases, latest] = await Promise.all([
     db.query<ModelRow>(
-      `SELECT name, creation_time, last_updated_time, description FROM tracker_registered_models WHERE name = ANY($1::text[])`,
-      [list],
+      `SELECT name, creation_time, last_updated_time, description FROM tracker_registered_models
+        WHERE name = ANY($1::text[]) AND ${workspaceIs('workspace', '$2')}`,
+      [list, requestWorkspace()],
     ),
     db.query<{ name: string } & Tag>(
       `SELECT name, key, value FROM tracker_registered_model_tags WHERE name = ANY($1::text[]) ORDER BY key`,
@@ -219,7 +222,10 @@ export async function getModelVersion(db: Sql, ref: VersionKey): Promise<ModelVe
 /** The latest live version of each requested stage (every stage when none is named), lowest version first. */
 export async function getLatestVersions(db: Sql, input: { name: string; stages: Stage[] }): Promise<ModelVersionJson[]> {
   const stages = input.stages.length ? input.stages : [...STAGES];
-  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1`, [input.name]);
+  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')}`, [
+    input.name,
+    requestWorkspace(),
+  ]);
   if (exists.length === 0) throw registeredModelNotFound(input.name);
   const keys = await db.query<VersionKey>(
     `SELECT DISTINCT ON (current_stage) name, version FROM tracker_model_versions
@@ -234,7 +240,10 @@ export async function getLatestVersions(db: Sql, input: { name: string; stages: 
 /** The version an alias names; 'latest' is the highest live version. */
 export async function getVersionByAlias(db: Sql, input: { name: string; alias: string }): Promise<ModelVersionJson> {
   const { name, alias } = input;
-  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1`, [name]);
+  const exists = await db.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')}`, [
+    name,
+    requestWorkspace(),
+  ]);
   if (exists.length === 0) throw registeredModelNotFound(name);
   const latest = alias.toLowerCase() === 'latest';
   const rows = latest
@@ -257,8 +266,9 @@ export async function getVersionByAlias(db: Sql, input: { name: string; alias: s
 /** Where the version's files are: the artifact URI the client downloads from (through the proxy for ours). */
 export async function getDownloadUri(db: Sql, ref: VersionKey): Promise<string> {
   const rows = await db.query<{ uri: string }>(
-    `SELECT COALESCE(storage_location, source) AS uri FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted`,
-    [ref.name, ref.version],
+    `SELECT COALESCE(storage_location, source) AS uri FROM tracker_model_versions
+      WHERE name = $1 AND version = $2 AND NOT deleted AND ${modelInWorkspace('name', '$3')}`,
+    [ref.name, ref.version, requestWorkspace()],
   );
   if (!rows[0]) throw versionNotFound(ref.name, ref.version);
   return rows[0].uri;

@@ -5,6 +5,7 @@ import type { KeyValue } from '../wire/fields.ts';
 import { getModelVersion, versionNotFound, type ModelVersionJson, type VersionKey } from './load.ts';
 import { lockRegisteredModel } from './registered-models.ts';
 import { resolveSource } from './source.ts';
+import { modelInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import type { Stage } from './validate.ts';
 
 // Model version writes. Values arrive checked (messages.ts); the registered model's row lock orders writers. A
@@ -64,8 +65,8 @@ export async function updateModelVersion(deps: Deps, input: VersionKey & { descr
   return deps.db.transaction(async (tx) => {
     const rows = await tx.query(
       `UPDATE tracker_model_versions SET description = COALESCE($3, description), last_updated_time = $4
-        WHERE name = $1 AND version = $2 AND NOT deleted RETURNING version`,
-      [input.name, input.version, input.description ?? null, deps.now()],
+        WHERE name = $1 AND version = $2 AND NOT deleted AND ${modelInWorkspace('name', '$5')} RETURNING version`,
+      [input.name, input.version, input.description ?? null, deps.now(), requestWorkspace()],
     );
     if (rows.length === 0) throw versionNotFound(input.name, input.version);
     return getModelVersion(tx, input);
@@ -127,10 +128,10 @@ export async function deleteModelVersion(deps: Deps, ref: VersionKey): Promise<v
 }
 
 async function requireLiveVersion(tx: Sql, name: string, version: number): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted FOR UPDATE`, [
-    name,
-    version,
-  ]);
+  const rows = await tx.query(
+    `SELECT 1 FROM tracker_model_versions WHERE name = $1 AND version = $2 AND NOT deleted AND ${modelInWorkspace('name', '$3')} FOR UPDATE`,
+    [name, version, requestWorkspace()],
+  );
   if (rows.length === 0) throw versionNotFound(name, version);
 }
 

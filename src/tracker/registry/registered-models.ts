@@ -2,6 +2,7 @@ import { isUniqueViolation, type Database, type Sql } from '../../platform/db/in
 import { alreadyExists } from '../errors.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { getRegisteredModel, registeredModelNotFound, versionNotFound, type RegisteredModelJson } from './load.ts';
 
 // Registered model writes. Values arrive checked (messages.ts); the row lock orders writers of one model. A write
@@ -11,7 +12,10 @@ type Deps = { db: Database; now(): number };
 
 /** Locks the registered model row for the rest of the transaction (version numbering, stage moves); 404 if absent. */
 export async function lockRegisteredModel(tx: Sql, name: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 FOR UPDATE`, [name]);
+  const rows = await tx.query(`SELECT 1 FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')} FOR UPDATE`, [
+    name,
+    requestWorkspace(),
+  ]);
   if (rows.length === 0) throw registeredModelNotFound(name);
 }
 
@@ -23,8 +27,9 @@ export async function createRegisteredModel(
   try {
     return await deps.db.transaction(async (tx) => {
       await tx.query(
-        `INSERT INTO tracker_registered_models (name, creation_time, last_updated_time, description) VALUES ($1, $2, $2, $3)`,
-        [input.name, now, input.description],
+        `INSERT INTO tracker_registered_models (name, creation_time, last_updated_time, description, workspace)
+         VALUES ($1, $2, $2, $3, $4)`,
+        [input.name, now, input.description, requestWorkspace()],
       );
       await writeKeyValues(tx, 'registeredModelTags', [input.name], input.tags);
       return getRegisteredModel(tx, input.name);
@@ -42,8 +47,9 @@ export async function updateRegisteredModel(
 ): Promise<RegisteredModelJson> {
   return deps.db.transaction(async (tx) => {
     const rows = await tx.query(
-      `UPDATE tracker_registered_models SET description = COALESCE($2, description), last_updated_time = $3 WHERE name = $1 RETURNING name`,
-      [input.name, input.description ?? null, deps.now()],
+      `UPDATE tracker_registered_models SET description = COALESCE($2, description), last_updated_time = $3
+        WHERE name = $1 AND ${workspaceIs('workspace', '$4')} RETURNING name`,
+      [input.name, input.description ?? null, deps.now(), requestWorkspace()],
     );
     if (rows.length === 0) throw registeredModelNotFound(input.name);
     return getRegisteredModel(tx, input.name);
@@ -71,7 +77,10 @@ export async function renameRegisteredModel(deps: Deps, input: { name: string; n
 }
 
 export async function deleteRegisteredModel(deps: Deps, name: string): Promise<void> {
-  const rows = await deps.db.query(`DELETE FROM tracker_registered_models WHERE name = $1 RETURNING name`, [name]);
+  const rows = await deps.db.query(
+    `DELETE FROM tracker_registered_models WHERE name = $1 AND ${workspaceIs('workspace', '$2')} RETURNING name`,
+    [name, requestWorkspace()],
+  );
   if (rows.length === 0) throw registeredModelNotFound(name);
 }
 

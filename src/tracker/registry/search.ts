@@ -14,6 +14,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
+import { modelInWorkspace, requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_registered_models and search_model_versions. MLflow 3 clients append
@@ -85,10 +86,13 @@ export async function searchRegisteredModels(db: Sql, req: RegistrySearchRequest
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.registeredModels);
   const offset = startOffset(req.pageToken);
   const params = new Params();
-  const where = parseFilter(req.filter).map((c) => modelCondition(c, params));
+  const where = [
+    workspaceIs('m.workspace', params.add(requestWorkspace())),
+    ...parseFilter(req.filter).map((c) => modelCondition(c, params)),
+  ];
   const terms = modelOrdering(orderEntries(req.orderBy));
   const sql = `SELECT m.name FROM tracker_registered_models m
-    ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    WHERE ${where.join(' AND ')}
     ORDER BY ${terms.join(', ')}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
   const rows = await db.query<{ name: string }>(sql, params.values, SEARCH_STATEMENT);
@@ -173,7 +177,11 @@ export async function searchModelVersions(
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.modelVersions);
   const offset = startOffset(req.pageToken);
   const params = new Params();
-  const where = ['NOT v.deleted', ...parseFilter(req.filter).map((c) => versionCondition(c, params))];
+  const where = [
+    'NOT v.deleted',
+    modelInWorkspace('v.name', params.add(requestWorkspace())),
+    ...parseFilter(req.filter).map((c) => versionCondition(c, params)),
+  ];
   const terms = versionOrdering(orderEntries(req.orderBy));
   const sql = `SELECT v.name, v.version FROM tracker_model_versions v
     WHERE ${where.join(' AND ')}

@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import type { Sql } from '../../platform/db/index.ts';
 import { checkArtifactPath, isWithin, keyOfProxiedUri } from '../artifacts/paths.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
+import { experimentInWorkspace, modelInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { canonicalStage, parseVersion } from './validate.ts';
 
 export type VersionSource = {
@@ -127,15 +128,16 @@ async function referencedVersion(db: Sql, ref: { name: string; version?: number;
   if (ref.alias !== undefined) {
     rows = await db.query<SourceVersion>(
       `SELECT ${cols} FROM tracker_model_versions v JOIN tracker_registered_model_aliases a USING (name, version)
-        WHERE a.name = $1 AND a.alias = $2 AND NOT v.deleted`,
-      [ref.name, ref.alias],
+        WHERE a.name = $1 AND a.alias = $2 AND NOT v.deleted AND ${modelInWorkspace('v.name', '$3')}`,
+      [ref.name, ref.alias, requestWorkspace()],
     );
   } else {
     rows = await db.query<SourceVersion>(
       `SELECT ${cols} FROM tracker_model_versions v
         WHERE v.name = $1 AND NOT v.deleted AND ($2::int IS NULL OR v.version = $2) AND ($3::text IS NULL OR v.current_stage = $3)
+          AND ${modelInWorkspace('v.name', '$4')}
         ORDER BY v.version DESC LIMIT 1`,
-      [ref.name, ref.version ?? null, ref.stage ?? null],
+      [ref.name, ref.version ?? null, ref.stage ?? null, requestWorkspace()],
     );
   }
   const found = rows[0];
@@ -148,14 +150,17 @@ async function referencedVersion(db: Sql, ref: { name: string; version?: number;
 
 async function loggedModel(db: Sql, modelId: string) {
   const rows = await db.query<{ artifact_location: string; source_run_id: string | null }>(
-    `SELECT artifact_location, source_run_id FROM tracker_logged_models WHERE model_id = $1`,
-    [modelId],
+    `SELECT artifact_location, source_run_id FROM tracker_logged_models WHERE model_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [modelId, requestWorkspace()],
   );
   return rows[0] ?? null;
 }
 
 async function runArtifactUri(db: Sql, runId: string): Promise<string | null> {
-  const rows = await db.query<{ artifact_uri: string }>(`SELECT artifact_uri FROM tracker_runs WHERE run_id = $1`, [runId]);
+  const rows = await db.query<{ artifact_uri: string }>(
+    `SELECT artifact_uri FROM tracker_runs WHERE run_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [runId, requestWorkspace()],
+  );
   return rows[0]?.artifact_uri ?? null;
 }
 

@@ -1,6 +1,7 @@
 import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist } from '../errors.ts';
 import type { runJson } from '../wire/json.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { sqlArrayMember, sqlJsonDouble, sqlJsonObject, sqlJsonString, sqlMember } from '../wire/sql-json.ts';
 
 // Reading runs: whole runs for runs/get and a search's page. The database writes them as MLflow's JSON (the shape
@@ -80,16 +81,16 @@ const run = sqlJsonObject([
 
 const RUNS_JSON = `SELECT '[' || coalesce(string_agg(${run}, ',' ORDER BY ids.n), '') || ']' AS runs
   FROM unnest($1::text[]) WITH ORDINALITY AS ids(run_id, n)
-  JOIN tracker_runs r ON r.run_id = ids.run_id
+  JOIN tracker_runs r ON r.run_id = ids.run_id AND ${experimentInWorkspace('r.experiment_id', '$2')}
   ${edges}`;
 
 /**
  * Full runs (info, data, inputs, outputs) as the text of a JSON array, in the order of `runIds`, ids that do not
- * exist left out; one statement whatever the count.
+ * exist (or are in another workspace) left out; one statement whatever the count.
  */
 export async function runsJsonText(db: Sql, runIds: string[]): Promise<string> {
   if (runIds.length === 0) return '[]';
-  const [row] = await db.query<{ runs: string }>(RUNS_JSON, [runIds]);
+  const [row] = await db.query<{ runs: string }>(RUNS_JSON, [runIds, requestWorkspace()]);
   return row!.runs;
 }
 

@@ -2,6 +2,7 @@ import type { Sql } from '../../platform/db/index.ts';
 import { doesNotExist } from '../errors.ts';
 import { encodePageToken, startOffset } from '../search/paging.ts';
 import { metricJson, type MetricRow } from '../wire/json.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { existingRun } from './active.ts';
 
 // Reading metric points: one metric's history, and the sampled histories of many runs for the UI's charts.
@@ -37,7 +38,10 @@ export async function metricHistoryBulkInterval(
   db: Sql,
   req: { runIds: string[]; key: string; maxResults: number; startStep?: number | undefined; endStep?: number | undefined },
 ): Promise<{ metrics: (ReturnType<typeof metricJson> & { run_id: string })[] }> {
-  const existing = await db.query<{ run_id: string }>(`SELECT run_id FROM tracker_runs WHERE run_id = ANY($1::text[])`, [req.runIds]);
+  const existing = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM tracker_runs WHERE run_id = ANY($1::text[]) AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [req.runIds, requestWorkspace()],
+  );
   const missing = req.runIds.find((id) => !existing.some((r) => r.run_id === id));
   if (missing) throw doesNotExist(`Run with id=${missing} not found`);
   const max = Math.max(1, req.maxResults);
@@ -66,10 +70,11 @@ export async function metricHistoryBulk(
   const rows = await db.query<MetricRow & { run_id: string }>(
     `SELECT ${POINT} FROM (
        SELECT ${POINT}, row_number() OVER (PARTITION BY run_id ORDER BY timestamp, step, value, is_nan) AS i
-       FROM tracker_metrics WHERE run_id = ANY($1::text[]) AND key = $2) p
+       FROM tracker_metrics WHERE run_id = ANY($1::text[]) AND key = $2
+         AND run_id IN (SELECT run_id FROM tracker_runs WHERE ${experimentInWorkspace('experiment_id', '$4')})) p
      WHERE i <= $3
      ORDER BY run_id, timestamp, step, value, is_nan`,
-    [req.runIds, req.key, req.maxResults],
+    [req.runIds, req.key, req.maxResults, requestWorkspace()],
   );
   return { metrics: rows.map((r) => ({ ...metricJson(r), run_id: r.run_id })) };
 }

@@ -23,6 +23,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_runs: the filter's tests on the run's latest metrics, params, tags and dataset inputs become one condition
@@ -245,6 +246,7 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   const { joins, terms, leading } = ordering(orderEntries(req.orderBy), params);
   const where = [
     `r.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
+    experimentInWorkspace('r.experiment_id', params.add(requestWorkspace())),
     `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
     ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
   ];

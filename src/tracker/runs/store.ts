@@ -8,6 +8,7 @@ import type { KeyValue, RunStatus } from '../wire/fields.ts';
 import { runJson, runInfoJson, type RunRow } from '../wire/json.ts';
 import { activeRun } from './active.ts';
 import { RUN_COLUMNS, type RunJson } from './load.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { RUN_NAME_TAG, USER_TAG } from './messages.ts';
 
 // Run writes: create, update, delete and restore, tag deletion, runs/log-model. Values arrive checked
@@ -96,11 +97,11 @@ export async function updateRun(
 
 /** Delete marks the run deleted (its data stays, as in MLflow); restore makes it active again. */
 export async function setRunLifecycle(db: Sql, runId: string, to: 'active' | 'deleted', now: number): Promise<void> {
-  const rows = await db.query(`UPDATE tracker_runs SET lifecycle_stage = $2, deleted_time = $3 WHERE run_id = $1 RETURNING run_id`, [
-    runId,
-    to,
-    to === 'deleted' ? now : null,
-  ]);
+  const rows = await db.query(
+    `UPDATE tracker_runs SET lifecycle_stage = $2, deleted_time = $3
+     WHERE run_id = $1 AND ${experimentInWorkspace('experiment_id', '$4')} RETURNING run_id`,
+    [runId, to, to === 'deleted' ? now : null, requestWorkspace()],
+  );
   if (rows.length === 0) throw doesNotExist(`Run with id=${runId} not found`);
 }
 

@@ -4,6 +4,7 @@ import type { Database, Sql } from '../../platform/db/index.ts';
 import { doesNotExist, invalidParameter } from '../errors.ts';
 import { optionalStr, protoEnum, requiredStr } from '../wire/fields.ts';
 import { assessmentJson, type AssessmentRow as Row } from './assessment-rows.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { existingTrace } from './store.ts';
 
 // Assessments of a trace (MLflow 3): feedback (a judge's or a person's verdict, or the error that kept one from
@@ -86,10 +87,11 @@ export async function createAssessment(db: Database, traceId: string, m: z.infer
 }
 
 async function rowOf(db: Sql, traceId: string, assessmentId: string): Promise<Row> {
-  const [row] = await db.query<Row>(`SELECT * FROM tracker_assessments WHERE trace_id = $1 AND assessment_id = $2`, [
-    traceId,
-    assessmentId,
-  ]);
+  const [row] = await db.query<Row>(
+    `SELECT * FROM tracker_assessments WHERE trace_id = $1 AND assessment_id = $2
+       AND trace_id IN (SELECT trace_id FROM tracker_traces WHERE ${experimentInWorkspace('experiment_id', '$3')})`,
+    [traceId, assessmentId, requestWorkspace()],
+  );
   if (!row) throw doesNotExist(`Assessment with ID '${assessmentId}' for trace with ID '${traceId}' not found`);
   return row;
 }

@@ -3,6 +3,7 @@ import { doesNotExist } from '../errors.ts';
 import { groupBy } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { assessmentsOf, type AssessmentJson } from './assessment-rows.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import type { TraceState } from './messages.ts';
 
 // Reading traces: TraceInfo in MLflow 3's shape (v3) and in the deprecated v2 shape, for any number of ids in
@@ -29,8 +30,8 @@ export async function loadTraces(db: Sql, ids: string[]): Promise<TraceInfo[]> {
   const [rows, tags, metadata, assessments] = await Promise.all([
     db.query<TraceRow>(
       `SELECT trace_id, experiment_id, client_request_id, request_time, execution_duration, state, request_preview, response_preview
-       FROM tracker_traces WHERE trace_id = ANY($1::text[])`,
-      [ids],
+       FROM tracker_traces WHERE trace_id = ANY($1::text[]) AND ${experimentInWorkspace('experiment_id', '$2')}`,
+      [ids, requestWorkspace()],
     ),
     db.query<Keyed>(`SELECT trace_id, key, value FROM tracker_trace_tags WHERE trace_id = ANY($1::text[]) ORDER BY key`, [ids]),
     db.query<Keyed>(`SELECT trace_id, key, value FROM tracker_trace_metadata WHERE trace_id = ANY($1::text[]) ORDER BY key`, [ids]),

@@ -19,6 +19,7 @@ import {
 } from '../search/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 import { isSpanEntity, spanCondition } from './span-filter.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import type { TraceScope } from './access.ts';
 
 // search_traces over the experiments given: filters on tags (`tags.<key>`), request metadata
@@ -102,6 +103,7 @@ export async function searchTraces(db: Sql, req: SearchTracesRequest): Promise<{
   const params = new Params();
   const where = [
     `t.experiment_id = ANY(${params.add(req.experimentIds)}::bigint[])`,
+    experimentInWorkspace('t.experiment_id', params.add(requestWorkspace())),
     ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
     ...(req.scope ? [scopeCondition(req.scope, params)] : []),
   ];

@@ -7,6 +7,7 @@ import { dumpAnyValue } from './py-json.ts';
 import { traceNotFound } from './load.ts';
 import { ARTIFACT_TAG, artifactLocationOf } from './store.ts';
 import { carriesUsage, TOKEN_USAGE_METADATA, traceTokenUsage } from './token-usage.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { REQUEST_ID_ATTRIBUTE as SVC_REQUEST_ID } from '../../platform/tracing.ts';
 
 // Spans arriving over OTLP, kept as MLflow's SQL store keeps them (log_spans): a trace's info row is created from
@@ -154,7 +155,10 @@ type Existing = { trace_id: string; finalized: boolean };
 export async function logSpans(db: Database, experimentId: number, spans: OtlpSpan[]): Promise<string[]> {
   const byTrace = groupBy(spans, (s) => mlflowTraceId(s.otelTraceId));
   const traceIds = [...byTrace.keys()].sort();
-  const present = await db.query<{ trace_id: string }>(`SELECT trace_id FROM tracker_traces WHERE trace_id = ANY($1::text[])`, [traceIds]);
+  const present = await db.query<{ trace_id: string }>(
+    `SELECT trace_id FROM tracker_traces WHERE trace_id = ANY($1::text[]) AND ${experimentInWorkspace('experiment_id', '$2')}`,
+    [traceIds, requestWorkspace()],
+  );
   const known = new Set(present.map((r) => r.trace_id));
   // the experiment is checked (and its artifact location read) only when a trace has to be created
   const experiment = traceIds.some((id) => !known.has(id)) ? await activeExperiment(db, experimentId) : undefined;
@@ -172,8 +176,8 @@ export async function logSpans(db: Database, experimentId: number, spans: OtlpSp
       }
       const [row] = await tx.query<Existing>(
         `SELECT t.trace_id, EXISTS (SELECT 1 FROM tracker_trace_metadata m WHERE m.trace_id = t.trace_id AND m.key = $2) AS finalized
-         FROM tracker_traces t WHERE t.trace_id = $1 FOR UPDATE`,
-        [traceId, FINALIZED_METADATA],
+         FROM tracker_traces t WHERE t.trace_id = $1 AND ${experimentInWorkspace('t.experiment_id', '$3')} FOR UPDATE`,
+        [traceId, FINALIZED_METADATA, requestWorkspace()],
       );
       // deleted since it was looked up, and no experiment read to create it again
       if (!row) throw traceNotFound(traceId);

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Sql } from '../../platform/db/index.ts';
-import { doesNotExist, invalidParameter } from '../errors.ts';
+import { alreadyExists, doesNotExist, invalidParameter } from '../errors.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { writeKeyValues } from '../rows.ts';
 import { existingRun } from '../runs/active.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { traceNotFound } from './load.ts';
+import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import type { TraceState, TraceWrite } from './messages.ts';
 
 // Trace writes. A trace belongs to an active experiment; writing the same trace again (a client retry, or the v3
@@ -21,12 +22,15 @@ export async function writeTrace(db: Database, trace: TraceWrite): Promise<void>
   const experiment = await activeExperiment(db, trace.experimentId);
   const location = artifactLocationOf(experiment, trace.traceId);
   await db.transaction(async (tx) => {
-    await tx.query(
+    // a trace of another workspace's experiment with that id is not this request's to write
+    const written = await tx.query(
       `INSERT INTO tracker_traces (trace_id, experiment_id, client_request_id, request_time, execution_duration, state, request_preview, response_preview)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (trace_id) DO UPDATE SET client_request_id = EXCLUDED.client_request_id, request_time = EXCLUDED.request_time,
          execution_duration = EXCLUDED.execution_duration, state = EXCLUDED.state, request_preview = EXCLUDED.request_preview,
-         response_preview = EXCLUDED.response_preview`,
+         response_preview = EXCLUDED.response_preview
+       WHERE ${experimentInWorkspace('tracker_traces.experiment_id', '$9')}
+       RETURNING trace_id`,
       [
         trace.traceId,
         trace.experimentId,
@@ -36,8 +40,10 @@ export async function writeTrace(db: Database, trace: TraceWrite): Promise<void>
         trace.state,
         trace.requestPreview ?? null,
         trace.responsePreview ?? null,
+        requestWorkspace(),
       ],
     );
+    if (written.length === 0) throw alreadyExists(`Trace with ID ${trace.traceId} already exists.`);
     await writeKeyValues(tx, 'traceMetadata', [trace.traceId], trace.metadata);
     await writeKeyValues(tx, 'traceTags', [trace.traceId], [{ key: ARTIFACT_TAG, value: location }, ...trace.tags]);
   });
@@ -80,7 +86,10 @@ export async function endTraceV2(
 
 /** The trace must exist (one primary-key read; a write to it follows). */
 export async function existingTrace(tx: Sql, traceId: string): Promise<void> {
-  const rows = await tx.query(`SELECT 1 FROM tracker_traces WHERE trace_id = $1`, [traceId]);
+  const rows = await tx.query(`SELECT 1 FROM tracker_traces WHERE trace_id = $1 AND ${experimentInWorkspace('experiment_id', '$2')}`, [
+    traceId,
+    requestWorkspace(),
+  ]);
   if (rows.length === 0) throw traceNotFound(traceId);
 }
 
@@ -106,16 +115,18 @@ export async function deleteTraces(
 ): Promise<number> {
   const rows =
     input.traceIds.length > 0
-      ? await db.query(`DELETE FROM tracker_traces WHERE experiment_id = $1 AND trace_id = ANY($2::text[]) RETURNING trace_id`, [
-          input.experimentId,
-          input.traceIds,
-        ])
+      ? await db.query(
+          `DELETE FROM tracker_traces WHERE experiment_id = $1 AND trace_id = ANY($2::text[])
+             AND ${experimentInWorkspace('experiment_id', '$3')} RETURNING trace_id`,
+          [input.experimentId, input.traceIds, requestWorkspace()],
+        )
       : await db.query(
           `DELETE FROM tracker_traces WHERE trace_id IN (
              SELECT trace_id FROM tracker_traces WHERE experiment_id = $1 AND request_time <= $2
+               AND ${experimentInWorkspace('experiment_id', '$4')}
              ORDER BY request_time, trace_id LIMIT $3)
            RETURNING trace_id`,
-          [input.experimentId, input.maxTimestamp, input.maxTraces ?? null],
+          [input.experimentId, input.maxTimestamp, input.maxTraces ?? null, requestWorkspace()],
         );
   return rows.length;
 }
@@ -132,7 +143,8 @@ export async function linkTracesToRun(db: Sql, traceIds: string[], runId: string
   await existingRun(db, runId);
   await db.query(
     `INSERT INTO tracker_trace_runs (trace_id, run_id)
-     SELECT trace_id, $2 FROM tracker_traces WHERE trace_id = ANY($1::text[]) ON CONFLICT DO NOTHING`,
-    [traceIds, runId],
+     SELECT trace_id, $2 FROM tracker_traces WHERE trace_id = ANY($1::text[]) AND ${experimentInWorkspace('experiment_id', '$3')}
+     ON CONFLICT DO NOTHING`,
+    [traceIds, runId, requestWorkspace()],
   );
 }

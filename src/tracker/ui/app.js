@@ -10,6 +10,7 @@ import { modelVersionView } from './views/model-version.js';
 import { modelsView, modelView } from './views/models.js';
 import { runView } from './views/run.js';
 import { experimentView } from './views/runs.js';
+import { traceOfRequestView } from './views/trace-request.js';
 import { traceView } from './views/trace.js';
 
 ctrlEnterSubmits();
@@ -22,5 +23,6 @@ startRouter([
   [/^\/models$/, () => modelsView()],
   [/^\/models\/([^/]+)\/versions\/([^/]+)$/, (m) => modelVersionView(decodeURIComponent(m[1] ?? ''), decodeURIComponent(m[2] ?? ''))],
   [/^\/models\/(.+)$/, (m) => modelView(decodeURIComponent(m[1] ?? ''))],
+  [/^\/traces$/, (_m, q) => traceOfRequestView(q)],
   [/^\/traces\/([^/]+)$/, (m) => traceView(decodeURIComponent(m[1] ?? ''))],
 ]);

@@ -45,6 +45,8 @@ export type Responses = {
   'experiments/set-experiment-tag': object;
   'registered-models/alias': object;
   'registered-models/update': object;
+  'registered-models/set-tag': object;
+  'registered-models/delete-tag': object;
   'model-versions/update': object;
   'model-versions/set-tag': object;
   'model-versions/delete-tag': object;

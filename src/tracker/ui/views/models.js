@@ -1,11 +1,13 @@
 // @ts-check
 // The model registry: registered models with their latest versions, and one model's description (edited through
-// registered-models/update) and versions with stages, aliases (set and removed in model-alias.js), tags and source
-// runs; each version opens on its own page (model-version.js).
+// registered-models/update), tags (registered-models/set-tag and delete-tag, the client's calls) and versions with
+// stages, aliases (set and removed in model-alias.js), tags and source runs; each version opens on its own page
+// (model-version.js).
 import { allPages, api, PAGE_SIZE } from '../api.js';
 import { append, h } from '../dom.js';
+import { tagEditor } from '../edit.js';
 import { formatTime, num, quote, runName } from '../format.js';
-import { keyValueTable, link, section, table } from '../parts.js';
+import { link, section, table } from '../parts.js';
 import { noteEditor } from '../note.js';
 import { guarded } from '../router.js';
 import { aliasEditor } from './model-alias.js';
@@ -182,6 +184,10 @@ export async function modelView(name) {
         },
       ),
     ),
-    model.tags?.length ? section('Tags', keyValueTable(model.tags, 'model-tags', '')) : null,
+    tagEditor(
+      model.tags ?? [],
+      (key, value) => api('POST', 'registered-models/set-tag', { name: model.name, key, value }),
+      (key) => api('DELETE', 'registered-models/delete-tag', { name: model.name, key }),
+    ),
   );
 }
