@@ -25,7 +25,8 @@ import requests
 
 SERVER = os.environ.get("SVC_SUITE_SERVER", "svc")
 SVC_ROOT = Path(os.environ.get("SVC_ROOT", Path(__file__).resolve().parents[2]))
-SERVER_FIXTURES = ("mlflow_client", "client", "workspace_mlflow_client")
+# mlflow_server: tests/tracing/test_otel_loading.py, whose server comes from _init_server (svc in its stead below).
+SERVER_FIXTURES = ("mlflow_client", "client", "workspace_mlflow_client", "mlflow_server")
 # Fixtures whose tests are left out on both servers (none: the workspace tests run since svc has workspaces).
 LEFT_OUT_FIXTURES: tuple[str, ...] = ()
 # On svc, which workspace a caller may use is the policy's decision (svc.tracker), for the identity the ingress
