@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/platform/http.ts';
 import { launchBrowser, pageFailures } from '../support/browser.ts';
-import { trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
+import { exportSpans, trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // The tracker's web UI edits as a person makes them, in headless Chromium: each edit is checked in the page and in
 // what the REST API answers afterwards. A trace sent over OTLP is opened from its experiment's page.
@@ -46,13 +45,7 @@ async function seedTrace(): Promise<string> {
   llm.end();
   root.setStatus({ code: SpanStatusCode.OK });
   root.end();
-  const spans = exporter.getFinishedSpans();
-  const res = await fetch(`${server.url}/v1/traces`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'x-mlflow-experiment-id': seeded.experimentId },
-    body: JsonTraceSerializer.serializeRequest(spans) as BodyInit,
-  });
-  if (!res.ok) throw new Error(`OTLP export: ${res.status} ${await res.text()}`);
+  await exportSpans(server.url, seeded.experimentId, exporter.getFinishedSpans());
   return `tr-${root.spanContext().traceId}`;
 }
 

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { context, trace } from '@opentelemetry/api';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +12,7 @@ import { checkedPages, launchBrowser, signIn } from '../support/browser.ts';
 import { exploreHarness, type ExploreHarness } from '../support/explore.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { startScriptedGateway, type ScriptedGateway } from '../support/scripted-gateway.ts';
-import { trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
+import { exportSpans, trackerCall, trackerHarness, type TrackerHarness } from '../support/tracker.ts';
 
 // Links into the tracker's UI, in headless Chromium: a request id opens the trace whose client_request_id it is (as
 // the platform's traces keep the X-Request-Id their request was answered with), the retrieval console links an
@@ -49,12 +48,7 @@ async function exportRequestTrace(requestId: string, question: string): Promise<
   });
   tracer.startSpan('retrieval.rank', { attributes: { 'mlflow.spanType': 'RETRIEVER' } }, trace.setSpan(context.active(), root)).end();
   root.end();
-  const res = await fetch(`${trackerServer.url}/v1/traces`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'x-mlflow-experiment-id': experimentId },
-    body: JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()) as BodyInit,
-  });
-  if (!res.ok) throw new Error(`OTLP export: ${res.status} ${await res.text()}`);
+  await exportSpans(trackerServer.url, experimentId, exporter.getFinishedSpans());
   return `tr-${root.spanContext().traceId}`;
 }
 

@@ -1,4 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
@@ -88,4 +90,14 @@ export async function trackerCall(
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : {};
+}
+
+/** Spans posted to the tracker's OTLP endpoint as an SDK exports them (JSON), into `experimentId`; anything but a 2xx throws. */
+export async function exportSpans(base: string, experimentId: string, spans: ReadableSpan[]): Promise<void> {
+  const res = await fetch(`${base}/v1/traces`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'x-mlflow-experiment-id': experimentId },
+    body: JsonTraceSerializer.serializeRequest(spans) as BodyInit,
+  });
+  if (!res.ok) throw new Error(`OTLP export: ${res.status} ${await res.text()}`);
 }
