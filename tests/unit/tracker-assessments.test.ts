@@ -46,6 +46,19 @@ describe('tracker assessments', () => {
     expect((await t.post('/api/3.0/mlflow/traces', { trace: { trace_info: traceInfo(exp, traceId) } })).status).toBe(200);
   });
 
+  it('lists assessments logged within one millisecond in the order they were logged', async () => {
+    const names = ['expected_quality', 'accuracy', 'clarity', 'helpfulness', 'contains_errors', 'b', 'a'];
+    for (const name of names) {
+      const res = await t.post(base(), {
+        assessment: { assessment_name: name, source: human, feedback: { value: 1 }, create_time: '2026-11-29T01:00:00Z' },
+      });
+      expect(res.status, res.text).toBe(200);
+    }
+    const got = await t.get(`/api/3.0/mlflow/traces/${traceId}`);
+    const logged = got.body.trace.trace_info.assessments.map((a: { assessment_name: string }) => a.assessment_name);
+    expect(logged.filter((n: string) => names.includes(n))).toEqual(names);
+  });
+
   it('refuses an assessment without exactly one of feedback and expectation, or without a name, on a trace that exists', async () => {
     const neither = await t.post(base(), { assessment: { assessment_name: 'x', source: human } });
     expect(neither.status).toBe(400);

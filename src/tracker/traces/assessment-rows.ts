@@ -46,7 +46,7 @@ export async function assessmentsOf(db: Sql, traceIds: string[]): Promise<Map<st
   const out = new Map<string, AssessmentJson[]>();
   if (traceIds.length === 0) return out;
   const rows = await db.query<AssessmentRow>(
-    `SELECT * FROM tracker_assessments WHERE trace_id = ANY($1::text[]) ORDER BY create_time_ms, assessment_id`,
+    `SELECT * FROM tracker_assessments WHERE trace_id = ANY($1::text[]) ORDER BY create_time_ms, logged_order`,
     [traceIds],
   );
   for (const r of rows) out.set(r.trace_id, [...(out.get(r.trace_id) ?? []), assessmentJson(r)]);

@@ -187,3 +187,13 @@ export function anyValueOf(v: AnyValue | undefined): unknown {
   }
   return null;
 }
+
+/** A JSON value as the AnyValue MLflow's client would have sent for it. */
+export function anyValueFromJson(v: unknown): AnyValue {
+  if (v === null || v === undefined) return {};
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValueFromJson) } };
+  return { kvlistValue: { values: Object.entries(v).map(([key, x]) => ({ key, value: anyValueFromJson(x) })) } };
+}

@@ -2,7 +2,8 @@ import type { Database, Sql } from '../../platform/db/index.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { groupBy, writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import { type AnyValue, anyValueOf, type Attribute, type OtlpSpan } from './otlp.ts';
+import { type AnyValue, anyValueFromJson, anyValueOf, type Attribute, type OtlpSpan } from './otlp.ts';
+import { SPAN_INPUTS, SPAN_OUTPUTS, SPAN_TYPE, withMlflowAttributes } from './otel-conventions.ts';
 import { dumpAnyValue } from './py-json.ts';
 import { traceNotFound } from './load.ts';
 import { ARTIFACT_TAG, artifactLocationOf } from './store.ts';
@@ -41,9 +42,7 @@ const tagValue = (v: Attribute['value']) => {
   return typeof value === 'string' ? value : dumpAnyValue(v);
 };
 
-const unwrapOptional = (v: AnyValue | undefined) => (v ? unwrapJsonText(v) : undefined);
-
-/** What the trace row learns from one batch of its spans. */
+/** What the trace row learns from one batch of its spans (their attributes as kept). */
 function summarise(spans: OtlpSpan[]) {
   const starts = spans.map((s) => nsToMs(s.startTimeUnixNano));
   const ends = spans.flatMap((s) => (s.endTimeUnixNano ? [nsToMs(s.endTimeUnixNano)] : []));
@@ -59,29 +58,19 @@ function summarise(spans: OtlpSpan[]) {
   }
   const first = (key: string) => spans.map((s) => anyValueOf(attr(s.attributes, key))).find((v) => v !== null && v !== undefined);
   const userId = first('user.id');
-  const sessionId = first('session.id');
+  const sessionId = first('session.id') ?? first('gen_ai.conversation.id');
   const requestId = root ? anyValueOf(attr(root.attributes, SVC_REQUEST_ID)) : null;
   return {
     minStart: Math.min(...starts),
     maxEnd: ends.length ? Math.max(...ends) : null,
     rootState: root ? (root.statusCode === STATUS_ERROR ? 'ERROR' : 'OK') : null,
-    requestPreview: root ? preview(unwrapOptional(attr(root.attributes, 'mlflow.spanInputs'))) : null,
-    responsePreview: root ? preview(unwrapOptional(attr(root.attributes, 'mlflow.spanOutputs'))) : null,
+    requestPreview: root ? preview(attr(root.attributes, SPAN_INPUTS)) : null,
+    responsePreview: root ? preview(attr(root.attributes, SPAN_OUTPUTS)) : null,
     tags,
     userId: userId === undefined ? undefined : String(userId),
     sessionId: sessionId === undefined ? undefined : String(sessionId),
     clientRequestId: typeof requestId === 'string' ? requestId : null,
   };
-}
-
-/** A JSON value as the AnyValue MLflow's client would have sent for it. */
-function anyValueFromJson(v: unknown): AnyValue {
-  if (v === null || v === undefined) return {};
-  if (typeof v === 'string') return { stringValue: v };
-  if (typeof v === 'boolean') return { boolValue: v };
-  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
-  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValueFromJson) } };
-  return { kvlistValue: { values: Object.entries(v).map(([key, x]) => ({ key, value: anyValueFromJson(x) })) } };
 }
 
 /**
@@ -99,12 +88,13 @@ function unwrapJsonText(value: AnyValue): AnyValue {
   }
 }
 
-/** The attributes as kept: MLflow replaces the request id a client sent with the one the trace id gives. */
-function keptAttributes(span: OtlpSpan, traceId: string): Attribute[] {
-  return [
-    ...span.attributes.filter((a) => a.key !== REQUEST_ID_ATTRIBUTE).map((a) => ({ key: a.key, value: unwrapJsonText(a.value) })),
-    { key: REQUEST_ID_ATTRIBUTE, value: { stringValue: traceId } },
-  ];
+/**
+ * The span as kept: JSON text unwrapped, MLflow's attributes added from the OpenTelemetry convention it follows, and
+ * the request id a client sent replaced with the one the trace id gives, as MLflow does.
+ */
+function keptSpan(span: OtlpSpan, traceId: string): OtlpSpan {
+  const attributes = span.attributes.filter((a) => a.key !== REQUEST_ID_ATTRIBUTE).map((a) => ({ key: a.key, value: unwrapJsonText(a.value) }));
+  return { ...span, attributes: [...withMlflowAttributes(attributes), { key: REQUEST_ID_ATTRIBUTE, value: { stringValue: traceId } }] };
 }
 
 async function writeSpans(tx: Sql, traceId: string, spans: OtlpSpan[]): Promise<void> {
@@ -114,7 +104,7 @@ async function writeSpans(tx: Sql, traceId: string, spans: OtlpSpan[]): Promise<
     parent_span_id: s.parentSpanId ?? null,
     name: s.name,
     span_type: (() => {
-      const t = anyValueOf(attr(s.attributes, 'mlflow.spanType'));
+      const t = anyValueOf(attr(s.attributes, SPAN_TYPE));
       return typeof t === 'string' ? t : null;
     })(),
     kind: s.kind,
@@ -124,7 +114,7 @@ async function writeSpans(tx: Sql, traceId: string, spans: OtlpSpan[]): Promise<
     status_message: s.statusMessage ?? null,
     start_time_unix_nano: s.startTimeUnixNano,
     end_time_unix_nano: s.endTimeUnixNano ?? null,
-    attributes: keptAttributes(s, traceId),
+    attributes: s.attributes,
     events: s.events,
     links: s.links,
   }));
@@ -164,7 +154,7 @@ export async function logSpans(db: Database, experimentId: number, spans: OtlpSp
   const experiment = traceIds.some((id) => !known.has(id)) ? await activeExperiment(db, experimentId) : undefined;
   await db.transaction(async (tx) => {
     for (const traceId of traceIds) {
-      const batch = byTrace.get(traceId)!;
+      const batch = byTrace.get(traceId)!.map((span) => keptSpan(span, traceId));
       const s = summarise(batch);
       if (experiment) {
         await tx.query(

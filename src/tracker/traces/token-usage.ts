@@ -6,7 +6,7 @@ import { pyDumps } from './py-json.ts';
 // unless a span above it carries usage too (a parent that rolls up its children's calls is not counted twice). It is
 // kept in the trace's `mlflow.trace.tokenUsage` metadata, where MLflow's client and UI read it.
 
-export const CHAT_USAGE = 'mlflow.chat.tokenUsage';
+import { CHAT_USAGE } from './otel-conventions.ts';
 export const TOKEN_USAGE_METADATA = 'mlflow.trace.tokenUsage';
 const KEYS = ['input_tokens', 'output_tokens', 'total_tokens'] as const;
 
