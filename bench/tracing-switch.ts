@@ -1,14 +1,11 @@
 // Tracing off and on in one process, for the benches that print what tracing costs a request (issue 37). On is what
-// SVC_TRACING_ENABLED=true starts (src/platform/tracing-export.ts): spans recorded on the request's path, handed to the
-// OpenTelemetry SDK's batch processor after it, and sent by its OTLP/HTTP exporter to a receiver in a process of its
-// own that answers as the tracker does and counts the spans; the export's own work (serialising and posting) is in
-// the measured time, reading it is not. Off is no sink: every span function just runs its work. Switch only between
+// SVC_TRACING_ENABLED=true starts (src/platform/tracing-export.ts): spans recorded on the request's path, handed in
+// batches to the export worker thread, whose OpenTelemetry batch processor and OTLP/HTTP exporter send them to a
+// receiver in a process of its own that answers as the tracker does and counts the spans; the export's own work
+// (serialising and posting) is in the process's CPU time, reading it is not. Off is no sink: every span function just runs its work. Switch only between
 // requests.
 import { spawn } from 'node:child_process';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
-import { exportSpansTo, type Sink } from '../src/platform/tracing-export.ts';
+import { exportSpansTo, exportWorker, flushSpans } from '../src/platform/tracing-export.ts';
 
 const RECEIVER = `
   let spans = 0;
@@ -34,22 +31,18 @@ export type TracingSwitch = {
 export async function tracingSwitch(service: string): Promise<TracingSwitch> {
   const receiver = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => receiver.stdout.once('data', (d) => resolve(`http://127.0.0.1:${String(d).trim()}`)));
-  const sink: Sink = {
-    processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: `${url}/v1/traces`, headers: { 'x-mlflow-experiment-id': '0' } })),
-    resource: resourceFromAttributes({ 'service.name': service }),
-  };
+  const sink = exportWorker({ serviceName: service, url: `${url}/v1/traces`, headers: { 'x-mlflow-experiment-id': '0' } });
   const set = (on: boolean) => exportSpansTo(on ? sink : undefined);
   return {
     set,
     async exported() {
-      await new Promise((r) => setImmediate(r)); // the spans of the last request, handed over a turn later
       // a batch refused (the exporter's limit of exports in flight, in a burst) is lost, as in a service: not fatal
-      await sink.processor.forceFlush().catch((err: Error) => console.error(`export: ${err.message}`));
+      await flushSpans();
       return Number(await (await fetch(url)).text());
     },
     async close() {
       exportSpansTo(undefined);
-      await sink.processor.shutdown();
+      await sink.close();
       receiver.kill();
     },
   };

@@ -4,10 +4,8 @@
 //   against a real OPA sidecar (scripts/start-opa.sh).
 // Run: npx tsx bench/explore/index.ts [--iterations 2000]
 import { execFileSync } from 'node:child_process';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createSidecarPolicyEngine, createWasmPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
-import { exportSpansTo } from '../../src/platform/tracing-export.ts';
+import { exportSpansTo, flushSpans, type Sink } from '../../src/platform/tracing-export.ts';
 import { instantPipeline } from './instant-pipeline.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -20,23 +18,24 @@ const us = (ms: number) => `${(ms * 1000).toFixed(1).padStart(9)} µs`;
 
 // per-step durations from the pipeline's own spans
 const durations = new Map<string, number[]>();
-const collector: SpanProcessor = {
-  onStart() {},
-  onEnd(span: ReadableSpan) {
-    const ms = span.duration[0] * 1e3 + span.duration[1] / 1e6;
-    // appended in place: copying the list at every span made garbage that the measured steps then paid for
-    const list = durations.get(span.name);
-    if (list) list.push(ms);
-    else durations.set(span.name, [ms]);
+const collector: Sink = {
+  send(spans) {
+    for (const span of spans) {
+      // appended in place: copying the list at every span made garbage that the measured steps then paid for
+      const list = durations.get(span.name);
+      if (list) list.push(span.end - span.start);
+      else durations.set(span.name, [span.end - span.start]);
+    }
   },
-  forceFlush: async () => {},
-  shutdown: async () => {},
+  flush: async () => {},
+  close: async () => {},
 };
-exportSpansTo({ processor: collector, resource: resourceFromAttributes({ 'service.name': 'explore' }) });
+exportSpansTo(collector);
 
 async function main() {
   const { ask, close } = await instantPipeline();
   for (let i = 0; i < 200; i++) await ask(`warm ${i} customers per nation`, true);
+  await flushSpans();
   durations.clear();
   const total: number[] = [];
   for (let i = 0; i < N; i++) {
@@ -44,6 +43,7 @@ async function main() {
     await ask(`customers per nation ${i}`, true);
     total.push(performance.now() - t);
   }
+  await flushSpans();
   const hits: number[] = [];
   await ask('cached customers per nation', false);
   for (let i = 0; i < N; i++) {

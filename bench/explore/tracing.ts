@@ -2,7 +2,8 @@
 // instant model and engine (instant-pipeline.ts), in one process, with tracing off and on in turns of 20 questions
 // (../tracing-switch.ts says what off and on are), so a busy machine slows both alike. Printed: each mode's p50 and
 // p99; the median over the pairs of turns of (on's median - off's median), which drift from load cannot move as it
-// moves a p50 of the whole run; and the process's CPU time a question, a count of the work.
+// moves a p50 of the whole run; and the CPU time a question of the thread that answers requests (the export worker's
+// and the engine's threads are not in it; for the layer alone the process's is printed as well).
 // Run: npx tsx bench/explore/tracing.ts [--iterations 2000]
 import { inRequestTrace, inSpan, tracer } from '../../src/platform/tracing.ts';
 import { tracingSwitch } from '../tracing-switch.ts';
@@ -16,6 +17,10 @@ const N = Number(arg('iterations', '2000'));
 const TURN = 20;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(3)} ms`;
+const millis = ({ user, system }: NodeJS.CpuUsage) => (user + system) / 1000;
+/** CPU milliseconds so far: this thread's (Node 23.9 and later; the process's before) and the whole process's. */
+const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
+const cpuNow = () => ({ thread: millis(threadCpu?.call(process) ?? process.cpuUsage()), process: millis(process.cpuUsage()) });
 
 const tracing = await tracingSwitch('explore');
 const { ask, close } = await instantPipeline();
@@ -30,15 +35,14 @@ for (const on of [false, true, false, true]) {
 /** One turn of TURN questions in `mode`: its median, and its times and CPU added to the mode's. */
 async function turn(mode: 'off' | 'on'): Promise<number> {
   tracing.set(mode === 'on');
-  const used = process.cpuUsage();
+  const used = cpuNow();
   const these: number[] = [];
   for (let i = 0; i < TURN; i++) {
     const t = performance.now();
     await ask(`customers per nation ${asked++}`, true);
     these.push(performance.now() - t);
   }
-  const { user, system } = process.cpuUsage(used);
-  cpu[mode] += (user + system) / 1000;
+  cpu[mode] += cpuNow().thread - used.thread;
   times[mode].push(...these);
   return pct(these, 50);
 }
@@ -57,6 +61,7 @@ const spans = await tracing.exported();
 // measured as the CPU time of the whole loop.
 const layer = { off: [] as number[], on: [] as number[] };
 const layerCpu = { off: 0, on: 0 };
+const layerProcessCpu = { off: 0, on: 0 };
 const steps = tracer('explore');
 const emptyTrace = () =>
   inRequestTrace(
@@ -74,7 +79,7 @@ const LAYER_N = 20 * N;
 for (let i = 0; i < (2 * LAYER_N) / 1000; i++) {
   const mode = i % 2 === 0 ? 'off' : 'on';
   tracing.set(mode === 'on');
-  const used = process.cpuUsage();
+  const used = cpuNow();
   for (let j = 0; j < 1000; j++) {
     const t = performance.now();
     await emptyTrace();
@@ -83,8 +88,9 @@ for (let i = 0; i < (2 * LAYER_N) / 1000; i++) {
     if (j % 20 === 19) await new Promise((r) => setTimeout(r, 0));
   }
   await tracing.exported();
-  const { user, system } = process.cpuUsage(used);
-  layerCpu[mode] += (user + system) / 1000;
+  const now = cpuNow();
+  layerCpu[mode] += now.thread - used.thread;
+  layerProcessCpu[mode] += now.process - used.process;
 }
 await tracing.close();
 await close();
@@ -92,7 +98,7 @@ await close();
 console.log(
   `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in turns of ${TURN}`,
 );
-console.log(`tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))} | CPU ${ms(cpu.off / N)} a question`);
+console.log(`tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))} | CPU ${ms(cpu.off / N)} a question (this thread)`);
 console.log(
   `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question)`,
 );
@@ -101,10 +107,12 @@ console.log(
 );
 const us = (x: number) => `${(x * 1000).toFixed(2)} µs`;
 console.log(`\nthe tracing layer alone: ${LAYER_N} traces of a root and ten empty steps each way`);
-console.log(`tracing off | p50 ${us(pct(layer.off, 50))} | p99 ${us(pct(layer.off, 99))} | CPU ${us(layerCpu.off / LAYER_N)} a trace`);
 console.log(
-  `tracing on  | p50 ${us(pct(layer.on, 50))} | p99 ${us(pct(layer.on, 99))} | CPU ${us(layerCpu.on / LAYER_N)} a trace, handed over and exported`,
+  `tracing off | p50 ${us(pct(layer.off, 50))} | p99 ${us(pct(layer.off, 99))} | CPU ${us(layerCpu.off / LAYER_N)} a trace (this thread), ${us(layerProcessCpu.off / LAYER_N)} (process)`,
 );
 console.log(
-  `on costs ${us(pct(layer.on, 50) - pct(layer.off, 50))} more at p50 on the request's path; CPU ${us((layerCpu.on - layerCpu.off) / LAYER_N)}`,
+  `tracing on  | p50 ${us(pct(layer.on, 50))} | p99 ${us(pct(layer.on, 99))} | CPU ${us(layerCpu.on / LAYER_N)} a trace (this thread, handed over), ${us(layerProcessCpu.on / LAYER_N)} (process, exported too)`,
+);
+console.log(
+  `on costs ${us(pct(layer.on, 50) - pct(layer.off, 50))} more at p50 on the request's path; CPU ${us((layerCpu.on - layerCpu.off) / LAYER_N)} (this thread), ${us((layerProcessCpu.on - layerProcessCpu.off) / LAYER_N)} (process)`,
 );

@@ -1,11 +1,10 @@
-import { type Attributes, type HrTime, type SpanContext, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
-import type { Resource } from '@opentelemetry/resources';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { Worker } from 'node:worker_threads';
+import type { Attributes } from '@opentelemetry/api';
 import { Counter, Registry } from 'prom-client';
 
-// Where finished spans go: the OpenTelemetry SDK's batch processor and OTLP exporter, which batch, serialise and send
-// them off the request path. A request records its spans as plain objects (tracing.ts); they become the SDK's
-// ReadableSpans here, after the request, in one pass a turn of the event loop.
+// Where finished spans go. A request records its spans as plain objects (tracing.ts); after it, they are flattened
+// to records with their ids and posted in batches to a worker thread (tracing-worker.mjs), where the OpenTelemetry
+// SDK's batch processor and OTLP exporter serialise and send them. The thread that answers HTTP only copies them.
 
 /** A span as a request records it: times on performance.now()'s clock, ids given when it is handed over. */
 export type RecordedSpan = {
@@ -20,48 +19,118 @@ export type RecordedSpan = {
   id?: string;
 };
 
-/** The processor finished spans go to, and the resource (service.name) they are exported under. */
-export type Sink = { processor: SpanProcessor; resource: Resource };
+/** A finished span as handed over: hex ids, times in milliseconds since the epoch, the error as plain data. */
+export type SpanRecord = {
+  name: string;
+  scope: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | undefined;
+  start: number;
+  end: number;
+  attributes: Attributes;
+  error: { type: string; message: string | undefined; stack: string | undefined } | undefined;
+};
+
+/** Where records go: the export worker, or (in a benchmark) anything that takes them. */
+export type Sink = {
+  send(spans: SpanRecord[]): void;
+  /** Resolves once what was sent so far has been exported or given up on. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+};
 let sink: Sink | undefined;
 
-/** Sends finished spans to `processor` from now on (undefined: tracing off, the no-op every span starts from). */
+/** Sends finished spans to `to` from now on (undefined: tracing off, the no-op every span starts from). */
 export function exportSpansTo(to: Sink | undefined): void {
   sink = to;
 }
 export const tracingOn = (): boolean => sink !== undefined;
 
-/** `SVC_TRACING_ENABLED=true`: the batch processor and OTLP/HTTP exporter, sending to `endpoint` (or the SDK's default). */
+/** `SVC_TRACING_ENABLED=true`: the export worker, sending to `endpoint` (or the SDK's default). */
 export async function initTracing(serviceName: string, endpoint?: string, opts: { experimentId?: string | undefined } = {}): Promise<void> {
   if (sink) return;
-  const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-node');
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = await import('@opentelemetry/resources');
-  const exporter = new OTLPTraceExporter({
-    ...(endpoint ? { url: `${endpoint.replace(/\/$/, '')}/v1/traces` } : {}),
-    ...(opts.experimentId ? { headers: { 'x-mlflow-experiment-id': opts.experimentId } } : {}),
-  });
-  exportSpansTo({
-    processor: new BatchSpanProcessor(countingExports(exporter)),
-    resource: resourceFromAttributes({ 'service.name': serviceName }),
-  });
+  exportSpansTo(
+    exportWorker({
+      serviceName,
+      ...(endpoint ? { url: `${endpoint.replace(/\/$/, '')}/v1/traces` } : {}),
+      ...(opts.experimentId ? { headers: { 'x-mlflow-experiment-id': opts.experimentId } } : {}),
+    }),
+  );
 }
 
+/** The OTLP/HTTP export in a worker thread, for the service `serviceName`; the SDK's defaults where `url` is unset. */
+export function exportWorker(target: { serviceName: string; url?: string; headers?: Record<string, string> }): Sink {
+  const worker = new Worker(new URL('./tracing-worker.mjs', import.meta.url), { workerData: target });
+  worker.unref(); // spans still queued do not keep a stopping process alive
+  const flushes = new Map<number, () => void>();
+  let lastFlush = 0;
+  let stopped = false;
+  worker.on('message', (msg: { outcome?: 'ok' | 'dropped'; count?: number; flushed?: number }) => {
+    if (msg.outcome) spansSent.inc({ outcome: msg.outcome }, msg.count ?? 0);
+    if (msg.flushed !== undefined) flushes.get(msg.flushed)?.();
+  });
+  const stop = () => {
+    stopped = true;
+    for (const done of flushes.values()) done();
+  };
+  // a worker that fails loses its spans, counted, and never the request's answer
+  worker.on('error', stop);
+  worker.on('exit', stop);
+  return {
+    send(spans) {
+      if (stopped) spansSent.inc({ outcome: 'dropped' }, spans.length);
+      else worker.postMessage({ spans });
+    },
+    flush() {
+      if (stopped) return Promise.resolve();
+      const id = ++lastFlush;
+      return new Promise<void>((resolve) => {
+        flushes.set(id, () => {
+          flushes.delete(id);
+          resolve();
+        });
+        worker.postMessage({ flush: id });
+      });
+    },
+    async close() {
+      await this.flush();
+      await worker.terminate();
+    },
+  };
+}
+
+// Spans are handed over in batches: at most every HAND_OVER_MS, or at once when HAND_OVER_SPANS are waiting. One
+// message a span would cost the request's thread a copy and a wake-up of the worker each.
+const HAND_OVER_MS = 20;
+const HAND_OVER_SPANS = 256;
 let pending: RecordedSpan[] = [];
 let pendingTo: Sink | undefined;
-/** Queues a finished span; the queue is handed over once the current turn of the event loop is done. */
+let timer: NodeJS.Timeout | undefined;
+
+/** Queues a finished span for the sink tracing had when it began. */
 export function finished(span: RecordedSpan): void {
   if (!sink) return;
-  if (pending.length === 0) {
-    pendingTo = sink;
-    setImmediate(handOver);
-  }
+  if (pendingTo !== sink) handOver();
+  pendingTo = sink;
   pending.push(span);
+  // never on the request's own turn: a full batch goes at the next turn of the loop, the rest on the timer
+  if (pending.length === HAND_OVER_SPANS) setImmediate(handOver);
+  else timer ??= setTimeout(handOver, HAND_OVER_MS).unref();
+}
+
+/** Sends what is queued now, and resolves once the sink has exported it (a benchmark's or a test's wait). */
+export function flushSpans(): Promise<void> {
+  handOver();
+  return sink ? sink.flush() : Promise.resolve();
 }
 
 function handOver(): void {
+  if (timer) clearTimeout(timer);
+  timer = undefined;
   const [spans, to] = [pending, pendingTo];
   pending = [];
-  if (to) for (const span of spans) to.processor.onEnd(readable(span, to.resource));
+  if (to && spans.length) to.send(spans.map(recordOf));
 }
 
 // Ids need only be unique, not secret (as the SDK's own generator): crypto.randomBytes, a call into OpenSSL per id,
@@ -74,53 +143,25 @@ function randomHex(digits: number): string {
 }
 const idOf = (span: RecordedSpan) => (span.id ??= randomHex(16));
 const traceIdOf = (span: RecordedSpan) => (span.trace.id ??= randomHex(32));
-const contextOf = (span: RecordedSpan): SpanContext => ({
-  traceId: traceIdOf(span),
-  spanId: idOf(span),
-  traceFlags: TraceFlags.SAMPLED,
-  isRemote: false,
-});
-const hrTime = (ms: number): HrTime => {
-  const whole = Math.floor(ms / 1000);
-  return [whole, Math.min(999_999_999, Math.round((ms - whole * 1000) * 1e6))];
-};
 
-function readable(span: RecordedSpan, resource: Resource): ReadableSpan {
-  const context = contextOf(span);
-  const error = span.error as { name?: string; code?: unknown; message?: string; stack?: string } | undefined;
-  const startTime = hrTime(performance.timeOrigin + span.start);
+// One shape for every record (no optional parts spread in): building and copying them is the hand-over's cost.
+function recordOf(span: RecordedSpan): SpanRecord {
   return {
     name: span.name,
-    kind: SpanKind.INTERNAL,
-    spanContext: () => context,
-    ...(span.parent ? { parentSpanContext: contextOf(span.parent) } : {}),
-    startTime,
-    endTime: hrTime(performance.timeOrigin + span.end),
-    duration: hrTime(span.end - span.start),
-    status: { code: error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
+    scope: span.scope,
+    traceId: traceIdOf(span),
+    spanId: idOf(span),
+    parentSpanId: span.parent ? idOf(span.parent) : undefined,
+    start: performance.timeOrigin + span.start,
+    end: performance.timeOrigin + span.end,
     attributes: span.attributes,
-    links: [],
-    // as the SDK's recordException writes it
-    events: error
-      ? [
-          {
-            name: 'exception',
-            time: hrTime(performance.timeOrigin + span.end),
-            attributes: {
-              'exception.type': String(error.code ?? error.name ?? 'Error'),
-              ...(error.message ? { 'exception.message': error.message } : {}),
-              ...(error.stack ? { 'exception.stacktrace': error.stack } : {}),
-            },
-          },
-        ]
-      : [],
-    ended: true,
-    resource,
-    instrumentationScope: { name: span.scope },
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
+    error: span.error === undefined ? undefined : errorOf(span.error),
   };
+}
+
+function errorOf(error: unknown): NonNullable<SpanRecord['error']> {
+  const e = error as { name?: string; code?: unknown; message?: string; stack?: string };
+  return { type: String(e.code ?? e.name ?? 'Error'), message: e.message || undefined, stack: e.stack || undefined };
 }
 
 // What happened to the spans sent off, on every service's /metrics: a tracker that is down loses spans, counted
@@ -132,21 +173,5 @@ const spansSent = new Counter({
   labelNames: ['outcome'] as const,
   registers: [exportRegistry],
 });
-const SUCCESS = 0; // ExportResultCode.SUCCESS of @opentelemetry/core
-
-/** The exporter, with each batch's outcome counted. */
-function countingExports(exporter: SpanExporter): SpanExporter {
-  return {
-    export(spans, done) {
-      exporter.export(spans, (result) => {
-        spansSent.inc({ outcome: result.code === SUCCESS ? 'ok' : 'dropped' }, spans.length);
-        done(result);
-      });
-    },
-    shutdown: () => exporter.shutdown(),
-    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
-  };
-}
-
 /** The export counters in Prometheus' text format; empty while tracing is off. */
 export const tracingMetrics = async (): Promise<string> => (sink ? exportRegistry.metrics() : '');
