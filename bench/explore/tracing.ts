@@ -98,7 +98,9 @@ await close();
 console.log(
   `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in turns of ${TURN}`,
 );
-console.log(`tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))} | CPU ${ms(cpu.off / N)} a question (this thread)`);
+console.log(
+  `tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))} | CPU ${ms(cpu.off / N)} a question (this thread)`,
+);
 console.log(
   `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question)`,
 );

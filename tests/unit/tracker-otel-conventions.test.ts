@@ -21,7 +21,9 @@ describe('tracker OTLP ingest of OpenTelemetry GenAI conventions', () => {
     const exporter = new InMemorySpanExporter();
     const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('conventions');
     const parent: Span = tracer.startSpan('root', { attributes: root });
-    children.forEach((attributes, i) => tracer.startSpan(`child-${i}`, { attributes }, trace.setSpan(context.active(), parent)).end());
+    for (const [i, attributes] of children.entries()) {
+      tracer.startSpan(`child-${i}`, { attributes }, trace.setSpan(context.active(), parent)).end();
+    }
     parent.end();
     return exporter.getFinishedSpans();
   }
@@ -54,20 +56,44 @@ describe('tracker OTLP ingest of OpenTelemetry GenAI conventions', () => {
   }
 
   const conventions = [
-    { name: 'OpenInference', input: 'input.value', output: 'output.value', prompt: 'llm.token_count.prompt', completion: 'llm.token_count.completion' },
-    { name: 'GenAI', input: 'gen_ai.input.messages', output: 'gen_ai.output.messages', prompt: 'gen_ai.usage.input_tokens', completion: 'gen_ai.usage.output_tokens' },
-    { name: 'Traceloop', input: 'traceloop.entity.input', output: 'traceloop.entity.output', prompt: 'gen_ai.usage.prompt_tokens', completion: 'gen_ai.usage.completion_tokens' },
+    {
+      name: 'OpenInference',
+      input: 'input.value',
+      output: 'output.value',
+      prompt: 'llm.token_count.prompt',
+      completion: 'llm.token_count.completion',
+    },
+    {
+      name: 'GenAI',
+      input: 'gen_ai.input.messages',
+      output: 'gen_ai.output.messages',
+      prompt: 'gen_ai.usage.input_tokens',
+      completion: 'gen_ai.usage.output_tokens',
+    },
+    {
+      name: 'Traceloop',
+      input: 'traceloop.entity.input',
+      output: 'traceloop.entity.output',
+      prompt: 'gen_ai.usage.prompt_tokens',
+      completion: 'gen_ai.usage.completion_tokens',
+    },
   ];
 
   for (const c of conventions) {
     it(`reads ${c.name} inputs, outputs and token counts as MLflow's, with the trace's previews and usage`, async () => {
-      const { info, spans } = await roundTrip(record({ [c.input]: 'Hello, world!', [c.output]: 'Bye!', [c.prompt]: 100, [c.completion]: 50 }));
+      const { info, spans } = await roundTrip(
+        record({ [c.input]: 'Hello, world!', [c.output]: 'Bye!', [c.prompt]: 100, [c.completion]: 50 }),
+      );
       expect(spans.root!['mlflow.spanInputs']).toBe('Hello, world!');
       expect(spans.root!['mlflow.spanOutputs']).toBe('Bye!');
       expect(spans.root!['mlflow.chat.tokenUsage']).toEqual({ input_tokens: 100, output_tokens: 50, total_tokens: 150 });
       expect(info.request_preview).toBe('"Hello, world!"');
       expect(info.response_preview).toBe('"Bye!"');
-      expect(JSON.parse(info.trace_metadata['mlflow.trace.tokenUsage'])).toEqual({ input_tokens: 100, output_tokens: 50, total_tokens: 150 });
+      expect(JSON.parse(info.trace_metadata['mlflow.trace.tokenUsage'])).toEqual({
+        input_tokens: 100,
+        output_tokens: 50,
+        total_tokens: 150,
+      });
     });
   }
 
@@ -101,23 +127,35 @@ describe('tracker OTLP ingest of OpenTelemetry GenAI conventions', () => {
   it('takes JSON messages as structure, numbered Traceloop prompts, counts sent as text, model and provider', async () => {
     const messages = [{ role: 'user', content: 'hi' }];
     const { spans } = await roundTrip(
-      record({
-        'gen_ai.input.messages': JSON.stringify(messages),
-        'gen_ai.request.model': 'gpt-test',
-        'gen_ai.provider.name': 'openai',
-        'gen_ai.usage.input_tokens': '7',
-        'gen_ai.usage.output_tokens': '3',
-        'gen_ai.usage.cache_read.input_tokens': 2,
-      }, [{ 'gen_ai.prompt.0.content': 'first prompt', 'gen_ai.completion.0.content': 'first answer', 'gen_ai.system': 'anthropic' }]),
+      record(
+        {
+          'gen_ai.input.messages': JSON.stringify(messages),
+          'gen_ai.request.model': 'gpt-test',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.usage.input_tokens': '7',
+          'gen_ai.usage.output_tokens': '3',
+          'gen_ai.usage.cache_read.input_tokens': 2,
+        },
+        [{ 'gen_ai.prompt.0.content': 'first prompt', 'gen_ai.completion.0.content': 'first answer', 'gen_ai.system': 'anthropic' }],
+      ),
     );
     expect(spans.root!['mlflow.spanInputs']).toEqual(messages);
     expect(spans.root!['mlflow.llm.model']).toBe('gpt-test');
     expect(spans.root!['mlflow.llm.provider']).toBe('openai');
-    expect(spans.root!['mlflow.chat.tokenUsage']).toEqual({ input_tokens: 7, output_tokens: 3, total_tokens: 10, cache_read_input_tokens: 2 });
-    expect(spans['child-0']).toMatchObject({ 'mlflow.spanInputs': 'first prompt', 'mlflow.spanOutputs': 'first answer', 'mlflow.llm.provider': 'anthropic' });
+    expect(spans.root!['mlflow.chat.tokenUsage']).toEqual({
+      input_tokens: 7,
+      output_tokens: 3,
+      total_tokens: 10,
+      cache_read_input_tokens: 2,
+    });
+    expect(spans['child-0']).toMatchObject({
+      'mlflow.spanInputs': 'first prompt',
+      'mlflow.spanOutputs': 'first answer',
+      'mlflow.llm.provider': 'anthropic',
+    });
   });
 
-  it("never replaces what the client set, and passes over empty values", async () => {
+  it('never replaces what the client set, and passes over empty values', async () => {
     const { spans, info } = await roundTrip(
       record({
         'mlflow.spanInputs': JSON.stringify({ q: 'mine' }),

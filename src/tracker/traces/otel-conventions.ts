@@ -131,7 +131,9 @@ function tokenUsage(attrs: Attributes): Record<string, number> | undefined {
   for (const c of CONVENTIONS) {
     const input = count(attrs.get(c.inputTokens));
     const output = count(attrs.get(c.outputTokens));
-    const total = (c.totalTokens ? count(attrs.get(c.totalTokens)) : undefined) ?? (input !== undefined && output !== undefined ? input + output : undefined);
+    const total =
+      (c.totalTokens ? count(attrs.get(c.totalTokens)) : undefined) ??
+      (input !== undefined && output !== undefined ? input + output : undefined);
     if (input === undefined && output === undefined && total === undefined) continue;
     const cacheRead = firstCount(attrs, c.cacheReadTokens);
     const cacheCreation = firstCount(attrs, c.cacheCreationTokens);
@@ -180,11 +182,23 @@ export function withMlflowAttributes(attributes: Attribute[]): Attribute[] {
     kept = attributes.filter((a) => a.key !== SPAN_TYPE);
     added.push({ key: SPAN_TYPE, value: { stringValue: type } });
   }
-  add(SPAN_INPUTS, firstOf(attrs, (c) => c.inputs));
-  add(SPAN_OUTPUTS, firstOf(attrs, (c) => c.outputs));
+  add(
+    SPAN_INPUTS,
+    firstOf(attrs, (c) => c.inputs),
+  );
+  add(
+    SPAN_OUTPUTS,
+    firstOf(attrs, (c) => c.outputs),
+  );
   const usage = attrs.has(CHAT_USAGE) ? undefined : tokenUsage(attrs);
   add(CHAT_USAGE, usage && anyValueFromJson(usage));
-  add(MODEL, firstOf(attrs, (c) => c.model));
-  add(MODEL_PROVIDER, firstOf(attrs, (c) => (c.provider ? [c.provider] : [])));
+  add(
+    MODEL,
+    firstOf(attrs, (c) => c.model),
+  );
+  add(
+    MODEL_PROVIDER,
+    firstOf(attrs, (c) => (c.provider ? [c.provider] : [])),
+  );
   return added.length ? [...kept, ...added] : attributes;
 }

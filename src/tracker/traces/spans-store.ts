@@ -93,7 +93,9 @@ function unwrapJsonText(value: AnyValue): AnyValue {
  * the request id a client sent replaced with the one the trace id gives, as MLflow does.
  */
 function keptSpan(span: OtlpSpan, traceId: string): OtlpSpan {
-  const attributes = span.attributes.filter((a) => a.key !== REQUEST_ID_ATTRIBUTE).map((a) => ({ key: a.key, value: unwrapJsonText(a.value) }));
+  const attributes = span.attributes
+    .filter((a) => a.key !== REQUEST_ID_ATTRIBUTE)
+    .map((a) => ({ key: a.key, value: unwrapJsonText(a.value) }));
   return { ...span, attributes: [...withMlflowAttributes(attributes), { key: REQUEST_ID_ATTRIBUTE, value: { stringValue: traceId } }] };
 }
 
