@@ -47,3 +47,18 @@ export async function tracingSwitch(service: string): Promise<TracingSwitch> {
     },
   };
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * The median of paired differences (on - off, one per pair of turns), with its 95% interval from resampling the
+ * pairs 2000 times (a bootstrap): how far the figure could move on another run of the same machine.
+ */
+export function pairedCost(differences: number[]): { median: number; low: number; high: number } {
+  const resampled: number[] = [];
+  for (let r = 0; r < 2000; r++) {
+    resampled.push(median(differences.map(() => differences[Math.floor(Math.random() * differences.length)]!)));
+  }
+  resampled.sort((a, b) => a - b);
+  return { median: median(differences), low: resampled[49]!, high: resampled[1949]! };
+}

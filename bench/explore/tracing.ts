@@ -6,7 +6,7 @@
 // and the engine's threads are not in it; for the layer alone the process's is printed as well).
 // Run: npx tsx bench/explore/tracing.ts [--iterations 2000]
 import { inRequestTrace, inSpan, tracer } from '../../src/platform/tracing.ts';
-import { tracingSwitch } from '../tracing-switch.ts';
+import { pairedCost, tracingSwitch } from '../tracing-switch.ts';
 import { instantPipeline } from './instant-pipeline.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -94,6 +94,7 @@ for (let i = 0; i < (2 * LAYER_N) / 1000; i++) {
 }
 await tracing.close();
 await close();
+const cost = pairedCost(pairs);
 
 console.log(
   `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in turns of ${TURN}`,
@@ -105,7 +106,7 @@ console.log(
   `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question)`,
 );
 console.log(
-  `on costs ${ms(pct(pairs, 50))} more at p50, the median over ${pairs.length} pairs of turns (target <= 0.100 ms); p50 of the whole run ${ms(pct(times.on, 50) - pct(times.off, 50))}; CPU ${ms((cpu.on - cpu.off) / N)}`,
+  `on costs ${ms(cost.median)} more at p50 (95% interval ${ms(cost.low)} to ${ms(cost.high)}), the median over ${pairs.length} pairs of turns (target <= 0.100 ms); p50 of the whole run ${ms(pct(times.on, 50) - pct(times.off, 50))}; CPU ${ms((cpu.on - cpu.off) / N)}`,
 );
 const us = (x: number) => `${(x * 1000).toFixed(2)} µs`;
 console.log(`\nthe tracing layer alone: ${LAYER_N} traces of a root and ten empty steps each way`);
