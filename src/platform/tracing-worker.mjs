@@ -21,6 +21,7 @@ const exporter = new OTLPTraceExporter({
 const counted = {
   export(spans, done) {
     exporter.export(spans, (result) => {
+      unreported -= spans.length;
       parentPort.postMessage({ outcome: result.code === SUCCESS ? 'ok' : 'dropped', count: spans.length });
       done(result);
     });
@@ -28,7 +29,18 @@ const counted = {
   shutdown: () => exporter.shutdown(),
   forceFlush: () => exporter.forceFlush(),
 };
-const processor = new BatchSpanProcessor(counted);
+// The SDK's processor drops what does not fit its queue without a word. Spans not yet reported by the exporter are
+// counted here instead, and one that would not fit is counted as dropped before the processor sees it, so every span
+// is counted once.
+const maxQueueSize = Number(process.env.OTEL_BSP_MAX_QUEUE_SIZE) || 2048;
+let unreported = 0;
+const processor = new BatchSpanProcessor(counted, { maxQueueSize });
+/** Queues a span for export, or counts it as dropped when the queue is full. */
+function queue(span) {
+  if (unreported >= maxQueueSize) return parentPort.postMessage({ outcome: 'dropped', count: 1 });
+  unreported++;
+  processor.onEnd(span);
+}
 const resource = resourceFromAttributes({ 'service.name': workerData.serviceName });
 
 /** Milliseconds since the epoch, fractional, as OpenTelemetry's [seconds, nanoseconds]. */
@@ -78,7 +90,7 @@ function exceptionEvent(error, time) {
 }
 
 parentPort.on('message', async (msg) => {
-  if (msg.spans) for (const r of msg.spans) processor.onEnd(new ExportedSpan(r));
+  if (msg.spans) for (const r of msg.spans) queue(new ExportedSpan(r));
   if (msg.flush !== undefined) {
     await processor.forceFlush().catch(() => {}); // a batch refused is counted as dropped by the exporter's callback
     parentPort.postMessage({ flushed: msg.flush });

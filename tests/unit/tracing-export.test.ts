@@ -89,25 +89,33 @@ describe('trace export', () => {
   }, 60_000);
 });
 
-describe('trace export to a tracker that is down', () => {
+describe('trace export to a tracker that hangs', () => {
   let svc: SvcProcess;
   let dataDir: string;
   let port: number;
+  let hanging: Server;
 
   beforeAll(async () => {
     port = await freePort();
     dataDir = await mkdtemp(join(tmpdir(), 'svc-tracing-down-'));
-    // nothing listens there; the SDK's own settings make it send at once and give a batch up after 2 s
+    // it takes each export and never answers; the SDK's own settings make it send at once and give up after 2 s
+    hanging = createServer(() => {});
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
     const env = {
-      ...tracingEnv(dataDir, '0', `http://127.0.0.1:${await freePort()}`),
+      ...tracingEnv(dataDir, '0', `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`),
       OTEL_BSP_SCHEDULE_DELAY: '200',
       OTEL_EXPORTER_OTLP_TIMEOUT: '2000',
+      // a queue of four while a batch of four hangs: the other spans do not fit, and are counted as dropped too
+      OTEL_BSP_MAX_QUEUE_SIZE: '4',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4',
     };
     svc = await startSvc(['serve', 'explore', '--port', String(port)], env, { until: 'explore listening', timeoutMs: 60_000 });
   }, 90_000);
 
   afterAll(async () => {
     await svc?.stop();
+    hanging?.closeAllConnections();
+    hanging?.close();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -119,5 +127,6 @@ describe('trace export to a tracker that is down', () => {
     };
     // the root span and the ten steps, once the exporter has given up on them
     await expect.poll(dropped, { timeout: 100_000, interval: 500 }).toBeGreaterThanOrEqual(11);
+    expect(await dropped()).toBe(11);
   }, 120_000);
 });
