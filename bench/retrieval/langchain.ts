@@ -1,0 +1,177 @@
+// Ingestion against LangChain (issue 36): svc's upload (extract, chunk, embed, store) through its HTTP app against the
+// pipeline most teams write first: a langchain-community PDF loader, RecursiveCharacterTextSplitter at svc's chunk
+// size and overlap (in words), langchain-postgres' PGVector on the same Postgres (a fresh database for the run), and
+// a deterministic embedding of the same dimension on both sides (svc's offline embedder, LangChain's
+// DeterministicFakeEmbedding), so neither waits on a model. The peer is bench/retrieval/langchain_ingest.py in the
+// venv of bench/retrieval/langchain-venv.sh (PyPI, pinned), one child process kept warm and driven over stdin.
+//   (a) ten-page documents one after another, in blocks of ten, svc's block then LangChain's, so a busy machine
+//       slows both alike; unpdf's bare extraction of the same files beside them, for information
+//   (b) a folder of mixed PDFs (1 to 40 pages): svc uploads each file of it one after another; LangChain's
+//       DirectoryLoader loads the folder, the splitter splits it, PGVector stores it in one add_documents
+// Pages per second are the pages of the documents over the time each side's pipeline took (the peer's measured in
+// its own process: interpreter start and imports excluded). Then each side's stored chunks are checked: svc's
+// against its upload's chunk count and its chunker's chunks of the written words, LangChain's against the count and
+// texts its splitter made.
+// Run: npx tsx bench/retrieval/langchain.ts [--docs 60] [--folder 200] [--warm 30] [--loader pypdf|pypdfium2]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { extractText, getDocumentProxy } from 'unpdf';
+import { openPostgres } from '../../src/platform/db/index.ts';
+import { createOfflineEmbedder } from '../../src/platform/gateway/index.ts';
+import { freshDatabase } from '../../tests/support/pg.ts';
+import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
+import { DIM } from './datasets.ts';
+import { checkLangChainStored, checkSvcStored, mixedDoc, pageCount, tenPageDoc, type BenchDoc } from './langchain-docs.ts';
+import { time } from './questions.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const DOCS = Number(arg('docs', '60'));
+const FOLDER = Number(arg('folder', '200'));
+const WARM = Number(arg('warm', '30'));
+const LOADER = arg('loader', 'pypdf');
+const BLOCK = 10;
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+type PeerAnswer = { seconds: number; pages: number; chunks: number; digest: string };
+
+/** The Python peer as a child process: one JSON command a line in, one JSON answer a line out. */
+function startPeer(python: string, dsn: string, chunking: { size: number; overlap: number }) {
+  const child = spawn(
+    python,
+    [
+      here('./langchain_ingest.py'),
+      ...['--dsn', dsn, '--loader', LOADER, '--dim', String(DIM)],
+      ...['--chunk-size', String(chunking.size), '--chunk-overlap', String(chunking.overlap)],
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  let exited: string | undefined;
+  child.on('exit', (code, signal) => {
+    exited = `the LangChain peer exited (${code ?? signal})`;
+  });
+  return {
+    async ask(cmd: Record<string, unknown>): Promise<PeerAnswer> {
+      if (exited) throw new Error(exited);
+      child.stdin.write(`${JSON.stringify(cmd)}\n`);
+      const next = await answers.next();
+      if (next.done) throw new Error(exited ?? 'the LangChain peer closed its output');
+      return JSON.parse(next.value) as PeerAnswer;
+    },
+    close: () => {
+      child.stdin.end();
+      return new Promise<void>((resolve) => (exited ? resolve() : child.on('exit', () => resolve())));
+    },
+  };
+}
+
+async function writeDocs(dir: string, prefix: string, docs: BenchDoc[]): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const paths = docs.map((_, i) => join(dir, `${prefix}${String(i).padStart(4, '0')}.pdf`));
+  await Promise.all(docs.map((d, i) => writeFile(paths[i]!, d.bytes)));
+  return paths;
+}
+
+async function main() {
+  execFileSync('bash', [here('../../scripts/start-postgres.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const python = execFileSync('bash', [here('./langchain-venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const loadBefore = loadavg()[0]!;
+  const fresh = await freshDatabase('bench_langchain');
+  const db = openPostgres(fresh.cfg);
+  const folder = await mkdtemp(join(await realpath(tmpdir()), 'svc-bench-langchain-'));
+  try {
+    const h = await retrievalHarness(db, { embedder: createOfflineEmbedder(DIM), conformance: false });
+    const { CHUNK_SIZE_TOKENS: size, CHUNK_OVERLAP_TOKENS: overlap, CHUNK_MAX_CHARS: maxChars } = h.deps.config;
+    const { user, password, host, port, database } = fresh.cfg;
+    const peer = startPeer(python, `postgresql+psycopg://${user}:${password}@${host}:${port}/${database}`, { size, overlap });
+    const uploaded: { documentId: string; chunkCount: number; doc: BenchDoc }[] = [];
+    const upload = async (slug: string, name: string, doc: BenchDoc, keep = true) => {
+      const r = await h.upload(slug, who.engineer, { name, type: 'application/pdf', bytes: doc.bytes });
+      if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+      if (keep) uploaded.push({ documentId: r.body.document_id, chunkCount: r.body.chunk_count, doc });
+    };
+    for (const slug of ['warm', 'ten', 'mixed']) await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [] });
+
+    // both sides warm: pdf.js compiled in svc's workers, the pool's connections open; the peer's loader, splitter and
+    // PGVector's engine imported and connected
+    const warm = Array.from({ length: WARM }, (_, d) => tenPageDoc(10_000 + d));
+    const warmPaths = await writeDocs(join(folder, 'warm'), 'w', warm);
+    for (const [i, doc] of warm.entries()) await upload('warm', `w${i}.pdf`, doc, false);
+    await peer.ask({ op: 'each', collection: 'warm', files: warmPaths });
+    const bare = async (bytes: Uint8Array) => extractText(await getDocumentProxy(new Uint8Array(bytes)), { mergePages: false });
+    for (const doc of warm) await bare(doc.bytes);
+
+    // (a) ten-page documents one after another
+    const ten = Array.from({ length: DOCS }, (_, d) => tenPageDoc(d));
+    const tenPaths = await writeDocs(join(folder, 'ten'), 't', ten);
+    let svcTen = 0;
+    let peerTen = 0;
+    let unpdfTen = 0;
+    let peerTenAnswer: PeerAnswer | undefined;
+    for (let start = 0; start < ten.length; start += BLOCK) {
+      for (let i = start; i < Math.min(start + BLOCK, ten.length); i++) svcTen += (await time(() => upload('ten', `t${i}.pdf`, ten[i]!)))[0];
+      peerTenAnswer = await peer.ask({ op: 'each', collection: 'ten', files: tenPaths.slice(start, start + BLOCK) });
+      peerTen += peerTenAnswer.seconds * 1000;
+      for (const doc of ten.slice(start, start + BLOCK)) unpdfTen += (await time(() => bare(doc.bytes)))[0];
+    }
+
+    // (b) a folder of mixed documents
+    const mixed = Array.from({ length: FOLDER }, (_, d) => mixedDoc(d));
+    const mixedDir = join(folder, 'mixed');
+    await writeDocs(mixedDir, 'm', mixed);
+    let svcMixed = 0;
+    for (const [i, doc] of mixed.entries()) svcMixed += (await time(() => upload('mixed', `m${i}.pdf`, doc)))[0];
+    const peerMixed = await peer.ask({ op: 'folder', collection: 'mixed', dir: mixedDir });
+    await peer.close();
+    await h.close();
+
+    // what each side stored is what it made
+    const tenPages = pageCount(ten);
+    const mixedPages = pageCount(mixed);
+    if (peerTen > 0 && peerTenAnswer === undefined) throw new Error('no answer from the peer');
+    const svcChunks = await checkSvcStored(db, uploaded, { size, overlap, maxChars });
+    const peerTenChunks = DOCS > 0 ? await checkLangChainStored(db, 'ten', peerTenAnswer!) : 0;
+    const peerMixedChunks = await checkLangChainStored(db, 'mixed', peerMixed);
+    if (peerMixed.pages !== mixedPages) throw new Error(`LangChain loaded ${peerMixed.pages} pages of the folder's ${mixedPages}`);
+    const svcTenChunks = uploaded.slice(0, DOCS).reduce((s, u) => s + u.chunkCount, 0);
+
+    const rate = (pages: number, ms: number) => pages / (ms / 1000);
+    const row = (label: string, svcRate: number, peerRate: number, note: string) =>
+      `${label.padEnd(36)} | ${svcRate.toFixed(0).padStart(9)} | ${peerRate.toFixed(0).padStart(9)} | ${(svcRate / peerRate).toFixed(2).padStart(6)}x | ${note}`;
+    const loaderName = LOADER === 'pypdf' ? 'PyPDFLoader (pypdf)' : 'PyPDFium2Loader (pypdfium2)';
+    console.log(
+      `\nload average ${loadBefore.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, on ${availableParallelism()} cores; ` +
+        `svc reads PDF text on ${h.deps.config.RAG_PDF_WORKERS || 'no'} worker threads; LangChain: ${loaderName}, ` +
+        `RecursiveCharacterTextSplitter ${size} words, overlap ${overlap}, PGVector; embeddings ${DIM}-d, deterministic`,
+    );
+    console.log(`\ningestion, pages per second (goal: svc >= 3x LangChain)`);
+    console.log(`${'documents'.padEnd(36)} |       svc | LangChain |  ratio | chunks stored (svc, LangChain), checked`);
+    console.log(
+      row(`${DOCS} ten-page PDFs one after another`, rate(tenPages, svcTen), rate(tenPages, peerTen), `${svcTenChunks}, ${peerTenChunks}`),
+    );
+    console.log(
+      row(
+        `folder of ${FOLDER} mixed PDFs (${mixedPages} pages)`,
+        rate(mixedPages, svcMixed),
+        rate(mixedPages, peerMixed.seconds * 1000),
+        `${svcChunks - svcTenChunks}, ${peerMixedChunks}; svc one upload after another, LangChain DirectoryLoader`,
+      ),
+    );
+    console.log(
+      `unpdf bare text extraction of the ten-page PDFs, for information: ${rate(tenPages, unpdfTen).toFixed(0)} pages/s (svc / unpdf ${(unpdfTen / svcTen).toFixed(2)})`,
+    );
+  } finally {
+    await db.close();
+    await fresh.drop();
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+await main();
