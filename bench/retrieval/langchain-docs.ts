@@ -64,7 +64,8 @@ export async function checkSvcStored(
       doc.pages.map((lines, i) => ({ page: i + 1, text: lines.join('\n') })),
       chunking,
     ).map((c) => c.text);
-    if (rows.length !== chunkCount) throw new Error(`svc stored ${rows.length} chunks of document ${documentId}, its upload said ${chunkCount}`);
+    if (rows.length !== chunkCount)
+      throw new Error(`svc stored ${rows.length} chunks of document ${documentId}, its upload said ${chunkCount}`);
     if (rows.length !== expected.length || rows.some((r, i) => r.text !== expected[i]))
       throw new Error(
         `svc's chunks of document ${documentId} are not its chunker's chunks of the document's words: ${JSON.stringify(
@@ -84,7 +85,8 @@ export async function checkLangChainStored(db: Database, collection: string, mad
     `SELECT e.document FROM langchain_pg_embedding e JOIN langchain_pg_collection c ON c.uuid = e.collection_id WHERE c.name = $1`,
     [collection],
   );
-  if (rows.length !== made.chunks) throw new Error(`PGVector holds ${rows.length} chunks in ${collection}, the splitter made ${made.chunks}`);
+  if (rows.length !== made.chunks)
+    throw new Error(`PGVector holds ${rows.length} chunks in ${collection}, the splitter made ${made.chunks}`);
   if (digest(rows.map((r) => r.document)) !== made.digest)
     throw new Error(`PGVector's chunks in ${collection} are not the texts the splitter made`);
   return rows.length;

@@ -39,7 +39,8 @@ const LOADER = arg('loader', 'pypdf');
 const BLOCK = 10;
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-type PeerAnswer = { seconds: number; pages: number; chunks: number; digest: string };
+type Stages = { load: number; split: number; store: number };
+type PeerAnswer = { seconds: number; pages: number; stages: Stages; chunks: number; digest: string };
 
 /** The Python peer as a child process: one JSON command a line in, one JSON answer a line out. */
 function startPeer(python: string, dsn: string, chunking: { size: number; overlap: number }) {
@@ -97,7 +98,8 @@ async function main() {
       if (r.status !== 201) throw new Error(JSON.stringify(r.body));
       if (keep) uploaded.push({ documentId: r.body.document_id, chunkCount: r.body.chunk_count, doc });
     };
-    for (const slug of ['warm', 'ten', 'mixed']) await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [] });
+    for (const slug of ['warm', 'ten', 'mixed'])
+      await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [] });
 
     // both sides warm: pdf.js compiled in svc's workers, the pool's connections open; the peer's loader, splitter and
     // PGVector's engine imported and connected
@@ -115,10 +117,13 @@ async function main() {
     let peerTen = 0;
     let unpdfTen = 0;
     let peerTenAnswer: PeerAnswer | undefined;
+    const tenStages: Stages = { load: 0, split: 0, store: 0 };
     for (let start = 0; start < ten.length; start += BLOCK) {
-      for (let i = start; i < Math.min(start + BLOCK, ten.length); i++) svcTen += (await time(() => upload('ten', `t${i}.pdf`, ten[i]!)))[0];
+      for (let i = start; i < Math.min(start + BLOCK, ten.length); i++)
+        svcTen += (await time(() => upload('ten', `t${i}.pdf`, ten[i]!)))[0];
       peerTenAnswer = await peer.ask({ op: 'each', collection: 'ten', files: tenPaths.slice(start, start + BLOCK) });
       peerTen += peerTenAnswer.seconds * 1000;
+      for (const k of ['load', 'split', 'store'] as const) tenStages[k] += peerTenAnswer.stages[k];
       for (const doc of ten.slice(start, start + BLOCK)) unpdfTen += (await time(() => bare(doc.bytes)))[0];
     }
 
@@ -164,6 +169,9 @@ async function main() {
         `${svcChunks - svcTenChunks}, ${peerMixedChunks}; svc one upload after another, LangChain DirectoryLoader`,
       ),
     );
+    const share = (s: Stages) =>
+      (['load', 'split', 'store'] as const).map((k) => `${k} ${((100 * s[k]) / (s.load + s.split + s.store)).toFixed(0)} %`).join(', ');
+    console.log(`LangChain's time: ten-page ${share(tenStages)}; folder ${share(peerMixed.stages)}`);
     console.log(
       `unpdf bare text extraction of the ten-page PDFs, for information: ${rate(tenPages, unpdfTen).toFixed(0)} pages/s (svc / unpdf ${(unpdfTen / svcTen).toFixed(2)})`,
     );

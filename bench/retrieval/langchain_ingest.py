@@ -8,7 +8,8 @@ It runs as a child process driven by one JSON command per line on stdin and answ
 command, so the bench can alternate it with svc's uploads while it stays warm:
   {"op": "each", "collection": c, "files": [...]}  every file loaded, split and stored one after another
   {"op": "folder", "collection": c, "dir": d}      DirectoryLoader over the folder, split, stored in one call
-Each answer holds the seconds the work took (interpreter start and imports excluded) and the pages it loaded, then
+Each answer holds the seconds the work took (interpreter start and imports excluded), of them the seconds loading,
+splitting and storing, and the pages it loaded, then
 for the whole collection so far the chunks the splitter made and a sha256 of their texts (sorted, joined by NUL),
 which the bench checks against what PGVector stored.
 Run by bench/retrieval/langchain.ts with the python of bench/retrieval/langchain-venv.sh.
@@ -67,24 +68,31 @@ def main() -> None:
         vs = store(cmd["collection"])
         pages = 0
         texts = made.setdefault(cmd["collection"], [])
+        stages = {"load": 0.0, "split": 0.0, "store": 0.0}  # where the time went, for the bench's note
         t0 = time.perf_counter()
+
+        def run(load):
+            t = time.perf_counter()
+            docs = load()
+            t1 = time.perf_counter()
+            chunks = splitter.split_documents(docs)
+            t2 = time.perf_counter()
+            vs.add_documents(chunks)
+            stages["load"] += t1 - t
+            stages["split"] += t2 - t1
+            stages["store"] += time.perf_counter() - t2
+            texts.extend(c.page_content for c in chunks)
+            return len(docs)
+
         if cmd["op"] == "each":
             for path in cmd["files"]:
-                docs = loader_cls(path).load()
-                chunks = splitter.split_documents(docs)
-                vs.add_documents(chunks)
-                pages += len(docs)
-                texts.extend(c.page_content for c in chunks)
+                pages += run(loader_cls(path).load)
         elif cmd["op"] == "folder":
-            docs = DirectoryLoader(cmd["dir"], glob="*.pdf", loader_cls=loader_cls).load()
-            chunks = splitter.split_documents(docs)
-            vs.add_documents(chunks)
-            pages = len(docs)
-            texts.extend(c.page_content for c in chunks)
+            pages = run(DirectoryLoader(cmd["dir"], glob="*.pdf", loader_cls=loader_cls).load)
         else:
             raise ValueError(f"unknown op {cmd['op']!r}")
         seconds = time.perf_counter() - t0
-        answer = {"seconds": seconds, "pages": pages, "chunks": len(texts), "digest": digest(texts)}
+        answer = {"seconds": seconds, "pages": pages, "stages": stages, "chunks": len(texts), "digest": digest(texts)}
         print(json.dumps(answer), flush=True)
 
 
