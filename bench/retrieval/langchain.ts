@@ -7,7 +7,8 @@
 //   (a) ten-page documents one after another, in blocks of ten, svc's block then LangChain's, so a busy machine
 //       slows both alike; unpdf's bare extraction of the same files beside them, for information
 //   (b) a folder of mixed PDFs (1 to 40 pages): svc uploads each file of it one after another; LangChain's
-//       DirectoryLoader loads the folder, the splitter splits it, PGVector stores it in one add_documents
+//       DirectoryLoader loads the folder, the splitter splits it, PGVector stores it in one add_documents; twice, the
+//       second time in the reverse order, so a load that changes during a folder slows every side alike
 // Pages per second are the pages of the documents over the time each side's pipeline took (the peer's measured in
 // its own process: interpreter start and imports excluded). Then each side's stored chunks are checked: svc's
 // against its upload's chunk count and its chunker's chunks of the written words, LangChain's against the count and
@@ -107,7 +108,7 @@ async function main() {
       loader,
       process: startPeer(python, loader, dsn, { size, overlap }),
       ten: { ms: 0, stages: { load: 0, split: 0, store: 0 } as Stages, last: undefined as PeerAnswer | undefined },
-      mixed: undefined as PeerAnswer | undefined,
+      mixed: [] as PeerAnswer[],
     }));
     const uploaded: { documentId: string; chunkCount: number; doc: BenchDoc }[] = [];
     const upload = async (slug: string, name: string, doc: BenchDoc, keep = true) => {
@@ -115,7 +116,7 @@ async function main() {
       if (r.status !== 201) throw new Error(JSON.stringify(r.body));
       if (keep) uploaded.push({ documentId: r.body.document_id, chunkCount: r.body.chunk_count, doc });
     };
-    for (const slug of ['warm', 'ten', 'mixed', 'flight'])
+    for (const slug of ['warm', 'ten', 'mixed', 'mixed2', 'flight'])
       await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [] });
 
     // every side warm: pdf.js compiled in svc's workers, the pool's connections open; each peer's loader, splitter
@@ -148,15 +149,28 @@ async function main() {
       for (const doc of ten.slice(start, start + BLOCK)) unpdfTen += (await time(() => bare(doc.bytes)))[0];
     }
 
-    // (b) a folder of mixed documents: svc's uploads of its files one after another, then each peer's DirectoryLoader
+    // (b) a folder of mixed documents: svc's uploads of its files one after another, each peer's DirectoryLoader.
+    // Twice, svc then the peers, then the peers in reverse and svc (into collections of their own, svc's files as new
+    // ones), so a load that changes while a folder is read slows every side alike
     const mixed = Array.from({ length: FOLDER }, (_, d) => mixedDoc(d));
     const mixedDir = join(folder, 'mixed');
     await writeDocs(mixedDir, 'm', mixed);
+    const newFiles = (newlines: number) =>
+      mixed.map((doc) => ({ ...doc, bytes: Uint8Array.from([...doc.bytes, ...Array(newlines).fill(0x0a)]) }));
     let svcMixed = 0;
-    for (const [i, doc] of mixed.entries()) svcMixed += (await time(() => upload('mixed', `m${i}.pdf`, doc)))[0];
-    for (const peer of peers) peer.mixed = await peer.process.ask({ op: 'folder', collection: `mixed_${peer.loader}`, dir: mixedDir });
+    const svcFolder = async (slug: string, docs: BenchDoc[]) => {
+      for (const [i, doc] of docs.entries()) svcMixed += (await time(() => upload(slug, `m${i}.pdf`, doc)))[0];
+    };
+    const peerFolder = async (round: number, order: typeof peers) => {
+      for (const peer of order)
+        peer.mixed.push(await peer.process.ask({ op: 'folder', collection: `mixed${round}_${peer.loader}`, dir: mixedDir }));
+    };
+    await svcFolder('mixed', mixed);
+    await peerFolder(1, peers);
+    await peerFolder(2, [...peers].reverse());
+    await svcFolder('mixed2', newFiles(1));
     // for information: the folder again as new files, three uploads in flight as svc's console sends dropped files
-    const again = mixed.map((doc) => ({ ...doc, bytes: Uint8Array.from([...doc.bytes, 0x0a]) }));
+    const again = newFiles(2);
     const [svcFlight] = await time(async () => {
       let next = 0;
       const lane = async () => {
@@ -175,11 +189,12 @@ async function main() {
     if (svcChunks !== chunksOf(0, uploaded.length)) throw new Error('svc stored other chunks than its uploads said');
     const peerChunks = [];
     for (const peer of peers) {
-      if (peer.mixed!.pages !== mixedPages)
-        throw new Error(`${peer.loader} loaded ${peer.mixed!.pages} pages of the folder's ${mixedPages}`);
+      for (const answer of peer.mixed)
+        if (answer.pages !== mixedPages) throw new Error(`${peer.loader} loaded ${answer.pages} pages of the folder's ${mixedPages}`);
       peerChunks.push({
         ten: DOCS > 0 ? await checkLangChainStored(db, `ten_${peer.loader}`, peer.ten.last!) : 0,
-        mixed: await checkLangChainStored(db, `mixed_${peer.loader}`, peer.mixed!),
+        mixed: await checkLangChainStored(db, `mixed1_${peer.loader}`, peer.mixed[0]!),
+        mixed2: await checkLangChainStored(db, `mixed2_${peer.loader}`, peer.mixed[1]!),
       });
     }
 
@@ -212,17 +227,25 @@ async function main() {
     );
     console.log(
       row(
-        `folder of ${FOLDER} mixed PDFs (${mixedPages} pages)`,
-        mixedPages,
+        `folder of ${FOLDER} mixed PDFs (${mixedPages} pages) x2`,
+        2 * mixedPages,
         svcMixed,
-        peers.map((p) => p.mixed!.seconds * 1000),
+        peers.map((p) => (p.mixed[0]!.seconds + p.mixed[1]!.seconds) * 1000),
         `${chunksOf(DOCS, DOCS + FOLDER)}; ${peerChunks.map((c) => c.mixed).join(', ')}`,
       ),
     );
+    const sumStages = (all: Stages[]) =>
+      all.reduce((t, s) => ({ load: t.load + s.load, split: t.split + s.split, store: t.store + s.store }), {
+        load: 0,
+        split: 0,
+        store: 0,
+      });
     const share = (s: Stages) =>
       (['load', 'split', 'store'] as const).map((k) => `${k} ${((100 * s[k]) / (s.load + s.split + s.store)).toFixed(0)} %`).join(', ');
     for (const p of peers)
-      console.log(`${LOADER_NAMES[p.loader]}'s pipeline: ten-page ${share(p.ten.stages)}; folder ${share(p.mixed!.stages)}`);
+      console.log(
+        `${LOADER_NAMES[p.loader]}'s pipeline: ten-page ${share(p.ten.stages)}; folder ${share(sumStages(p.mixed.map((a) => a.stages)))}`,
+      );
     console.log(
       `for information: svc, the folder again with three uploads in flight, ${rate(mixedPages, svcFlight).toFixed(0)} pages/s; ` +
         `unpdf's bare text extraction of the ten-page PDFs ${rate(tenPages, unpdfTen).toFixed(0)} pages/s (svc / unpdf ${(unpdfTen / svcTen).toFixed(2)})`,
