@@ -201,7 +201,7 @@ async function main() {
     const rate = (pages: number, ms: number) => pages / (ms / 1000);
     const cell = (x: number, width: number) => x.toFixed(0).padStart(width);
     const row = (label: string, pages: number, svcMs: number, peerMs: number[], chunks: string) =>
-      `${label.padEnd(38)} | ${cell(rate(pages, svcMs), 5)} | ${peers
+      `${label.padEnd(42)} | ${cell(rate(pages, svcMs), 5)} | ${peers
         .map(
           (p, i) =>
             `${cell(rate(pages, peerMs[i]!), LOADER_NAMES[p.loader]!.length)} | ${`${(peerMs[i]! / svcMs).toFixed(2)}x`.padStart(6)}`,
@@ -214,7 +214,7 @@ async function main() {
     );
     console.log(`\ningestion, pages per second (goal: svc >= 3x LangChain); ratio = svc's pages/s over the loader's`);
     console.log(
-      `${'documents'.padEnd(38)} |   svc | ${peers.map((p) => `${LOADER_NAMES[p.loader]} |  ratio`).join(' | ')} | chunks stored (svc; ${LOADERS.join(', ')}), checked`,
+      `${'documents'.padEnd(42)} |   svc | ${peers.map((p) => `${LOADER_NAMES[p.loader]} |  ratio`).join(' | ')} | chunks stored (svc; ${LOADERS.join(', ')}), checked`,
     );
     console.log(
       row(
