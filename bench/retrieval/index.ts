@@ -9,6 +9,8 @@
 //   again in dense and hybrid mode, once hybrid's re-rank has kept the float rows it read.
 // The vectors, their HNSW indexes and svc's collections live in a database kept between runs (datasets.ts), so only
 // the first run at a size pays for building them.
+// Ingestion against LangChain's pipeline (PDF loader, RecursiveCharacterTextSplitter, PGVector) is its own command:
+// npx tsx bench/retrieval/langchain.ts (langchain.ts); the unpdf rows here stay, for information.
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)]
