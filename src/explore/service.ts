@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Hono } from 'hono';
 import type { Env } from '../platform/config.ts';
 import { openDashboardPages } from '../platform/dashboard-pages.ts';
@@ -14,6 +15,8 @@ import type { ServiceDefinition } from '../platform/service.ts';
 import { traceLinks, type TraceLinks } from '../platform/web/trace-links.ts';
 import { createAnswerCache } from './cache.ts';
 import { createCostEstimator } from './cost.ts';
+import { createChartDrawer } from './dashboards/chart-svg.ts';
+import { PAGE_WAIT_MS } from './dashboards/drawing.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
@@ -123,6 +126,8 @@ export async function exploreDeps(input: {
     tags,
     hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
     pages: openDashboardPages(config, input.dataDir, input.env ?? {}),
+    charts: createChartDrawer(),
+    drawings: new Map(),
     metrics,
     limiter: createLimiter({ db: input.db, policy: input.policy, limits: loadLimitSettings(input.env ?? {}), registry: metrics.registry }),
     logger,
@@ -180,6 +185,9 @@ export const exploreService: ServiceDefinition = {
       app: createExploreApp(deps, { devIdentity: shared.embedded, traceLinks: traceLinks(shared.platform) }),
       close: async () => {
         clearInterval(cleanup);
+        // pages being drawn are stored before the database closes, for as long as a viewer would wait for them
+        await Promise.race([Promise.allSettled(deps.drawings.values()), sleep(PAGE_WAIT_MS, undefined, { ref: false })]);
+        await deps.charts.close();
         await engine.close();
       },
     };
