@@ -23,7 +23,12 @@ export async function changeChart(deps: ExploreDeps, caller: Caller, id: string,
   if (d.cards) throw unprocessable(`Dashboard '${id}' is a dashboard of cards: change a card's chart, then build the dashboard again.`);
   const chart = checkChart(asked, d.columns);
   const content = await readContent(deps.pages, id);
-  if (!content) throw conflict(`Dashboard '${id}' was published before charts could change: ask its question again.`);
+  if (!content)
+    throw conflict(
+      d.page_state === 'failed'
+        ? `Dashboard '${id}' could not be published (${d.page_error ?? 'no reason recorded'}): ask its question again.`
+        : `Dashboard '${id}' was published before charts could change: ask its question again.`,
+    );
   const key = `${id}.${Date.now().toString(36)}.html`;
   const written = await writePage(pageStore(deps), { id, owner: d.owner, key, content, chart });
   await deps.db.transaction(async (tx) => {

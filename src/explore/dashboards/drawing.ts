@@ -3,7 +3,7 @@ import type { Sql } from '../../platform/db/index.ts';
 import { conflict, unavailable } from '../../platform/errors.ts';
 import * as store from '../store.ts';
 import type { ChartSpec } from './chart.ts';
-import { type Drawings, type PageContent, type PageStore, writePage } from './page-store.ts';
+import { contentKey, type Drawings, type PageContent, type PageStore, writePage } from './page-store.ts';
 
 // A published page is drawn after POST /query has answered (publish.ts). Whoever needs the page before it is stored
 // (the runtime's launch decision, a dashboard of cards, a chart change) waits for it here, up to PAGE_WAIT_MS: on the
@@ -14,14 +14,16 @@ export const PAGE_WAIT_MS = 6000;
 const POLL_MS = 100;
 
 /**
- * Draws the page in the background: the chart in the worker, then the page rendered, signed and stored, and the row
- * then names it. If the row moved on meanwhile (its chart was changed, or it was deleted and purged), the page drawn
+ * Draws the page in the background: its content stored (what a new chart is drawn from), the chart drawn in the
+ * worker, then the page rendered, signed and stored, and the row then names it. If the row moved on meanwhile (its chart was changed, or it was deleted and purged), the page drawn
  * is removed again. A drawing that fails stores no page and leaves the row 'failed' with why.
  */
 export function drawLater(deps: PageStore, page: { id: string; owner: string; key: string; content: PageContent; chart: ChartSpec }): void {
   const drawn = (async () => {
     let written: { object_key: string; digest: string } | undefined;
     try {
+      const json = Buffer.from(JSON.stringify(page.content), 'utf8');
+      await deps.pages.put(contentKey(page.id), json, { contentType: 'application/json', contentLength: json.length });
       written = await writePage(deps, page);
       if (!(await store.pageDrawn(deps.db, page.id, { ...written, chart: page.chart }))) await deps.pages.delete(written.object_key);
     } catch (err) {

@@ -3,12 +3,12 @@ import { pageKey } from '../../platform/dashboard-pages.ts';
 import * as store from '../store.ts';
 import { checkChart, proposeChart, type ChartSpec } from './chart.ts';
 import { drawLater } from './drawing.ts';
-import { contentKey, type PageContent, type PageStore } from './page-store.ts';
+import type { PageContent, PageStore } from './page-store.ts';
 
-// Step 9: what the page shows (its content) goes into the object store and the dashboard row into the database at
-// once, the row with no page yet ('drawing'); POST /query answers then. The chart is drawn, the page rendered,
-// signed and stored after the answer (drawing.ts), and only then does the row name the page's key and sha256: the
-// runtime fetches the page by that key and refuses bytes of any other digest, so no one is ever served half a page.
+// Step 9: the dashboard row goes into the database with no page yet ('drawing'), and POST /query answers. After the
+// answer what the page shows (its content) is stored, the chart drawn, the page rendered, signed and stored
+// (drawing.ts), and only then does the row name the page's key and sha256: the runtime fetches the page by that key
+// and refuses bytes of any other digest, so no one is ever served half a page.
 export async function publishDashboard(
   deps: PageStore,
   input: Omit<PageContent, 'createdAt' | 'title'> & { owner: string; chart?: ChartSpec | undefined },
@@ -18,8 +18,6 @@ export async function publishDashboard(
   const title = input.question.length > 80 ? `${input.question.slice(0, 77)}...` : input.question;
   const chart = checkChart(asked ?? proposeChart(input.columns), input.columns);
   const content: PageContent = { ...shown, title, createdAt: new Date().toISOString() };
-  const json = Buffer.from(JSON.stringify(content), 'utf8');
-  await deps.pages.put(contentKey(id), json, { contentType: 'application/json', contentLength: json.length });
   await store.insertDashboard(deps.db, {
     id,
     owner,
