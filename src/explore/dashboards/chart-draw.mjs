@@ -19,6 +19,8 @@ const escapeHtml = (value) =>
 // through echarts/charts and echarts/components (which import every chart and component), and draws the same.
 /** @type {Promise<typeof import('echarts/core')> | undefined} */
 let loaded;
+/** Loads ECharts (once): the chart worker does so as it starts. */
+export const loadCharts = () => (loaded ??= loadECharts());
 async function loadECharts() {
   const [core, ...parts] = await Promise.all([
     import('echarts/core'),
@@ -95,7 +97,7 @@ export function chartOption(chart, columns, rows) {
 export async function drawChart(chart, columns, rows, total = rows.length) {
   const option = chartOption(chart, columns, rows);
   if (!option) return '';
-  const echarts = await (loaded ??= loadECharts());
+  const echarts = await loadCharts();
   const instance = echarts.init(null, null, { renderer: 'svg', ssr: true, width: WIDTH, height: HEIGHT });
   try {
     instance.setOption(option);
