@@ -16,7 +16,8 @@ import { traceLinks, type TraceLinks } from '../platform/web/trace-links.ts';
 import { createAnswerCache } from './cache.ts';
 import { createCostEstimator } from './cost.ts';
 import { createChartDrawer } from './dashboards/chart-svg.ts';
-import { PAGE_WAIT_MS } from './dashboards/drawing.ts';
+import { PAGE_WAIT_MS, resumeDrawings } from './dashboards/drawing.ts';
+import { pageStore } from './dashboards/page-store.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
@@ -175,11 +176,14 @@ export const exploreService: ServiceDefinition = {
     });
     deps.callers = shared.callers;
     shared.auditHeads?.expose(deps.metrics.registry);
-    const cleanup = setInterval(
-      () =>
-        void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')),
-      600_000,
-    );
+    // pages left half-way by a process that stopped mid-drawing are drawn again, at start and with the cleanup
+    const resume = () =>
+      void resumeDrawings(pageStore(deps)).catch((err) => logger.warn({ err: String(err) }, 'resuming page drawings failed'));
+    resume();
+    const cleanup = setInterval(() => {
+      void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed'));
+      resume();
+    }, 600_000);
     cleanup.unref();
     return {
       app: createExploreApp(deps, { devIdentity: shared.embedded, traceLinks: traceLinks(shared.platform) }),

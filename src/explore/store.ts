@@ -64,6 +64,15 @@ export async function pageDrawn(sql: Sql, id: string, page: { object_key: string
   return rows.length > 0;
 }
 
+/** Rows still waiting for their page since before `seconds` ago: their drawing's process stopped before it ended. */
+export async function staleDrawings(sql: Sql, seconds: number): Promise<Pick<DashboardRow, 'id' | 'owner' | 'chart'>[]> {
+  return sql.query(
+    `SELECT id, owner, chart FROM explore_dashboards
+     WHERE page_state = 'drawing' AND deleted_at IS NULL AND created_at < now() - make_interval(secs => $1)`,
+    [seconds],
+  );
+}
+
 /** Why the page of a row still waiting for it could not be drawn. */
 export async function pageFailed(sql: Sql, id: string, error: string): Promise<void> {
   await sql.query(`UPDATE explore_dashboards SET page_state = 'failed', page_error = $2 WHERE id = $1 AND page_state = 'drawing'`, [

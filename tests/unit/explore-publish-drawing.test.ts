@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChartDrawer } from '../../src/explore/dashboards/chart-svg.ts';
+import { resumeDrawings } from '../../src/explore/dashboards/drawing.ts';
+import { contentKey, pageStore } from '../../src/explore/dashboards/page-store.ts';
 import { pageKey } from '../../src/platform/dashboard-pages.ts';
 import { runtimeHarness, type RuntimeHarness } from '../support/dashboards.ts';
 import { as, exploreHarness, type ExploreHarness } from '../support/explore.ts';
@@ -104,5 +106,33 @@ describe('pages drawn after publish', () => {
     const res = await open(id);
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/aria-label="bar chart of customer by nation"/);
+  });
+
+  it('draws again a page left half-way by a process that stopped, or says why it cannot', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const q = await h.ask(as.analyst, QUESTION);
+      expect((await open(q.body.dashboard_id)).status).toBe(200);
+      ids.push(q.body.dashboard_id);
+    }
+    // as a process leaves them when it stops between the answer and the stored page: one with its content stored,
+    // one without
+    for (const id of ids) {
+      await h.db.query(
+        `UPDATE explore_dashboards SET page_state = 'drawing', object_key = NULL, digest = NULL, created_at = now() - interval '2 minutes' WHERE id = $1`,
+        [id],
+      );
+      await h.deps.pages.delete(pageKey(id));
+    }
+    await h.deps.pages.delete(contentKey(ids[1]!));
+    expect(await resumeDrawings(pageStore(h.deps))).toBe(1);
+    const res = await open(ids[0]!);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/aria-label="bar chart of customer by nation"/);
+    const lost = await open(ids[1]!);
+    expect(lost.status).toBe(409);
+    expect(((await lost.json()) as { detail: string }).detail).toMatch(
+      /explore stopped before the page was drawn, and its rows were not kept/,
+    );
   });
 });

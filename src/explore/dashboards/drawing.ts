@@ -3,7 +3,8 @@ import type { Sql } from '../../platform/db/index.ts';
 import { conflict, unavailable } from '../../platform/errors.ts';
 import * as store from '../store.ts';
 import type { ChartSpec } from './chart.ts';
-import { contentKey, type Drawings, type PageContent, type PageStore, writePage } from './page-store.ts';
+import { pageKey } from '../../platform/dashboard-pages.ts';
+import { contentKey, type Drawings, type PageContent, type PageStore, readContent, writePage } from './page-store.ts';
 
 // A published page is drawn after POST /query has answered (publish.ts). Whoever needs the page before it is stored
 // (the runtime's launch decision, a dashboard of cards, a chart change) waits for it here, up to PAGE_WAIT_MS: on the
@@ -25,7 +26,11 @@ export function drawLater(deps: PageStore, page: { id: string; owner: string; ke
       const json = Buffer.from(JSON.stringify(page.content), 'utf8');
       await deps.pages.put(contentKey(page.id), json, { contentType: 'application/json', contentLength: json.length });
       written = await writePage(deps, page);
-      if (!(await store.pageDrawn(deps.db, page.id, { ...written, chart: page.chart }))) await deps.pages.delete(written.object_key);
+      if (!(await store.pageDrawn(deps.db, page.id, { ...written, chart: page.chart }))) {
+        // the row moved on; unless another process drew the same page under the same key meanwhile, ours goes
+        const now = await store.findDashboard(deps.db, page.id);
+        if (now?.object_key !== written.object_key) await deps.pages.delete(written.object_key);
+      }
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       deps.logger.warn({ dashboard: page.id, err: why }, 'dashboard page could not be drawn');
@@ -36,6 +41,30 @@ export function drawLater(deps: PageStore, page: { id: string; owner: string; ke
     }
   })().finally(() => deps.drawings.delete(page.id));
   deps.drawings.set(page.id, drawn);
+}
+
+/** How old a row still 'drawing' must be before a sweep takes it for one whose process stopped mid-drawing. */
+export const STALE_DRAWING_SECONDS = 60;
+
+/**
+ * At start and with the periodic cleanup: a row left 'drawing' by a process that stopped before its page was stored
+ * is drawn again from its content, or, when its content was never stored, marked failed with why. Drawings of this
+ * process are left alone; two replicas drawing the same row store the same bytes under the same key.
+ */
+export async function resumeDrawings(deps: PageStore): Promise<number> {
+  const rows = await store.staleDrawings(deps.db, STALE_DRAWING_SECONDS);
+  let resumed = 0;
+  for (const row of rows) {
+    if (deps.drawings.has(row.id) || !row.chart) continue;
+    const content = await readContent(deps.pages, row.id);
+    if (!content) {
+      await store.pageFailed(deps.db, row.id, 'explore stopped before the page was drawn, and its rows were not kept');
+      continue;
+    }
+    drawLater(deps, { id: row.id, owner: row.owner, key: pageKey(row.id), content, chart: row.chart });
+    resumed++;
+  }
+  return resumed;
 }
 
 /**
