@@ -284,7 +284,7 @@ function redactResult(run: Run, statement: ParsedStatement, result: EngineResult
   return redacted;
 }
 
-/** 9. A signed standalone page with the redacted rows, and its dashboard row owned by the caller. */
+/** 9. The dashboard row owned by the caller; its signed page with the redacted rows is drawn after the answer. */
 async function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
   if (!run.request.persist) return undefined;
   const dashboard = await publishDashboard(pageStore(run.deps), {
