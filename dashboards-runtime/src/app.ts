@@ -4,7 +4,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { DASHBOARD_PAGE_HEADERS, MAX_PAGE_BYTES, pageDigest } from '@svc/platform/dashboard-pages';
 import { refuseCards } from '@svc/platform/dashboard-cards';
 import { verifyDashboard, type DashboardKeys } from '@svc/platform/dashboard-signature';
-import { forbidden, notFound, unauthorized, unavailable } from '@svc/platform/errors';
+import { conflict, forbidden, notFound, unauthorized, unavailable } from '@svc/platform/errors';
 import type { CallerResolver } from '@svc/platform/auth';
 import { createApp, HEADER_CALLERS, type AppEnv } from '@svc/platform/http';
 import type { LaunchDecision } from '@svc/platform/launch-contract';
@@ -50,7 +50,7 @@ const open = createRoute({
   security: [...CALLER_SECURITY, { session: [] }],
   responses: {
     200: { description: 'The page, as the sandbox serves it', content: { 'text/html': { schema: z.string() } } },
-    ...problems(400, 401, 403, 404, 503),
+    ...problems(400, 401, 403, 404, 409, 503),
   },
 });
 
@@ -124,12 +124,19 @@ async function launchDecision(deps: RuntimeDeps, viewer: Caller, id: string): Pr
   try {
     res = await deps.fetch(`${deps.exploreUrl.replace(/\/$/, '')}/dashboards/${encodeURIComponent(id)}/launch`, {
       headers: identityHeaders(viewer),
-      signal: AbortSignal.timeout(5000),
+      // explore waits up to 6 s for a page still being drawn after publish before it answers
+      signal: AbortSignal.timeout(10_000),
     });
   } catch (err) {
     throw unavailable(`The access check could not be made: ${(err as Error).message}`);
   }
   if (res.status === 404) throw notFound(`Dashboard '${id}' does not exist.`);
+  // a page that could not be drawn (409), or is still being drawn (503): explore's own words, for the viewer
+  if (res.status === 409) throw conflict(await problemDetail(res, `The page of dashboard '${id}' could not be drawn.`));
+  if (res.status === 503 && res.headers.has('retry-after'))
+    throw unavailable(await problemDetail(res, `The page of dashboard '${id}' is not ready yet.`), {
+      'Retry-After': res.headers.get('retry-after')!,
+    });
   if (!res.ok) throw unavailable(`The access check could not be made: explore answered ${res.status}.`);
   const decision = (await res.json().catch(() => ({}))) as Partial<Launch> & { allow?: unknown; reason?: unknown };
   if (decision.allow !== true) throw forbidden(`You may not open dashboard '${id}': ${String(decision.reason ?? 'no reason given')}.`);
@@ -137,6 +144,12 @@ async function launchDecision(deps: RuntimeDeps, viewer: Caller, id: string): Pr
     throw unavailable(`Explore's launch answer for '${id}' is incomplete.`);
   }
   return decision as Launch;
+}
+
+/** The detail of explore's problem answer, or `fallback` when it has none. */
+async function problemDetail(res: Response, fallback: string): Promise<string> {
+  const body = (await res.json().catch(() => ({}))) as { detail?: unknown };
+  return typeof body.detail === 'string' && body.detail ? body.detail : fallback;
 }
 
 /** The page's signature for this id and owner; for a dashboard of cards, each card's own too. */

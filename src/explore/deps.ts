@@ -10,9 +10,13 @@ import type { CatalogEntry, CatalogTags } from './catalog.ts';
 import type { ExploreConfig } from './config.ts';
 import type { CostEstimator } from './cost.ts';
 import type { QueryEngine } from './engines/types.ts';
+import type { ChartDrawer } from './dashboards/chart-svg.ts';
 import type { ExploreMetrics } from './metrics.ts';
 import type { ModelCatalog } from './models.ts';
 import type { QueryResponse } from './answer.ts';
+
+/** The pages this process is drawing, by dashboard id: a viewer waits for one here rather than polling the row. */
+export type Drawings = Map<string, Promise<void>>;
 
 /** Everything the explore domain functions need, built once by the app factory. */
 export type ExploreDeps = {
@@ -30,6 +34,10 @@ export type ExploreDeps = {
   hmacKey: string;
   /** Dashboard pages (SVC_DASHBOARDS_STORE): explore writes them, the runtime reads them. */
   pages: ObjectStore;
+  /** Draws a page's chart in a worker thread, started on the first chart and ended when idle. */
+  charts: ChartDrawer;
+  /** The pages this process is drawing after publish (dashboards/drawing.ts). */
+  drawings: Drawings;
   metrics: ExploreMetrics;
   /** Per-user limits: questions that reach the model. */
   limiter: Limiter;

@@ -3,6 +3,7 @@ import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { cacheKey } from './cache.ts';
 import { piiColumns, questionWords, searchCatalog, type CatalogEntry } from './catalog.ts';
+import { pageStore } from './dashboards/page-store.ts';
 import { publishDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
 import type { EngineResult } from './engines/types.ts';
@@ -283,22 +284,19 @@ function redactResult(run: Run, statement: ParsedStatement, result: EngineResult
   return redacted;
 }
 
-/** 9. A signed standalone page with the redacted rows, and its dashboard row owned by the caller. */
+/** 9. The dashboard row owned by the caller; its signed page with the redacted rows is drawn after the answer. */
 async function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
   if (!run.request.persist) return undefined;
-  const dashboard = await publishDashboard(
-    { db: run.deps.db, pages: run.deps.pages, hmacKey: run.deps.hmacKey, baseUrl: run.deps.config.DASHBOARDS_URL },
-    {
-      owner: run.caller.user,
-      // an edited statement's dashboard is titled by its SQL, so a list of dashboards tells them apart
-      question: run.request.question ?? `SQL: ${sql.replace(/\s+/g, ' ')}`,
-      sql,
-      columns: result.columns,
-      rows: redacted.rows,
-      maskedColumns: redacted.maskedColumns,
-      chart: run.request.chart,
-    },
-  );
+  const dashboard = await publishDashboard(pageStore(run.deps), {
+    owner: run.caller.user,
+    // an edited statement's dashboard is titled by its SQL, so a list of dashboards tells them apart
+    question: run.request.question ?? `SQL: ${sql.replace(/\s+/g, ' ')}`,
+    sql,
+    columns: result.columns,
+    rows: redacted.rows,
+    maskedColumns: redacted.maskedColumns,
+    chart: run.request.chart,
+  });
   emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
   return dashboard;
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Hono } from 'hono';
 import type { Env } from '../platform/config.ts';
 import { openDashboardPages } from '../platform/dashboard-pages.ts';
@@ -14,6 +15,9 @@ import type { ServiceDefinition } from '../platform/service.ts';
 import { traceLinks, type TraceLinks } from '../platform/web/trace-links.ts';
 import { createAnswerCache } from './cache.ts';
 import { createCostEstimator } from './cost.ts';
+import { createChartDrawer } from './dashboards/chart-svg.ts';
+import { PAGE_WAIT_MS, resumeDrawings } from './dashboards/drawing.ts';
+import { pageStore } from './dashboards/page-store.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consoleRoutes } from './console/page.ts';
 import { DEFAULT_TAGS_FILE, loadCatalogTags, readCatalog, type CatalogEntry } from './catalog.ts';
@@ -123,6 +127,8 @@ export async function exploreDeps(input: {
     tags,
     hmacKey: (await dashboardKeys(config, input.dataDir, logger)).current,
     pages: openDashboardPages(config, input.dataDir, input.env ?? {}),
+    charts: createChartDrawer(),
+    drawings: new Map(),
     metrics,
     limiter: createLimiter({ db: input.db, policy: input.policy, limits: loadLimitSettings(input.env ?? {}), registry: metrics.registry }),
     logger,
@@ -170,16 +176,22 @@ export const exploreService: ServiceDefinition = {
     });
     deps.callers = shared.callers;
     shared.auditHeads?.expose(deps.metrics.registry);
-    const cleanup = setInterval(
-      () =>
-        void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed')),
-      600_000,
-    );
+    // pages left half-way by a process that stopped mid-drawing are drawn again, at start and with the cleanup
+    const resume = () =>
+      void resumeDrawings(pageStore(deps)).catch((err) => logger.warn({ err: String(err) }, 'resuming page drawings failed'));
+    resume();
+    const cleanup = setInterval(() => {
+      void cleanupDeletedDashboards(shared.db, deps.pages).catch((err) => logger.warn({ err: String(err) }, 'dashboard cleanup failed'));
+      resume();
+    }, 600_000);
     cleanup.unref();
     return {
       app: createExploreApp(deps, { devIdentity: shared.embedded, traceLinks: traceLinks(shared.platform) }),
       close: async () => {
         clearInterval(cleanup);
+        // pages being drawn are stored before the database closes, for as long as a viewer would wait for them
+        await Promise.race([Promise.allSettled(deps.drawings.values()), sleep(PAGE_WAIT_MS, undefined, { ref: false })]);
+        await deps.charts.close();
         await engine.close();
       },
     };

@@ -21,30 +21,74 @@ export type DashboardRow = {
   digest: string | null;
   /** The page file of a dashboard published before pages moved to the object store. */
   file: string | null;
+  /** 'drawing' from publish until its page is stored (object_key and digest null), then 'ready'; or 'failed'. */
+  page_state: 'drawing' | 'ready' | 'failed';
+  /** Why the page could not be drawn, when page_state is 'failed'. */
+  page_error: string | null;
   created_at: Date;
 };
 
 export async function insertDashboard(
   sql: Sql,
-  d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups' | 'file'> & { object_key: string; digest: string },
+  d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups' | 'file' | 'page_state' | 'page_error'>,
 ): Promise<void> {
   await sql.query(
-    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, chart, cards)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9::jsonb, $10::jsonb)`,
-    [d.id, d.owner, d.title, d.question, d.sql, JSON.stringify(d.columns), d.object_key, d.digest, json(d.chart), json(d.cards)],
+    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, chart, cards, page_state)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9::jsonb, $10::jsonb, $11)`,
+    [
+      d.id,
+      d.owner,
+      d.title,
+      d.question,
+      d.sql,
+      JSON.stringify(d.columns),
+      d.object_key,
+      d.digest,
+      json(d.chart),
+      json(d.cards),
+      d.object_key ? 'ready' : 'drawing',
+    ],
   );
+}
+
+/**
+ * The page drawn after publish, if the row still waits for it with the same chart: false when the row moved on (its
+ * chart changed meanwhile, or it is gone), and the page drawn is then not the row's.
+ */
+export async function pageDrawn(sql: Sql, id: string, page: { object_key: string; digest: string; chart: ChartSpec }): Promise<boolean> {
+  const rows = await sql.query(
+    `UPDATE explore_dashboards SET object_key = $2, digest = $3, page_state = 'ready', page_error = NULL
+     WHERE id = $1 AND page_state = 'drawing' AND chart = $4::jsonb RETURNING id`,
+    [id, page.object_key, page.digest, JSON.stringify(page.chart)],
+  );
+  return rows.length > 0;
+}
+
+/** Rows still waiting for their page since before `seconds` ago: their drawing's process stopped before it ended. */
+export async function staleDrawings(sql: Sql, seconds: number): Promise<Pick<DashboardRow, 'id' | 'owner' | 'chart'>[]> {
+  return sql.query(
+    `SELECT id, owner, chart FROM explore_dashboards
+     WHERE page_state = 'drawing' AND deleted_at IS NULL AND created_at < now() - make_interval(secs => $1)`,
+    [seconds],
+  );
+}
+
+/** Why the page of a row still waiting for it could not be drawn. */
+export async function pageFailed(sql: Sql, id: string, error: string): Promise<void> {
+  await sql.query(`UPDATE explore_dashboards SET page_state = 'failed', page_error = $2 WHERE id = $1 AND page_state = 'drawing'`, [
+    id,
+    error,
+  ]);
 }
 
 const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
 /** A re-rendered page and the chart it now draws. */
 export async function updateChart(sql: Sql, id: string, page: { object_key: string; digest: string; chart: ChartSpec }): Promise<void> {
-  await sql.query(`UPDATE explore_dashboards SET object_key = $2, digest = $3, chart = $4::jsonb WHERE id = $1`, [
-    id,
-    page.object_key,
-    page.digest,
-    JSON.stringify(page.chart),
-  ]);
+  await sql.query(
+    `UPDATE explore_dashboards SET object_key = $2, digest = $3, chart = $4::jsonb, page_state = 'ready', page_error = NULL WHERE id = $1`,
+    [id, page.object_key, page.digest, JSON.stringify(page.chart)],
+  );
 }
 
 export async function updatePage(sql: Sql, id: string, page: { object_key: string; digest: string }): Promise<void> {
@@ -97,7 +141,7 @@ export async function insertFeedback(
   ]);
 }
 
-const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, chart, cards, object_key, digest, file, created_at`;
+const DASHBOARD_COLUMNS = `id, owner, visibility, allowed_users, allowed_groups, title, question, sql, columns, chart, cards, object_key, digest, file, page_state, page_error, created_at`;
 
 export async function listDashboards(sql: Sql): Promise<DashboardRow[]> {
   return sql.query<DashboardRow>(

@@ -41,10 +41,11 @@ describe('dashboards with pages on MinIO', () => {
     const q = await h.ask(people.owner, { question: 'how many orders are there', force: true });
     const id = q.body.dashboard_id as string;
     expect(h.deps.pages.describe()).toContain(`s3://${bucket}/pages`);
-    expect((await h.deps.pages.list('')).map((e) => e.key)).toContain(`${id}.html`);
+    // the page is stored after the answer: opening it waits for it
     const owner = await open(id, people.owner);
     expect(owner.status).toBe(200);
     expect(await owner.text()).toContain('15000');
+    expect((await h.deps.pages.list('')).map((e) => e.key)).toContain(`${id}.html`);
     expect((await open(id, people.other)).status).toBe(403);
     await h.call('PATCH', `/dashboards/${id}/share`, people.owner, { visibility: 'users', allowed_users: ['luke'], allowed_groups: [] });
     expect((await open(id, people.listed)).status).toBe(200);
@@ -53,6 +54,7 @@ describe('dashboards with pages on MinIO', () => {
   it('refuses a page changed in the bucket, digest or not', async () => {
     const q = await h.ask(people.owner, { question: 'how many parts are there', force: true });
     const id = q.body.dashboard_id as string;
+    expect((await open(id, people.owner)).status).toBe(200); // its page is stored (opening waits for it)
     const found = (await h.deps.pages.get(`${id}.html`))!;
     let text = '';
     for await (const chunk of found.body) text += chunk;

@@ -97,6 +97,8 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
       return this.call('POST', '/query', who, body);
     },
     close: async () => {
+      await Promise.allSettled(deps.drawings.values());
+      await deps.charts.close();
       await ownEngine?.close();
       await db.close();
     },

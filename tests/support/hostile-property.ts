@@ -107,6 +107,8 @@ export function noPersonalValueReachesAnAnalyst(run: PropertyRun): void {
         expect([200, 403, 413, 422], `${res.status} for ${sql}: ${JSON.stringify(res.body)}`).toContain(res.status);
         expect(run.leaks(JSON.stringify(res.body)), `personal value in the answer to ${sql}`).toBe(false);
         if (res.body?.dashboard_id) {
+          // the page is stored after the answer: the launch answer waits for it
+          expect((await h.call('GET', `/dashboards/${res.body.dashboard_id}/launch`, analyst)).status).toBe(200);
           const page = await readObject(h.deps.pages, `${res.body.dashboard_id}.html`, MAX_PAGE_BYTES);
           expect(run.leaks(page!.toString('utf8')), `personal value in the page of ${sql}`).toBe(false);
         }

@@ -66,13 +66,16 @@ describe('chart proposal', () => {
 describe('dashboard charts', () => {
   let h: ExploreHarness;
   let perNation: string;
+  // where the page is, as the runtime learns it: the launch answer waits for a page still being drawn after publish
+  const launchOf = async (id: string) => {
+    const launch = await h.call('GET', `/dashboards/${id}/launch`, as.analyst);
+    expect(launch.status).toBe(200);
+    return launch.body as { object_key: string; owner: string };
+  };
   const pageOf = async (id: string) => {
-    const [row] = await h.db.query<{ object_key: string; owner: string }>(
-      'SELECT object_key, owner FROM explore_dashboards WHERE id = $1',
-      [id],
-    );
-    const text = (await readObject(h.deps.pages, row!.object_key, MAX_PAGE_BYTES))!.toString('utf8');
-    const verified = verifyDashboard(text, { current: 'test-key' }, { id, owner: row!.owner });
+    const row = await launchOf(id);
+    const text = (await readObject(h.deps.pages, row.object_key, MAX_PAGE_BYTES))!.toString('utf8');
+    const verified = verifyDashboard(text, { current: 'test-key' }, { id, owner: row.owner });
     expect(verified.ok).toBe(true);
     return verified.ok ? verified.body : '';
   };
@@ -128,7 +131,7 @@ describe('dashboard charts', () => {
   });
 
   it('lets the owner change the chart: the page is drawn again from the published rows and signed again', async () => {
-    const [before] = await h.db.query<{ object_key: string }>('SELECT object_key FROM explore_dashboards WHERE id = $1', [perNation]);
+    const before = await launchOf(perNation);
     const res = await h.call('PUT', `/dashboards/${perNation}/chart`, as.analyst, { type: 'line', x: 'nation', y: 'customer' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: perNation, chart: { type: 'line', x: 'nation', y: 'customer' }, cards: 0 });
@@ -136,7 +139,7 @@ describe('dashboard charts', () => {
     expect(page).toMatch(/aria-label="line chart of customer by nation"/);
     expect(page).toContain('>ALGERIA</text>');
     // the previous page is gone from the store once the row names the new one
-    expect(await h.deps.pages.get(before!.object_key)).toBeNull();
+    expect(await h.deps.pages.get(before.object_key)).toBeNull();
     const table = await h.call('PUT', `/dashboards/${perNation}/chart`, as.analyst, { type: 'table' });
     expect(table.body.chart).toEqual({ type: 'table' });
     expect(await pageOf(perNation)).not.toContain('<svg');

@@ -78,6 +78,8 @@ describe('dashboard sharing', () => {
 
   it('lets a listed user delete, and the dashboard is gone for everyone', async () => {
     const id = await publishAs(people.owner, 'how many parts are there');
+    // its page is stored (the launch answer waits for it), so the row names it below
+    expect((await h.call('GET', `/dashboards/${id}/launch`, people.owner)).status).toBe(200);
     await h.call('PATCH', `/dashboards/${id}/share`, people.owner, { visibility: 'users', allowed_users: ['luke'], allowed_groups: [] });
     expect((await h.call('DELETE', `/dashboards/${id}`, people.listed)).status).toBe(200);
     expect((await h.call('GET', `/dashboards/${id}/access`, people.owner)).status).toBe(404);

@@ -103,7 +103,11 @@ describe('dashboards runtime', () => {
   });
 
   // The page store as an attacker with write access to it would change it.
-  const pageOf = async (id: string) => (await readObject(h.deps.pages, `${id}.html`, MAX_PAGE_BYTES))!.toString('utf8');
+  const pageOf = async (id: string) => {
+    // the page is stored after POST /query answers: the launch answer (an administrator may open any) waits for it
+    expect((await h.call('GET', `/dashboards/${id}/launch`, people.admin)).body.allow).toBe(true);
+    return (await readObject(h.deps.pages, `${id}.html`, MAX_PAGE_BYTES))!.toString('utf8');
+  };
   const replacePage = (id: string, text: string) => h.deps.pages.put(`${id}.html`, Buffer.from(text));
 
   it('refuses a page changed by one byte, even when the digest explore keeps is changed with it', async () => {

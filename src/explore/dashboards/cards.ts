@@ -8,6 +8,7 @@ import type { Caller } from '../../platform/identity.ts';
 import { readObject } from '../../platform/objects/index.ts';
 import type { ExploreDeps } from '../deps.ts';
 import * as store from '../store.ts';
+import { readyPage } from './drawing.ts';
 import { decideDashboard, type DashboardView, view } from './sharing.ts';
 
 /**
@@ -23,10 +24,14 @@ export async function buildDashboard(
 ): Promise<DashboardView> {
   const cards: Card[] = [];
   for (const { dashboard_id: id } of input.cards) {
-    const d = await store.findDashboard(deps.db, id);
-    if (!d || !(await decideDashboard(deps.policy, caller, 'view', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
-    if (d.owner !== caller.user) throw forbidden(`Dashboard '${id}' belongs to ${d.owner}: a dashboard holds only its owner's dashboards.`);
-    if (d.cards) throw unprocessable(`Dashboard '${id}' is itself a dashboard of cards: choose the dashboards it was built from.`);
+    const found = await store.findDashboard(deps.db, id);
+    if (!found || !(await decideDashboard(deps.policy, caller, 'view', found)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
+    if (found.owner !== caller.user)
+      throw forbidden(`Dashboard '${id}' belongs to ${found.owner}: a dashboard holds only its owner's dashboards.`);
+    if (found.cards) throw unprocessable(`Dashboard '${id}' is itself a dashboard of cards: choose the dashboards it was built from.`);
+    // a card's page may still be being drawn: it is waited for, and one that could not be drawn is a 409
+    const d = await readyPage(deps, id, found);
+    if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
     const page = d.object_key ? await readObject(deps.pages, d.object_key, MAX_PAGE_BYTES) : undefined;
     if (!page || !d.digest) throw conflict(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\`.`);
     const signed = page.toString('utf8');

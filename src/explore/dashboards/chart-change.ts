@@ -4,7 +4,8 @@ import type { Caller } from '../../platform/identity.ts';
 import type { ExploreDeps } from '../deps.ts';
 import * as store from '../store.ts';
 import { checkChart, type ChartSpec } from './chart.ts';
-import { readContent, writePage } from './publish.ts';
+import { pageSettled } from './drawing.ts';
+import { pageStore, readContent, writePage } from './page-store.ts';
 import { decideDashboard, type DashboardView, view } from './sharing.ts';
 
 /**
@@ -14,15 +15,22 @@ import { decideDashboard, type DashboardView, view } from './sharing.ts';
  * name yet; the previous one is removed once the row points at the new one.
  */
 export async function changeChart(deps: ExploreDeps, caller: Caller, id: string, asked: ChartSpec): Promise<DashboardView> {
-  const d = await store.findDashboard(deps.db, id);
-  if (!d || !(await decideDashboard(deps.policy, caller, 'share', d)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
+  const found = await store.findDashboard(deps.db, id);
+  if (!found || !(await decideDashboard(deps.policy, caller, 'share', found)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
+  // the page published is drawn first (a page that could not be drawn is drawn now, with the chart asked for)
+  const d = await pageSettled(deps, id, found);
+  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   if (d.cards) throw unprocessable(`Dashboard '${id}' is a dashboard of cards: change a card's chart, then build the dashboard again.`);
   const chart = checkChart(asked, d.columns);
   const content = await readContent(deps.pages, id);
-  if (!content) throw conflict(`Dashboard '${id}' was published before charts could change: ask its question again.`);
-  const page = { db: deps.db, pages: deps.pages, hmacKey: deps.hmacKey, baseUrl: deps.config.DASHBOARDS_URL };
+  if (!content)
+    throw conflict(
+      d.page_state === 'failed'
+        ? `Dashboard '${id}' could not be published (${d.page_error ?? 'no reason recorded'}): ask its question again.`
+        : `Dashboard '${id}' was published before charts could change: ask its question again.`,
+    );
   const key = `${id}.${Date.now().toString(36)}.html`;
-  const written = await writePage(page, { id, owner: d.owner, key, content, chart });
+  const written = await writePage(pageStore(deps), { id, owner: d.owner, key, content, chart });
   await deps.db.transaction(async (tx) => {
     await store.updateChart(tx, id, { ...written, chart });
     await appendAudit(tx, {

@@ -11,7 +11,7 @@ import {
 import { readObject, type ObjectStore } from '../../platform/objects/index.ts';
 import { resignCards } from '../../platform/dashboard-cards.ts';
 import * as store from '../store.ts';
-import { contentKey } from './publish.ts';
+import { contentKey } from './page-store.ts';
 
 /**
  * `svc dashboards resign`: every page that verifies with the current or the previous key is signed again with the
@@ -28,6 +28,8 @@ export async function resignDashboards(
   let resigned = 0;
   const refused: { id: string; reason: string }[] = [];
   for (const row of await store.listDashboards(db)) {
+    // a page being drawn is signed with the current key when it is stored; one that failed has none
+    if (row.page_state !== 'ready') continue;
     const identity = { id: row.id, owner: row.owner };
     const text = await pageOf(pages, row);
     if (text === undefined) {

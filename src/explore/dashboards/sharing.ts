@@ -5,6 +5,7 @@ import type { LaunchDecision } from '../../platform/launch-contract.ts';
 import type { PolicyDecision, PolicyEngine } from '../../platform/policy/index.ts';
 import type { ExploreDeps } from '../deps.ts';
 import * as store from '../store.ts';
+import { readyPage } from './drawing.ts';
 
 // Who sees, shares and deletes a dashboard is the dashboards policy's decision, every time; nothing here filters
 // by hand. A caller who may not act on a dashboard is told it does not exist (404), so existence is not revealed.
@@ -15,7 +16,10 @@ export type Scope = 'mine' | 'shared' | 'public' | 'all';
  * A dashboard as the API shows it: the row without where its page is kept, the time as ISO text, and how many cards
  * it holds (0 for one question's dashboard) rather than their ids, and its address in the runtime.
  */
-export type DashboardView = Omit<store.DashboardRow, 'file' | 'object_key' | 'digest' | 'created_at' | 'cards'> & {
+export type DashboardView = Omit<
+  store.DashboardRow,
+  'file' | 'object_key' | 'digest' | 'created_at' | 'cards' | 'page_state' | 'page_error'
+> & {
   created_at: string;
   cards: number;
   url: string;
@@ -25,7 +29,16 @@ export const dashboardUrl = (deps: ExploreDeps, id: string) => `${deps.config.DA
 
 export const view = (
   deps: ExploreDeps,
-  { file: _file, object_key: _key, digest: _digest, created_at, cards, ...rest }: store.DashboardRow,
+  {
+    file: _file,
+    object_key: _key,
+    digest: _digest,
+    page_state: _state,
+    page_error: _error,
+    created_at,
+    cards,
+    ...rest
+  }: store.DashboardRow,
 ): DashboardView => ({
   ...rest,
   cards: cards?.length ?? 0,
@@ -73,10 +86,13 @@ export async function accessOf(deps: ExploreDeps, caller: Caller, id: string): P
 export type Launch = LaunchDecision; // the contract the runtime reads (platform/launch-contract.ts)
 
 export async function launchOf(deps: ExploreDeps, caller: Caller, id: string): Promise<Launch> {
-  const d = await store.findDashboard(deps.db, id);
-  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
-  const decision = await decideDashboard(deps.policy, caller, 'view', d);
+  const found = await store.findDashboard(deps.db, id);
+  if (!found) throw notFound(`Dashboard '${id}' does not exist.`);
+  const decision = await decideDashboard(deps.policy, caller, 'view', found);
   if (!decision.allow) return { allow: false, reason: decision.reason };
+  // only then is the page's state told: a page being drawn is waited for, one that could not be drawn is a 409
+  const d = await readyPage(deps, id, found);
+  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   if (!d.object_key || !d.digest)
     throw notFound(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\` after upgrading.`);
   return { allow: true, reason: decision.reason, object_key: d.object_key, digest: d.digest, owner: d.owner };

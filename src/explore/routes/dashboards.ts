@@ -59,6 +59,8 @@ const launch = createRoute({
   method: 'get',
   path: '/{id}/launch',
   summary: "The runtime's one question: may the caller open it, and where is its page (only when allowed)",
+  description:
+    'A page still being drawn after publish is waited for, up to a few seconds (then 503 with Retry-After); a page that could not be drawn is a 409 saying why.',
   request: { params: idParam },
   responses: {
     200: json(
@@ -74,7 +76,7 @@ const launch = createRoute({
       ]),
       'The decision',
     ),
-    ...problems(400, 401, 404, 503),
+    ...problems(400, 401, 404, 409, 503),
   },
 });
 
