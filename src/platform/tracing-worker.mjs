@@ -10,6 +10,10 @@ import { SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { lowerThisThread } from './thread-priority.mjs';
+
+// Spans are never waited on: the lowest priority, so exporting runs on a core no request needs.
+lowerThisThread(19);
 
 const SUCCESS = 0; // ExportResultCode.SUCCESS of @opentelemetry/core
 

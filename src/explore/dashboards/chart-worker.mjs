@@ -1,25 +1,17 @@
 // The chart worker: draws a page's chart (chart-draw.mjs) off the thread that answers HTTP, one job at a time, so
 // ten milliseconds of ECharts do not stall the next request. chart-svg.ts starts it on the first chart and ends it
 // once idle. A job that throws answers with its message; the job's page is then refused with it.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThisThread } from '../../platform/thread-priority.mjs';
 import { drawChart, loadCharts } from './chart-draw.mjs';
 
 // Charts are drawn at a lower CPU priority (nice 10) than the threads that answer HTTP and run the database: questions
 // back to back on two busy cores took 1.4 to 1.6 ms p50 to insert their row with the worker at nice 10 or 19, 1.5 to
 // 1.9 with no chart drawn at all, and 2 to 7.7 with the worker at nice 0 or 5. Nice 10, not 19: a page someone waits
 // for must not starve behind other processes. ECharts is loaded first, at the process's priority: that is the half
-// second a first chart costs, and a viewer may be waiting for it. Linux sets a nice value per thread
-// (/proc/thread-self names this one); elsewhere the worker keeps the process's priority. Charts sent meanwhile wait
-// in the port's queue.
+// second a first chart costs, and a viewer may be waiting for it. Charts sent meanwhile wait in the port's queue.
 await loadCharts();
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, workerData?.nice ?? 10);
-} catch {
-  // not Linux, or not allowed: drawn at the process's priority
-}
+lowerThisThread(workerData?.nice ?? 10);
 
 parentPort?.on('message', async (/** @type {{ job: number, chart: any, columns: any[], rows: unknown[][], total: number }} */ m) => {
   try {

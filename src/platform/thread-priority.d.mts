@@ -1,0 +1,1 @@
+export function lowerThisThread(nice: number): void;
