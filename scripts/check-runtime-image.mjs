@@ -65,6 +65,13 @@ for (const file of [...files]) {
     if (existsSync(join(root, sibling)) && lstatSync(join(root, sibling)).isFile()) files.add(sibling);
   }
 }
+// A worker script found that way (tracing-worker.mjs) is plain JavaScript the cruise did not read: its relative
+// imports are in the image too.
+for (const file of [...files]) {
+  if (!file.endsWith('.mjs')) continue;
+  const text = readFileSync(join(root, file), 'utf8');
+  for (const [, relative] of text.matchAll(/from '(\.\.?\/[^']+)'/g)) files.add(join(file, '..', relative));
+}
 // Scripts the runtime starts by path (sandbox.mjs, pod-sandbox.mjs) are not imports: take every .mjs beside its code.
 for (const f of readdirSync(join(root, 'dashboards-runtime/src/sandbox')))
   if (f.endsWith('.mjs')) files.add(`dashboards-runtime/src/sandbox/${f}`);
