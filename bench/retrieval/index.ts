@@ -33,6 +33,7 @@ import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
 import { datasetBuilt, DIM, ensureDataset, openBenchDatabase, type Distribution } from './datasets.ts';
 import { ensureCollection } from './collection.ts';
+import { uploadHarness } from './upload-harness.ts';
 import { pct, queriesFor, question, time } from './questions.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -269,13 +270,7 @@ async function benchIngestion(): Promise<string[]> {
   const fresh = await freshDatabase('bench_ingest');
   const db = openPostgres(fresh.cfg);
   try {
-    // SVC_RAG_PDF_WORKERS from the environment, to compare thread counts (the service's default otherwise)
-    const workers = process.env.SVC_RAG_PDF_WORKERS;
-    const h = await retrievalHarness(db, {
-      embedder: createOfflineEmbedder(DIM),
-      conformance: false,
-      ...(workers !== undefined ? { env: { SVC_RAG_PDF_WORKERS: workers } } : {}),
-    });
+    const h = await uploadHarness(db);
     await h.json('POST', '/collections', who.engineer, { slug: 'ingest', name: 'Ingest', allowed_roles: [] });
     const pdf = (d: number, pages = 10) =>
       writePdf(

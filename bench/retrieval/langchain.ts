@@ -26,10 +26,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { openPostgres } from '../../src/platform/db/index.ts';
-import { createOfflineEmbedder } from '../../src/platform/gateway/index.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
-import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
+import { who } from '../../tests/support/retrieval.ts';
 import { DIM } from './datasets.ts';
+import { uploadHarness } from './upload-harness.ts';
 import { checkLangChainStored, checkSvcStored, mixedDoc, pageCount, tenPageDoc, type BenchDoc } from './langchain-docs.ts';
 import { time } from './questions.ts';
 
@@ -94,13 +94,7 @@ async function main() {
   const db = openPostgres(fresh.cfg);
   const folder = await mkdtemp(join(await realpath(tmpdir()), 'svc-bench-langchain-'));
   try {
-    // SVC_RAG_PDF_WORKERS from the environment, to compare thread counts (the service's default otherwise)
-    const workers = process.env.SVC_RAG_PDF_WORKERS;
-    const h = await retrievalHarness(db, {
-      embedder: createOfflineEmbedder(DIM),
-      conformance: false,
-      ...(workers !== undefined ? { env: { SVC_RAG_PDF_WORKERS: workers } } : {}),
-    });
+    const h = await uploadHarness(db);
     const { CHUNK_SIZE_TOKENS: size, CHUNK_OVERLAP_TOKENS: overlap, CHUNK_MAX_CHARS: maxChars } = h.deps.config;
     const { user, password, host, port, database } = fresh.cfg;
     const dsn = `postgresql+psycopg://${user}:${password}@${host}:${port}/${database}`;
