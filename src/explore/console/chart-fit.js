@@ -37,12 +37,13 @@ const number = (v) => {
 const text = (v) => (v === null || v === undefined ? '' : String(v));
 
 /**
- * The ECharts option of a chart over rows, as the service draws it into the page (dashboards/chart-svg.ts), in the
- * console's colours; undefined for a table.
+ * The ECharts option of a chart over rows, for the console and for the page the service draws
+ * (dashboards/chart-draw.mjs), in the colours given; undefined for a table. Without `muted` and `rule` (the page's
+ * case) the axes keep ECharts' own colours.
  * @param {ChartSpec} chart
  * @param {Column[]} columns
  * @param {unknown[][]} rows
- * @param {{ fg: string, muted: string, rule: string, accent: string }} colours
+ * @param {{ fg: string, accent: string, muted?: string, rule?: string }} colours
  * @returns {Record<string, unknown> | undefined}
  */
 export function chartOption(chart, columns, rows, colours) {
@@ -57,9 +58,8 @@ export function chartOption(chart, columns, rows, colours) {
     nameLocation: 'middle',
     nameGap: 32,
     nameTextStyle: { color: colours.fg },
-    axisLabel: { color: colours.muted },
-    axisLine: { lineStyle: { color: colours.muted } },
-    splitLine: { lineStyle: { color: colours.rule } },
+    ...(colours.muted ? { axisLabel: { color: colours.muted }, axisLine: { lineStyle: { color: colours.muted } } } : {}),
+    ...(colours.rule ? { splitLine: { lineStyle: { color: colours.rule } } } : {}),
   });
   const base = {
     animation: false,

@@ -31,7 +31,6 @@ export async function buildDashboard(
     if (found.cards) throw unprocessable(`Dashboard '${id}' is itself a dashboard of cards: choose the dashboards it was built from.`);
     // a card's page may still be being drawn: it is waited for, and one that could not be drawn is a 409
     const d = await readyPage(deps, id, found);
-    if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
     const page = d.object_key ? await readObject(deps.pages, d.object_key, MAX_PAGE_BYTES) : undefined;
     if (!page || !d.digest) throw conflict(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\`.`);
     const signed = page.toString('utf8');

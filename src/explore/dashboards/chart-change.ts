@@ -19,7 +19,6 @@ export async function changeChart(deps: ExploreDeps, caller: Caller, id: string,
   if (!found || !(await decideDashboard(deps.policy, caller, 'share', found)).allow) throw notFound(`Dashboard '${id}' does not exist.`);
   // the page published is drawn first (a page that could not be drawn is drawn now, with the chart asked for)
   const d = await pageSettled(deps, id, found);
-  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   if (d.cards) throw unprocessable(`Dashboard '${id}' is a dashboard of cards: change a card's chart, then build the dashboard again.`);
   const chart = checkChart(asked, d.columns);
   const content = await readContent(deps.pages, id);

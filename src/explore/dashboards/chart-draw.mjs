@@ -2,6 +2,8 @@
 // same wherever it is opened. Plain JavaScript so that the chart worker (chart-worker.mjs) runs it under Node, tsx
 // and vitest alike. ECharts' SVG carries what DASHBOARD_CSP refuses (style attributes on text, a <style> element of
 // hover rules), so safeSvg() keeps only presentation attributes: nothing that needs the policy widened.
+import { chartOption as consoleChartOption } from '../console/chart-fit.js';
+
 export const MAX_CHART_POINTS = 1000;
 const WIDTH = 720;
 const HEIGHT = 360;
@@ -9,8 +11,6 @@ const HEIGHT = 360;
 const TEXT = '#1d2733';
 const ACCENT = '#2f6fae';
 
-/** @param {string} type */
-const isTemporal = (type) => /^(date|timestamp.*|time.*)$/i.test(type);
 /** @param {unknown} value */
 const escapeHtml = (value) =>
   String(value ?? '').replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
@@ -34,57 +34,16 @@ async function loadECharts() {
   return core;
 }
 
-/** @param {unknown} v */
-const number = (v) => {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
-  return Number.isFinite(n) ? n : null;
-};
-/** @param {unknown} v */
-const text = (v) => (v === null || v === undefined ? '' : String(v));
-
 /**
- * The ECharts option of a chart over rows (at most MAX_CHART_POINTS of them).
+ * The ECharts option of a page's chart over rows (at most MAX_CHART_POINTS of them): the console's own option
+ * (console/chart-fit.js), in the page's palette, so the console's chart and the page's are drawn alike.
  * @param {import('./chart-draw.d.mts').ChartSpec} chart
  * @param {import('./chart-draw.d.mts').Column[]} columns
  * @param {unknown[][]} rows
  * @returns {Record<string, unknown> | undefined}
  */
-export function chartOption(chart, columns, rows) {
-  if (chart.type === 'table' || !chart.x || !chart.y) return undefined;
-  const xi = columns.findIndex((c) => c.name === chart.x);
-  const yi = columns.findIndex((c) => c.name === chart.y);
-  const xColumn = columns[xi];
-  if (!xColumn || yi < 0) return undefined;
-  const shown = rows.slice(0, MAX_CHART_POINTS);
-  /** @param {string} name */
-  const axisName = (name) => ({ name, nameLocation: 'middle', nameGap: 32, nameTextStyle: { color: TEXT } });
-  const base = { animation: false, color: [ACCENT], textStyle: { color: TEXT }, grid: { left: 72, right: 24, top: 24, bottom: 56 } };
-  const y = { type: 'value', ...axisName(chart.y), nameGap: 56 };
-  if (chart.type === 'scatter') {
-    const data = shown.map((r) => [number(r[xi]), number(r[yi])]).filter((p) => p[0] !== null && p[1] !== null);
-    return {
-      ...base,
-      xAxis: { type: 'value', scale: true, ...axisName(chart.x) },
-      yAxis: { ...y, scale: true },
-      series: [{ type: 'scatter', data, symbolSize: 6 }],
-    };
-  }
-  if (chart.type === 'line' && isTemporal(xColumn.type)) {
-    const data = shown.map((r) => [text(r[xi]), number(r[yi])]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-    return {
-      ...base,
-      xAxis: { type: 'time', ...axisName(chart.x) },
-      yAxis: y,
-      series: [{ type: 'line', data, showSymbol: data.length <= 50 }],
-    };
-  }
-  return {
-    ...base,
-    xAxis: { type: 'category', data: shown.map((r) => text(r[xi])), ...axisName(chart.x) },
-    yAxis: y,
-    series: [{ type: chart.type, data: shown.map((r) => number(r[yi])) }],
-  };
-}
+export const chartOption = (chart, columns, rows) =>
+  consoleChartOption(chart, columns, rows.slice(0, MAX_CHART_POINTS), { fg: TEXT, accent: ACCENT });
 
 /**
  * The chart as SVG markup for the page, or '' for a table (or a chart whose columns are not in the result).

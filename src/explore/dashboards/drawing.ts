@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sql } from '../../platform/db/index.ts';
-import { conflict, unavailable } from '../../platform/errors.ts';
+import { conflict, notFound, unavailable } from '../../platform/errors.ts';
 import * as store from '../store.ts';
 import type { ChartSpec } from './chart.ts';
 import { pageKey } from '../../platform/dashboard-pages.ts';
-import { contentKey, type Drawings, type PageContent, type PageStore, readContent, writePage } from './page-store.ts';
+import type { Drawings } from '../deps.ts';
+import { contentKey, type PageContent, type PageStore, readContent, writePage } from './page-store.ts';
 
 // A published page is drawn after POST /query has answered (publish.ts). Whoever needs the page before it is stored
 // (the runtime's launch decision, a dashboard of cards, a chart change) waits for it here, up to PAGE_WAIT_MS: on the
@@ -68,14 +69,10 @@ export async function resumeDrawings(deps: PageStore): Promise<number> {
 }
 
 /**
- * The row once its page is drawn or has failed to be (undefined if it is gone); a 503 with Retry-After when it is
- * still being drawn after PAGE_WAIT_MS.
+ * The row once its page is drawn or has failed to be; a 404 if it is gone meanwhile, a 503 with Retry-After when it
+ * is still being drawn after PAGE_WAIT_MS.
  */
-export async function pageSettled(
-  deps: { db: Sql; drawings: Drawings },
-  id: string,
-  row: store.DashboardRow,
-): Promise<store.DashboardRow | undefined> {
+export async function pageSettled(deps: { db: Sql; drawings: Drawings }, id: string, row: store.DashboardRow): Promise<store.DashboardRow> {
   const deadline = Date.now() + PAGE_WAIT_MS;
   let d: store.DashboardRow | undefined = row;
   while (d && d.page_state === 'drawing') {
@@ -86,17 +83,14 @@ export async function pageSettled(
     await (here ? Promise.race([here, sleep(left)]) : sleep(Math.min(POLL_MS, left)));
     d = await store.findDashboard(deps.db, id);
   }
+  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   return d;
 }
 
 /** The row of a dashboard whose page is stored, waiting for one being drawn; a page that could not be drawn is a 409. */
-export async function readyPage(
-  deps: { db: Sql; drawings: Drawings },
-  id: string,
-  row: store.DashboardRow,
-): Promise<store.DashboardRow | undefined> {
+export async function readyPage(deps: { db: Sql; drawings: Drawings }, id: string, row: store.DashboardRow): Promise<store.DashboardRow> {
   const d = await pageSettled(deps, id, row);
-  if (d?.page_state === 'failed')
+  if (d.page_state === 'failed')
     throw conflict(
       `The page of dashboard '${id}' could not be drawn (${d.page_error ?? 'no reason recorded'}); nothing of it was stored. Its owner draws it again by changing its chart (PUT /dashboards/${id}/chart), or asks the question again.`,
     );

@@ -5,8 +5,6 @@ import type { Logger } from '../../platform/log.ts';
 import { readObject, type ObjectStore } from '../../platform/objects/index.ts';
 import type { ChartSpec } from './chart.ts';
 import type { Drawings, ExploreDeps } from '../deps.ts';
-
-export type { Drawings };
 import type { ChartDrawer } from './chart-svg.ts';
 import { renderDashboard, type PageInput } from './page.ts';
 

@@ -92,7 +92,6 @@ export async function launchOf(deps: ExploreDeps, caller: Caller, id: string): P
   if (!decision.allow) return { allow: false, reason: decision.reason };
   // only then is the page's state told: a page being drawn is waited for, one that could not be drawn is a 409
   const d = await readyPage(deps, id, found);
-  if (!d) throw notFound(`Dashboard '${id}' does not exist.`);
   if (!d.object_key || !d.digest)
     throw notFound(`Dashboard '${id}' has no page in the store yet: an operator runs \`svc dashboards resign\` after upgrading.`);
   return { allow: true, reason: decision.reason, object_key: d.object_key, digest: d.digest, owner: d.owner };
