@@ -94,6 +94,21 @@ export const retrievalShape = {
   RAG_LAKE_TIMEOUT_MS: int(120_000, 1),
   /** Chunks one INSERT writes: a document of more chunks is written in several (each a snapshot of its own). */
   RAG_LAKE_INSERT_CHUNKS: int(500, 1),
+  /**
+   * The S3 endpoint of the lake's bucket (the Iceberg warehouse Trino writes), where an import writes its Parquet
+   * files before Trino registers them; credentials as for the originals (OBJSTORE_* or AWS_*). Unset: AWS S3.
+   */
+  RAG_LAKE_S3_ENDPOINT_URL: url(),
+  /** Rows of an import's source one part holds at most (an import of N rows has N / this parts, a power of two). */
+  RAG_IMPORT_PART_ROWS: int(50_000, 1),
+  /** Rows of one Parquet file an import writes and registers (one Iceberg snapshot each). */
+  RAG_IMPORT_FILE_ROWS: int(10_000, 1),
+  /** Embedding requests one import worker has in flight at once. */
+  RAG_IMPORT_CONCURRENCY: int(4, 1),
+  /** A part whose worker has not renewed its claim for this long is taken by another (a killed worker's part). */
+  RAG_IMPORT_CLAIM_TIMEOUT_MS: int(60_000, 1000),
+  /** Import workers a `POST …/imports` starts in the service (the CLI's --workers for `svc embed`). */
+  RAG_IMPORT_WORKERS: int(2, 1),
   UPLOAD_TMP_DIR: optionalStr(),
   /**
    * An uploaded file of at most this many bytes is received into memory and extracted from there; a larger one is

@@ -32,6 +32,7 @@ import { collectionDocumentRoutes } from './routes/documents.ts';
 import { originalRoutes } from './routes/originals.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { queryRoutes } from './routes/query.ts';
+import { importRoutes } from './routes/imports.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { uploadProgressRoutes } from './routes/uploads.ts';
 import { createUploadProgress } from './upload-progress.ts';
@@ -90,6 +91,7 @@ export function createRetrievalApp(
   api.route('/collections', answerRoutes(deps));
   api.route('/collections', pageRoutes(deps));
   api.route('/collections', originalRoutes(deps));
+  api.route('/collections', importRoutes(deps));
   api.route('/sessions', sessionRoutes(deps));
   api.route('/audit', auditRoutes(deps));
   api.route('/audit', auditHeadRoutes(deps.db));
@@ -132,6 +134,14 @@ export async function openLake(config: RetrievalConfig, opts: { embedded: boolea
     timeoutMs: config.RAG_LAKE_TIMEOUT_MS,
     insertChunks: config.RAG_LAKE_INSERT_CHUNKS,
     keywordMaxChunks: config.RAG_KEYWORD_INDEX_MAX_CHUNKS,
+    // the credentials of the other stores; the endpoint the lake's own
+    objects: {
+      ...(config.watch.s3.region ? { region: config.watch.s3.region } : {}),
+      ...(config.watch.s3.accessKeyId
+        ? { accessKeyId: config.watch.s3.accessKeyId, secretAccessKey: config.watch.s3.secretAccessKey }
+        : {}),
+      ...(config.RAG_LAKE_S3_ENDPOINT_URL ? { endpoint: config.RAG_LAKE_S3_ENDPOINT_URL } : {}),
+    },
   });
 }
 

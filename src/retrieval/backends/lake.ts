@@ -31,6 +31,8 @@ export type LakeSettings = {
   insertChunks: number;
   /** Chunks a keyword copy may hold (SVC_RAG_KEYWORD_INDEX_MAX_CHUNKS). */
   keywordMaxChunks: number;
+  /** The S3 connection to the tables' bucket, where imports write Parquet files (SVC_RAG_LAKE_S3_ENDPOINT_URL). */
+  objects: { endpoint?: string; region?: string; accessKeyId?: string; secretAccessKey?: string };
 };
 
 export type Lake = {
@@ -200,7 +202,7 @@ export function lakeBackend(
  * Sequence numbers for new chunks from the memory backend's own sequence: ascending in insertion order, so a tie
  * in score is broken as that backend breaks it.
  */
-async function nextSeqs(tx: Sql, n: number): Promise<number[]> {
+export async function nextSeqs(tx: Sql, n: number): Promise<number[]> {
   const rows = await tx.query<{ seq: number }>(
     `SELECT nextval(pg_get_serial_sequence('retrieval_chunks', 'seq'))::float8 AS seq FROM generate_series(1, $1::int)`,
     [n],
