@@ -8,12 +8,22 @@ import type { Cli, CommandGroup, Services } from './command.ts';
 import { auditCommand } from './audit.ts';
 import { dashboardsCommand } from './dashboards.ts';
 import { dbCommand, trackerCommand } from './database.ts';
+import { lakeCommand } from './lake.ts';
 import { policiesCommand } from './policies.ts';
 import { devCommand, serveCommand } from './services.ts';
 import { refuseUnknownFlags } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 
-const GROUPS: CommandGroup[] = [devCommand, serveCommand, dbCommand, trackerCommand, dashboardsCommand, policiesCommand, auditCommand];
+const GROUPS: CommandGroup[] = [
+  devCommand,
+  serveCommand,
+  dbCommand,
+  trackerCommand,
+  dashboardsCommand,
+  policiesCommand,
+  auditCommand,
+  lakeCommand,
+];
 
 const LIBRARY_COMPLETION = '__yargs-completion-script';
 
