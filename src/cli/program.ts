@@ -9,6 +9,7 @@ import { auditCommand } from './audit.ts';
 import { dashboardsCommand } from './dashboards.ts';
 import { dbCommand, trackerCommand } from './database.ts';
 import { embedCommand } from './embed.ts';
+import { lakeCommand } from './lake.ts';
 import { policiesCommand } from './policies.ts';
 import { devCommand, serveCommand } from './services.ts';
 import { refuseUnknownFlags } from './suggest.ts';
@@ -23,6 +24,7 @@ const GROUPS: CommandGroup[] = [
   policiesCommand,
   auditCommand,
   embedCommand,
+  lakeCommand,
 ];
 
 const LIBRARY_COMPLETION = '__yargs-completion-script';

@@ -31,6 +31,8 @@ const COMMANDS: { args: string[]; usage: string; says: RegExp }[] = [
   { args: ['audit', 'export'], usage: 'svc audit export', says: /--from/ },
   { args: ['audit', 'head'], usage: 'svc audit head', says: /latest seq/ },
   { args: ['audit', 'prune'], usage: 'svc audit prune', says: /--through/ },
+  { args: ['lake'], usage: 'svc lake', says: /maintain/ },
+  { args: ['lake', 'maintain'], usage: 'svc lake maintain', says: /--retain/ },
   { args: ['completion'], usage: 'svc completion', says: /bash or zsh/ },
 ];
 

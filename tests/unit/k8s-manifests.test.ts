@@ -6,6 +6,7 @@ import {
   loadAllYaml,
   type V1ConfigMap,
   type V1Container,
+  type V1CronJob,
   type V1Deployment,
   type V1Ingress,
   type V1Job,
@@ -216,8 +217,38 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     }
   });
 
+  it(`${overlay === 'prod' ? 'maintains the lake collections every night' : 'has no lake, and no CronJob to maintain it'}`, () => {
+    if (overlay !== 'prod') {
+      expect(r.all('CronJob')).toEqual([]);
+      expect(r.env('retrieval').SVC_TRINO_URL).toBeUndefined();
+      return;
+    }
+    // retrieval's lake on Trino, as the service user with its token from the secret explore uses
+    expect(r.env('retrieval')).toMatchObject({
+      SVC_TRINO_URL: expect.stringMatching(/^https:\/\//),
+      SVC_TRINO_SERVICE_USER: 'svc-service',
+      SVC_RAG_LAKE_SCHEMA: 'iceberg.retrieval',
+      SVC_TRINO_SERVICE_TOKEN: { secret: 'svc-trino', key: 'service-token', optional: false },
+    });
+    const cron = r.one<V1CronJob>('CronJob', 'svc-lake-maintain');
+    expect(cron.spec!.schedule).toMatch(/^\d+ \d+ \* \* \*$/);
+    expect(cron.spec!.concurrencyPolicy).toBe('Forbid');
+    const pod = cron.spec!.jobTemplate.spec!.template.spec!;
+    const c = pod.containers[0]!;
+    expect(c.image).toBe(r.container('retrieval').image);
+    expect(c.args).toEqual(['lake', 'maintain', '--retain', '7d']);
+    // the retrieval service's settings and the secrets the command needs, by the same names
+    expect(c.envFrom).toEqual(r.container('retrieval').envFrom!.filter((e) => !/^svc-(opensearch|auth)/.test(e.configMapRef?.name ?? '')));
+    const byName = new Map((r.container('retrieval').env ?? []).map((e) => [e.name, e]));
+    for (const e of c.env ?? []) expect(e, e.name).toEqual(byName.get(e.name));
+    expect((c.env ?? []).map((e) => e.name).sort()).toEqual(['SVC_PG_PASSWORD', 'SVC_TRINO_SERVICE_TOKEN']);
+  });
+
   it('runs every container as non-root on a read-only root file system, with limits', () => {
-    const pods = [...r.all<V1Deployment>('Deployment'), ...r.all<V1Job>('Job')].map((w) => w.spec!.template.spec!);
+    const pods = [
+      ...[...r.all<V1Deployment>('Deployment'), ...r.all<V1Job>('Job')].map((w) => w.spec!.template.spec!),
+      ...r.all<V1CronJob>('CronJob').map((c) => c.spec!.jobTemplate.spec!.template.spec!),
+    ];
     for (const pod of pods) {
       // What the Pod Security Standards' restricted profile asks for, so the namespace can enforce it.
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });

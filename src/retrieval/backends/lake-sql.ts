@@ -91,3 +91,21 @@ export function floatsJson(values: Float32Array): string {
   }
   return `[${out.join(',')}]`;
 }
+
+// Maintenance (svc lake maintain, src/retrieval/lake-maintain.ts): Trino's Iceberg table procedures, and the metadata
+// tables that show what they did. Durations and sizes are checked by the caller and quoted here.
+
+/** An Iceberg metadata table of a collection's table (`"<table>$files"`, `"<table>$snapshots"`). */
+export const metadataTableOf = (schema: string, table: string, kind: 'files' | 'snapshots') => tableOf(schema, `${table}$${kind}`);
+
+/** Rewrites the data files smaller than the threshold (and those carrying deletes) into larger ones: one snapshot, or none. */
+export const optimize = (fqn: string, fileSizeThreshold: string) =>
+  `ALTER TABLE ${fqn} EXECUTE optimize(file_size_threshold => ${quoteLiteral(fileSizeThreshold)})`;
+/** Removes the snapshots older than the retention, and the files only they referenced. */
+export const expireSnapshots = (fqn: string, retention: string) =>
+  `ALTER TABLE ${fqn} EXECUTE expire_snapshots(retention_threshold => ${quoteLiteral(retention)})`;
+/** Removes files under the table's location that no metadata names and that are older than the retention. */
+export const removeOrphanFiles = (fqn: string, retention: string) =>
+  `ALTER TABLE ${fqn} EXECUTE remove_orphan_files(retention_threshold => ${quoteLiteral(retention)})`;
+/** Rows of a metadata table: the files (data and delete files) of the current snapshot, or the snapshots kept. */
+export const countRows = (metadataTable: string) => `SELECT count(*) FROM ${metadataTable}`;
