@@ -32,7 +32,13 @@ export type Script = {
   streamDelayMs?: number;
   breakStreamAfter?: number;
 };
-export type ScriptedGatewayOptions = Partial<Script> & { dim?: number };
+export type ScriptedGatewayOptions = Partial<Script> & {
+  dim?: number;
+  /** Each embedding request answers this many milliseconds late (a real gateway's round trip, for benchmarks). */
+  embedDelayMs?: number;
+  /** Keep every request in `requests` (default); a benchmark of millions of rows turns it off. */
+  record?: boolean;
+};
 export type ScriptedGateway = {
   url: string;
   requests: GatewayRequest[];
@@ -72,7 +78,7 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
       return send(res, 400, errorBody('request body is not JSON'));
     }
     const request = { method: req.method ?? 'GET', path, body };
-    requests.push(request);
+    if (opts.record !== false) requests.push(request);
 
     const failure = takeFailure(path);
     if (failure === 0) return void req.socket.destroy();
@@ -92,6 +98,7 @@ export async function startScriptedGateway(opts: ScriptedGatewayOptions = {}): P
     }
     if (req.method === 'POST' && path === '/v1/embeddings') {
       const inputs: string[] = Array.isArray(body?.input) ? body.input : [String(body?.input ?? '')];
+      if (opts.embedDelayMs) await new Promise((r) => setTimeout(r, opts.embedDelayMs));
       const out = script.embed ? script.embed(body) : await createOfflineEmbedder(body?.dimensions ?? dim).embed(inputs);
       if (isRaw(out)) return send(res, out.status, out.body);
       const base64 = body?.encoding_format === 'base64';

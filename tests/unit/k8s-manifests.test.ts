@@ -411,3 +411,34 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
     }
   });
 });
+
+// An import's workers as an Indexed Job (k8s/jobs/lake-import): one pod a shard, each `svc embed --import … --shard
+// <its index>/<shards>`, with the retrieval service's lake settings and the importing user's token.
+describe.skipIf(!kustomize)('k8s job lake-import', () => {
+  it('runs one shard a pod of an Indexed Job, as many pods as shards', () => {
+    const all: any[] = loadAllYaml(
+      execFileSync(kustomize!, ['build', join(import.meta.dirname, '../../k8s/jobs/lake-import')], { encoding: 'utf8' }),
+    );
+    const job = all.find((o) => o.kind === 'Job') as V1Job;
+    const settings = all.find((o) => o.kind === 'ConfigMap') as V1ConfigMap;
+    const shards = Number(settings.data!.SVC_IMPORT_SHARDS);
+    expect(job.spec).toMatchObject({ completionMode: 'Indexed', completions: shards, parallelism: shards });
+    const pod = job.spec!.template.spec!;
+    expect(pod.restartPolicy).toBe('Never');
+    const c = pod.containers[0]!;
+    expect(c.args!.slice(0, 6)).toEqual([
+      'embed',
+      '$(SVC_IMPORT_COLLECTION)',
+      '--import',
+      '$(SVC_IMPORT_ID)',
+      '--shard',
+      '$(JOB_COMPLETION_INDEX)/$(SVC_IMPORT_SHARDS)',
+    ]);
+    expect(c.envFrom!.map((e) => e.configMapRef!.name)).toEqual(
+      expect.arrayContaining(['svc-platform', 'svc-retrieval', 'svc-lake', settings.metadata!.name]),
+    );
+    const secrets = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.valueFrom?.secretKeyRef?.name]));
+    expect(secrets).toEqual({ SVC_PG_PASSWORD: 'svc-postgres', SVC_TRINO_SERVICE_TOKEN: 'svc-trino', SVC_TOKEN: 'svc-import-token' });
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+  });
+});

@@ -120,14 +120,19 @@ export async function prepareImport(deps: ImportDeps, caller: Caller, slug: stri
   return { row: row!, created: inserted, lake };
 }
 
-/** `POST …/imports`: the import, its workers started in this service; they run on after the answer. */
-export async function startImport(deps: ImportDeps, caller: Caller, slug: string, input: ImportInput) {
+/** `POST …/imports`: the import, its workers started in this service (none: `svc embed --import` runs it); they run on after the answer. */
+export async function startImport(
+  deps: ImportDeps,
+  caller: Caller,
+  slug: string,
+  input: ImportInput,
+  workers = deps.config.RAG_IMPORT_WORKERS,
+) {
   const { row, created, lake } = await prepareImport(deps, caller, slug, input);
-  if (row.status === 'running') {
+  if (row.status === 'running' && workers > 0) {
     const shard: Shard = { index: 0, count: 1 };
-    void runImportWorkers(workerDeps({ ...deps, lake }), caller, row, { workers: deps.config.RAG_IMPORT_WORKERS, shard }).catch(
-      (err: unknown) =>
-        deps.logger.warn({ event: 'retrieval.import_failed', import: row.id, err: (err as Error).message }, 'import failed'),
+    void runImportWorkers(workerDeps({ ...deps, lake }), caller, row, { workers, shard }).catch((err: unknown) =>
+      deps.logger.warn({ event: 'retrieval.import_failed', import: row.id, err: (err as Error).message }, 'import failed'),
     );
   }
   return { view: viewImport(row), created };

@@ -44,6 +44,14 @@ const create = createRoute({
           text: filledText(2_000, 'text must not be empty').describe('The column (or expression) embedded'),
           key: filledText(2_000, 'key must not be empty').describe('The column (or expression) that identifies a row'),
           metadata: z.array(z.string()).max(32).optional().describe('Source columns kept beside each row in the table'),
+          workers: z
+            .int('workers must be an integer')
+            .min(0)
+            .max(16)
+            .optional()
+            .describe(
+              'Workers this service runs for it (default SVC_RAG_IMPORT_WORKERS); 0 leaves it to `svc embed --import` (a Kubernetes Job)',
+            ),
         })
         .strict(),
     ),
@@ -82,7 +90,8 @@ const cancel = createRoute({
 export function importRoutes(deps: RetrievalDeps) {
   return apiRoutes()
     .openapi(create, async (c) => {
-      const { view, created } = await startImport(deps, c.var.caller, c.req.valid('param').slug, c.req.valid('json'));
+      const { workers, ...input } = c.req.valid('json');
+      const { view, created } = await startImport(deps, c.var.caller, c.req.valid('param').slug, input, workers);
       return created ? c.json(view, 202) : c.json(view, 200);
     })
     .openapi(list, async (c) => c.json({ imports: await listImports(deps, c.var.caller, c.req.valid('param').slug) }, 200))
