@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { tagsOfTable, type CatalogTags, type TableTags } from '../platform/catalog-tags.ts';
 import type { Caller } from '../platform/identity.ts';
 import type { PolicyEngine } from '../platform/policy/index.ts';
 import type { QueryEngine } from './engines/types.ts';
@@ -9,16 +9,6 @@ import { isSystemRelation } from './sql/index.ts';
 
 export type CatalogColumn = { name: string; type: string; tags: string[] };
 export type CatalogEntry = { fqn: string; name: string; description: string; columns: CatalogColumn[] };
-export type CatalogTags = { tables: Record<string, { description?: string; columns?: Record<string, string[]> }> };
-
-export const DEFAULT_TAGS_FILE = new URL('./catalog-tags.json', import.meta.url);
-
-export async function loadCatalogTags(path: string | URL = DEFAULT_TAGS_FILE): Promise<CatalogTags> {
-  const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<CatalogTags>;
-  if (!parsed || typeof parsed.tables !== 'object') throw new Error(`catalog tags file ${String(path)} has no "tables" object`);
-  return { tables: parsed.tables };
-}
-
 export async function readCatalog(engine: QueryEngine, catalogs: readonly string[], tags: CatalogTags): Promise<CatalogEntry[]> {
   const byTable = new Map<string, { entry: CatalogEntry; tagged: TableTags[] }>();
   for (const c of await engine.columns(catalogs)) {
@@ -26,7 +16,7 @@ export async function readCatalog(engine: QueryEngine, catalogs: readonly string
     if (isSystemRelation(fqn)) continue; // never a candidate: no statement may read it
     let table = byTable.get(fqn);
     if (!table) {
-      const tagged = tagsOf(tags, fqn);
+      const tagged = tagsOfTable(tags, fqn);
       table = { entry: { fqn, name: c.table, description: tagged.find((t) => t.description)?.description ?? '', columns: [] }, tagged };
       byTable.set(fqn, table);
     }
@@ -34,22 +24,6 @@ export async function readCatalog(engine: QueryEngine, catalogs: readonly string
     table.entry.columns.push({ name: c.column, type: c.type, tags: [...columnTags] });
   }
   return [...byTable.values()].map((t) => t.entry);
-}
-
-type TableTags = CatalogTags['tables'][string];
-
-/**
- * Every key of the tags file that names this table, most specific first. A `*` segment matches any catalog, schema
- * or table, so `tpch.*.customer` tags the personal columns of that table at every scale the engine holds: a
- * schema nobody listed must not escape redaction. Column tags of all matching keys add up.
- */
-function tagsOf(tags: CatalogTags, fqn: string): TableTags[] {
-  const parts = fqn.split('.');
-  return Object.entries(tags.tables)
-    .map(([key, value]) => ({ segments: key.toLowerCase().split('.'), value }))
-    .filter(({ segments }) => segments.length === 3 && segments.every((s, i) => s === '*' || s === parts[i]))
-    .sort((a, b) => a.segments.filter((s) => s === '*').length - b.segments.filter((s) => s === '*').length)
-    .map(({ value }) => value);
 }
 
 /** The entries the tables policy opens to the caller, one decision per table; a refusal or an error hides the table. */

@@ -9,7 +9,8 @@ import type { ExploreDeps } from './deps.ts';
 import type { EngineResult } from './engines/types.ts';
 import { emit, type EventContext, type Trail } from './events.ts';
 import { generateSql, tableList, type Generated } from './generate.ts';
-import { bypassesRedaction, redactRows } from './redact.ts';
+import { bypassesRedaction } from '../platform/catalog-tags.ts';
+import { redactRows } from './redact.ts';
 import {
   engineStatement,
   ensureLimit,

@@ -26,5 +26,3 @@ export function redactRows(
     maskedColumns: columns.flatMap((c, i) => (masked[i] ? [typeof c === 'string' ? c : c.name] : [])),
   };
 }
-
-export const bypassesRedaction = (roles: readonly string[], bypassRoles: readonly string[]) => roles.some((r) => bypassRoles.includes(r));

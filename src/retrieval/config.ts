@@ -107,6 +107,10 @@ export const retrievalShape = {
   RAG_IMPORT_CONCURRENCY: int(4, 1),
   /** A part whose worker has not renewed its claim for this long is taken by another (a killed worker's part). */
   RAG_IMPORT_CLAIM_TIMEOUT_MS: int(60_000, 1000),
+  /** The tags of tables and columns explore reads too: an import refuses to embed a `pii` column (imports/personal.ts). */
+  CATALOG_TAGS_FILE: optionalStr(),
+  /** Roles that read personal data unmasked, as explore's redaction decides (an import of such a column is theirs). */
+  PII_BYPASS_ROLES: list(['svc-admin', 'svc-engineer']),
   /** Import workers a `POST …/imports` starts in the service (the CLI's --workers for `svc embed`). */
   RAG_IMPORT_WORKERS: int(2, 1),
   UPLOAD_TMP_DIR: optionalStr(),

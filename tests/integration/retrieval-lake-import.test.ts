@@ -136,4 +136,31 @@ describe('imports into a lake collection (Trino, Iceberg, MinIO, Postgres)', () 
     expect(analyst.body.detail).toMatch(/Trino/);
     expect((await h.json('GET', '/collections/orders/imports', who.engineer)).body.imports).toHaveLength(1);
   });
+
+  it('refuses to embed personal data for a caller who sees it masked, in any part of the import', async () => {
+    const customers = { source: 'tpch.tiny.customer', text: 'c_comment', key: 'c_custkey' };
+    const refusals = [
+      { ...customers, text: 'c_name' },
+      { ...customers, text: "c_comment || ' ' || c_address" },
+      { ...customers, metadata: ['c_phone'] },
+      { ...customers, key: 'c_phone' },
+      { source: 'SELECT c_custkey AS id, c_name AS who FROM tpch.tiny.customer', text: 'who', key: 'id' },
+    ];
+    for (const body of refusals) {
+      const refused = await h.json('POST', '/collections/orders/imports', who.analyst, body);
+      expect(refused.status, JSON.stringify(body)).toBe(403);
+      expect(refused.body.detail).toMatch(/personal data \(tpch\.tiny\.customer\.c_/);
+    }
+    expect((await h.json('GET', '/collections/orders/imports', who.engineer)).body.imports).toHaveLength(1);
+    // the same import for a role that reads personal data unmasked is created (here left to svc embed: no workers)
+    const engineer = await h.json('POST', '/collections/orders/imports', who.engineer, { ...customers, text: 'c_name', workers: 0 });
+    expect(engineer.status, JSON.stringify(engineer.body)).toBe(202);
+    // a column that is not personal is the analyst's to import
+    const allowed = await h.json('POST', '/collections/orders/imports', who.analyst, { ...customers, workers: 0 });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(202);
+    for (const i of [engineer.body, allowed.body]) {
+      const cancelled = await h.json('DELETE', `/collections/orders/imports/${i.import_id}`, who.engineer);
+      expect(cancelled.body.status).toBe('cancelled');
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalogTags, piiColumns, readCatalog, searchCatalog, type CatalogEntry } from '../../src/explore/catalog.ts';
+import { loadCatalogTags } from '../../src/platform/catalog-tags.ts';
+import { piiColumns, readCatalog, searchCatalog, type CatalogEntry } from '../../src/explore/catalog.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 

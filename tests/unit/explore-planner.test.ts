@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalogTags, readCatalog, type CatalogEntry } from '../../src/explore/catalog.ts';
+import { loadCatalogTags } from '../../src/platform/catalog-tags.ts';
+import { readCatalog, type CatalogEntry } from '../../src/explore/catalog.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { planQuestion } from '../../src/explore/planner.ts';

@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalogTags, piiColumns, readCatalog } from '../../src/explore/catalog.ts';
+import { loadCatalogTags } from '../../src/platform/catalog-tags.ts';
+import { piiColumns, readCatalog } from '../../src/explore/catalog.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
 import { redactRows } from '../../src/explore/redact.ts';

@@ -1,7 +1,10 @@
 import {
   callerIdentity as trinoCaller,
+  explainIo,
+  type IoPlan,
   quoteIdent as quote,
   quoteLiteral as literal,
+  relationsRead,
   runStatement as runTrino,
   serviceIdentity,
   TrinoError,
@@ -57,7 +60,7 @@ export function createTrinoEngine(settings: TrinoSettings): QueryEngine {
   const ioPlan = (sql: string): Promise<string> => {
     const hit = plans.get(sql);
     if (hit && Date.now() - hit.at < PLAN_TTL_MS) return hit.plan;
-    const plan = asService(`EXPLAIN (TYPE IO, FORMAT JSON) ${sql}`).then(({ rows }) => String(rows[0]?.[0] ?? ''));
+    const plan = asService(explainIo(sql)).then(({ rows }) => String(rows[0]?.[0] ?? ''));
     plan.catch(() => plans.get(sql)?.plan === plan && plans.delete(sql)); // a failure is not kept
     if (plans.size >= MAX_PLANS) plans.clear(); // a bound on the cache itself; plans come back on demand
     plans.set(sql, { at: Date.now(), plan });
@@ -130,23 +133,6 @@ function callerIdentity(caller: EngineCaller): Identity {
 
 const PLAN_TTL_MS = 60_000;
 const MAX_PLANS = 1000;
-
-type IoPlan = {
-  inputTableColumnInfos?: {
-    table?: { catalog?: string; schemaTable?: { schema?: string; table?: string } };
-    estimate?: { outputSizeInBytes?: number | string };
-  }[];
-};
-
-/** The tables an IO plan reads, `catalog.schema.table` in lower case; a table the plan cannot name is `?`. */
-export function relationsRead(explainJson: string): string[] {
-  const plan = JSON.parse(explainJson) as IoPlan;
-  return (plan.inputTableColumnInfos ?? []).map(({ table }) =>
-    table?.catalog && table.schemaTable?.schema && table.schemaTable.table
-      ? `${table.catalog}.${table.schemaTable.schema}.${table.schemaTable.table}`.toLowerCase()
-      : '?',
-  );
-}
 
 /**
  * The bytes Trino expects to read: the sum of its estimates for every input table. An unknown estimate ("NaN", or

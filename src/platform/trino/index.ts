@@ -1,5 +1,7 @@
 import { TrinoError, type TrinoIdentity } from './statement.ts';
 
+export { explainIo, relationsRead, type IoPlan } from './io-plan.ts';
+
 // Trino as the services reach it: one statement at a time, as the caller (with the caller's own token, so Trino's
 // row filters and column masks apply) or as the configured service user.
 export {

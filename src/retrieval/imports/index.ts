@@ -7,6 +7,7 @@ import { tableOf } from '../backends/lake-sql.ts';
 import type { Lake } from '../backends/lake.ts';
 import type { RetrievalDeps } from '../deps.ts';
 import * as collections from '../store.ts';
+import { refusePersonalColumns } from './personal.ts';
 import { runImportWorkers, type ImportWorkerDeps, type Shard } from './run.ts';
 import * as sql from './statements.ts';
 import * as store from './store.ts';
@@ -90,6 +91,8 @@ export async function prepareImport(deps: ImportDeps, caller: Caller, slug: stri
   const lake = deps.lake;
   if (!lake) throw badRequest(`Collection '${slug}' is on the lake, and this service has no Trino (SVC_TRINO_URL).`);
   const spec = checkSpec(input);
+  // before the same import is found: whoever resumes it reads the source with their own rights
+  await readSource(() => refusePersonalColumns(deps.config, lake, caller, spec));
   const digest = createHash('sha256').update(JSON.stringify(spec)).digest('hex');
   const known = await store.findImportBySpec(deps.db, slug, digest);
   if (known) {
@@ -144,6 +147,8 @@ export async function joinImport(deps: ImportDeps, caller: Caller, slug: string,
   await requireAllowed(deps.policy, caller, 'upload', collection);
   const row = await store.findImport(deps.db, slug, id);
   if (!row) throw notFound(`Collection '${slug}' has no import '${id}'.`);
+  if (!deps.lake) throw badRequest(`Collection '${slug}' is on the lake, and this service has no Trino (SVC_TRINO_URL).`);
+  await readSource(() => refusePersonalColumns(deps.config, deps.lake!, caller, row.spec));
   if (row.status === 'failed' || row.status === 'cancelled') await store.setStatus(deps.db, id, 'running');
   return (await store.findImport(deps.db, slug, id))!;
 }
