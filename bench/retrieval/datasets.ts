@@ -44,14 +44,24 @@ export async function datasetBuilt(db: Database, dist: Distribution, n: number):
   return done.length > 0;
 }
 
-/** The table of `n` rows of `dist` with its HNSW index, made now unless an earlier run finished it. */
-export async function ensureDataset(db: Database, dist: Distribution, n: number, log = console.log): Promise<Dataset> {
+/**
+ * The table of `n` rows of `dist` with its HNSW index, made now unless an earlier run finished it; `hnsw: false` for a
+ * run that needs only the rows (pgvector's exact scan): the index is built by the next run that needs it.
+ */
+export async function ensureDataset(
+  db: Database,
+  dist: Distribution,
+  n: number,
+  log = console.log,
+  opts = { hnsw: true },
+): Promise<Dataset> {
   const table = peerTable(dist, n);
   const [done] = await db.query<{ fill_seconds: number; hnsw_seconds: number | null }>(
     `SELECT fill_seconds, hnsw_seconds FROM peer_builds WHERE name = $1 AND rows = $2`,
     [table, n],
   );
   if (done?.hnsw_seconds != null) return { table, fillSeconds: done.fill_seconds, hnswSeconds: done.hnsw_seconds, reused: true };
+  if (done && !opts.hnsw) return { table, fillSeconds: done.fill_seconds, hnswSeconds: Number.NaN, reused: true };
 
   let fillSeconds = done?.fill_seconds;
   if (fillSeconds === undefined) {
@@ -85,6 +95,7 @@ export async function ensureDataset(db: Database, dist: Distribution, n: number,
     );
   }
 
+  if (!opts.hnsw) return { table, fillSeconds, hnswSeconds: Number.NaN, reused: false };
   log(`${table}: building the HNSW index (m 16, ef_construction 64, one parallel worker)`);
   const started = performance.now();
   await db.transaction(async (tx) => {

@@ -17,6 +17,8 @@
 //      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
 //        [--chunks-per-document 100] [--ef-search 100,400]: instead, the search backend (OpenSearch) against the
 //        memory one (search.ts; there the sizes default to 100000 and the distributions to random)
+//      npx tsx bench/retrieval/index.ts --backend lake [--sizes 100000,1000000] [--dists random] [--queries 30]:
+//        instead, the lake backend (Trino, Iceberg) against the memory one and pgvector's exact scan (lake.ts)
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -352,6 +354,14 @@ async function benchIngestion(): Promise<string[]> {
 }
 
 async function main() {
+  if (arg('backend', 'memory') === 'lake') {
+    const { benchLakeBackend } = await import('./lake.ts');
+    return benchLakeBackend({
+      sizes: process.argv.includes('--sizes') ? SIZES : [100_000],
+      dists: process.argv.includes('--dists') ? DISTS : ['random'],
+      queries: Number(arg('queries', '30')),
+    });
+  }
   if (arg('backend', 'memory') === 'search') {
     const { benchSearchBackend } = await import('./search.ts');
     return benchSearchBackend({

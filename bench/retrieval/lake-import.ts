@@ -56,7 +56,7 @@ const settings: Record<string, string> = {
   SVC_RAG_LAKE_TIMEOUT_MS: '600000',
   // an import of millions of rows is past the default 200 000 embedded chunks an hour a user
   SVC_LIMIT_RETRIEVAL_EMBEDDINGS: '100000000/h',
-  ...(gateway ? { SVC_EMBED_URL: `${gateway.url}/v1`, SVC_EMBED_MODEL: 'svc-embed' } : {}),
+  ...(gateway ? { SVC_EMBED_URL: gateway.url, SVC_EMBED_MODEL: 'svc-embed' } : {}),
 };
 const h = await retrievalHarness(db, { env: settings, tokens: await lakeTokens(['eve']), conformance: false });
 const created = await h.json('POST', '/collections', who.engineer, {

@@ -40,13 +40,14 @@ export const embedCommand: CommandGroup = (program, cli) =>
     'embed <collection>',
     'embed the rows of a Trino table or query into a lake collection (resumable; --shard i/n to share it)',
     options as never,
-    (argv: EmbedArgs) =>
-      withShared(cli, async (shared) => {
-        const shard = parseShard(argv.shard);
-        if (!Number.isInteger(argv.workers) || argv.workers < 1)
-          throw new UsageError(`--workers must be a positive integer, got ${argv.workers}`);
-        if (!argv.import && !(argv.source && argv.text && argv.key))
-          throw new UsageError('name the rows: --source, --text and --key (or --import <id> to join an import)');
+    (argv: EmbedArgs) => {
+      // the command line is checked before the database opens
+      const shard = parseShard(argv.shard);
+      if (!Number.isInteger(argv.workers) || argv.workers < 1)
+        throw new UsageError(`--workers must be a positive integer, got ${argv.workers}`);
+      if (!argv.import && !(argv.source && argv.text && argv.key))
+        throw new UsageError('name the rows: --source, --text and --key (or --import <id> to join an import)');
+      return withShared(cli, async (shared) => {
         const { createLogger } = await import('../platform/log.ts');
         const { openImportDeps, commandCaller } = await import('../retrieval/imports/command.ts');
         const imports = await import('../retrieval/imports/index.ts');
@@ -96,7 +97,8 @@ export const embedCommand: CommandGroup = (program, cli) =>
             (stop.signal.aborted ? ' (stopped here; run the same command again to resume)' : ''),
         );
         if (end.status === 'failed' || end.status === 'cancelled') cli.exitCode = 1;
-      }),
+      });
+    },
   );
 
 /** What the service would answer with a 4xx or 5xx is one line here, as the HTTP problem's detail; undefined then. */
