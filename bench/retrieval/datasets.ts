@@ -26,7 +26,8 @@ export async function openBenchDatabase(): Promise<Database> {
   } finally {
     await admin.close();
   }
-  const db = openPostgres({ ...realPgConfig(BENCH_DATABASE), max: 4 });
+  // filling a million rows takes minutes a statement on a loaded machine: no statement time limit here
+  const db = openPostgres({ ...realPgConfig(BENCH_DATABASE), max: 4, statementTimeoutMs: 0 });
   await db.exec(`CREATE EXTENSION IF NOT EXISTS vector;
     CREATE TABLE IF NOT EXISTS peer_builds (name text PRIMARY KEY, rows int NOT NULL, fill_seconds float8 NOT NULL,
       hnsw_seconds float8, built_at timestamptz NOT NULL DEFAULT now())`);

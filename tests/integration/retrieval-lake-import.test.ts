@@ -110,6 +110,32 @@ describe('imports into a lake collection (Trino, Iceberg, MinIO, Postgres)', () 
     expect(await service(`SELECT count(*) FROM ${table}`)).toEqual([[15000]]);
   });
 
+  it("keeps each import's keys its own: two sources whose keys coincide keep both rows", async () => {
+    const nation = await h.json('POST', '/collections/orders/imports', who.engineer, {
+      source: 'tpch.tiny.nation',
+      text: 'n_comment',
+      key: 'n_nationkey',
+    });
+    const region = await h.json('POST', '/collections/orders/imports', who.engineer, {
+      source: 'tpch.tiny.region',
+      text: 'r_comment',
+      key: 'r_regionkey',
+    });
+    expect([nation.status, region.status]).toEqual([202, 202]);
+    for (const i of [nation.body, region.body])
+      expect(await untilSettled(i.import_id)).toMatchObject({ status: 'done', rows_done: i.rows_total });
+    // keys 0 to 4 are in both: 25 nations and 5 regions, each once
+    expect(
+      await service(
+        `SELECT file_name, count(*), count(DISTINCT import_key) FROM ${table} WHERE file_name <> 'tpch.tiny.orders' GROUP BY 1 ORDER BY 1`,
+      ),
+    ).toEqual([
+      ['tpch.tiny.nation', 25, 25],
+      ['tpch.tiny.region', 5, 5],
+    ]);
+    expect(await service(`SELECT count(*) FROM ${table}`)).toEqual([[15030]]);
+  }, 300_000);
+
   it('refuses what it cannot do with a message that says why', async () => {
     const memory = await h.json('POST', '/collections', who.engineer, {
       slug: 'in-memory',
@@ -134,7 +160,7 @@ describe('imports into a lake collection (Trino, Iceberg, MinIO, Postgres)', () 
     });
     expect(analyst.status, JSON.stringify(analyst.body)).toBe(403);
     expect(analyst.body.detail).toMatch(/Trino/);
-    expect((await h.json('GET', '/collections/orders/imports', who.engineer)).body.imports).toHaveLength(1);
+    expect((await h.json('GET', '/collections/orders/imports', who.engineer)).body.imports).toHaveLength(3);
   });
 
   it('refuses to embed personal data for a caller who sees it masked, in any part of the import', async () => {
@@ -151,7 +177,7 @@ describe('imports into a lake collection (Trino, Iceberg, MinIO, Postgres)', () 
       expect(refused.status, JSON.stringify(body)).toBe(403);
       expect(refused.body.detail).toMatch(/personal data \(tpch\.tiny\.customer\.c_/);
     }
-    expect((await h.json('GET', '/collections/orders/imports', who.engineer)).body.imports).toHaveLength(1);
+    expect((await h.json('GET', '/collections/orders/imports', who.engineer)).body.imports).toHaveLength(3);
     // the same import for a role that reads personal data unmasked is created (here left to svc embed: no workers)
     const engineer = await h.json('POST', '/collections/orders/imports', who.engineer, { ...customers, text: 'c_name', workers: 0 });
     expect(engineer.status, JSON.stringify(engineer.body)).toBe(202);

@@ -69,7 +69,7 @@ describe('an import, in parts', () => {
     expect(sourceRelation('SELECT 1 AS k')).toBe('(SELECT 1 AS k) AS import_source');
   });
 
-  it('names a row by its collection and key: the same key the same chunk, another collection another', () => {
+  it('names a row by its import and key: the same key the same chunk, another import another', () => {
     const id = chunkIdOf('orders', '42');
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(chunkIdOf('orders', '42')).toBe(id);

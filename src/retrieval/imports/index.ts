@@ -104,7 +104,6 @@ export async function prepareImport(deps: ImportDeps, caller: Caller, slug: stri
   const metadata = spec.metadata.map((name, i) => ({ name, type: sql.lakeType(columns.columns[i]?.type ?? 'varchar') }));
   const total = Number((await readSource(() => lake.asCaller(caller, sql.countRows(spec)))).rows[0]?.[0] ?? 0);
   for (const statement of sql.addImportColumns(fqn, metadata)) await lake.asService(statement);
-  const imported = Number((await lake.asService(sql.anyImported(fqn))).rows[0]?.[0] ?? 0);
   const id = randomUUID();
   const inserted = await store.insertImport(
     deps.db,
@@ -117,7 +116,7 @@ export async function prepareImport(deps: ImportDeps, caller: Caller, slug: stri
       digest,
       user: caller.user,
     },
-    { rowsTotal: total, splitCount: splitCount(total, deps.config.RAG_IMPORT_PART_ROWS), checkKeys: imported > 0 },
+    { rowsTotal: total, splitCount: splitCount(total, deps.config.RAG_IMPORT_PART_ROWS) },
   );
   const row = inserted ? await store.findImport(deps.db, slug, id) : await store.findImportBySpec(deps.db, slug, digest);
   return { row: row!, created: inserted, lake };

@@ -119,8 +119,8 @@ async function importPart(
   const { row } = job;
   await store.markStarted(deps.db, row.id, split, worker);
   const held = new Set<string>();
-  if (started || row.check_keys) {
-    const { rows } = await deps.lake.asService(sql.keysOfPart(job.fqn, split, row.split_count));
+  if (started) {
+    const { rows } = await deps.lake.asService(sql.keysOfPart(job.fqn, row.document_id, split, row.split_count));
     for (const [key] of rows) held.add(String(key));
   }
   const { rows } = await deps.lake.asCaller(job.caller, sql.partRows(row.spec, job.metadata, split, row.split_count));
@@ -161,7 +161,7 @@ async function writeFile(deps: ImportWorkerDeps, job: Job, split: number, batch:
   );
   const seqs = await nextSeqs(deps.db, batch.length);
   const rows: ImportedRow[] = batch.map((r, i) => ({
-    chunkId: chunkIdOf(job.row.collection_slug, String(r[0])),
+    chunkId: chunkIdOf(job.row.document_id, String(r[0])),
     key: String(r[0]),
     text: String(r[1]),
     bucket: Number(r[2]),
@@ -193,9 +193,9 @@ async function embedAll(deps: ImportWorkerDeps, texts: string[]): Promise<number
   return out;
 }
 
-/** A row's chunk id from its collection and key: the same key is the same chunk, in any run. */
-export function chunkIdOf(slug: string, key: string): string {
-  const h = createHash('sha256').update(slug).update('\0').update(key).digest('hex');
+/** A row's chunk id from its import's document and its key: the same key of the same import is the same chunk, in any run. */
+export function chunkIdOf(documentId: string, key: string): string {
+  const h = createHash('sha256').update(documentId).update('\0').update(key).digest('hex');
   // an RFC 9562 version 8 (custom) UUID, so it reads as one wherever chunk ids are checked
   const variant = ((Number.parseInt(h[16]!, 16) & 3) | 8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;

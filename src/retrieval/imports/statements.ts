@@ -60,12 +60,12 @@ export function partRows(spec: ImportSpec, metadata: readonly MetadataColumn[], 
       AND bitwise_and(${keyHash('import_key')}, ${splitCount - 1}) = ${int(split)}`;
 }
 
-/** The keys of one part the collection's table already holds (as the service): what a resumed part skips. */
-export const keysOfPart = (fqn: string, split: number, splitCount: number) =>
-  `SELECT import_key FROM ${fqn} WHERE import_key IS NOT NULL AND bitwise_and(import_bucket, ${splitCount - 1}) = ${int(split)}`;
-
-/** Whether the table holds imported rows at all: a first import into it need not look for its keys. */
-export const anyImported = (fqn: string) => `SELECT count(*) FROM ${fqn} WHERE import_key IS NOT NULL`;
+/**
+ * The keys of one part of an import the collection's table already holds (as the service): what a resumed part
+ * skips. An import's rows are its document's, so two imports whose keys coincide (order 5, customer 5) never meet.
+ */
+export const keysOfPart = (fqn: string, documentId: string, split: number, splitCount: number) =>
+  `SELECT import_key FROM ${fqn} WHERE document_id = ${quoteLiteral(documentId)} AND bitwise_and(import_bucket, ${splitCount - 1}) = ${int(split)}`;
 
 /** The columns an import adds to a collection's table (once; tables made before imports lack them). */
 export function addImportColumns(fqn: string, metadata: readonly MetadataColumn[]): string[] {

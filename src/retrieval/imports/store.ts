@@ -15,7 +15,6 @@ export type ImportRow = {
   error: string | null;
   rows_total: number;
   split_count: number;
-  check_keys: boolean;
   finished_at: Date | null;
   run_started_at: Date;
   run_rows_start: number;
@@ -25,7 +24,7 @@ export type ImportRow = {
 };
 
 const IMPORT = `SELECT i.id, i.collection_slug, i.document_id, i.spec, i.spec_digest, i.created_by, i.created_at, i.status, i.error,
-    i.rows_total::float8 AS rows_total, i.split_count, i.check_keys, i.finished_at, i.run_started_at,
+    i.rows_total::float8 AS rows_total, i.split_count, i.finished_at, i.run_started_at,
     i.run_rows_start::float8 AS run_rows_start, d.filename,
     (SELECT coalesce(sum(rows_done), 0)::float8 FROM retrieval_import_splits s WHERE s.import_id = i.id) AS rows_done,
     (SELECT count(*)::int FROM retrieval_import_splits s WHERE s.import_id = i.id AND s.done) AS splits_done
@@ -52,7 +51,7 @@ export async function listImports(sql: Sql, slug: string): Promise<ImportRow[]> 
 export async function insertImport(
   db: Database,
   i: { id: string; slug: string; documentId: string; filename: string; spec: ImportSpec; digest: string; user: string },
-  counts: { rowsTotal: number; splitCount: number; checkKeys: boolean },
+  counts: { rowsTotal: number; splitCount: number },
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
     const [document] = await tx.query(
@@ -64,9 +63,9 @@ export async function insertImport(
     );
     if (!document) return false;
     await tx.query(
-      `INSERT INTO retrieval_imports (id, collection_slug, document_id, spec, spec_digest, created_by, rows_total, split_count, check_keys)
-       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9)`,
-      [i.id, i.slug, i.documentId, JSON.stringify(i.spec), i.digest, i.user, counts.rowsTotal, counts.splitCount, counts.checkKeys],
+      `INSERT INTO retrieval_imports (id, collection_slug, document_id, spec, spec_digest, created_by, rows_total, split_count)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8)`,
+      [i.id, i.slug, i.documentId, JSON.stringify(i.spec), i.digest, i.user, counts.rowsTotal, counts.splitCount],
     );
     await tx.query(`INSERT INTO retrieval_import_splits (import_id, split) SELECT $1, s FROM generate_series(0, $2::int - 1) AS s`, [
       i.id,

@@ -15,8 +15,6 @@ CREATE TABLE retrieval_imports (
   error           text,
   rows_total      bigint NOT NULL,
   split_count     integer NOT NULL,
-  -- the collection held imported rows before this import: every part then checks its keys against the table
-  check_keys      boolean NOT NULL,
   finished_at     timestamptz
 );
 CREATE UNIQUE INDEX retrieval_imports_spec ON retrieval_imports (collection_slug, spec_digest);
