@@ -110,7 +110,14 @@ const CLOSEST =
 function closestTo(question: string, tables: readonly CatalogEntry[], tableFor: (word: string) => CatalogEntry | undefined) {
   const m = CLOSEST.exec(question.trim());
   if (!m) return undefined;
-  const [, count, noun, year, columnText, phrase] = m as unknown as [string, string | undefined, string, string | undefined, string, string];
+  const [, count, noun, year, columnText, phrase] = m as unknown as [
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+    string,
+    string,
+  ];
   const table = tableFor(noun.toLowerCase());
   if (!table) return tables.length > 0 ? ({ refusal: `no table it may read matches '${noun}'` } satisfies Refusal) : undefined;
   const column = findColumn(table, columnText);

@@ -96,14 +96,16 @@ describe('hybrid SQL: semantic_distance over lake collections (Trino, Iceberg, M
     {
       name: 'WHERE semantic_distance < x, with SELECT *',
       sql: `SELECT * FROM orders WHERE semantic_distance(o_comment, 'final deposits') < 0.6 ORDER BY o_orderkey LIMIT 50`,
-      reference: async () => `SELECT o.* FROM tpch.tiny.orders o JOIN ${embeddings('orders-lake')} e ON e.import_key = CAST(o.o_orderkey AS varchar)
+      reference:
+        async () => `SELECT o.* FROM tpch.tiny.orders o JOIN ${embeddings('orders-lake')} e ON e.import_key = CAST(o.o_orderkey AS varchar)
         WHERE cosine_distance(e.embedding, ${await vector('final deposits')}) < 0.6 ORDER BY o.o_orderkey LIMIT 50`,
     },
     {
       name: 'a year filter, the distance selected',
       sql: `SELECT o_orderkey, o_orderdate, semantic_distance(o_comment, 'delayed shipment') AS distance FROM orders
         WHERE year(o_orderdate) = 1995 ORDER BY distance, o_orderkey LIMIT 10`,
-      reference: async () => `SELECT o.o_orderkey, o.o_orderdate, cosine_distance(e.embedding, ${await vector('delayed shipment')}) AS distance
+      reference:
+        async () => `SELECT o.o_orderkey, o.o_orderdate, cosine_distance(e.embedding, ${await vector('delayed shipment')}) AS distance
         FROM tpch.tiny.orders o JOIN ${embeddings('orders-lake')} e ON e.import_key = CAST(o.o_orderkey AS varchar)
         WHERE year(o.o_orderdate) = 1995 ORDER BY distance, o.o_orderkey LIMIT 10`,
     },
@@ -156,7 +158,9 @@ describe('hybrid SQL: semantic_distance over lake collections (Trino, Iceberg, M
   it('answers SELECT * with the columns of the table alone', async () => {
     const answer = await run(`SELECT * FROM orders ORDER BY semantic_distance(o_comment, 'x'), o_orderkey LIMIT 1`);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    const [table] = await asEve(`SELECT count(*) FROM tpch.information_schema.columns WHERE table_schema = 'tiny' AND table_name = 'orders'`);
+    const [table] = await asEve(
+      `SELECT count(*) FROM tpch.information_schema.columns WHERE table_schema = 'tiny' AND table_name = 'orders'`,
+    );
     expect(answer.body.columns).toHaveLength(Number(table![0]));
   });
 
@@ -215,7 +219,10 @@ describe('hybrid SQL: semantic_distance over lake collections (Trino, Iceberg, M
   });
 
   it('lets an administrator rank by the collection closed to the engineer', async () => {
-    const answer = await h.ask(as.admin, { sql: `SELECT n_name FROM nation ORDER BY semantic_distance(n_comment, 'quiet'), n_name LIMIT 3`, persist: false });
+    const answer = await h.ask(as.admin, {
+      sql: `SELECT n_name FROM nation ORDER BY semantic_distance(n_comment, 'quiet'), n_name LIMIT 3`,
+      persist: false,
+    });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.preview_rows).toHaveLength(3);
   });
@@ -238,7 +245,9 @@ describe('hybrid SQL on the embedded engine', () => {
   it('refuses semantic_distance with a 422 naming the lake', async () => {
     const embedded = await exploreHarness();
     try {
-      const answer = await embedded.ask(as.engineer, { sql: `SELECT o_orderkey FROM orders ORDER BY semantic_distance(o_comment, 'x') LIMIT 3` });
+      const answer = await embedded.ask(as.engineer, {
+        sql: `SELECT o_orderkey FROM orders ORDER BY semantic_distance(o_comment, 'x') LIMIT 3`,
+      });
       expect(answer.status).toBe(422);
       expect(answer.body.detail).toContain('lake collection');
       expect(answer.body.detail).toContain('embedded engine');

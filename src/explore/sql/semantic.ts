@@ -62,20 +62,25 @@ function resolveCall(
     return { refusal: `${SEMANTIC_DISTANCE} takes a column and a phrase, ${shape}; got ${written}.` };
   const column = primaryOf(args[0]);
   const phrase = primaryOf(args[1]);
-  if (!is(column, 'ColumnReference')) return { refusal: `The first argument of ${SEMANTIC_DISTANCE} must be a column of a table: ${shape}.` };
+  if (!is(column, 'ColumnReference'))
+    return { refusal: `The first argument of ${SEMANTIC_DISTANCE} must be a column of a table: ${shape}.` };
   if (!is(phrase, 'StringLiteral') || kindOf(phrase.string()) !== 'BasicStringLiteral')
     return { refusal: `The second argument of ${SEMANTIC_DISTANCE} must be a quoted phrase: ${shape}.` };
   const text = phrase.getText().slice(1, -1).replaceAll("''", "'");
   if (!text.trim()) return { refusal: `The phrase of ${SEMANTIC_DISTANCE} is empty: say what the rows should be close to.` };
   const scope = scopeOf(call);
-  if (!scope) return { refusal: `${SEMANTIC_DISTANCE} ranks the rows of one SELECT; in the ORDER BY of a UNION, EXCEPT or INTERSECT, rank inside one of its queries.` };
+  if (!scope)
+    return {
+      refusal: `${SEMANTIC_DISTANCE} ranks the rows of one SELECT; in the ORDER BY of a UNION, EXCEPT or INTERSECT, rank inside one of its queries.`,
+    };
   const parts = namesOf(column.columnName().qualifiedName());
   const name = parts.at(-1)!;
   const candidates = baseRelations(scope, tables).filter((r) =>
     parts.length === 1 ? (columnsOf(r.table) ?? []).includes(name) : parts.length === 2 && r.qualifier === parts[0],
   );
   const label = parts.join('.');
-  if (parts.length > 2) return { refusal: `Name the column of ${SEMANTIC_DISTANCE} as <column> or <table or alias>.<column>, not ${label}.` };
+  if (parts.length > 2)
+    return { refusal: `Name the column of ${SEMANTIC_DISTANCE} as <column> or <table or alias>.<column>, not ${label}.` };
   if (candidates.length > 1) return { refusal: `${label} in ${SEMANTIC_DISTANCE} is ambiguous: qualify it with its table's alias.` };
   const found = candidates[0];
   if (!found || !(columnsOf(found.table) ?? []).includes(name))
@@ -112,11 +117,16 @@ function relationsOf(scope: T.QuerySpecificationContext, tables: ReadonlyMap<unk
       visit(r.sampledRelation() ?? r.relation(1));
       return;
     }
-    if (is(r, 'RelationDefault')) return visit(r.sampledRelation());
-    if (is(r, 'SampledRelation')) return visit(r.patternRecognition().aliasedRelation());
-    if (!is(r, 'AliasedRelation')) return;
+    if (is(r, 'RelationDefault')) visit(r.sampledRelation());
+    else if (is(r, 'SampledRelation')) visit(r.patternRecognition().aliasedRelation());
+    else if (is(r, 'AliasedRelation')) aliased(r);
+  };
+  const aliased = (r: T.AliasedRelationContext): void => {
     const primary = r.relationPrimary();
-    if (is(primary, 'ParenthesizedRelation')) return visit(primary.relation());
+    if (is(primary, 'ParenthesizedRelation')) {
+      visit(primary.relation());
+      return;
+    }
     const ref = is(primary, 'TableName') ? (primary.tableOrViewName().tableRef() ?? primary.tableOrViewName().viewRef()) : undefined;
     const alias = r.identifier() ? nameOf(r.identifier()) : ref ? namesOf(ref).at(-1) : undefined;
     out.push({ relation: r, qualifier: alias, table: (ref && tables.get(ref)) ?? '' });
@@ -146,7 +156,10 @@ export function rewriteSemantic(
   tables: ReadonlyMap<unknown, string>,
 ): string | Refused {
   const at = stringIndex(statement.sql);
-  const span = (n: { start: { start: number } | null; stop: { stop: number } | null }) => ({ from: at(n.start!.start), to: at(n.stop!.stop + 1) });
+  const span = (n: { start: { start: number } | null; stop: { stop: number } | null }) => ({
+    from: at(n.start!.start),
+    to: at(n.stop!.stop + 1),
+  });
   const edits: Edit[] = [];
   const joins = new Map<T.AliasedRelationContext, Map<string, { alias: string; join: SemanticJoin; qualifier: string }>>();
   let count = 0;

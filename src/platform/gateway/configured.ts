@@ -3,7 +3,13 @@ import { createOpenAiEmbedder, type Embedder } from './embedder.ts';
 import { createOfflineEmbedder } from './offline-embedder.ts';
 
 /** The embedder settings every service reads the same way (SVC_EMBED_URL, _API_KEY, _MODEL, _DIM, _BATCH_SIZE). */
-export type EmbedSettings = { EMBED_URL?: string | undefined; EMBED_API_KEY?: string | undefined; EMBED_MODEL: string; EMBED_DIM: number; EMBED_BATCH_SIZE?: number };
+export type EmbedSettings = {
+  EMBED_URL?: string | undefined;
+  EMBED_API_KEY?: string | undefined;
+  EMBED_MODEL: string;
+  EMBED_DIM: number;
+  EMBED_BATCH_SIZE?: number;
+};
 
 /**
  * The gateway's embedder when SVC_EMBED_URL is set, else the offline one of the same dimension. Retrieval embeds
