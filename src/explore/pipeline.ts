@@ -218,23 +218,12 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
   const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
   const masked = !bypassesRedaction(run.caller.roles, PII_BYPASS_ROLES);
   const written = validation.statement;
+  await decideTables(run, what, tablesOf(written, DEFAULTS), allowed);
   const hybrid = await rewriteSemanticDistance({ ...run, statement: written, entries, defaults: DEFAULTS, masked });
   const statement = hybrid?.statement ?? written;
   const tables = tablesOf(statement, DEFAULTS);
-  const system = tables.find(isSystemRelation);
-  if (system) {
-    emit(run.events, 'explore_policy_denied', { table: system, reason: 'catalog or system relation' });
-    throw forbidden(`${what} reads ${system}, a catalog or system relation: those are never open to queries.`);
-  }
-  // a collection's table is opened by the collections decision semantic.ts took, as retrieval's queries are
-  const open = new Set([...allowed, ...(hybrid?.lakeTables ?? [])]);
-  for (const table of tables.filter((t) => !open.has(t))) {
-    const decision = await decideTable(run, table);
-    if (!decision.allow) {
-      emit(run.events, 'explore_policy_denied', { table, reason: decision.reason });
-      throw forbidden(`${what} reads ${table}, which is not open to you.`);
-    }
-  }
+  // the rewrite adds only collections' tables, opened by the collections decision semantic.ts took (as retrieval's are)
+  if (hybrid) await decideTables(run, what, tables, [...allowed, ...tablesOf(written, DEFAULTS), ...hybrid.lakeTables]);
   const masks = masked ? tableMasks(entries) : NO_MASKS;
   return {
     // the caller reads their own statement; the engine runs the rewrite (docs/explore.md, "Hybrid SQL")
@@ -244,6 +233,23 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
     statement,
     lakeTables: hybrid?.lakeTables ?? [],
   };
+}
+
+/** Step 5's decisions: no catalog or system relation, and the policy's for every table not already open. */
+async function decideTables(run: Run, what: string, tables: string[], allowed: readonly string[]) {
+  const system = tables.find(isSystemRelation);
+  if (system) {
+    emit(run.events, 'explore_policy_denied', { table: system, reason: 'catalog or system relation' });
+    throw forbidden(`${what} reads ${system}, a catalog or system relation: those are never open to queries.`);
+  }
+  const open = new Set(allowed);
+  for (const table of tables.filter((t) => !open.has(t))) {
+    const decision = await decideTable(run, table);
+    if (!decision.allow) {
+      emit(run.events, 'explore_policy_denied', { table, reason: decision.reason });
+      throw forbidden(`${what} reads ${table}, which is not open to you.`);
+    }
+  }
 }
 
 /** 6. The bytes the statement reads (proved from table statistics, or the engine's EXPLAIN) against the limit. */
