@@ -15,6 +15,11 @@ export const exploreShape = {
   SESSION_TTL: int(3600, 1),
   PII_BYPASS_ROLES: list(['svc-admin', 'svc-engineer']),
   PII_REDACTION: str('***'),
+  // semantic_distance embeds its phrase with retrieval's embedder settings (docs/explore.md, "Hybrid SQL")
+  EMBED_URL: url(),
+  EMBED_API_KEY: optionalStr(),
+  EMBED_MODEL: str('svc-embed'),
+  EMBED_DIM: int(768, 1),
   LLM_URL: url(),
   LLM_API_KEY: optionalStr(),
   LLM_MODEL: str('svc-chat'),

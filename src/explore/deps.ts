@@ -1,6 +1,6 @@
 import type { CallerResolver } from '../platform/auth/index.ts';
 import type { Database } from '../platform/db/index.ts';
-import type { ChatModel } from '../platform/gateway/index.ts';
+import type { ChatModel, Embedder } from '../platform/gateway/index.ts';
 import type { Limiter } from '../platform/limits/index.ts';
 import type { Logger } from '../platform/log.ts';
 import type { ObjectStore } from '../platform/objects/index.ts';
@@ -28,6 +28,8 @@ export type ExploreDeps = {
   /** Step 6's estimate: a bound from table statistics, else the engine's EXPLAIN (cost.ts). */
   cost: CostEstimator;
   chat: ChatModel | undefined;
+  /** Embeds the phrase of semantic_distance, with retrieval's settings (SVC_EMBED_URL, _MODEL, _DIM). */
+  embedder: Embedder;
   models: ModelCatalog;
   cache: AnswerCache<QueryResponse>;
   catalog: () => Promise<CatalogEntry[]>;

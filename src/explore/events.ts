@@ -7,6 +7,7 @@ export type ExploreEvent =
   | 'explore_no_tables'
   | 'explore_policy_denied'
   | 'explore_sql_generated'
+  | 'explore_semantic_distance'
   | 'explore_cost_gate'
   | 'explore_engine_executed'
   | 'explore_pii_masked'

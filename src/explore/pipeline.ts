@@ -19,8 +19,9 @@ import {
   tablesOf,
   validateStatement,
   type ParsedStatement,
-  type TableMasks,
 } from './sql/index.ts';
+import { NO_MASKS, tableMasks } from './masks.ts';
+import { LAKE_COLUMNS, rewriteSemanticDistance } from './semantic.ts';
 import * as store from './store.ts';
 import { inRequestTrace, inSpan, tracer } from '../platform/tracing.ts';
 import { EDITED_INTENT, EDITED_TURN, type ExportedResult, type QueryRequest, type QueryResponse } from './answer.ts';
@@ -91,7 +92,7 @@ async function pipeline(run: Run): Promise<{ answer: QueryResponse } | { rows: E
   if (!request.execute) return { answer: dryRun(run, validated.sql, cost, reasoning) };
   await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
   const result = await step('execute', () => executeStatement(run, validated)); //                 7
-  const redacted = await step('redact', () => redactResult(run, validated.statement, result, entries)); // 8
+  const redacted = await step('redact', () => redactResult(run, validated, result, entries)); //      8
   if (run.mode === 'export') {
     const rows = redacted.rows.slice(0, deps.config.SQL_AUTO_LIMIT);
     return { rows: { sql: validated.sql, columns: result.columns, rows, masked_columns: redacted.maskedColumns } };
@@ -200,7 +201,10 @@ type Validated = {
   /** The statement the engine runs, printed from the validated tree with the caller's masks (engine-statement.ts). */
   engineSql: string;
   tables: string[];
+  /** The statement the engine runs, parsed: the caller's, or its rewrite when it calls semantic_distance. */
   statement: ParsedStatement;
+  /** Lake collections' tables a semantic_distance joined (semantic.ts). */
+  lakeTables: string[];
 };
 
 /**
@@ -212,8 +216,28 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
   const what = run.edited ? 'The SQL' : 'The generated SQL';
   const validation = validateStatement(generated.sql);
   if (!validation.ok) throw unprocessable(`${what} was rejected: ${validation.reason}`, { sql: generated.sql });
-  const { statement } = validation;
+  const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
+  const masked = !bypassesRedaction(run.caller.roles, PII_BYPASS_ROLES);
+  const written = validation.statement;
+  await decideTables(run, what, tablesOf(written, DEFAULTS), allowed);
+  const hybrid = await rewriteSemanticDistance({ ...run, statement: written, entries, defaults: DEFAULTS, masked });
+  const statement = hybrid?.statement ?? written;
   const tables = tablesOf(statement, DEFAULTS);
+  // the rewrite adds only collections' tables, opened by the collections decision semantic.ts took (as retrieval's are)
+  if (hybrid) await decideTables(run, what, tables, [...allowed, ...tablesOf(written, DEFAULTS), ...hybrid.lakeTables]);
+  const masks = masked ? tableMasks(entries) : NO_MASKS;
+  return {
+    // the caller reads their own statement; the engine runs the rewrite (docs/explore.md, "Hybrid SQL")
+    sql: ensureLimit(written.sql, written, SQL_AUTO_LIMIT),
+    engineSql: engineStatement(statement, { defaults: DEFAULTS, limit: SQL_AUTO_LIMIT, masks, replacement: PII_REDACTION }),
+    tables,
+    statement,
+    lakeTables: hybrid?.lakeTables ?? [],
+  };
+}
+
+/** Step 5's decisions: no catalog or system relation, and the policy's for every table not already open. */
+async function decideTables(run: Run, what: string, tables: string[], allowed: readonly string[]) {
   const system = tables.find(isSystemRelation);
   if (system) {
     emit(run.events, 'explore_policy_denied', { table: system, reason: 'catalog or system relation' });
@@ -227,14 +251,6 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
       throw forbidden(`${what} reads ${table}, which is not open to you.`);
     }
   }
-  const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
-  const masks = bypassesRedaction(run.caller.roles, PII_BYPASS_ROLES) ? NO_MASKS : tableMasks(entries);
-  return {
-    sql: ensureLimit(statement.sql, statement, SQL_AUTO_LIMIT),
-    engineSql: engineStatement(statement, { defaults: DEFAULTS, limit: SQL_AUTO_LIMIT, masks, replacement: PII_REDACTION }),
-    tables,
-    statement,
-  };
 }
 
 /** 6. The bytes the statement reads (proved from table statistics, or the engine's EXPLAIN) against the limit. */
@@ -275,11 +291,14 @@ async function executeStatement(run: Run, validated: Validated): Promise<EngineR
 }
 
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */
-function redactResult(run: Run, statement: ParsedStatement, result: EngineResult, entries: CatalogEntry[]) {
+function redactResult(run: Run, validated: Validated, result: EngineResult, entries: CatalogEntry[]) {
   if (bypassesRedaction(run.caller.roles, run.deps.config.PII_BYPASS_ROLES)) return { rows: result.rows, maskedColumns: [] };
-  const schema = Object.fromEntries(entries.map((e) => [e.fqn, e.columns.map((c) => c.name)]));
+  const schema = Object.fromEntries([
+    ...validated.lakeTables.map((t) => [t, LAKE_COLUMNS] as const), // until the catalog lists them
+    ...entries.map((e) => [e.fqn, e.columns.map((c) => c.name)] as const),
+  ]);
   // The added LIMIT does not change which columns come from where, so the validated statement's lineage holds.
-  const lineage = outputLineage(statement, schema, DEFAULTS);
+  const lineage = outputLineage(validated.statement, schema, DEFAULTS);
   const redacted = redactRows(result.columns, result.rows, lineage, piiColumns(entries), run.deps.config.PII_REDACTION);
   if (redacted.maskedColumns.length > 0) emit(run.events, 'explore_pii_masked', { columns: redacted.maskedColumns });
   return redacted;
@@ -378,22 +397,3 @@ const keyOf = (run: Run) =>
 
 const decideTable = (run: Run, table: string) =>
   run.deps.policy.decide('tables', { user: run.caller.user, roles: run.caller.roles, table });
-
-const NO_MASKS: TableMasks = new Map();
-const masksOfCatalog = new WeakMap<CatalogEntry[], TableMasks>();
-/** Each catalog table with personal columns, with its columns in order; built once per catalog read. */
-function tableMasks(entries: CatalogEntry[]): TableMasks {
-  let masks = masksOfCatalog.get(entries);
-  if (!masks) {
-    masks = new Map(
-      entries
-        .filter((e) => e.columns.some((c) => c.tags.includes('pii')))
-        .map((e) => [
-          e.fqn,
-          { columns: e.columns.map((c) => c.name), personal: new Set(e.columns.filter((c) => c.tags.includes('pii')).map((c) => c.name)) },
-        ]),
-    );
-    masksOfCatalog.set(entries, masks);
-  }
-  return masks;
-}

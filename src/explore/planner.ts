@@ -2,9 +2,10 @@ import { questionWords, type CatalogEntry } from './catalog.ts';
 import { lookupTable } from '../platform/lookup-table.ts';
 
 // The offline planner: with no language model configured, simple questions over the allowed tables still get an
-// answer. It knows four shapes: a count, a count or measure grouped by a dimension (joined through a `<x>key`
+// answer. It knows five shapes: a count, a count or measure grouped by a dimension (joined through a `<x>key`
 // column when the dimension is another table, or a year, quarter, month, week or day of a date column), the top N
-// rows by a measure, and an equality filter. It answers exactly what was asked or not at all: a question it reads
+// rows by a measure, an equality filter, and the N rows whose text is closest in meaning to a phrase (semantic_distance,
+// docs/explore.md "Hybrid SQL"). It answers exactly what was asked or not at all: a question it reads
 // only in part ("how many orders per colour", "how many orders in 1995") is refused with the part it cannot apply,
 // never answered as the plain count. Anything else is left to a language model.
 
@@ -37,6 +38,9 @@ export function planQuestion(question: string, tables: readonly CatalogEntry[]):
   const words = questionWords(q);
   const tableFor = (word: string) => tables.find((t) => stem(t.name) === stem(word));
   const mentioned = words.map(tableFor).filter((t): t is CatalogEntry => !!t);
+
+  const closest = closestTo(question, tables, tableFor);
+  if (closest) return closest;
 
   const top = /\btop\s+(\d+)\s+(\w+)\s+by\s+(.+)$/.exec(q);
   if (top) {
@@ -96,6 +100,37 @@ export function planQuestion(question: string, tables: readonly CatalogEntry[]):
     }
   }
   return undefined;
+}
+
+// "the 10 orders of 1995 whose comment is closest to 'delayed shipment'": ranked by meaning (docs/explore.md,
+// "Hybrid SQL"); the phrase is kept as written, in its own case
+const CLOSEST =
+  /^(?:(?:show|list|find|give me)\s+)?(?:me\s+)?(?:the\s+)?(?:(\d+)\s+)?(\w+)(?:\s+(?:of|in|from)\s+(\d{4}))?\s+whose\s+([\w ]+?)\s+(?:is|are)\s+(?:the\s+)?closest\s+to\s+'([^']+)'\s*[?!.]*$/i;
+
+function closestTo(question: string, tables: readonly CatalogEntry[], tableFor: (word: string) => CatalogEntry | undefined) {
+  const m = CLOSEST.exec(question.trim());
+  if (!m) return undefined;
+  const [, count, noun, year, columnText, phrase] = m as unknown as [
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+    string,
+    string,
+  ];
+  const table = tableFor(noun.toLowerCase());
+  if (!table) return tables.length > 0 ? ({ refusal: `no table it may read matches '${noun}'` } satisfies Refusal) : undefined;
+  const column = findColumn(table, columnText);
+  if (!column) return { refusal: `no column of ${table.name} matches '${columnText}'` } satisfies Refusal;
+  const date = table.columns.find((c) => isDate(c.type));
+  if (year && !date) return { refusal: `${table.name} has no date column to apply '${year}'` } satisfies Refusal;
+  const where = year ? ` WHERE extract(year FROM ${date!.name}) = ${Number(year)}` : '';
+  const k = Number(count ?? 10);
+  return {
+    sql: `SELECT * FROM ${table.fqn}${where} ORDER BY semantic_distance(${column}, '${phrase.replaceAll("'", "''")}') LIMIT ${k}`,
+    intent: `${k} ${table.name}${year ? ` of ${year}` : ''} whose ${column} is closest to '${phrase}'`,
+    tables: [table.fqn],
+  } satisfies Plan;
 }
 
 /** The column whose name (without its table prefix) best matches the words, e.g. "total price" -> o_totalprice. */

@@ -61,6 +61,8 @@ export async function recordQuestion(
 ): Promise<void> {
   const field = (event: string, name: string) => q.trail.findLast((e) => e.event === event)?.fields[name];
   const problem = exploreProblem(q.error);
+  // semantic_distance: the statement recorded is the caller's; what its rewrite joined is recorded beside it
+  const semantic = q.trail.filter((e) => e.event === 'explore_semantic_distance').map((e) => e.fields);
   const done = q.answer ?? q.exported;
   const status = done ? 200 : (problem?.status ?? 500);
   await appendAudit(db, {
@@ -83,6 +85,7 @@ export async function recordQuestion(
       ...(q.answer ? { row_count: q.answer.row_count, masked_columns: q.answer.masked_columns, dashboard_id: q.answer.dashboard_id } : {}),
       ...(q.exported ? { row_count: q.exported.rows.length, masked_columns: q.exported.masked_columns } : {}),
       ...(problem ? { detail: problem.detail } : {}),
+      ...(semantic.length > 0 ? { semantic_distance: semantic } : {}),
     },
   });
 }

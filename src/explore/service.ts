@@ -5,7 +5,7 @@ import { openDashboardPages } from '../platform/dashboard-pages.ts';
 import { dashboardKeys } from '../platform/dashboard-signature.ts';
 import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
-import { createOpenAiChat } from '../platform/gateway/index.ts';
+import { configuredEmbedder, createOpenAiChat } from '../platform/gateway/index.ts';
 import { createApp, requireCaller, type AppEnv } from '../platform/http.ts';
 import { apiRoutes, documentRoutes } from '../platform/openapi/index.ts';
 import { createLimiter, loadLimitSettings } from '../platform/limits/index.ts';
@@ -112,6 +112,7 @@ export async function exploreDeps(input: {
       defaults: DEFAULTS,
     }),
     chat,
+    embedder: configuredEmbedder(config, logger),
     models: createModelCatalog(chat, config.LLM_MODEL),
     cache: createAnswerCache<QueryResponse>({
       size: config.QUERY_CACHE_SIZE,

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { loadMigrations, migrate, migratePlatform } from '../platform/db/index.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createOfflineEmbedder, createOpenAiEmbedder, type Embedder } from '../platform/gateway/index.ts';
+import { configuredEmbedder, type Embedder } from '../platform/gateway/index.ts';
 import { auditHeadRoutes } from '../platform/audit/index.ts';
 import { forbidden } from '../platform/errors.ts';
 import { openObjectStore } from '../platform/objects/index.ts';
@@ -101,17 +101,7 @@ export function createRetrievalApp(
 }
 
 export function createEmbedder(config: RetrievalConfig, logger: Logger): Embedder {
-  if (!config.EMBED_URL) {
-    logger.warn('SVC_EMBED_URL is not set: using the offline embedder (feature hashing), the offline fallback');
-    return createOfflineEmbedder(config.EMBED_DIM);
-  }
-  return createOpenAiEmbedder({
-    baseURL: config.EMBED_URL,
-    model: config.EMBED_MODEL,
-    dim: config.EMBED_DIM,
-    batchSize: config.EMBED_BATCH_SIZE,
-    ...(config.EMBED_API_KEY ? { apiKey: config.EMBED_API_KEY } : {}),
-  });
+  return configuredEmbedder(config, logger);
 }
 
 /** The lake when SVC_TRINO_URL is set (and not under `svc dev`); without it no collection can be on the lake. */

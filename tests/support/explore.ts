@@ -39,10 +39,12 @@ export type HarnessOptions = {
   callers?: CallerResolver;
   /** Every answer `call` gets is checked against the app's OpenAPI document (default); benchmarks turn it off. */
   conformance?: boolean;
+  /** A database shared with another service (hybrid SQL reads retrieval's imports); default a fresh in-memory one, closed with the harness. */
+  db?: Database;
 };
 
 export async function exploreHarness(env: Record<string, string> = {}, opts: HarnessOptions = {}) {
-  const db: Database = await openPglite({});
+  const db: Database = opts.db ?? (await openPglite({}));
   await exploreService.migrate(db);
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-explore-'));
   const logger = opts.logger ?? createLogger('explore', 'silent');
@@ -100,7 +102,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
       await Promise.allSettled(deps.drawings.values());
       await deps.charts.close();
       await ownEngine?.close();
-      await db.close();
+      if (!opts.db) await db.close();
     },
   };
 }

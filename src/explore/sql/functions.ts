@@ -47,6 +47,10 @@ const JSON_FUNCTIONS = `
   json_extract json_extract_scalar json_format json_parse json_size json_array_contains json_array_get
   json_array_length is_json_scalar`;
 
+// svc's own: step 5 rewrites every call into a join with a lake collection's table before the engine sees it
+// (src/explore/semantic.ts), and refuses the statement when it cannot
+export const SEMANTIC_DISTANCE = 'semantic_distance';
+
 const words = (...lists: string[]) => new Set(lists.join(' ').split(/\s+/).filter(Boolean));
 
 export const ALLOWED_FUNCTIONS: ReadonlySet<string> = words(
@@ -58,6 +62,7 @@ export const ALLOWED_FUNCTIONS: ReadonlySet<string> = words(
   CONDITIONAL,
   COLLECTIONS,
   JSON_FUNCTIONS,
+  SEMANTIC_DISTANCE,
 );
 
 /** Type names usable in CAST, TRY_CAST and typed literals (`DATE '2024-01-01'`), beyond the grammar's own types. */

@@ -56,6 +56,10 @@ interface Kinds {
   ValueColumn: T.ValueColumnContext;
   QueryColumn: T.QueryColumnContext;
   NestedColumns: T.NestedColumnsContext;
+  QueryNoWith: T.QueryNoWithContext;
+  QuerySpecification: T.QuerySpecificationContext;
+  SampledRelation: T.SampledRelationContext;
+  StringLiteral: T.StringLiteralContext;
 }
 
 export type Kind = keyof Kinds;

@@ -84,7 +84,10 @@ export async function openDatabase(cfg: DatabaseSettings, opts: { inMemory?: boo
   return db;
 }
 
-/** The platform namespaces: the vector extension every service relies on, the audit chain, the usage limits, sessions. */
+/**
+ * The platform namespaces: the vector extension every service relies on, the audit chain, the usage limits, sessions,
+ * and the registry of embedded columns (retrieval writes it, explore reads it).
+ */
 export async function migratePlatform(db: Database): Promise<string[]> {
   return [
     ...(await migrate(db, 'platform', await loadMigrations(new URL('./migrations/', import.meta.url)))),
@@ -92,6 +95,9 @@ export async function migratePlatform(db: Database): Promise<string[]> {
     ...(await migrate(db, 'limits', await loadMigrations(new URL('../limits/migrations/', import.meta.url)))).map((id) => `limits/${id}`),
     ...(await migrate(db, 'sessions', await loadMigrations(new URL('../sessions/migrations/', import.meta.url)))).map(
       (id) => `sessions/${id}`,
+    ),
+    ...(await migrate(db, 'embedded_columns', await loadMigrations(new URL('../embedded-columns/migrations/', import.meta.url)))).map(
+      (id) => `embedded_columns/${id}`,
     ),
   ];
 }

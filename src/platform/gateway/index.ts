@@ -3,6 +3,7 @@
 export { GatewayError } from './errors.ts';
 export { createOpenAiEmbedder, type Embedder, type OpenAiEmbedderOptions } from './embedder.ts';
 export { createOfflineEmbedder, OFFLINE_MODEL } from './offline-embedder.ts';
+export { configuredEmbedder, type EmbedSettings } from './configured.ts';
 export {
   createOpenAiChat,
   type ChatModel,

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { registerEmbeddedColumn } from '../../platform/embedded-columns/index.ts';
 import { badRequest, notFound, unprocessable } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
 import { TrinoError } from '../../platform/trino/index.ts';
@@ -119,6 +120,19 @@ export async function prepareImport(deps: ImportDeps, caller: Caller, slug: stri
     { rowsTotal: total, splitCount: splitCount(total, deps.config.RAG_IMPORT_PART_ROWS) },
   );
   const row = inserted ? await store.findImport(deps.db, slug, id) : await store.findImportBySpec(deps.db, slug, digest);
+  // explore's semantic_distance finds a table column's embeddings here (docs/explore.md, "Hybrid SQL")
+  if (inserted && row)
+    await registerEmbeddedColumn(deps.db, {
+      importId: id,
+      documentId: row.document_id,
+      collection: slug,
+      source: spec.source,
+      text: spec.text,
+      key: spec.key,
+      lakeTable: fqn,
+      model: deps.embedder.model,
+      dim: deps.embedder.dim,
+    });
   return { row: row!, created: inserted, lake };
 }
 
