@@ -165,6 +165,9 @@ describe.skipIf(!kustomize).each(['dev', 'prod'])('k8s overlay %s', (overlay) =>
       SVC_PII_BYPASS_ROLES: 'svc-admin,svc-engineer',
       SVC_PII_REDACTION: '***',
     });
+    // semantic_distance's phrase is embedded as retrieval embeds: the same gateway, model and dimension, the same key
+    for (const name of ['SVC_EMBED_URL', 'SVC_EMBED_MODEL', 'SVC_EMBED_DIM', 'SVC_EMBED_API_KEY'])
+      expect(r.env('explore')[name], name).toEqual(r.env('retrieval')[name]);
     expect(r.env('dashboards-runtime')).toMatchObject({
       SVC_EXPLORE_URL: 'http://svc-explore:8081',
       SVC_SANDBOX_BACKEND: 'kubernetes',
