@@ -12,25 +12,15 @@ schemas="$(bash "$here/install-k8s-tools.sh")"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 status=0
-for overlay in k8s/overlays/*/; do
-  name="$(basename "$overlay")"
-  if ! kustomize build "$overlay" >"$out/$name.yaml"; then
-    echo "k8s/overlays/$name does not render" >&2
+# every overlay, and every Job applied one at a time (an import's workers)
+for dir in k8s/overlays/*/ k8s/jobs/*/; do
+  name="$(basename "$(dirname "$dir")")-$(basename "$dir")"
+  if ! kustomize build "$dir" >"$out/$name.yaml"; then
+    echo "$dir does not render" >&2
     status=1
     continue
   fi
-  echo "k8s/overlays/$name: $(grep -c '^kind:' "$out/$name.yaml") resources"
-  kubeconform -strict -summary -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" "$out/$name.yaml" || status=1
-done
-# Jobs applied one at a time (an import's workers): each renders and validates on its own
-for job in k8s/jobs/*/; do
-  name="job-$(basename "$job")"
-  if ! kustomize build "$job" >"$out/$name.yaml"; then
-    echo "$job does not render" >&2
-    status=1
-    continue
-  fi
-  echo "$job: $(grep -c '^kind:' "$out/$name.yaml") resources"
+  echo "$dir: $(grep -c '^kind:' "$out/$name.yaml") resources"
   kubeconform -strict -summary -schema-location "$schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json" "$out/$name.yaml" || status=1
 done
 # The runtime's Deployment (and its sandbox pods) run the image of the Dockerfile's dashboards-runtime target: what it

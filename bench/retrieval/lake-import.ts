@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openPostgres } from '../../src/platform/db/index.ts';
-import { dropLakeSchema, lakeEnv, lakeTokens, runSchema } from '../../tests/support/lake.ts';
+import { dropLakeSchema, embedCommandEnv, LAKE_FILES, lakeEnv, lakeTokens, runSchema } from '../../tests/support/lake.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
 import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
@@ -45,9 +45,7 @@ const gateway = args['gateway-ms']
 const settings: Record<string, string> = {
   ...lake.env,
   SVC_RAG_LAKE_SCHEMA: schema,
-  SVC_RAG_LAKE_S3_ENDPOINT_URL: 'http://127.0.0.1:19000',
-  SVC_OBJSTORE_ACCESS_KEY_ID: 'svcminio',
-  SVC_OBJSTORE_SECRET_ACCESS_KEY: 'svcminio-secret',
+  ...LAKE_FILES,
   SVC_EMBED_DIM: args.dim,
   SVC_EMBED_BATCH_SIZE: args['embed-batch'],
   SVC_RAG_IMPORT_FILE_ROWS: args['file-rows'],
@@ -68,19 +66,7 @@ const created = await h.json('POST', '/collections', who.engineer, {
 if (created.status !== 201) throw new Error(`collection: ${JSON.stringify(created.body)}`);
 const [{ chunk_store } = { chunk_store: '' }] = await db.query<{ chunk_store: string }>(`SELECT chunk_store FROM retrieval_collections`);
 const table = `${schema}."${chunk_store}"`;
-const env = {
-  ...process.env,
-  ...settings,
-  SVC_LOG_LEVEL: 'warn',
-  SVC_AUTH_MODE: 'headers',
-  SVC_OPA_URL: '',
-  SVC_PG_HOST: fresh.cfg.host,
-  SVC_PG_PORT: String(fresh.cfg.port),
-  SVC_PG_DATABASE: fresh.cfg.database,
-  SVC_PG_USER: fresh.cfg.user,
-  SVC_PG_PASSWORD: fresh.cfg.password ?? '',
-  SVC_TOKEN: await trinoToken('eve', '6h'),
-};
+const env = await embedCommandEnv(settings, fresh.cfg, 'eve', '6h');
 
 const embed = (extra: string[]) => {
   const child = spawn(

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres, type Database } from '../../src/platform/db/index.ts';
-import { dropLakeSchema, lakeEnv, lakeTokens, runSchema } from '../support/lake.ts';
+import { dropLakeSchema, embedCommandEnv, LAKE_FILES, lakeEnv, lakeTokens, runSchema } from '../support/lake.ts';
 import { freshDatabase } from '../support/pg.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { trinoStatement, trinoToken } from '../support/trino.ts';
@@ -36,9 +36,7 @@ describe('svc embed: shards, a kill and a resume (Trino, Iceberg, MinIO, Postgre
     const settings = {
       ...lake.env,
       SVC_RAG_LAKE_SCHEMA: LAKE_SCHEMA,
-      SVC_RAG_LAKE_S3_ENDPOINT_URL: 'http://127.0.0.1:19000',
-      SVC_OBJSTORE_ACCESS_KEY_ID: 'svcminio',
-      SVC_OBJSTORE_SECRET_ACCESS_KEY: 'svcminio-secret',
+      ...LAKE_FILES,
       SVC_EMBED_DIM: '64',
       SVC_RAG_IMPORT_FILE_ROWS: '150',
       SVC_RAG_IMPORT_CLAIM_TIMEOUT_MS: '3000',
@@ -53,19 +51,7 @@ describe('svc embed: shards, a kill and a resume (Trino, Iceberg, MinIO, Postgre
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const [row] = await db.query<{ chunk_store: string }>(`SELECT chunk_store FROM retrieval_collections WHERE slug = 'cli-orders'`);
     table = `${LAKE_SCHEMA}."${row!.chunk_store}"`;
-    env = {
-      ...process.env,
-      ...settings,
-      SVC_LOG_LEVEL: 'warn',
-      SVC_AUTH_MODE: 'headers',
-      SVC_OPA_URL: '',
-      SVC_PG_HOST: fresh.cfg.host,
-      SVC_PG_PORT: String(fresh.cfg.port),
-      SVC_PG_DATABASE: fresh.cfg.database,
-      SVC_PG_USER: fresh.cfg.user,
-      SVC_PG_PASSWORD: fresh.cfg.password ?? '',
-      SVC_TOKEN: await trinoToken('eve'),
-    };
+    env = await embedCommandEnv(settings, fresh.cfg, 'eve');
   }, 600_000);
 
   afterAll(async () => {

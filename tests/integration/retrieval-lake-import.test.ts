@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropLakeSchema, lakeEnv, lakeTokens, runSchema } from '../support/lake.ts';
+import { dropLakeSchema, LAKE_FILES, lakeEnv, lakeTokens, runSchema } from '../support/lake.ts';
 import { openFreshPostgres } from '../support/pg.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 import { trinoStatement, trinoToken } from '../support/trino.ts';
@@ -8,11 +8,6 @@ import { trinoStatement, trinoToken } from '../support/trino.ts';
 // and written as Parquet files that Trino registers in the collection's Iceberg table. The counts are checked against
 // Trino itself: every key once, none missing, none twice.
 
-const S3 = {
-  SVC_RAG_LAKE_S3_ENDPOINT_URL: 'http://127.0.0.1:19000',
-  SVC_OBJSTORE_ACCESS_KEY_ID: 'svcminio',
-  SVC_OBJSTORE_SECRET_ACCESS_KEY: 'svcminio-secret',
-};
 const ORDERS = {
   source: 'tpch.tiny.orders',
   text: 'o_comment',
@@ -38,7 +33,7 @@ describe('imports into a lake collection (Trino, Iceberg, MinIO, Postgres)', () 
     const opened = await openFreshPostgres('lake_import');
     cleanup = opened.cleanup;
     h = await retrievalHarness(opened.db, {
-      env: { ...lake.env, ...S3, SVC_RAG_LAKE_SCHEMA: LAKE_SCHEMA, SVC_EMBED_DIM: '64', SVC_RAG_IMPORT_FILE_ROWS: '400' },
+      env: { ...lake.env, ...LAKE_FILES, SVC_RAG_LAKE_SCHEMA: LAKE_SCHEMA, SVC_EMBED_DIM: '64', SVC_RAG_IMPORT_FILE_ROWS: '400' },
       tokens: await lakeTokens([who.engineer.user, who.analyst.user, who.admin.user]),
     });
     const created = await h.json('POST', '/collections', who.engineer, {

@@ -44,3 +44,35 @@ export async function dropLakeSchema(schema: string, ca: string): Promise<void> 
 export async function lakeTokens(users: readonly string[]): Promise<Record<string, string>> {
   return Object.fromEntries(await Promise.all(users.map(async (u) => [u, await trinoToken(u)] as const)));
 }
+
+/** Where an import writes its Parquet files: the integration MinIO (scripts/start-s3.sh) with its test credentials. */
+export const LAKE_FILES = {
+  SVC_RAG_LAKE_S3_ENDPOINT_URL: 'http://127.0.0.1:19000',
+  SVC_OBJSTORE_ACCESS_KEY_ID: 'svcminio',
+  SVC_OBJSTORE_SECRET_ACCESS_KEY: 'svcminio-secret',
+};
+
+/**
+ * The environment of `svc embed` run as a process on a test database: the retrieval settings given, the database's
+ * connection, the embedded policy, callers named by the ingress's headers, and `user`'s Trino token as SVC_TOKEN.
+ */
+export async function embedCommandEnv(
+  settings: Record<string, string>,
+  db: { host: string; port: number; database: string; user: string; password?: string | undefined },
+  user: string,
+  tokenLife = '1h',
+): Promise<NodeJS.ProcessEnv> {
+  return {
+    ...process.env,
+    ...settings,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_AUTH_MODE: 'headers',
+    SVC_OPA_URL: '',
+    SVC_PG_HOST: db.host,
+    SVC_PG_PORT: String(db.port),
+    SVC_PG_DATABASE: db.database,
+    SVC_PG_USER: db.user,
+    SVC_PG_PASSWORD: db.password ?? '',
+    SVC_TOKEN: await trinoToken(user, tokenLife),
+  };
+}
