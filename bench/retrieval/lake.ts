@@ -19,7 +19,7 @@ import { queryCollection } from '../../src/retrieval/query.ts';
 import { vectorFromBinary } from '../../src/retrieval/vector-wire.ts';
 import { createS3Store } from '../../src/platform/objects/s3-store.ts';
 import { lakeEnv, lakeTokens } from '../../tests/support/lake.ts';
-import { retrievalHarness, type RetrievalHarness } from '../../tests/support/retrieval.ts';
+import { retrievalHarness, type RetrievalHarness, who } from '../../tests/support/retrieval.ts';
 import { trinoStatement, trinoToken } from '../../tests/support/trino.ts';
 import { ensureCollection } from './collection.ts';
 import { DIM, ensureDataset, openBenchDatabase, type Distribution } from './datasets.ts';
@@ -141,7 +141,7 @@ async function ensureLakeCollection(db: Database, h: RetrievalHarness, memorySlu
     if (Number(counted[0]?.[0]) === n) return slug;
     await db.query(`DELETE FROM retrieval_collections WHERE slug = $1`, [slug]);
   }
-  const created = await h.json('POST', '/collections', { user: 'eve', role: 'svc-engineer' } as never, {
+  const created = await h.json('POST', '/collections', who.engineer, {
     slug,
     name: slug,
     allowed_roles: [],
