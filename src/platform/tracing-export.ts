@@ -101,7 +101,7 @@ export function exportWorker(target: { serviceName: string; url?: string; header
 
 // Spans are handed over in batches: at most every HAND_OVER_MS, or at once when HAND_OVER_SPANS are waiting. One
 // message a span would cost the request's thread a copy and a wake-up of the worker each.
-const HAND_OVER_MS = 20;
+const HAND_OVER_MS = 100;
 const HAND_OVER_SPANS = 256;
 let pending: unknown[] = [];
 let pendingTo: Sink | undefined;

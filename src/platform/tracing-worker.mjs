@@ -56,7 +56,16 @@ const contextOf = (traceId, spanId) => ({ traceId, spanId, traceFlags: TraceFlag
 // a number to 64 bits (a Feistel network, one to one, so ids never repeat in a process and do not run in sequence),
 // and a trace's id starts with 64 random bits of this worker, so that processes do not share ids.
 const key = getRandomValues(new Uint32Array(10));
-const hex8 = (x) => (x >>> 0).toString(16).padStart(8, '0');
+const DIGITS = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));
+/** Two 32-bit numbers as 16 hex digits, one flat string. */
+function hex16(hi, lo) {
+  const codes = new Array(16);
+  for (let i = 0; i < 8; i++) {
+    codes[i] = DIGITS[(hi >>> (28 - 4 * i)) & 15];
+    codes[i + 8] = DIGITS[(lo >>> (28 - 4 * i)) & 15];
+  }
+  return String.fromCharCode.apply(null, codes);
+}
 function mix(x, k) {
   let y = Math.imul((x ^ k) >>> 0, 0x9e3779b1);
   y ^= y >>> 15;
@@ -66,8 +75,12 @@ function mix(x, k) {
 function permuted(n, keys) {
   let hi = Math.floor(n / 0x1_0000_0000) >>> 0;
   let lo = n >>> 0;
-  for (let round = 0; round < 4; round++) [hi, lo] = [lo, (hi ^ mix(lo, key[keys + round])) >>> 0];
-  return hex8(hi) + hex8(lo);
+  for (let round = 0; round < 4; round++) {
+    const next = (hi ^ mix(lo, key[keys + round])) >>> 0;
+    hi = lo;
+    lo = next;
+  }
+  return hex16(hi, lo);
 }
 const ZERO = '0000000000000000';
 /** Never all zeros, which OpenTelemetry reads as no id: the number 0, which is no span's, stands in for it. */
@@ -75,8 +88,17 @@ const spanIdOf = (n) => {
   const id = permuted(n, 0);
   return id === ZERO ? permuted(0, 0) : id;
 };
-const tracePrefix = hex8(key[8] | 0x8000_0000) + hex8(key[9]);
-const traceIdOf = (n) => tracePrefix + permuted(n, 4);
+const tracePrefix = hex16(key[8] | 0x8000_0000, key[9]);
+// a batch holds a trace's spans one after another: its id, and that of the parent most spans share, made once
+const last = { trace: -1, traceId: '', parent: -1, parentId: '' };
+function traceIdOf(n) {
+  if (last.trace !== n) [last.trace, last.traceId] = [n, tracePrefix + permuted(n, 4)];
+  return last.traceId;
+}
+function parentIdOf(n) {
+  if (last.parent !== n) [last.parent, last.parentId] = [n, spanIdOf(n)];
+  return last.parentId;
+}
 
 /**
  * A recorded span as the SDK's ReadableSpan, which its processor and exporter take. A class of one shape: built as an
@@ -94,7 +116,7 @@ class ExportedSpan {
     this.name = s[at];
     this.kind = SpanKind.INTERNAL;
     this.context = contextOf(traceId, spanIdOf(s[at + 3]));
-    this.parentSpanContext = parent ? contextOf(traceId, spanIdOf(parent)) : undefined;
+    this.parentSpanContext = parent ? contextOf(traceId, parentIdOf(parent)) : undefined;
     this.startTime = hrTime(start);
     this.endTime = hrTime(end);
     this.duration = hrTime(end - start);
