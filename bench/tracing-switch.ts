@@ -6,7 +6,7 @@
 // requests.
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { exportSpansTo, exportWorker, flushSpans } from '../src/platform/tracing-export.ts';
+import { exportSpansTo, exportWorker, flushSpans, tracingMetrics } from '../src/platform/tracing-export.ts';
 
 const RECEIVER = `
   let spans = 0;
@@ -26,6 +26,8 @@ export type TracingSwitch = {
   set(on: boolean): void;
   /** Flushes what is queued and says how many spans the receiver has read. */
   exported(): Promise<number>;
+  /** Spans the export gave up on so far (svc_trace_spans_exported_total{outcome="dropped"}): a slow receiver's. */
+  dropped(): Promise<number>;
   close(): Promise<void>;
 };
 
@@ -42,6 +44,9 @@ export async function tracingSwitch(service: string): Promise<TracingSwitch> {
       // a batch refused (the exporter's limit of exports in flight, in a burst) is lost, as in a service: not fatal
       await flushSpans();
       return Number(await (await fetch(url)).text());
+    },
+    async dropped() {
+      return Number(/outcome="dropped"\} (\d+)/.exec(await tracingMetrics())?.[1] ?? 0);
     },
     async close() {
       exportSpansTo(undefined);
