@@ -55,6 +55,7 @@ for (let i = 0; i < N / TURN; i++) {
 }
 tracing.set(true);
 const spans = await tracing.exported();
+const dropped = await tracing.dropped();
 
 // The tracing layer alone, where a whole question's noise cannot hide it: a trace of a root and ten steps that do
 // nothing, timed from its start to its result (the request's path); the hand-over and export that follow are
@@ -103,7 +104,7 @@ console.log(
   `tracing off | p50 ${ms(pct(times.off, 50))} | p99 ${ms(pct(times.off, 99))} | CPU ${ms(cpu.off / N)} a question (this thread)`,
 );
 console.log(
-  `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question)`,
+  `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question), ${dropped} dropped`,
 );
 console.log(
   `on costs ${ms(cost.median)} more at p50 (95% interval ${ms(cost.low)} to ${ms(cost.high)}), the median over ${pairs.length} pairs of turns (target <= 0.100 ms); p50 of the whole run ${ms(pct(times.on, 50) - pct(times.off, 50))}; CPU ${ms((cpu.on - cpu.off) / N)}`,

@@ -145,10 +145,11 @@ async function main() {
     }
     tracing.set(true);
     const spans = await tracing.exported();
+    const dropped = await tracing.dropped();
     const cost = pairedCost(pairs);
     console.log(`\ntracing off and on, ${QUESTIONS} questions each in blocks of 20 (svc's time to the first delta, ms)`);
     console.log(` tracing off | ${fmt(pct(traced.off, 50))} | ${fmt(pct(traced.off, 99))}`);
-    console.log(` tracing on  | ${fmt(pct(traced.on, 50))} | ${fmt(pct(traced.on, 99))} | ${spans} spans exported`);
+    console.log(` tracing on  | ${fmt(pct(traced.on, 50))} | ${fmt(pct(traced.on, 99))} | ${spans} spans exported, ${dropped} dropped`);
     console.log(
       ` on costs ${cost.median.toFixed(3)} ms more at p50 (95% interval ${cost.low.toFixed(3)} to ${cost.high.toFixed(3)}), the median over ${pairs.length} pairs of blocks (target <= 0.100 ms); p50 of the whole run ${(pct(traced.on, 50) - pct(traced.off, 50)).toFixed(3)} ms`,
     );

@@ -2,39 +2,38 @@ import { Worker } from 'node:worker_threads';
 import type { Attributes } from '@opentelemetry/api';
 import { Counter, Registry } from 'prom-client';
 
-// Where finished spans go. A request records its spans as plain objects (tracing.ts); after it, they are flattened
-// to records with their ids and posted in batches to a worker thread (tracing-worker.mjs), where the OpenTelemetry
-// SDK's batch processor and OTLP exporter serialise and send them. The thread that answers HTTP only copies them.
+// Where finished spans go. A request records its spans as plain objects (tracing.ts); as each ends, its values are
+// queued in one flat array, posted in batches to a worker thread (tracing-worker.mjs), where the spans get their ids
+// and the OpenTelemetry SDK's batch processor and OTLP exporter serialise and send them. The thread that answers
+// HTTP only copies them.
 
-/** A span as a request records it: times on performance.now()'s clock, ids given when it is handed over. */
+/** A span as a request records it: times on performance.now()'s clock; its number and its trace's (its root's). */
 export type RecordedSpan = {
   readonly name: string;
   readonly scope: string;
-  readonly trace: { id?: string };
+  /** The number of the trace's root span: the worker makes the trace's id of it. */
+  readonly trace: number;
+  /** This span's number, unique in the process: the worker makes its id of it. */
+  readonly n: number;
   readonly parent: RecordedSpan | undefined;
   readonly start: number;
   end: number;
   readonly attributes: Attributes;
   error?: unknown;
-  id?: string;
 };
 
-/** A finished span as handed over: hex ids, times in milliseconds since the epoch, the error as plain data. */
-export type SpanRecord = {
-  name: string;
-  scope: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId: string | undefined;
-  start: number;
-  end: number;
-  attributes: Attributes;
-  error: { type: string; message: string | undefined; stack: string | undefined } | undefined;
-};
+/**
+ * Finished spans as handed over, flat (a copy of one array of plain values instead of an object a span): per span
+ * SPAN_FIELDS values, in this order: name, scope, trace number, span number, parent's number (0: none), start, end
+ * (milliseconds on performance.now()'s clock, which begins at `origin` since the epoch), attributes, error (as
+ * plain data, or null). Ids are made of the numbers by the worker (tracing-worker.mjs).
+ */
+export type SpanBatch = { origin: number; spans: unknown[] };
+export const SPAN_FIELDS = 9;
 
 /** Where records go: the export worker, or (in a benchmark) anything that takes them. */
 export type Sink = {
-  send(spans: SpanRecord[]): void;
+  send(batch: SpanBatch): void;
   /** Resolves once what was sent so far has been exported or given up on. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -78,9 +77,9 @@ export function exportWorker(target: { serviceName: string; url?: string; header
   worker.on('error', stop);
   worker.on('exit', stop);
   return {
-    send(spans) {
-      if (stopped) spansSent.inc({ outcome: 'dropped' }, spans.length);
-      else worker.postMessage({ spans });
+    send(batch) {
+      if (stopped) spansSent.inc({ outcome: 'dropped' }, batch.spans.length / SPAN_FIELDS);
+      else worker.postMessage(batch);
     },
     flush() {
       if (stopped) return Promise.resolve();
@@ -102,20 +101,25 @@ export function exportWorker(target: { serviceName: string; url?: string; header
 
 // Spans are handed over in batches: at most every HAND_OVER_MS, or at once when HAND_OVER_SPANS are waiting. One
 // message a span would cost the request's thread a copy and a wake-up of the worker each.
-const HAND_OVER_MS = 20;
+const HAND_OVER_MS = 100;
 const HAND_OVER_SPANS = 256;
-let pending: RecordedSpan[] = [];
+let pending: unknown[] = [];
 let pendingTo: Sink | undefined;
 let timer: NodeJS.Timeout | undefined;
+
+let lastSpan = 0;
+/** A new span's number: ids are made of it after the request, in the worker, not a random id a span on the path. */
+export const spanNumber = (): number => ++lastSpan;
 
 /** Queues a finished span for the sink tracing had when it began. */
 export function finished(span: RecordedSpan): void {
   if (!sink) return;
   if (pendingTo !== sink) handOver();
   pendingTo = sink;
-  pending.push(span);
+  const error = span.error === undefined ? null : errorOf(span.error);
+  pending.push(span.name, span.scope, span.trace, span.n, span.parent ? span.parent.n : 0, span.start, span.end, span.attributes, error);
   // never on the request's own turn: a full batch goes at the next turn of the loop, the rest on the timer
-  if (pending.length === HAND_OVER_SPANS) setImmediate(handOver);
+  if (pending.length === HAND_OVER_SPANS * SPAN_FIELDS) setImmediate(handOver);
   else timer ??= setTimeout(handOver, HAND_OVER_MS).unref();
 }
 
@@ -130,36 +134,10 @@ function handOver(): void {
   timer = undefined;
   const [spans, to] = [pending, pendingTo];
   pending = [];
-  if (to && spans.length) to.send(spans.map(recordOf));
+  if (to && spans.length) to.send({ origin: performance.timeOrigin, spans });
 }
 
-// Ids need only be unique, not secret (as the SDK's own generator): crypto.randomBytes, a call into OpenSSL per id,
-// was a third of handing spans over.
-const HEX = '0123456789abcdef';
-function randomHex(digits: number): string {
-  let id = HEX[1 + Math.floor(Math.random() * 15)]!; // never all zeros, which OpenTelemetry reads as no id
-  for (let i = 1; i < digits; i++) id += HEX[Math.floor(Math.random() * 16)];
-  return id;
-}
-const idOf = (span: RecordedSpan) => (span.id ??= randomHex(16));
-const traceIdOf = (span: RecordedSpan) => (span.trace.id ??= randomHex(32));
-
-// One shape for every record (no optional parts spread in): building and copying them is the hand-over's cost.
-function recordOf(span: RecordedSpan): SpanRecord {
-  return {
-    name: span.name,
-    scope: span.scope,
-    traceId: traceIdOf(span),
-    spanId: idOf(span),
-    parentSpanId: span.parent ? idOf(span.parent) : undefined,
-    start: performance.timeOrigin + span.start,
-    end: performance.timeOrigin + span.end,
-    attributes: span.attributes,
-    error: span.error === undefined ? undefined : errorOf(span.error),
-  };
-}
-
-function errorOf(error: unknown): NonNullable<SpanRecord['error']> {
+function errorOf(error: unknown): { type: string; message: string | undefined; stack: string | undefined } {
   const e = error as { name?: string; code?: unknown; message?: string; stack?: string };
   return { type: String(e.code ?? e.name ?? 'Error'), message: e.message || undefined, stack: e.stack || undefined };
 }

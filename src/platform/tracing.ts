@@ -1,14 +1,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Attributes } from '@opentelemetry/api';
-import { finished, type RecordedSpan, tracingOn } from './tracing-export.ts';
+import { finished, type RecordedSpan, spanNumber, tracingOn } from './tracing-export.ts';
 
 export { initTracing, tracingMetrics } from './tracing-export.ts';
 
-// A request's spans are recorded here as plain objects: a name, two readings of the clock and the attributes, with
-// the enclosing span found in one AsyncLocalStorage. The OpenTelemetry SDK's own spans cost about 9 µs of CPU each
-// on the request's path (the sampler, its self-metrics, a context copy per span), a tenth of a millisecond for a
-// question's eleven; the SDK's batch processor and OTLP exporter still send them, after the request
-// (tracing-export.ts). While tracing is off (SVC_TRACING_ENABLED unset), every function here just runs its work.
+// A request's spans are recorded here as plain objects: a name, two readings of the clock and the attributes. The
+// OpenTelemetry SDK's own spans cost about 9 µs of CPU each on the request's path (the sampler, its self-metrics, a
+// context copy per span), a tenth of a millisecond for a question's eleven; the SDK's batch processor and OTLP
+// exporter still send them, after the request (tracing-export.ts). While tracing is off (SVC_TRACING_ENABLED unset),
+// every function here just runs its work.
+//
+// A request's trace is entered into one AsyncLocalStorage once; its steps do not enter a context each (a new
+// async context frame per span was a third of tracing's cost on the path). A step's parent is the trace's current
+// span, which the step replaces while it runs: right for steps that run one after another or nested, as every
+// request's do. Two spans running at once in one request (started together, as Promise.all would) would nest the
+// second under the first; a step run in parallel should stay one span.
 
 /** Whose spans these are: the service, exported as the instrumentation scope. */
 export type Tracer = { readonly scope: string };
@@ -17,10 +23,13 @@ export const tracer = (service: string): Tracer => ({ scope: service });
 /** A span being recorded, or none (tracing off, or a model call outside any request's trace). */
 export type TraceSpan = RecordedSpan | undefined;
 
-const enclosing = new AsyncLocalStorage<RecordedSpan>();
+/** A trace being recorded: the span the next one opens under (its root, or the step running now). */
+type OpenTrace = { current: RecordedSpan | undefined };
+const enclosing = new AsyncLocalStorage<OpenTrace>();
 
 function open(t: Tracer, name: string, parent: RecordedSpan | undefined): RecordedSpan {
-  return { name, scope: t.scope, trace: parent ? parent.trace : {}, parent, start: performance.now(), end: 0, attributes: {} };
+  const n = spanNumber();
+  return { name, scope: t.scope, trace: parent ? parent.trace : n, n, parent, start: performance.now(), end: 0, attributes: {} };
 }
 function close(span: RecordedSpan, error?: unknown): void {
   if (span.end) return;
@@ -28,19 +37,35 @@ function close(span: RecordedSpan, error?: unknown): void {
   if (error !== undefined) span.error = error;
   finished(span);
 }
+/** After `span` ends, later spans open under its nearest ancestor still open (or its root, which a late span joins). */
+function leave(trace: OpenTrace, span: RecordedSpan): void {
+  // only when the current span is `span` or one opened inside it (a span of a step that was not awaited)
+  let at: RecordedSpan | undefined = trace.current;
+  while (at && at !== span) at = at.parent;
+  if (!at) return;
+  let parent = span.parent;
+  while (parent?.end && parent.parent) parent = parent.parent;
+  if (parent) trace.current = parent;
+}
 
 /** Runs `fn` inside a span named `name` (of MLflow's span `type`), under the enclosing one; records the error and rethrows. */
 export async function inSpan<T>(t: Tracer, name: string, fn: (span: TraceSpan) => Promise<T>, type?: SpanType): Promise<T> {
   if (!tracingOn()) return fn(undefined);
-  const span = open(t, name, enclosing.getStore());
+  const trace = enclosing.getStore();
+  // a span outside any request's trace begins a trace of its own, entered once as a request's is
+  if (!trace) return enclosing.run({ current: undefined }, inSpan<T>, t, name, fn, type);
+  const span = open(t, name, trace.current);
   if (type) span.attributes[SPAN_TYPE] = type;
+  trace.current = span;
   try {
-    const result = await enclosing.run(span, fn, span);
+    const result = await fn(span);
     close(span);
     return result;
   } catch (err) {
     close(span, err);
     throw err;
+  } finally {
+    leave(trace, span);
   }
 }
 
@@ -108,10 +133,11 @@ export function startRequestTrace(t: Tracer, name: string, who: Requester, input
     ...(who.sessionId ? { 'session.id': who.sessionId } : {}),
   });
   describeSpan(root, { type: 'CHAIN', inputs });
+  const trace: OpenTrace = { current: root };
   return {
     async run(fn) {
       try {
-        return await enclosing.run(root, fn);
+        return await enclosing.run(trace, fn);
       } catch (error) {
         close(root, error);
         throw error;
