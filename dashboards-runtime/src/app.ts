@@ -124,8 +124,8 @@ async function launchDecision(deps: RuntimeDeps, viewer: Caller, id: string): Pr
   try {
     res = await deps.fetch(`${deps.exploreUrl.replace(/\/$/, '')}/dashboards/${encodeURIComponent(id)}/launch`, {
       headers: identityHeaders(viewer),
-      // explore waits up to 6 s for a page still being drawn after publish before it answers
-      signal: AbortSignal.timeout(10_000),
+      // explore waits up to SVC_DASHBOARD_PAGE_WAIT_MS (20 s) for a page still being drawn after publish before it answers
+      signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {
     throw unavailable(`The access check could not be made: ${(err as Error).message}`);

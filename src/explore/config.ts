@@ -41,6 +41,11 @@ export const exploreShape = {
   DASHBOARDS_STORE: optionalStr(),
   DASHBOARDS_DIR: optionalStr(),
   DASHBOARDS_URL: str('http://localhost:8090'),
+  /**
+   * How long a request waits for a page still being drawn (just published) before a 503 with Retry-After: the chart is
+   * drawn at a low CPU priority, which a loaded machine can hold back for seconds. Under the runtime's own 30 s wait.
+   */
+  DASHBOARD_PAGE_WAIT_MS: int(20_000, 0),
 };
 
 export type ExploreConfig = ReturnType<typeof loadExploreConfig>;

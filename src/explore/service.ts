@@ -16,7 +16,7 @@ import { traceLinks, type TraceLinks } from '../platform/web/trace-links.ts';
 import { createAnswerCache } from './cache.ts';
 import { createCostEstimator } from './cost.ts';
 import { createChartDrawer } from './dashboards/chart-svg.ts';
-import { PAGE_WAIT_MS, resumeDrawings } from './dashboards/drawing.ts';
+import { resumeDrawings } from './dashboards/drawing.ts';
 import { pageStore } from './dashboards/page-store.ts';
 import { cleanupDeletedDashboards } from './dashboards/maintenance.ts';
 import { consoleRoutes } from './console/page.ts';
@@ -192,7 +192,7 @@ export const exploreService: ServiceDefinition = {
       close: async () => {
         clearInterval(cleanup);
         // pages being drawn are stored before the database closes, for as long as a viewer would wait for them
-        await Promise.race([Promise.allSettled(deps.drawings.values()), sleep(PAGE_WAIT_MS, undefined, { ref: false })]);
+        await Promise.race([Promise.allSettled(deps.drawings.values()), sleep(config.DASHBOARD_PAGE_WAIT_MS, undefined, { ref: false })]);
         await deps.charts.close();
         await engine.close();
       },

@@ -81,7 +81,7 @@ describe('pages drawn after publish', () => {
       const mine = await h.call('GET', '/dashboards?scope=mine', as.analyst);
       expect(mine.body.dashboards.map((d: { id: string }) => d.id)).toContain(q.body.dashboard_id);
     });
-  }, 30_000);
+  }, 60_000);
 
   it('refuses a page that could not be drawn with why, stores none of it, and its owner draws it again', async () => {
     let id = '';

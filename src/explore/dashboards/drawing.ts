@@ -8,12 +8,13 @@ import type { Drawings } from '../deps.ts';
 import { contentKey, type PageContent, type PageStore, readContent, writePage } from './page-store.ts';
 
 // A published page is drawn after POST /query has answered (publish.ts). Whoever needs the page before it is stored
-// (the runtime's launch decision, a dashboard of cards, a chart change) waits for it here, up to PAGE_WAIT_MS: on the
+// (the runtime's launch decision, a dashboard of cards, a chart change) waits for it here, up to
+// SVC_DASHBOARD_PAGE_WAIT_MS (20 s, under the runtime's own 30 s wait for explore's launch answer): on the
 // drawing of this process when it holds it, else on the row, which another replica's drawing will complete.
 
-/** How long a request waits for a page being drawn: under the runtime's own wait for explore's launch answer. */
-export const PAGE_WAIT_MS = 6000;
 const POLL_MS = 100;
+
+type PageWait = { db: Sql; drawings: Drawings; config: { DASHBOARD_PAGE_WAIT_MS: number } };
 
 /**
  * Draws the page in the background: its content stored (what a new chart is drawn from), the chart drawn in the
@@ -70,10 +71,10 @@ export async function resumeDrawings(deps: PageStore): Promise<number> {
 
 /**
  * The row once its page is drawn or has failed to be; a 404 if it is gone meanwhile, a 503 with Retry-After when it
- * is still being drawn after PAGE_WAIT_MS.
+ * is still being drawn after SVC_DASHBOARD_PAGE_WAIT_MS.
  */
-export async function pageSettled(deps: { db: Sql; drawings: Drawings }, id: string, row: store.DashboardRow): Promise<store.DashboardRow> {
-  const deadline = Date.now() + PAGE_WAIT_MS;
+export async function pageSettled(deps: PageWait, id: string, row: store.DashboardRow): Promise<store.DashboardRow> {
+  const deadline = Date.now() + deps.config.DASHBOARD_PAGE_WAIT_MS;
   let d: store.DashboardRow | undefined = row;
   while (d && d.page_state === 'drawing') {
     const left = deadline - Date.now();
@@ -88,7 +89,7 @@ export async function pageSettled(deps: { db: Sql; drawings: Drawings }, id: str
 }
 
 /** The row of a dashboard whose page is stored, waiting for one being drawn; a page that could not be drawn is a 409. */
-export async function readyPage(deps: { db: Sql; drawings: Drawings }, id: string, row: store.DashboardRow): Promise<store.DashboardRow> {
+export async function readyPage(deps: PageWait, id: string, row: store.DashboardRow): Promise<store.DashboardRow> {
   const d = await pageSettled(deps, id, row);
   if (d.page_state === 'failed')
     throw conflict(
