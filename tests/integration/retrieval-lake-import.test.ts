@@ -140,7 +140,7 @@ describe('imports into a lake collection (Trino, Iceberg, MinIO, Postgres)', () 
     });
     expect(memory.status).toBe(201);
     const onMemory = await h.json('POST', '/collections/in-memory/imports', who.engineer, ORDERS);
-    expect(onMemory.status).toBe(400);
+    expect(onMemory.status).toBe(409);
     expect(onMemory.body.detail).toMatch(/lake collection/);
     const badColumn = await h.json('POST', '/collections/orders/imports', who.engineer, { ...ORDERS, text: 'no_such_column' });
     expect(badColumn.status).toBe(422);

@@ -20,9 +20,9 @@ describe('imports, refused before Trino is asked', () => {
   afterAll(() => h?.close());
   const orders = { source: 'tpch.tiny.orders', text: 'o_comment', key: 'o_orderkey' };
 
-  it('answers 400 for a collection that is not on the lake, naming its backend, and writes nothing', async () => {
+  it('answers 409 for a collection that is not on the lake, naming its backend, and writes nothing', async () => {
     const res = await h.json('POST', '/collections/notes/imports', who.engineer, orders);
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(409);
     expect(res.body.detail).toBe("Imports write to a lake collection's table; 'notes' is on the memory backend.");
     expect((await h.json('GET', '/collections/notes/imports', who.engineer)).body).toEqual({ imports: [] });
     expect((await h.json('GET', '/collections/notes/documents', who.engineer)).body.documents).toEqual([]);

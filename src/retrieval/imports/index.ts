@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { registerEmbeddedColumn } from '../../platform/embedded-columns/index.ts';
-import { badRequest, notFound, unprocessable } from '../../platform/errors.ts';
+import { badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import type { Caller } from '../../platform/identity.ts';
 import { TrinoError } from '../../platform/trino/index.ts';
 import { requireAllowed, requireVisible } from '../access.ts';
@@ -88,9 +88,10 @@ export async function prepareImport(deps: ImportDeps, caller: Caller, slug: stri
   const collection = await requireVisible(deps.policy, caller, slug, await collections.findCollection(deps.db, slug));
   await requireAllowed(deps.policy, caller, 'upload', collection);
   if (collection.backend !== 'lake' || !collection.chunk_store)
-    throw badRequest(`Imports write to a lake collection's table; '${slug}' is on the ${collection.backend} backend.`);
+    // the request is well formed; the collection is not where an import can go (409: its state, not the request)
+    throw conflict(`Imports write to a lake collection's table; '${slug}' is on the ${collection.backend} backend.`);
   const lake = deps.lake;
-  if (!lake) throw badRequest(`Collection '${slug}' is on the lake, and this service has no Trino (SVC_TRINO_URL).`);
+  if (!lake) throw conflict(`Collection '${slug}' is on the lake, and this service has no Trino (SVC_TRINO_URL).`);
   const spec = checkSpec(input);
   // before the same import is found: whoever resumes it reads the source with their own rights
   await readSource(() => refusePersonalColumns(deps.config, lake, caller, spec));
@@ -160,7 +161,7 @@ export async function joinImport(deps: ImportDeps, caller: Caller, slug: string,
   await requireAllowed(deps.policy, caller, 'upload', collection);
   const row = await store.findImport(deps.db, slug, id);
   if (!row) throw notFound(`Collection '${slug}' has no import '${id}'.`);
-  if (!deps.lake) throw badRequest(`Collection '${slug}' is on the lake, and this service has no Trino (SVC_TRINO_URL).`);
+  if (!deps.lake) throw conflict(`Collection '${slug}' is on the lake, and this service has no Trino (SVC_TRINO_URL).`);
   await readSource(() => refusePersonalColumns(deps.config, deps.lake!, caller, row.spec));
   if (row.status === 'failed' || row.status === 'cancelled') await store.setStatus(deps.db, id, 'running');
   return (await store.findImport(deps.db, slug, id))!;

@@ -59,7 +59,7 @@ const create = createRoute({
   responses: {
     202: json(importSchema, 'The new import, running'),
     200: json(importSchema, 'The same import asked before, resumed unless done'),
-    ...problems(400, 401, 403, 404, 413, 415, 422, 429, 502, 503, 504),
+    ...problems(400, 401, 403, 404, 409, 413, 415, 422, 429, 502, 503, 504),
   },
 });
 
