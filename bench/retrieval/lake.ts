@@ -14,7 +14,7 @@ import { copyInt8, readCopyRows, toVector, type Database } from '../../src/platf
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { tableOf } from '../../src/retrieval/backends/lake-sql.ts';
 import { importFile, type ImportedRow } from '../../src/retrieval/imports/parquet.ts';
-import { addFiles, addImportColumns } from '../../src/retrieval/imports/statements.ts';
+import { addFiles, addImportColumns, tableLocation } from '../../src/retrieval/imports/statements.ts';
 import { queryCollection } from '../../src/retrieval/query.ts';
 import { vectorFromBinary } from '../../src/retrieval/vector-wire.ts';
 import { createS3Store } from '../../src/platform/objects/s3-store.ts';
@@ -151,8 +151,7 @@ async function ensureLakeCollection(db: Database, h: RetrievalHarness, memorySlu
   [row] = await db.query<{ chunk_store: string }>(`SELECT chunk_store FROM retrieval_collections WHERE slug = $1`, [slug]);
   const fqn = tableOf(SCHEMA, row!.chunk_store);
   for (const statement of addImportColumns(fqn, [])) await lake.asService(statement);
-  const shown = String((await lake.asService(`SHOW CREATE TABLE ${fqn}`)).rows[0]?.[0]);
-  const [, bucket = '', path = ''] = /location = 's3a?:\/\/([^/]+)\/([^']+)'/.exec(shown) ?? [];
+  const { bucket, path } = await tableLocation(lake, fqn);
   const files = createS3Store({ ...S3, bucket });
   const [document] = await db.query<{ id: string }>(
     `INSERT INTO retrieval_documents (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, status, chunk_count, uploaded_by)

@@ -231,7 +231,7 @@ function checkSpec(input: ImportInput): sql.ImportSpec {
     return v;
   };
   const source = field('source', input.source);
-  if (!/^[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*$/.test(source) && !/^(select|with)\b/i.test(source))
+  if (!sql.isTableSource(source) && !/^(select|with)\b/i.test(source))
     throw badRequest(`'source' must be a table (catalog.schema.table) or one SELECT statement; got '${source.slice(0, 80)}'.`);
   const metadata = (input.metadata ?? []).map((m) => m.trim().toLowerCase());
   for (const m of metadata) {

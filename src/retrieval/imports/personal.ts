@@ -10,8 +10,6 @@ import * as sql from './statements.ts';
 // personal data unmasked (SVC_PII_BYPASS_ROLES, explore's rule). A column counts as read when its name is a word of
 // the text, the key, the metadata or the source statement, in a table Trino says the source reads.
 
-const TABLE = /^[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*$/;
-
 export async function refusePersonalColumns(
   settings: { CATALOG_TAGS_FILE?: string | undefined; PII_BYPASS_ROLES: readonly string[] },
   lake: Lake,
@@ -20,7 +18,7 @@ export async function refusePersonalColumns(
 ): Promise<void> {
   if (bypassesRedaction(caller.roles, settings.PII_BYPASS_ROLES)) return;
   const tags = await loadCatalogTags(settings.CATALOG_TAGS_FILE ?? DEFAULT_TAGS_FILE);
-  const isTable = TABLE.test(spec.source);
+  const isTable = sql.isTableSource(spec.source);
   const tables = isTable
     ? [spec.source.toLowerCase()]
     : relationsRead(String((await lake.asCaller(caller, explainIo(sql.countRows(spec)))).rows[0]?.[0] ?? '{}'));

@@ -8,6 +8,7 @@ import { createS3Store } from '../../platform/objects/s3-store.ts';
 import type { ObjectStore } from '../../platform/objects/index.ts';
 import { nextSeqs, type Lake } from '../backends/lake.ts';
 import { tableOf } from '../backends/lake-sql.ts';
+import { collectionHead } from '../store.ts';
 import { importFile, type ImportedRow } from './parquet.ts';
 import * as sql from './statements.ts';
 import * as store from './store.ts';
@@ -61,22 +62,17 @@ export async function runImportWorkers(deps: ImportWorkerDeps, caller: Caller, r
 }
 
 async function openJob(deps: ImportWorkerDeps, caller: Caller, row: store.ImportRow): Promise<Job> {
-  const [collection] = await deps.db.query<{ chunk_store: string }>(`SELECT chunk_store FROM retrieval_collections WHERE slug = $1`, [
-    row.collection_slug,
-  ]);
+  const collection = await collectionHead(deps.db, row.collection_slug);
   if (!collection?.chunk_store) throw new Error(`collection ${row.collection_slug} has no lake table`);
   const fqn = tableOf(deps.lake.settings.schema, collection.chunk_store);
-  const created = String((await deps.lake.asService(sql.showCreateTable(fqn))).rows[0]?.[0] ?? '');
-  const location = /location = '(s3a?:\/\/[^']+)'/.exec(created)?.[1];
-  if (!location) throw new Error(`the table ${fqn} has no S3 location Trino names (SHOW CREATE TABLE)`);
-  const [, bucket = '', path = ''] = /^s3a?:\/\/([^/]+)\/?(.*)$/.exec(location) ?? [];
+  const { bucket, path } = await sql.tableLocation(deps.lake, fqn);
   const spec = row.spec as sql.ImportSpec & { columns?: sql.MetadataColumn[] };
   return {
     row,
     caller,
     fqn,
     metadata: spec.columns ?? [],
-    files: { store: createS3Store({ ...deps.lake.settings.objects, bucket }), bucket, path: path.replace(/\/$/, '') },
+    files: { store: createS3Store({ ...deps.lake.settings.objects, bucket }), bucket, path },
   };
 }
 
@@ -93,18 +89,10 @@ async function workLoop(deps: ImportWorkerDeps, job: Job, worker: string, opts: 
     }
     // nothing to claim: done when this shard's parts are all whole, else another worker holds one (or held it and
     // stopped: its claim lapses and this worker takes it)
-    if (!(await shardLeft(deps.db, job.row.id, opts.shard))) return;
+    if (!(await store.shardLeft(deps.db, job.row.id, opts.shard))) return;
     if ((await store.importStatus(deps.db, job.row.id)) !== 'running') return;
     await sleep(Math.min(1000, claimTimeoutMs / 4), opts.signal);
   }
-}
-
-async function shardLeft(db: Database, id: string, shard: Shard): Promise<boolean> {
-  const [row] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM retrieval_import_splits WHERE import_id = $1 AND NOT done AND split % $2 = $3`,
-    [id, shard.count, shard.index],
-  );
-  return (row?.n ?? 0) > 0;
 }
 
 /** One part, file by file. True when it is whole; false when the import stopped or the claim was lost. */

@@ -24,10 +24,13 @@ export type MetadataColumn = { name: string; type: 'bigint' | 'double' | 'boolea
 
 const TABLE_NAME = /^[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*$/;
 
+/** Whether a source names a table (`catalog.schema.table`) rather than being a statement. */
+export const isTableSource = (source: string) => TABLE_NAME.test(source.trim());
+
 /** The source as a relation: a table's quoted name, or the statement as a subquery. */
 export function sourceRelation(source: string): string {
   const s = source.trim();
-  if (TABLE_NAME.test(s)) return s.split('.').map(quoteIdent).join('.');
+  if (isTableSource(s)) return s.split('.').map(quoteIdent).join('.');
   return `(${s}) AS import_source`;
 }
 
@@ -76,7 +79,15 @@ export function addImportColumns(fqn: string, metadata: readonly MetadataColumn[
   ];
 }
 
-export const showCreateTable = (fqn: string) => `SHOW CREATE TABLE ${fqn}`;
+const showCreateTable = (fqn: string) => `SHOW CREATE TABLE ${fqn}`;
+
+/** Where Trino keeps a table's files: its bucket and the path in it (an import writes its Parquet files there). */
+export async function tableLocation(lake: { asService(sql: string): Promise<{ rows: unknown[][] }> }, fqn: string) {
+  const created = String((await lake.asService(showCreateTable(fqn))).rows[0]?.[0] ?? '');
+  const found = /location = 's3a?:\/\/([^/']+)\/?([^']*)'/.exec(created);
+  if (!found) throw new Error(`the table ${fqn} has no S3 location Trino names (SHOW CREATE TABLE)`);
+  return { bucket: found[1]!, path: found[2]!.replace(/\/$/, '') };
+}
 
 /** Registers the Parquet files written under `location` in the table: one snapshot, so they appear together. */
 export const addFiles = (fqn: string, location: string) =>

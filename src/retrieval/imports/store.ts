@@ -183,6 +183,15 @@ export async function setStatus(sql: Sql, id: string, status: 'failed' | 'cancel
   return rows.length > 0;
 }
 
+/** Whether parts of this shard are not whole yet (held by another worker, or not begun). */
+export async function shardLeft(sql: Sql, id: string, shard: { index: number; count: number }): Promise<boolean> {
+  const [row] = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM retrieval_import_splits WHERE import_id = $1 AND NOT done AND split % $2 = $3`,
+    [id, shard.count, shard.index],
+  );
+  return (row?.n ?? 0) > 0;
+}
+
 export async function importStatus(sql: Sql, id: string): Promise<ImportRow['status'] | undefined> {
   return (await sql.query<{ status: ImportRow['status'] }>(`SELECT status FROM retrieval_imports WHERE id = $1`, [id]))[0]?.status;
 }
