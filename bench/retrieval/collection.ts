@@ -37,18 +37,20 @@ async function fill(db: Database, slug: string, dist: Distribution, n: number, l
     [slug, n],
   );
   // a vocabulary of 2000 made-up words and, per chunk, 400 of them from a window of a long random text; a plain
-  // table, not a temporary one, because the pool's next statement may run on another connection
-  await db.exec(`DROP TABLE IF EXISTS bench_words; CREATE UNLOGGED TABLE bench_words AS SELECT string_agg(substr(md5(g::text), 1, 3 + g % 7), ' ') AS words
+  // table, not a temporary one, because the pool's next statement may run on another connection; one per collection,
+  // since two benches may fill two collections at once
+  const words = `bench_words_${dist}_${n}`;
+  await db.exec(`DROP TABLE IF EXISTS ${words}; CREATE UNLOGGED TABLE ${words} AS SELECT string_agg(substr(md5(g::text), 1, 3 + g % 7), ' ') AS words
                  FROM (SELECT (random() * 2000)::int AS g FROM generate_series(1, 60000)) s`);
   for (let from = 1; from <= n; from += BATCH) {
     await db.query(
       `INSERT INTO retrieval_chunks (id, document_id, collection_slug, ordinal, page, text, embedding)
        SELECT gen_random_uuid(), $1::uuid, $2, p.seq, 1, substr(w.words, 1 + ((p.seq::bigint * 7919) % 300000)::int, 2400), p.embedding
-       FROM ${peerTable(dist, n)} p, bench_words w WHERE p.seq BETWEEN $3 AND $4 ORDER BY p.seq`,
+       FROM ${peerTable(dist, n)} p, ${words} w WHERE p.seq BETWEEN $3 AND $4 ORDER BY p.seq`,
       [document!.id, slug, from, Math.min(n, from + BATCH - 1)],
     );
   }
-  await db.exec(`DROP TABLE bench_words`);
+  await db.exec(`DROP TABLE ${words}`);
   log(`${slug}: ${n} chunks in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
