@@ -22,6 +22,11 @@ export const PEOPLE = {
   oscar: { user: 'oscar', role: 'svc-analyst', groups: ['marketing'] },
   vera: { user: 'vera', role: 'svc-viewer', groups: [] },
   adam: { user: 'adam', role: 'svc-admin', groups: [] },
+  // the retrieval contracts on the lake: an analyst, a user and a viewer whom Trino's rules let read the `iceberg`
+  // catalog as eve does (scripts/trino/rules.json), where ana, uma and vic are kept off it
+  lia: { user: 'lia', role: 'svc-analyst', groups: [] },
+  ugo: { user: 'ugo', role: 'svc-user', groups: [] },
+  val: { user: 'val', role: 'svc-viewer', groups: [] },
 } as const satisfies Record<string, Person>;
 
 export type RealmUser = 'ada' | 'eve' | 'ana' | 'abe' | 'uma' | 'vic';

@@ -1,12 +1,18 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { PEOPLE, type Person } from './identities.ts';
+import type { Identity } from './retrieval.ts';
 import { ensureTrino, TRINO_PORT, TRINO_URL, trinoStatement, trinoToken } from './trino.ts';
 
 // The lake backend on the integration Trino (scripts/start-trino.sh: an `iceberg` catalog whose tables are in MinIO,
-// its catalog in Postgres; scripts/trino/rules.json lets svc-service write it and eve and ada read it). Test
-// collections' tables go in a schema of their own, so a run never meets a deployment's tables.
+// its catalog in Postgres; scripts/trino/rules.json lets svc-service write it, ada read and write it, and eve, lia, ugo
+// and val read it). Test collections' tables go in a schema of their own, so a run never meets a deployment's tables.
 export const LAKE_SCHEMA = 'iceberg.retrieval_test';
+
+const asker = (p: Person): Identity => ({ user: p.user, roles: p.role });
+/** The retrieval contracts' analyst, user and viewer on the lake: people of those roles whom Trino lets read it. */
+export const LAKE_ASKERS = { analyst: asker(PEOPLE.lia), user: asker(PEOPLE.ugo), viewer: asker(PEOPLE.val) };
 
 /** The settings that put a retrieval harness's lake on the integration Trino (as SVC_* variables). */
 export async function lakeEnv(): Promise<{ env: Record<string, string>; ca: string }> {

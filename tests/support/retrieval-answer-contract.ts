@@ -2,11 +2,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/platform/db/index.ts';
 import { ANSWER_ENV, coastPdf, FOG_SENTENCE, LEDGER_SENTENCE, ledgerNote, metric, sourcesOf } from './answer-fixtures.ts';
 import type { OpenDb } from './retrieval-contract.ts';
-import { retrievalHarness, who, type RetrievalHarness } from './retrieval.ts';
+import { retrievalHarness, who, type Identity, type RetrievalHarness } from './retrieval.ts';
 import { startScriptedGateway, type ScriptedGateway } from './scripted-gateway.ts';
 
 // POST /collections/{slug}/answer through HTTP, with the real `openai` SDK talking to a scripted chat server.
-export function retrievalAnswerContract(label: string, openDb: OpenDb) {
+// `env` is added to every harness's settings (SVC_RAG_DEFAULT_BACKEND=lake and Trino's: every collection on the
+// lake), `tokens` are sent as X-User-Token, and `asker` asks, opens pages and reads the audit (default eve, the
+// engineer; on the lake, someone Trino lets read it).
+export function retrievalAnswerContract(
+  label: string,
+  openDb: OpenDb,
+  opts: { env?: Record<string, string>; tokens?: Record<string, string>; asker?: Identity } = {},
+) {
+  const asker = opts.asker ?? who.engineer;
+  const harness = (db: Database, env: Record<string, string>) =>
+    retrievalHarness(db, { env: { ...opts.env, ...env }, ...(opts.tokens ? { tokens: opts.tokens } : {}) });
   describe(`answers with a chat model (${label})`, () => {
     let db: Database;
     let cleanup: () => Promise<void>;
@@ -17,7 +27,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
     beforeAll(async () => {
       ({ db, cleanup } = await openDb());
       gw = await startScriptedGateway({ models: ['svc-chat'] });
-      h = await retrievalHarness(db, { env: { ...ANSWER_ENV, SVC_CHAT_URL: gw.url } });
+      h = await harness(db, { ...ANSWER_ENV, SVC_CHAT_URL: gw.url });
       await h.json('POST', '/collections', who.engineer, { slug: 'coast', name: 'Coast', allowed_roles: [] });
       expect((await h.upload('coast', who.engineer, { name: 'coast.pdf', bytes: coastPdf(), type: 'application/pdf' })).status).toBe(201);
       expect((await h.upload('coast', who.engineer, { name: 'keepers.md', bytes: ledgerNote(), type: 'text/markdown' })).status).toBe(201);
@@ -32,7 +42,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
     });
 
     const metricsText = async () => (await h.app.request('/metrics')).text();
-    const ask = (question: string, slug = 'coast', as = who.engineer) => h.json('POST', `/collections/${slug}/answer`, as, { question });
+    const ask = (question: string, slug = 'coast', as = asker) => h.json('POST', `/collections/${slug}/answer`, as, { question });
 
     it('cites the chunk, file and page each statement rests on, in order of first use', async () => {
       // the scripted model cites whichever numbers the prompt gave the two facts
@@ -66,7 +76,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       // the model was given exactly the chunks the answer returns, numbered in that order
       expect(sourcesOf(chatCalls()[0]!.body).map((s) => s.text)).toEqual(chunks.map((c: any) => c.text));
       // the audit record of the retrieval holds the answer and the model
-      const audit = await h.json('GET', '/audit/queries?limit=1', who.engineer);
+      const audit = await h.json('GET', '/audit/queries?limit=1', asker);
       expect(audit.body.queries[0]).toMatchObject({
         collection: 'coast',
         answer: {
@@ -82,34 +92,34 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       gw.script.chat = (body) => `It sounds every thirty seconds [${sourcesOf(body).find((s) => s.text.includes('thirty seconds'))!.n}].`;
       const { citations } = (await ask('How often does the fog horn at Point Reyes sound?')).body;
       const c = citations[0];
-      const page = await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/${c.page}`, who.engineer);
+      const page = await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/${c.page}`, asker);
       expect(page.status).toBe(200);
       expect(page.body).toMatchObject({ document_id: c.document_id, filename: 'coast.pdf', page: 3, pages: 3 });
       expect(page.body.chunks.map((k: any) => k.chunk_id)).toContain(c.chunk_id);
       expect(page.body.chunks.find((k: any) => k.chunk_id === c.chunk_id).text).toContain(c.quote);
-      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/4`, who.engineer)).body.detail).toMatch(
+      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/4`, asker)).body.detail).toMatch(
         /has 3 pages; there is no page 4/,
       );
-      expect((await h.json('GET', `/collections/coast/documents/not-an-id/pages/1`, who.engineer)).status).toBe(400);
-      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/0`, who.engineer)).status).toBe(400);
-      expect((await h.json('GET', `/collections/vault/documents/${c.document_id}/pages/1`, who.engineer)).status).toBe(404);
+      expect((await h.json('GET', `/collections/coast/documents/not-an-id/pages/1`, asker)).status).toBe(400);
+      expect((await h.json('GET', `/collections/coast/documents/${c.document_id}/pages/0`, asker)).status).toBe(400);
+      expect((await h.json('GET', `/collections/vault/documents/${c.document_id}/pages/1`, asker)).status).toBe(404);
     });
 
     it("stores thumbs up or down from the asker with the answer's audit record", async () => {
       gw.script.chat = () => 'It sounds every thirty seconds [1].';
       const answer = (await ask('How often does the fog horn sound?')).body;
-      const rate = (body: unknown, as = who.engineer, id = answer.audit_id) => h.json('POST', `/audit/queries/${id}/feedback`, as, body);
+      const rate = (body: unknown, as = asker, id = answer.audit_id) => h.json('POST', `/audit/queries/${id}/feedback`, as, body);
       expect((await rate({ rating: 'up', comment: 'clear' })).status).toBe(201);
       expect((await rate({ rating: 'down', comment: 'on second thought, too short' })).status).toBe(201);
-      const audit = await h.json('GET', '/audit/queries?limit=5', who.engineer);
+      const audit = await h.json('GET', '/audit/queries?limit=5', asker);
       const rec = audit.body.queries.find((q: any) => q.id === answer.audit_id);
       expect(rec.feedback).toMatchObject({ rating: 'down', comment: 'on second thought, too short' });
       // only its asker rates an answer, and only an answer
       expect((await rate({ rating: 'up' }, who.analyst)).status).toBe(404);
-      const plain = await h.json('POST', '/collections/coast/query', who.engineer, { question: 'fog' });
+      const plain = await h.json('POST', '/collections/coast/query', asker, { question: 'fog' });
       expect(plain.status).toBe(200);
-      const plainId = (await h.json('GET', '/audit/queries?limit=1', who.engineer)).body.queries[0].id;
-      expect((await rate({ rating: 'up' }, who.engineer, plainId)).status).toBe(404);
+      const plainId = (await h.json('GET', '/audit/queries?limit=1', asker)).body.queries[0].id;
+      expect((await rate({ rating: 'up' }, asker, plainId)).status).toBe(404);
       const bad = await rate({ rating: 'meh' });
       expect(bad.status).toBe(400);
       expect(bad.body.errors.map((e: any) => e.location)).toContain('json.rating');
@@ -149,7 +159,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       expect(res.body.detail).toMatch(/chat model failed, no answer was given/);
       expect(res.body.detail).toMatch(/after 3 attempts/);
       expect(chatCalls()).toHaveLength(3);
-      const audit = await h.json('GET', '/audit/queries?limit=1', who.engineer);
+      const audit = await h.json('GET', '/audit/queries?limit=1', asker);
       expect(audit.body.queries[0].answer).toMatchObject({ outcome: 'model_failed', text: null, citations: [] });
       expect(audit.body.queries[0].answer.error).toMatch(/503/);
     });
@@ -179,7 +189,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
       [{ question: 'fog', session_id: '' }, 'json.session_id'],
       [{ question: 'fog', stream: 'yes' }, 'json.stream'],
     ])('answers 400 naming the field for %j', async (body, location) => {
-      const res = await h.json('POST', '/collections/coast/answer', who.engineer, body);
+      const res = await h.json('POST', '/collections/coast/answer', asker, body);
       expect(res.status).toBe(400);
       expect(res.body.errors.map((e: any) => e.location)).toContain(location);
     });
@@ -207,7 +217,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
         const ledger = sourcesOf(body).find((s) => s.text.includes('green ledger'))!.n;
         return `The hours go in a green ledger [${ledger}].${obeys}${user.includes('PELICAN') ? ' PELICAN' : ''}`;
       };
-      const res = await ask('Where are the fog horn hours written?', 'shore', who.engineer);
+      const res = await ask('Where are the fog horn hours written?', 'shore', asker);
       expect(res.status).toBe(200);
       const request = chatCalls()[0]!.body;
       const [system, user] = [String(request.messages[0].content), String(request.messages.at(-1).content)];
@@ -238,7 +248,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
     beforeAll(async () => {
       ({ db, cleanup } = await openDb());
       gw = await startScriptedGateway({ models: ['svc-chat'], chat: () => 'It sounds every thirty seconds [1].' });
-      h = await retrievalHarness(db, { env: { ...ANSWER_ENV, SVC_CHAT_URL: gw.url, SVC_LIMIT_RETRIEVAL_ANSWERS: '1/h' } });
+      h = await harness(db, { ...ANSWER_ENV, SVC_CHAT_URL: gw.url, SVC_LIMIT_RETRIEVAL_ANSWERS: '1/h' });
       await h.json('POST', '/collections', who.engineer, { slug: 'coast', name: 'Coast', allowed_roles: [] });
       await h.upload('coast', who.engineer, { name: 'coast.pdf', bytes: coastPdf(), type: 'application/pdf' });
     });
@@ -249,7 +259,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
     });
 
     it('charges an answer before the model is called; a refusal for lack of context costs nothing', async () => {
-      const ask = (question: string) => h.json('POST', '/collections/coast/answer', who.engineer, { question });
+      const ask = (question: string) => h.json('POST', '/collections/coast/answer', asker, { question });
       expect((await ask('Which currency does Mongolia use?')).body.grounded).toBe(false);
       expect((await ask('How often does the fog horn sound?')).status).toBe(200);
       const over = await ask('How often does the fog horn sound at Point Reyes?');
@@ -266,7 +276,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
 
     beforeAll(async () => {
       ({ db, cleanup } = await openDb());
-      h = await retrievalHarness(db, { env: ANSWER_ENV });
+      h = await harness(db, ANSWER_ENV);
       await h.json('POST', '/collections', who.engineer, { slug: 'coast', name: 'Coast', allowed_roles: [] });
       expect((await h.upload('coast', who.engineer, { name: 'coast.pdf', bytes: coastPdf(), type: 'application/pdf' })).status).toBe(201);
     });
@@ -276,7 +286,7 @@ export function retrievalAnswerContract(label: string, openDb: OpenDb) {
     });
 
     it('answers about an uploaded PDF with its sentence and [1] at the right page, saying it is the fallback', async () => {
-      const res = await h.json('POST', '/collections/coast/answer', who.engineer, {
+      const res = await h.json('POST', '/collections/coast/answer', asker, {
         question: 'How often does the fog horn at Point Reyes sound?',
       });
       expect(res.status).toBe(200);

@@ -1,13 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/platform/db/index.ts';
-import { retrievalHarness, who, type RetrievalHarness } from './retrieval.ts';
+import { retrievalHarness, who, type Identity, type RetrievalHarness } from './retrieval.ts';
+import { chunkStoreOf, exactDenseIds, storedChunkCount } from './retrieval-stored.ts';
 
-// The retrieval HTTP behaviour, written once and run on PGlite (unit) and on real Postgres (integration).
+// The retrieval HTTP behaviour, written once and run on PGlite (unit), on real Postgres and on the search backend and
+// the lake (integration).
 export type OpenDb = () => Promise<{ db: Database; cleanup(): Promise<void> }>;
 
 const text = (s: string) => new TextEncoder().encode(s);
 
-export function retrievalContract(label: string, openDb: OpenDb) {
+export type RetrievalContractOptions = {
+  /** Added to every harness's settings (on the lake: SVC_RAG_DEFAULT_BACKEND=lake and Trino's). */
+  env?: Record<string, string>;
+  /** Each user's token, sent as X-User-Token. */
+  tokens?: Record<string, string>;
+  /** Who asks in each role that queries (default `who`'s): on the lake, people Trino lets read it. */
+  askers?: Partial<Record<'analyst' | 'user' | 'viewer', Identity>>;
+  /** The user an agent asks on behalf of (X-Query-User; default agent-on-behalf): on the lake, one with a token. */
+  agent?: string;
+  /**
+   * Whether the case of chunks stored before row codes were kept runs (default): it nulls row codes in
+   * `retrieval_chunks`, which the lake, keeping its chunks in Iceberg, has not.
+   */
+  rowCodes?: boolean;
+};
+
+export function retrievalContract(label: string, openDb: OpenDb, opts: RetrievalContractOptions = {}) {
+  const people = { ...who, ...opts.askers };
+  const agent = opts.agent ?? 'agent-on-behalf';
+  const harness = (db: RetrievalHarness['db'], env: Record<string, string> = {}) =>
+    retrievalHarness(db, { env: { ...opts.env, ...env }, ...(opts.tokens ? { tokens: opts.tokens } : {}) });
   describe(`retrieval over HTTP (${label})`, () => {
     let h: RetrievalHarness;
     let cleanup: () => Promise<void>;
@@ -15,9 +37,7 @@ export function retrievalContract(label: string, openDb: OpenDb) {
     beforeAll(async () => {
       const opened = await openDb();
       cleanup = opened.cleanup;
-      h = await retrievalHarness(opened.db, {
-        env: { SVC_MAX_UPLOAD_BYTES: '200000', SVC_CHUNK_SIZE_TOKENS: '40', SVC_CHUNK_OVERLAP_TOKENS: '8' },
-      });
+      h = await harness(opened.db, { SVC_MAX_UPLOAD_BYTES: '200000', SVC_CHUNK_SIZE_TOKENS: '40', SVC_CHUNK_OVERLAP_TOKENS: '8' });
     });
     afterAll(async () => {
       await h?.close();
@@ -44,16 +64,17 @@ export function retrievalContract(label: string, openDb: OpenDb) {
       const res = await h.app.request('/collections/who-asks/query', {
         method: 'POST',
         headers: {
-          'X-Query-User': 'agent-on-behalf',
+          'X-Query-User': agent,
           'X-User-Id': 'gateway-bot',
           'X-User-Role': 'svc-user',
           'Content-Type': 'application/json',
+          ...(opts.tokens?.[agent] ? { 'X-User-Token': opts.tokens[agent] } : {}),
         },
         body: JSON.stringify({ question: 'anything' }),
       });
       expect(res.status).toBe(200);
       const audit = await h.json('GET', '/audit/queries?limit=5', who.admin);
-      expect(audit.body.queries[0].user).toBe('agent-on-behalf');
+      expect(audit.body.queries[0].user).toBe(agent);
     });
 
     describe('collections', () => {
@@ -93,7 +114,7 @@ export function retrievalContract(label: string, openDb: OpenDb) {
       });
 
       it('lets only the policy-named roles create collections', async () => {
-        for (const as of [who.analyst, who.user, who.viewer, who.stranger]) {
+        for (const as of [people.analyst, people.user, people.viewer, who.stranger]) {
           expect((await create(`by-${as.user}`, [], as)).status).toBe(403);
         }
         expect((await create('by-admin', [], who.admin)).status).toBe(201);
@@ -101,27 +122,27 @@ export function retrievalContract(label: string, openDb: OpenDb) {
 
       it('shows a restricted collection only to its roles, and 404s it for others', async () => {
         await create('secret-plans', ['svc-analyst']);
-        const seen = async (as: typeof who.user) =>
+        const seen = async (as: Identity) =>
           (await h.json('GET', '/collections', as)).body.collections.some((c: { slug: string }) => c.slug === 'secret-plans');
-        expect(await seen(who.analyst)).toBe(true);
+        expect(await seen(people.analyst)).toBe(true);
         expect(await seen(who.admin)).toBe(true);
-        expect(await seen(who.user)).toBe(false);
-        expect((await h.json('GET', '/collections/secret-plans', who.user)).status).toBe(404);
-        expect((await h.json('GET', '/collections/secret-plans/documents', who.user)).status).toBe(404);
+        expect(await seen(people.user)).toBe(false);
+        expect((await h.json('GET', '/collections/secret-plans', people.user)).status).toBe(404);
+        expect((await h.json('GET', '/collections/secret-plans/documents', people.user)).status).toBe(404);
       });
 
       it('answers 403 on a direct query by a role outside allowed_roles, 404 for an unknown collection', async () => {
         await create('restricted-q', ['svc-analyst']);
-        const denied = await h.json('POST', '/collections/restricted-q/query', who.user, { question: 'anything' });
+        const denied = await h.json('POST', '/collections/restricted-q/query', people.user, { question: 'anything' });
         expect(denied.status).toBe(403);
         expect(denied.type).toContain('application/problem+json');
-        expect((await h.json('POST', '/collections/restricted-q/query', who.analyst, { question: 'anything' })).status).toBe(200);
-        expect((await h.json('POST', '/collections/no-such-thing/query', who.analyst, { question: 'x' })).status).toBe(404);
+        expect((await h.json('POST', '/collections/restricted-q/query', people.analyst, { question: 'anything' })).status).toBe(200);
+        expect((await h.json('POST', '/collections/no-such-thing/query', people.analyst, { question: 'x' })).status).toBe(404);
       });
 
       it('treats an empty allowed_roles as open to every known role, but not to an unknown one', async () => {
         await create('open-faq', []);
-        for (const as of [who.user, who.analyst, who.viewer]) {
+        for (const as of [people.user, people.analyst, people.viewer]) {
           expect((await h.json('POST', '/collections/open-faq/query', as, { question: 'hello' })).status).toBe(200);
         }
         expect((await h.json('POST', '/collections/open-faq/query', who.stranger, { question: 'hello' })).status).toBe(403);
@@ -140,7 +161,7 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(up.status).toBe(201);
         expect(up.body).toMatchObject({ filename: 'notes.txt', status: 'INDEXED', chunk_count: 1 });
 
-        const q = await h.json('POST', '/collections/notes/query', who.user, {
+        const q = await h.json('POST', '/collections/notes/query', people.user, {
           question: 'what propellant does the spaceship engine use',
           top_k: 3,
         });
@@ -150,13 +171,13 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         expect(q.body.chunks[0]).toMatchObject({ filename: 'notes.txt', page: 1, document_id: up.body.document_id });
         expect(q.body.chunks[0].text).toContain('liquid hydrogen');
 
-        const docs = await h.json('GET', '/collections/notes/documents', who.user);
+        const docs = await h.json('GET', '/collections/notes/documents', people.user);
         expect(docs.body.documents).toEqual([
           expect.objectContaining({ document_id: up.body.document_id, status: 'INDEXED', chunk_count: 1 }),
         ]);
       });
 
-      it('in dense mode, orders chunks by descending score, exactly as pgvector ranks them', async () => {
+      it('in dense mode, orders chunks by descending score, exactly as pgvector (on the lake, Trino) ranks them', async () => {
         await create('ranked');
         const words = ['river', 'mountain', 'forest', 'desert', 'ocean', 'glacier', 'valley', 'island'];
         for (let d = 0; d < 4; d++) {
@@ -166,7 +187,7 @@ export function retrievalContract(label: string, openDb: OpenDb) {
           ).join(' ');
           expect((await h.upload('ranked', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
         }
-        const q = await h.json('POST', '/collections/ranked/query', who.user, {
+        const q = await h.json('POST', '/collections/ranked/query', people.user, {
           question: 'ocean glacier island note3',
           top_k: 10,
           mode: 'dense',
@@ -175,20 +196,18 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         const scores = q.body.chunks.map((c: { score: number }) => c.score);
         expect(scores).toEqual([...scores].sort((a, b) => b - a));
         const vector = (await h.deps.embedder.embed(['ocean glacier island note3']))[0]!;
-        const exact = await h.db.query<{ id: string }>(
-          `SELECT id::text AS id FROM retrieval_chunks WHERE collection_slug = 'ranked' ORDER BY embedding <=> $1::vector, seq LIMIT 10`,
-          [`[${vector.join(',')}]`],
-        );
-        expect(q.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+        // pgvector over the Postgres rows, Trino over a lake table: the engine holding the chunks, asked directly
+        const exact = await exactDenseIds(h, 'ranked', vector, 10);
+        expect(q.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact);
 
         // above SVC_RAG_MEMORY_INDEX_MAX_CHUNKS, pgvector ranks directly, with the same answer
-        const direct = await retrievalHarness(h.db, { env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' } });
-        const q2 = await direct.json('POST', '/collections/ranked/query', who.user, {
+        const direct = await harness(h.db, { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: '0' });
+        const q2 = await direct.json('POST', '/collections/ranked/query', people.user, {
           question: 'ocean glacier island note3',
           top_k: 10,
           mode: 'dense',
         });
-        expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+        expect(q2.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact);
         q2.body.chunks.forEach((c: { score: number }, i: number) => {
           expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
         });
@@ -196,18 +215,18 @@ export function retrievalContract(label: string, openDb: OpenDb) {
 
         // a second replica on the same database builds its copy from the stored vectors, and follows an upload
         // made through the first one
-        const replica = await retrievalHarness(h.db);
-        const q3 = await replica.json('POST', '/collections/ranked/query', who.user, {
+        const replica = await harness(h.db);
+        const q3 = await replica.json('POST', '/collections/ranked/query', people.user, {
           question: 'ocean glacier island note3',
           top_k: 10,
           mode: 'dense',
         });
-        expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact.map((r) => r.id));
+        expect(q3.body.chunks.map((c: { chunk_id: string }) => c.chunk_id)).toEqual(exact);
         q3.body.chunks.forEach((c: { score: number }, i: number) => {
           expect(c.score).toBeCloseTo(q.body.chunks[i].score, 5);
         });
         expect((await h.upload('ranked', who.engineer, { name: 'late.txt', bytes: text('ocean glacier island note3') })).status).toBe(201);
-        const q4 = await replica.json('POST', '/collections/ranked/query', who.user, {
+        const q4 = await replica.json('POST', '/collections/ranked/query', people.user, {
           question: 'ocean glacier island note3',
           top_k: 10,
           mode: 'dense',
@@ -218,7 +237,7 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         await create('reborn');
         await h.upload('reborn', who.engineer, { name: 'old.txt', bytes: text('alpha bravo charlie') });
         const ask = () =>
-          replica.json('POST', '/collections/reborn/query', who.user, { question: 'alpha bravo charlie', top_k: 3, mode: 'dense' });
+          replica.json('POST', '/collections/reborn/query', people.user, { question: 'alpha bravo charlie', top_k: 3, mode: 'dense' });
         expect((await ask()).body.chunks.map((c: { filename: string }) => c.filename)).toEqual(['old.txt']);
         expect((await h.json('DELETE', '/collections/reborn', who.admin)).status).toBe(200);
         await create('reborn');
@@ -227,37 +246,39 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         await replica.close();
       });
 
-      it('answers the same for chunks stored before row codes were kept (their copies are built from the vectors)', async () => {
-        await create('legacy');
-        const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord'];
-        for (let d = 0; d < 3; d++) {
-          const doc = Array.from(
-            { length: 150 },
-            (_, i) => `${words[(i * (d + 2)) % words.length]} ${words[(i + d) % words.length]} mark${i % 13}`,
-          ).join(' ');
-          expect((await h.upload('legacy', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
-        }
-        const ask = (harness: RetrievalHarness) =>
-          harness.json('POST', '/collections/legacy/query', who.user, { question: 'cobalt fjord mark5', top_k: 8 });
-        const withCodes = (await ask(h)).body.chunks;
-        expect(withCodes).toHaveLength(8);
-        const [coded] = await h.db.query<{ n: number }>(
-          `SELECT count(embedding_i8)::int AS n FROM retrieval_chunks WHERE collection_slug = 'legacy'`,
-        );
-        expect(coded!.n).toBe((await counts('legacy')).chunks);
-        await h.db.exec(`UPDATE retrieval_chunks SET embedding_i8 = NULL WHERE collection_slug = 'legacy' AND seq % 2 = 0`);
-        const replica = await retrievalHarness(h.db);
-        expect((await ask(replica)).body.chunks).toEqual(withCodes.map((c: object) => ({ ...c })));
-        await replica.close();
-      });
+      // row codes are the Postgres rows' (memory and search backends); a lake collection's chunks have none to lose
+      if (opts.rowCodes ?? true)
+        it('answers the same for chunks stored before row codes were kept (their copies are built from the vectors)', async () => {
+          await create('legacy');
+          const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord'];
+          for (let d = 0; d < 3; d++) {
+            const doc = Array.from(
+              { length: 150 },
+              (_, i) => `${words[(i * (d + 2)) % words.length]} ${words[(i + d) % words.length]} mark${i % 13}`,
+            ).join(' ');
+            expect((await h.upload('legacy', who.engineer, { name: `doc${d}.txt`, bytes: text(doc) })).status).toBe(201);
+          }
+          const ask = (on: RetrievalHarness) =>
+            on.json('POST', '/collections/legacy/query', people.user, { question: 'cobalt fjord mark5', top_k: 8 });
+          const withCodes = (await ask(h)).body.chunks;
+          expect(withCodes).toHaveLength(8);
+          const [coded] = await h.db.query<{ n: number }>(
+            `SELECT count(embedding_i8)::int AS n FROM retrieval_chunks WHERE collection_slug = 'legacy'`,
+          );
+          expect(coded!.n).toBe((await counts('legacy')).chunks);
+          await h.db.exec(`UPDATE retrieval_chunks SET embedding_i8 = NULL WHERE collection_slug = 'legacy' AND seq % 2 = 0`);
+          const replica = await harness(h.db);
+          expect((await ask(replica)).body.chunks).toEqual(withCodes.map((c: object) => ({ ...c })));
+          await replica.close();
+        });
 
       it('uses SVC_DEFAULT_TOP_K when top_k is absent and refuses a top_k above the ceiling naming it', async () => {
         await create('many');
         const doc = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' ');
         await h.upload('many', who.engineer, { name: 'many.txt', bytes: text(doc) });
-        const q = await h.json('POST', '/collections/many/query', who.user, { question: 'word7' });
+        const q = await h.json('POST', '/collections/many/query', people.user, { question: 'word7' });
         expect(q.body.chunks).toHaveLength(5);
-        const tooMany = await h.json('POST', '/collections/many/query', who.user, { question: 'word7', top_k: 51 });
+        const tooMany = await h.json('POST', '/collections/many/query', people.user, { question: 'word7', top_k: 51 });
         expect(tooMany.status).toBe(400);
         expect(tooMany.body.detail).toContain('50');
         expect(tooMany.body.detail).toContain('SVC_MAX_TOP_K');
@@ -288,10 +309,10 @@ export function retrievalContract(label: string, openDb: OpenDb) {
 
       it('lets callers who may read a collection upload into it, except the read-only svc-viewer', async () => {
         await create('uploads', ['svc-analyst']);
-        expect((await h.upload('uploads', who.user, { name: 'a.txt', bytes: text('hello') })).status).toBe(404);
-        expect((await h.upload('uploads', who.analyst, { name: 'a.txt', bytes: text('hello world') })).status).toBe(201);
+        expect((await h.upload('uploads', people.user, { name: 'a.txt', bytes: text('hello') })).status).toBe(404);
+        expect((await h.upload('uploads', people.analyst, { name: 'a.txt', bytes: text('hello world') })).status).toBe(201);
         await create('open-uploads');
-        expect((await h.upload('open-uploads', who.viewer, { name: 'a.txt', bytes: text('hello') })).status).toBe(403);
+        expect((await h.upload('open-uploads', people.viewer, { name: 'a.txt', bytes: text('hello') })).status).toBe(403);
         expect(await counts('open-uploads')).toEqual({ documents: 0, chunks: 0 });
       });
     });
@@ -301,10 +322,10 @@ export function retrievalContract(label: string, openDb: OpenDb) {
         await create('doomed');
         await h.upload('doomed', who.engineer, { name: 'a.txt', bytes: text('alpha beta gamma '.repeat(100)) });
         await h.upload('doomed', who.engineer, { name: 'b.md', bytes: text('# Title\n\ndelta epsilon '.repeat(50)) });
-        const before = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM retrieval_chunks WHERE collection_slug = 'doomed'`);
-        expect(before[0]!.n).toBeGreaterThan(2);
+        const store = await chunkStoreOf(h, 'doomed');
+        expect(await storedChunkCount(h, store)).toBeGreaterThan(2);
 
-        expect((await h.json('DELETE', '/collections/doomed', who.user)).status).toBe(403);
+        expect((await h.json('DELETE', '/collections/doomed', people.user)).status).toBe(403);
         const res = await h.json('DELETE', '/collections/doomed', who.engineer);
         expect(res.status).toBe(200);
         for (const table of ['retrieval_collections', 'retrieval_documents', 'retrieval_chunks']) {
@@ -312,6 +333,8 @@ export function retrievalContract(label: string, openDb: OpenDb) {
           const rows = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = 'doomed'`);
           expect(rows[0]!.n).toBe(0);
         }
+        // and wherever the backend kept the chunks (a lake collection's table is dropped)
+        expect(await storedChunkCount(h, store)).toBe(0);
         expect((await h.json('GET', '/collections/doomed', who.engineer)).status).toBe(404);
         expect((await h.json('DELETE', '/collections/doomed', who.engineer)).status).toBe(404);
       });
@@ -321,12 +344,12 @@ export function retrievalContract(label: string, openDb: OpenDb) {
       it('lists retrievals newest first; an administrator sees everyone, others only their own', async () => {
         await create('audited');
         await h.upload('audited', who.engineer, { name: 'a.txt', bytes: text('audit trail test document') });
-        await h.json('POST', '/collections/audited/query', who.user, { question: 'first question', top_k: 2 });
-        await h.json('POST', '/collections/audited/query', who.analyst, { question: 'second question', top_k: 1 });
+        await h.json('POST', '/collections/audited/query', people.user, { question: 'first question', top_k: 2 });
+        await h.json('POST', '/collections/audited/query', people.analyst, { question: 'second question', top_k: 1 });
 
-        const mine = await h.json('GET', '/audit/queries?limit=50', who.user);
+        const mine = await h.json('GET', '/audit/queries?limit=50', people.user);
         expect(mine.status).toBe(200);
-        expect(mine.body.queries.every((q: { user: string }) => q.user === 'uma')).toBe(true);
+        expect(mine.body.queries.every((q: { user: string }) => q.user === people.user.user)).toBe(true);
         expect(mine.body.queries[0]).toMatchObject({ collection: 'audited', question: 'first question', top_k: 2, roles: ['svc-user'] });
         expect(mine.body.queries[0].chunks[0]).toEqual({ chunk_id: expect.any(String), score: expect.any(Number) });
 

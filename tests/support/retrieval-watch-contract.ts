@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { docx } from '../fixtures/ooxml.ts';
 import type { OpenDb } from './retrieval-contract.ts';
-import { retrievalHarness, who, type RetrievalHarness } from './retrieval.ts';
+import { retrievalHarness, who, type Identity, type RetrievalHarness } from './retrieval.ts';
+import { storedChunks } from './retrieval-stored.ts';
 
 // Watched sources through HTTP (issue 16): a folder (PGlite and Postgres) or a MinIO prefix (Postgres), scanned on a
 // schedule by whichever replica holds the lease. Time is real: each check polls until the scan it waits for shows,
@@ -24,7 +25,23 @@ const poll = { timeout: 30_000, interval: 100 };
 /** Several scans and their checks in one test; each wait is bounded by `poll`. */
 const LONG = 180_000;
 
-export function retrievalWatchContract(label: string, openDb: OpenDb, place: () => Promise<WatchedPlace & { cleanup(): Promise<void> }>) {
+/**
+ * `env` is added to every replica's settings (SVC_RAG_DEFAULT_BACKEND=lake and Trino's: every collection on the lake),
+ * `tokens` are sent as X-User-Token, and `asker` asks the questions (default uma; on the lake, someone Trino lets read it).
+ */
+export function retrievalWatchContract(
+  label: string,
+  openDb: OpenDb,
+  place: () => Promise<WatchedPlace & { cleanup(): Promise<void> }>,
+  opts: { env?: Record<string, string>; tokens?: Record<string, string>; asker?: Identity } = {},
+) {
+  const asker = opts.asker ?? who.user;
+  const harness = (db: RetrievalHarness['db'], env: Record<string, string>, watch?: { owner?: string }) =>
+    retrievalHarness(db, {
+      env: { ...opts.env, ...env },
+      ...(opts.tokens ? { tokens: opts.tokens } : {}),
+      ...(watch ? { watch } : {}),
+    });
   describe(`watched sources (${label})`, () => {
     let db: Awaited<ReturnType<OpenDb>>;
     let where: WatchedPlace & { cleanup(): Promise<void> };
@@ -50,10 +67,7 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
     });
 
     async function replica(opts: { watching: boolean; owner?: string; env?: Record<string, string> }): Promise<RetrievalHarness> {
-      const h = await retrievalHarness(db.db, {
-        env: { ...env, ...opts.env },
-        ...(opts.watching ? { watch: { ...(opts.owner ? { owner: opts.owner } : {}) } } : {}),
-      });
+      const h = await harness(db.db, { ...env, ...opts.env }, opts.watching ? { ...(opts.owner ? { owner: opts.owner } : {}) } : undefined);
       harnesses.push(h);
       return h;
     }
@@ -71,7 +85,7 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
         .sort();
     const status = async (slug: string) => (await admin.json('GET', `/collections/${slug}/watch`, who.admin)).body;
     const find = async (slug: string, question: string) =>
-      (await admin.json('POST', `/collections/${slug}/query`, who.user, { question, mode: 'keyword', top_k: 3 })).body.chunks as {
+      (await admin.json('POST', `/collections/${slug}/query`, asker, { question, mode: 'keyword', top_k: 3 })).body.chunks as {
         filename: string;
         text: string;
       }[];
@@ -94,7 +108,7 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
       expect(bad.status).toBe(400);
       expect(bad.body.errors).toEqual([expect.objectContaining({ location: 'json.watch.interval_seconds' })]);
 
-      const off = await retrievalHarness(db.db, { env: {} });
+      const off = await harness(db.db, {});
       harnesses.push(off);
       const source = await where.source('off');
       const refused = await off.json('POST', '/collections', who.engineer, {
@@ -184,10 +198,9 @@ export function retrievalWatchContract(label: string, openDb: OpenDb, place: () 
         await expect.poll(async () => (await find('docs', 'ERR-5000'))[0]?.filename, poll).toBe('alpha.txt');
         expect((await find('docs', 'ERR-4471')).some((c) => c.text.includes('ERR-4471'))).toBe(false);
         await expect.poll(async () => (await status('docs')).failures, poll).toEqual([]);
-        // a watched file is stored as an upload is: each chunk beside the row code the in-memory copy loads
-        const [coded] = await db.db.query<{ chunks: number; codes: number }>(
-          `SELECT count(*)::int AS chunks, count(embedding_i8)::int AS codes FROM retrieval_chunks WHERE collection_slug = 'docs'`,
-        );
+        // a watched file is stored as an upload is: each chunk beside the row code the in-memory copy loads (on the
+        // lake, beside its embedding)
+        const coded = await storedChunks(admin, 'docs');
         expect(coded!.chunks).toBeGreaterThan(2);
         expect(coded!.codes).toBe(coded!.chunks);
         const outcomes = await fileOutcomes(h);
