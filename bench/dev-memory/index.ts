@@ -93,11 +93,16 @@ function describe(label: string, b: Breakdown): string[] {
   ];
 }
 
-/** The Node options `npm start` passes (`tsx <options> src/main.ts dev`), so that the bench runs what a user runs. */
-async function startOptions(): Promise<string[]> {
+/**
+ * What `npm start` sets (`NAME=value tsx <options> src/main.ts dev`): the environment and the Node options, so that
+ * the bench runs what a user runs.
+ */
+async function startCommand(): Promise<{ env: Record<string, string>; options: string[] }> {
   const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/);
-  return words.slice(words.indexOf('tsx') + 1, words.indexOf('src/main.ts')).filter((w) => w.startsWith('--'));
+  const tsx = words.indexOf('tsx');
+  const env = Object.fromEntries(words.slice(0, tsx).map((w) => w.split('=') as [string, string]));
+  return { env, options: words.slice(tsx + 1, words.indexOf('src/main.ts')).filter((w) => w.startsWith('--')) };
 }
 
 async function main(): Promise<void> {
@@ -111,8 +116,10 @@ async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'svc-dev-memory-'));
   const probeDir = join(work, 'probe');
   await mkdir(probeDir);
+  const { env: startEnv, options } = await startCommand();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...startEnv,
     SVC_DATA_DIR: join(work, 'data'),
     SVC_LOG_LEVEL: 'warn',
     SVC_LLM_URL: '',
@@ -127,7 +134,6 @@ async function main(): Promise<void> {
   }
   const retrieval = `http://127.0.0.1:${ports.SVC_RETRIEVAL_PORT}`;
   const loader = join(ROOT, 'node_modules/tsx/dist/loader.mjs');
-  const options = await startOptions();
   // as bin/svc runs it (one Node process with tsx's loader, with the Node options of `npm start`), with the probe beside it
   const svc = start(
     process.execPath,
@@ -172,7 +178,11 @@ async function main(): Promise<void> {
     const released = await breakdown(svc.child.pid!, probeDir);
 
     console.log(
-      `svc dev memory, resident set (RSS); load ${load} on ${availableParallelism()} cores; ready in ${readyS.toFixed(1)} s; Node ${process.version} ${options.join(' ')}`,
+      `svc dev memory, resident set (RSS); load ${load} on ${availableParallelism()} cores; ready in ${readyS.toFixed(1)} s; Node ${process.version} ${options.join(' ')}; ${Object.entries(
+        startEnv,
+      )
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
     );
     console.log(` ${'process'.padEnd(36)} |      RSS | note`);
     console.log(` ${'node -e "setInterval(()=>{},1000)"'.padEnd(36)} | ${mb(nodeIdle)} | the floor: an idle Node process`);
