@@ -9,7 +9,7 @@
 // Goals (issue 36): idle after start <= 300 MB, after eight documents <= 450 MB.
 // Run: npx tsx bench/dev-memory/index.ts [--keep-idle-ms 0]
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,6 +93,18 @@ function describe(label: string, b: Breakdown): string[] {
   ];
 }
 
+/**
+ * What `npm start` sets (`NAME=value tsx <options> src/main.ts dev`): the environment and the Node options, so that
+ * the bench runs what a user runs.
+ */
+async function startCommand(): Promise<{ env: Record<string, string>; options: string[] }> {
+  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/);
+  const tsx = words.indexOf('tsx');
+  const env = Object.fromEntries(words.slice(0, tsx).map((w) => w.split('=') as [string, string]));
+  return { env, options: words.slice(tsx + 1, words.indexOf('src/main.ts')).filter((w) => w.startsWith('--')) };
+}
+
 async function main(): Promise<void> {
   const load = loadavg()[0]!.toFixed(1);
   const nodeIdle = await peer('node -e', process.execPath, ['-e', 'setInterval(()=>{},1000)'], process.env, async () => true);
@@ -104,8 +116,10 @@ async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'svc-dev-memory-'));
   const probeDir = join(work, 'probe');
   await mkdir(probeDir);
+  const { env: startEnv, options } = await startCommand();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...startEnv,
     SVC_DATA_DIR: join(work, 'data'),
     SVC_LOG_LEVEL: 'warn',
     SVC_LLM_URL: '',
@@ -120,10 +134,10 @@ async function main(): Promise<void> {
   }
   const retrieval = `http://127.0.0.1:${ports.SVC_RETRIEVAL_PORT}`;
   const loader = join(ROOT, 'node_modules/tsx/dist/loader.mjs');
-  // as bin/svc runs it (one Node process with tsx's loader), with the probe beside it
+  // as bin/svc runs it (one Node process with tsx's loader, with the Node options of `npm start`), with the probe beside it
   const svc = start(
     process.execPath,
-    ['--import', `file://${loader}`, '--import', `file://${join(HERE, 'probe.mjs')}`, 'src/main.ts', 'dev'],
+    [...options, '--import', `file://${loader}`, '--import', `file://${join(HERE, 'probe.mjs')}`, 'src/main.ts', 'dev'],
     env,
   );
   try {
@@ -163,7 +177,13 @@ async function main(): Promise<void> {
     await settledRss(svc.child.pid!);
     const released = await breakdown(svc.child.pid!, probeDir);
 
-    console.log(`svc dev memory, resident set (RSS); load ${load} on ${availableParallelism()} cores; ready in ${readyS.toFixed(1)} s`);
+    console.log(
+      `svc dev memory, resident set (RSS); load ${load} on ${availableParallelism()} cores; ready in ${readyS.toFixed(1)} s; Node ${process.version} ${options.join(' ')}; ${Object.entries(
+        startEnv,
+      )
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
     console.log(` ${'process'.padEnd(36)} |      RSS | note`);
     console.log(` ${'node -e "setInterval(()=>{},1000)"'.padEnd(36)} | ${mb(nodeIdle)} | the floor: an idle Node process`);
     console.log(` ${'bare Hono server (@hono/node-server)'.padEnd(36)} | ${mb(hono)} | one route, plain node`);

@@ -3,8 +3,8 @@ import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { types } from '@electric-sql/pglite';
 import { compiledPgliteWasm } from '../../platform/db/index.ts';
+import { WORKER_RESOURCE_LIMITS } from '../../platform/worker-heap.ts';
 import { createFairQueue, ENGINE_QUEUE_DEFAULTS, EngineQueueError, secondsUntil } from './fairness.ts';
 import { EngineError, unapprovedRead, type CatalogColumn, type QueryEngine } from './types.ts';
 
@@ -15,20 +15,22 @@ const CATALOG = 'tpch';
 const SCHEMA = 'tiny';
 const PRINTED_SAMPLE = `"${CATALOG}"."${SCHEMA}".`;
 
+// Keyed by pg_type OID, fixed across PostgreSQL versions (PGlite's own `types` table would load PGlite's whole
+// runtime on this thread, where only the workers need it).
 const TYPE_NAMES: Record<number, string> = {
-  [types.INT2]: 'smallint',
-  [types.INT4]: 'integer',
-  [types.INT8]: 'bigint',
-  [types.NUMERIC]: 'decimal',
-  [types.FLOAT4]: 'real',
-  [types.FLOAT8]: 'double',
-  [types.BOOL]: 'boolean',
-  [types.DATE]: 'date',
-  [types.TIMESTAMP]: 'timestamp',
-  [types.TIMESTAMPTZ]: 'timestamp with time zone',
-  [types.TEXT]: 'varchar',
-  [types.VARCHAR]: 'varchar',
-  [types.BPCHAR]: 'char',
+  21: 'smallint',
+  23: 'integer',
+  20: 'bigint',
+  1700: 'decimal',
+  700: 'real',
+  701: 'double',
+  16: 'boolean',
+  1082: 'date',
+  1114: 'timestamp',
+  1184: 'timestamp with time zone',
+  25: 'varchar',
+  1043: 'varchar',
+  1042: 'char',
 };
 const PG_TO_TRINO: Record<string, string> = {
   'character varying': 'varchar',
@@ -112,6 +114,7 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
     starts++;
     const dataDir = mkdtempSync(join(tmpdir(), `${SAMPLE_FOLDER}${process.pid}-`));
     const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
+      resourceLimits: WORKER_RESOURCE_LIMITS,
       workerData: { afterSample: opts.afterSample ?? '', dataDir, ...wasm },
     });
     const gone = new Promise<void>((resolve) => worker.once('exit', resolve)).then(() =>

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { WORKER_RESOURCE_LIMITS } from '../worker-heap.ts';
 import { joined } from './copy.ts';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, answersSoon, withTimeout } from './timeout.ts';
 import type { Database, Sql } from './types.ts';
@@ -54,6 +55,7 @@ export async function openPgliteInWorker(
 ): Promise<Database> {
   const limit = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
+    resourceLimits: WORKER_RESOURCE_LIMITS,
     workerData: { dataDir: opts.dataDir, ...(await compiledWasm()) },
   });
   const sent = new Map<number, Call>();

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { WORKER_RESOURCE_LIMITS } from '../../platform/worker-heap.ts';
 
 // PDF text is read on worker threads, not on the thread that answers requests: pdf.js is synchronous CPU work (about
 // a millisecond a page), so on the main thread every upload held up every query and every other upload. A document
@@ -70,7 +71,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
   function slot(i: number) {
     const existing = slots[i];
     if (existing) return existing;
-    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url));
+    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), { resourceLimits: WORKER_RESOURCE_LIMITS });
     starts++;
     worker.unref();
     const pending = new Map<number, Pending>();

@@ -1,8 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import { WORKER_RESOURCE_LIMITS } from '../../platform/worker-heap.ts';
 
 // The SIMD kernel is kept as readable WAT and assembled by wabt once per process, so the repository holds no binary.
 // Measured on the 2-core machine: 50-90 ms once, nearly all of it loading and starting wabt (the engine compiles the
-// module of about 500 bytes in 0.1 ms); each index then instantiates it in about 20 µs, with its own memory.
+// module of about 500 bytes in 0.1 ms); each index then instantiates it in about 20 µs, with its own memory. wabt
+// runs on a worker thread that ends once the binaries are back: loaded on the main thread it stayed, about 20 MB.
 
 export type Kernel = {
   readonly memory: WebAssembly.Memory;
@@ -39,31 +41,31 @@ export function kernelCompileMs(): number | undefined {
 
 async function assemble(): Promise<KernelModules> {
   const started = performance.now();
-  // wabt is loaded only here: a process that never builds an index never pays for it
-  const { default: initWabt } = await import('wabt');
-  const [wabt, portable, relaxed] = await Promise.all([
-    initWabt(),
-    readFile(new URL('./kernel.wat', import.meta.url), 'utf8'),
-    readFile(new URL('./kernel-relaxed.wat', import.meta.url), 'utf8'),
-  ]);
-  const compile = (name: string, source: string) => {
-    const parsed = wabt.parseWat(name, source, { simd: true, relaxed_simd: true });
-    try {
-      parsed.validate();
-      // synchronous: the binary is under 500 bytes, and the async compile measured 40-60 ms against 0.1 ms
-      return new WebAssembly.Module(new Uint8Array(parsed.toBinary({}).buffer));
-    } finally {
-      parsed.destroy();
-    }
-  };
-  const modules: { portable: WebAssembly.Module; relaxed?: WebAssembly.Module } = { portable: compile('kernel.wat', portable) };
+  const binaries = await assembleInWorker();
+  // synchronous: each binary is under 600 bytes, and the async compile measured 40-60 ms against 0.1 ms
+  const modules: { portable: WebAssembly.Module; relaxed?: WebAssembly.Module } = { portable: new WebAssembly.Module(binaries.portable) };
   try {
-    modules.relaxed = compile('kernel-relaxed.wat', relaxed);
+    modules.relaxed = new WebAssembly.Module(binaries.relaxed);
   } catch {
     // an engine without relaxed SIMD refuses the module: the portable kernel does both passes' work
   }
   compileMs = performance.now() - started;
   return modules;
+}
+
+type Binaries = { portable: Uint8Array<ArrayBuffer>; relaxed: Uint8Array<ArrayBuffer> };
+
+/** The kernel's binaries, from a thread that loads wabt and ends (assemble-worker.mjs). */
+function assembleInWorker(): Promise<Binaries> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./assemble-worker.mjs', import.meta.url), { resourceLimits: WORKER_RESOURCE_LIMITS });
+    worker.once('message', (binaries: Binaries) => {
+      resolve(binaries);
+      void worker.terminate();
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the kernel's assembly stopped before it answered (exit code ${code})`)));
+  });
 }
 
 /** A fresh instance with its own memory (one page; callers grow it), with the relaxed pass unless told not to. */
