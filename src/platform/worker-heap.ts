@@ -2,6 +2,6 @@
 // on a machine of 16 GB or more a thread may grow it to two semi-spaces of 32 MB and keep them, since an idle thread
 // never gives them back (the PGlite worker held 95 MB of heap after its start, 27 MB of it in use). The workers
 // allocate in small pieces (a statement's rows, a page's text), which a nursery of 8 MB semi-spaces collects as well.
-// `bin/svc`, `npm start` and the image give the whole process the same bound (--max-semi-space-size=8); this holds for
-// the workers however the process was started (tests, `tsx src/main.ts`).
+// `svc dev` (`npm start`, `bin/svc dev`) gives its main thread the same bound (--max-semi-space-size=8); this holds
+// for the workers however the process was started (tests, `svc serve`, the image).
 export const WORKER_RESOURCE_LIMITS = Object.freeze({ maxYoungGenerationSizeMb: 24 });
