@@ -3,8 +3,10 @@
 // (../tracing-switch.ts says what off and on are), so a busy machine slows both alike. Printed: each mode's p50 and
 // p99; the median over the pairs of turns of (on's median - off's median), which drift from load cannot move as it
 // moves a p50 of the whole run; and the CPU time a question of the thread that answers requests (the export worker's
-// and the engine's threads are not in it; for the layer alone the process's is printed as well).
+// and the engine's threads are not in it; for the layer alone the process's is printed as well). Each question runs
+// in a request's scope as the HTTP app runs it (inRequest, tracing on or off), where a request's trace is kept.
 // Run: npx tsx bench/explore/tracing.ts [--iterations 2000]
+import { inRequest } from '../../src/platform/request-scope.ts';
 import { inRequestTrace, inSpan, tracer } from '../../src/platform/tracing.ts';
 import { pairedCost, tracingSwitch } from '../tracing-switch.ts';
 import { instantPipeline } from './instant-pipeline.ts';
@@ -23,7 +25,9 @@ const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).thread
 const cpuNow = () => ({ thread: millis(threadCpu?.call(process) ?? process.cpuUsage()), process: millis(process.cpuUsage()) });
 
 const tracing = await tracingSwitch('explore');
-const { ask, close } = await instantPipeline();
+const pipeline = await instantPipeline();
+const { close } = pipeline;
+const ask = (question: string, force: boolean) => inRequest(`bench-${asked}`, () => pipeline.ask(question, force));
 const times = { off: [] as number[], on: [] as number[] };
 const cpu = { off: 0, on: 0 };
 const pairs: number[] = [];
@@ -65,16 +69,18 @@ const layerCpu = { off: 0, on: 0 };
 const layerProcessCpu = { off: 0, on: 0 };
 const steps = tracer('explore');
 const emptyTrace = () =>
-  inRequestTrace(
-    steps,
-    'explore.query',
-    { user: 'bench', requestId: 'bench' },
-    { question: 'customers per nation' },
-    async () => {
-      for (let i = 0; i < 10; i++) await inSpan(steps, `explore.step${i}`, async () => i);
-      return 10;
-    },
-    (n) => ({ steps: n }),
+  inRequest('bench', () =>
+    inRequestTrace(
+      steps,
+      'explore.query',
+      { user: 'bench', requestId: 'bench' },
+      { question: 'customers per nation' },
+      async () => {
+        for (let i = 0; i < 10; i++) await inSpan(steps, `explore.step${i}`, async () => i);
+        return 10;
+      },
+      (n) => ({ steps: n }),
+    ),
   );
 const LAYER_N = 20 * N;
 for (let i = 0; i < (2 * LAYER_N) / 1000; i++) {
