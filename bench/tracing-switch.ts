@@ -81,8 +81,8 @@ export type PairOfBlocks = { off: number[]; on: number[] };
 /**
  * What the goal names: the p50 of every request with tracing on minus that of every request with it off, with its
  * 95% interval from resampling the pairs of blocks 2000 times (a pair's two blocks kept together, so that load
- * drifting over the run moves both sides of each resample alike). The median of a run is steadier than the median of
- * a block of 20, so this interval is narrower than that of the median over pairs of block medians.
+ * drifting over the run moves both sides of each resample alike). Printed beside pairedCost's median over the pairs:
+ * on the busy machine of 2026-11-29 either interval was the narrower one in some run.
  */
 export function pooledCost(pairs: PairOfBlocks[]): { cost: number; low: number; high: number } {
   const size = (side: 'off' | 'on', chosen: PairOfBlocks[]) => chosen.reduce((n, p) => n + p[side].length, 0);
