@@ -1,12 +1,14 @@
 // What tracing costs a question (issue 37: at most 0.1 ms more at p50 with it on): explore's whole pipeline with an
 // instant model and engine (instant-pipeline.ts), in one process, with tracing off and on in turns of 20 questions
 // (../tracing-switch.ts says what off and on are), so a busy machine slows both alike. Printed: each mode's p50 and
-// p99; the median over the pairs of turns of (on's median - off's median), which drift from load cannot move as it
-// moves a p50 of the whole run; and the CPU time a question of the thread that answers requests (the export worker's
-// and the engine's threads are not in it; for the layer alone the process's is printed as well).
+// p99; on's p50 minus off's over the whole run with an interval from resampling the pairs of turns, and the median
+// over the pairs of (on's median - off's median) with its own (../tracing-switch.ts); and the CPU time a question of the thread that answers requests (the export worker's
+// and the engine's threads are not in it; for the layer alone the process's is printed as well). Each question runs
+// in a request's scope as the HTTP app runs it (inRequest, tracing on or off), where a request's trace is kept.
 // Run: npx tsx bench/explore/tracing.ts [--iterations 2000]
+import { inRequest } from '../../src/platform/request-scope.ts';
 import { inRequestTrace, inSpan, tracer } from '../../src/platform/tracing.ts';
-import { pairedCost, tracingSwitch } from '../tracing-switch.ts';
+import { type PairOfBlocks, pairedCost, pooledCost, tracingSwitch } from '../tracing-switch.ts';
 import { instantPipeline } from './instant-pipeline.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -23,17 +25,20 @@ const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).thread
 const cpuNow = () => ({ thread: millis(threadCpu?.call(process) ?? process.cpuUsage()), process: millis(process.cpuUsage()) });
 
 const tracing = await tracingSwitch('explore');
-const { ask, close } = await instantPipeline();
+const pipeline = await instantPipeline();
+const { close } = pipeline;
+const ask = (question: string, force: boolean) => inRequest(`bench-${asked}`, () => pipeline.ask(question, force));
 const times = { off: [] as number[], on: [] as number[] };
 const cpu = { off: 0, on: 0 };
 const pairs: number[] = [];
+const blocks: PairOfBlocks[] = [];
 let asked = 0;
 for (const on of [false, true, false, true]) {
   tracing.set(on);
   for (let i = 0; i < 100; i++) await ask(`warm ${asked++} customers per nation`, true);
 }
-/** One turn of TURN questions in `mode`: its median, and its times and CPU added to the mode's. */
-async function turn(mode: 'off' | 'on'): Promise<number> {
+/** One turn of TURN questions in `mode`: its times, also added to the mode's, and its CPU. */
+async function turn(mode: 'off' | 'on'): Promise<number[]> {
   tracing.set(mode === 'on');
   const used = cpuNow();
   const these: number[] = [];
@@ -44,14 +49,16 @@ async function turn(mode: 'off' | 'on'): Promise<number> {
   }
   cpu[mode] += cpuNow().thread - used.thread;
   times[mode].push(...these);
-  return pct(these, 50);
+  return these;
 }
 for (let i = 0; i < N / TURN; i++) {
   // which mode goes first alternates, so neither always follows the other's leftovers
   const [first, second] = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
   const a = await turn(first);
   const b = await turn(second);
-  pairs.push(first === 'on' ? a - b : b - a);
+  const pair = first === 'on' ? { on: a, off: b } : { on: b, off: a };
+  blocks.push(pair);
+  pairs.push(pct(pair.on, 50) - pct(pair.off, 50));
 }
 tracing.set(true);
 const spans = await tracing.exported();
@@ -65,16 +72,18 @@ const layerCpu = { off: 0, on: 0 };
 const layerProcessCpu = { off: 0, on: 0 };
 const steps = tracer('explore');
 const emptyTrace = () =>
-  inRequestTrace(
-    steps,
-    'explore.query',
-    { user: 'bench', requestId: 'bench' },
-    { question: 'customers per nation' },
-    async () => {
-      for (let i = 0; i < 10; i++) await inSpan(steps, `explore.step${i}`, async () => i);
-      return 10;
-    },
-    (n) => ({ steps: n }),
+  inRequest('bench', () =>
+    inRequestTrace(
+      steps,
+      'explore.query',
+      { user: 'bench', requestId: 'bench' },
+      { question: 'customers per nation' },
+      async () => {
+        for (let i = 0; i < 10; i++) await inSpan(steps, `explore.step${i}`, async () => i);
+        return 10;
+      },
+      (n) => ({ steps: n }),
+    ),
   );
 const LAYER_N = 20 * N;
 for (let i = 0; i < (2 * LAYER_N) / 1000; i++) {
@@ -96,6 +105,7 @@ for (let i = 0; i < (2 * LAYER_N) / 1000; i++) {
 await tracing.close();
 await close();
 const cost = pairedCost(pairs);
+const pooled = pooledCost(blocks);
 
 console.log(
   `explore question, whole pipeline (instant model and engine): ${N} questions with tracing off and ${N} on, in turns of ${TURN}`,
@@ -107,7 +117,10 @@ console.log(
   `tracing on  | p50 ${ms(pct(times.on, 50))} | p99 ${ms(pct(times.on, 99))} | CPU ${ms(cpu.on / N)} a question | ${spans} spans exported (${(spans / (N + 200)).toFixed(1)} a question), ${dropped} dropped`,
 );
 console.log(
-  `on costs ${ms(cost.median)} more at p50 (95% interval ${ms(cost.low)} to ${ms(cost.high)}), the median over ${pairs.length} pairs of turns (target <= 0.100 ms); p50 of the whole run ${ms(pct(times.on, 50) - pct(times.off, 50))}; CPU ${ms((cpu.on - cpu.off) / N)}`,
+  `on costs ${ms(pooled.cost)} more at p50 of the whole run (95% interval ${ms(pooled.low)} to ${ms(pooled.high)}, resampling the ${blocks.length} pairs of turns; target <= 0.100 ms)`,
+);
+console.log(
+  `         ${ms(cost.median)} by the median over the pairs of turns of their p50s' difference (95% interval ${ms(cost.low)} to ${ms(cost.high)}); CPU ${ms((cpu.on - cpu.off) / N)} a question more`,
 );
 const us = (x: number) => `${(x * 1000).toFixed(2)} µs`;
 console.log(`\nthe tracing layer alone: ${LAYER_N} traces of a root and ten empty steps each way`);

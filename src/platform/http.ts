@@ -17,7 +17,7 @@ import type { Caller } from './identity.ts';
 import type { Logger } from './log.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import { tracingMetrics } from './tracing.ts';
-import { inRequest } from './policy/request-scope.ts';
+import { inRequest } from './request-scope.ts';
 import type { PolicyEngine } from './policy/types.ts';
 
 export type AppEnv = { Variables: { requestId: string; log: Logger; caller: Caller; callers: CallerResolver } };
@@ -68,7 +68,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     c.set('callers', callers);
     c.set('log', logger.child({ requestId: id }));
     const started = performance.now();
-    // Decisions taken while this request runs carry its id into the decision log.
+    // The request's one context frame: its decisions carry its id into the decision log, its spans join its trace.
     await inRequest(id, next);
     const seconds = (performance.now() - started) / 1000;
     const route = c.finalized ? routeOf(c) : 'unmatched';

@@ -19,6 +19,11 @@ export type RecordedSpan = {
   readonly start: number;
   end: number;
   readonly attributes: Attributes;
+  /**
+   * Attributes whose values the export worker writes as JSON text (MLflow's inputs, outputs and token usage): the
+   * values as given, serialised after the request and off its thread.
+   */
+  json: Record<string, unknown> | undefined;
   error?: unknown;
 };
 
@@ -26,10 +31,11 @@ export type RecordedSpan = {
  * Finished spans as handed over, flat (a copy of one array of plain values instead of an object a span): per span
  * SPAN_FIELDS values, in this order: name, scope, trace number, span number, parent's number (0: none), start, end
  * (milliseconds on performance.now()'s clock, which begins at `origin` since the epoch), attributes, error (as
- * plain data, or null). Ids are made of the numbers by the worker (tracing-worker.mjs).
+ * plain data, or null), the attributes the worker writes as JSON text (or null). Ids are made of the numbers by the
+ * worker (tracing-worker.mjs).
  */
 export type SpanBatch = { origin: number; spans: unknown[] };
-export const SPAN_FIELDS = 9;
+export const SPAN_FIELDS = 10;
 
 /** Where records go: the export worker, or (in a benchmark) anything that takes them. */
 export type Sink = {
@@ -117,7 +123,8 @@ export function finished(span: RecordedSpan): void {
   if (pendingTo !== sink) handOver();
   pendingTo = sink;
   const error = span.error === undefined ? null : errorOf(span.error);
-  pending.push(span.name, span.scope, span.trace, span.n, span.parent ? span.parent.n : 0, span.start, span.end, span.attributes, error);
+  const parent = span.parent ? span.parent.n : 0;
+  pending.push(span.name, span.scope, span.trace, span.n, parent, span.start, span.end, span.attributes, error, span.json ?? null);
   // never on the request's own turn: a full batch goes at the next turn of the loop, the rest on the timer
   if (pending.length === HAND_OVER_SPANS * SPAN_FIELDS) setImmediate(handOver);
   else timer ??= setTimeout(handOver, HAND_OVER_MS).unref();
@@ -134,7 +141,42 @@ function handOver(): void {
   timer = undefined;
   const [spans, to] = [pending, pendingTo];
   pending = [];
-  if (to && spans.length) to.send({ origin: performance.timeOrigin, spans });
+  if (!to || !spans.length) return;
+  try {
+    to.send({ origin: performance.timeOrigin, spans });
+  } catch {
+    // a value the worker cannot be handed (a function, say): this batch's JSON is written here, as JSON.stringify would
+    try {
+      to.send({ origin: performance.timeOrigin, spans: withJsonWritten(spans) });
+    } catch {
+      spansSent.inc({ outcome: 'dropped' }, spans.length / SPAN_FIELDS);
+    }
+  }
+}
+
+/** The batch with the attributes meant as JSON text written as such, here (the worker then has none to write). */
+function withJsonWritten(spans: unknown[]): unknown[] {
+  for (let at = 0; at < spans.length; at += SPAN_FIELDS) {
+    const json = spans[at + 9] as Record<string, unknown> | null;
+    if (!json) continue;
+    const attributes = spans[at + 7] as Attributes;
+    for (const key of Object.keys(json)) attributes[key] = jsonText(json[key]);
+    spans[at + 9] = null;
+  }
+  return spans;
+}
+
+/** `value` as JSON text, never failing (tracing-worker.mjs has the same): a BigInt as its digits, a cycle said. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch {
+    try {
+      return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
+    } catch (err) {
+      return JSON.stringify(`not serialisable: ${(err as Error).message}`);
+    }
+  }
 }
 
 function errorOf(error: unknown): { type: string; message: string | undefined; stack: string | undefined } {

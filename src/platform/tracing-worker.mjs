@@ -104,7 +104,7 @@ function parentIdOf(n) {
  * A recorded span as the SDK's ReadableSpan, which its processor and exporter take. A class of one shape: built as an
  * object literal with spread parts, a span took 3 µs here, twenty times this. `s` holds a batch's spans, this one's
  * values from `at` on (SPAN_FIELDS of tracing-export.ts: name, scope, trace, span, parent, start, end, attributes,
- * error); times are on a clock that starts at `origin`.
+ * error, attributes to write as JSON text); times are on a clock that starts at `origin`.
  */
 class ExportedSpan {
   constructor(s, at, origin) {
@@ -121,7 +121,7 @@ class ExportedSpan {
     this.endTime = hrTime(end);
     this.duration = hrTime(end - start);
     this.status = { code: error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET };
-    this.attributes = s[at + 7];
+    this.attributes = withJson(s[at + 7], s[at + 9]);
     this.links = NONE;
     // as the SDK's recordException writes it
     this.events = error ? [exceptionEvent(error, this.endTime)] : NONE;
@@ -137,6 +137,24 @@ class ExportedSpan {
   }
 }
 
+/** The attributes, with those the request's thread left as values (MLflow's inputs, outputs) written as JSON text. */
+function withJson(attributes, json) {
+  if (json) for (const key of Object.keys(json)) attributes[key] = jsonText(json[key]);
+  return attributes;
+}
+/** `value` as JSON text, never failing (tracing-export.ts has the same): a BigInt as its digits, a cycle said. */
+function jsonText(value) {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch {
+    try {
+      return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
+    } catch (err) {
+      return JSON.stringify(`not serialisable: ${err.message}`);
+    }
+  }
+}
+
 function exceptionEvent(error, time) {
   const attributes = { 'exception.type': error.type };
   if (error.message) attributes['exception.message'] = error.message;
@@ -144,7 +162,7 @@ function exceptionEvent(error, time) {
   return { name: 'exception', time, attributes };
 }
 
-const SPAN_FIELDS = 9; // tracing-export.ts
+const SPAN_FIELDS = 10; // tracing-export.ts
 parentPort.on('message', async (msg) => {
   if (msg.spans) {
     // what does not fit the queue is counted as dropped, in one message for the batch

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Logger } from '../log.ts';
 import type { PolicyMetrics } from './metrics.ts';
-import { currentRequestId } from './request-scope.ts';
+import { currentRequestId } from '../request-scope.ts';
 import type { PolicyDecision } from './types.ts';
 
 // Every decision as OPA's decision-log event (plugins/logs EventV1), so any collector built for OPA reads them:

@@ -16,7 +16,7 @@ export { createBundlePolicyEngine, type BundleActivation, type BundleEngine, typ
 export { openBundleSource } from './bundle-source.ts';
 export { createDecisionLog, type DecisionEvent } from './decision-log.ts';
 export { createPolicyMetrics } from './metrics.ts';
-export { inRequest } from './request-scope.ts';
+export { inRequest } from '../request-scope.ts';
 export { policyShape, loadPolicySettings } from './settings.ts';
 export { entrypointOf } from './types.ts';
 export type { PolicyDecision, PolicyEngine } from './types.ts';
