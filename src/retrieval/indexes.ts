@@ -68,6 +68,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       if (unchanged) {
         held.index.reserve(delta.total);
         for (const row of added) append(held, row);
+        held.index.prepare(); // rebuilds the clusters once the rows appended since are too many
         return remember(slug, { version, copy: held });
       }
     }
@@ -75,6 +76,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0, floats: new Map(), floatBytes: 0 };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
     if (read.total > maxChunks) return tooLarge();
+    copy.index.prepare(); // the clusters that let a search skip rows (vector-index/clusters.ts)
     const entry = remember(slug, { version, copy });
     if (copy.rows * rowBytes <= floatBudget - floatBytes) void warmUp(db, slug, copy);
     return entry;
