@@ -1,6 +1,6 @@
 import type { Database } from '../platform/db/index.ts';
 import * as store from './store.ts';
-import { createStoredIndex, type StoredIndex } from './vector-index/index.ts';
+import { createStoredIndex, type Pruning, type StoredIndex } from './vector-index/index.ts';
 import { kernelModule } from './vector-index/kernel.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
@@ -39,6 +39,8 @@ export type CollectionIndexes = {
   bytes(slug: string): number;
   /** Bytes of float rows kept across collections, counted against SVC_RAG_FLOAT_CACHE_BYTES. */
   floatBytes(): number;
+  /** The clusters of the collection's copy (vector-index/clusters.ts), when it has a copy. */
+  pruning(slug: string): Pruning | undefined;
 };
 
 // a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
@@ -177,6 +179,10 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       return copy && copy !== 'too-large' ? copy.index.bytes : 0;
     },
     floatBytes: () => floatBytes,
+    pruning(slug) {
+      const copy = entries.get(slug)?.copy;
+      return copy && copy !== 'too-large' ? copy.index.pruning : undefined;
+    },
   };
 }
 

@@ -14,23 +14,27 @@ import { roundUp32 } from './quantise.ts';
 // those a full scan would still have to score (rank.ts), so the answer is the full scan's, score for score.
 // The radius is proven from the row's code: ‖x − c‖ ≤ ‖x̂ − c‖ + ‖x − x̂‖, the second term the stored residual, the
 // first from the expansion ‖x̂‖² − 2 x̂·c + ‖c‖² with x̂·c bounded below by the integer kernel (the same argument).
-// Built by two levels of k-means++ seeding (seeds drawn with probability ∝ squared distance to the nearest seed so
-// far, which puts a seed in every well-separated group) with the integer kernel: about √L seeds over every row, then
-// within each of those groups its share of L leaves, so about 2√L scans of the rows in all instead of L.
+// Built from 64-component sketches of the rows (a count sketch of each code: cosines within about 1/8 of the true
+// ones, at a twelfth of the cost): farthest-first seeds drawn from rows spread over the copy, then every row to its
+// most similar seed. Any grouping keeps the answer exact (the radius is measured, not assumed); a good one only makes
+// the bounds tighter. About N/96 leaves, at most 1024 (a build costs N·leaves sketch products).
 
 /** Rows per leaf aimed at, and the most leaves (each seed is a pass over every row's sketch). */
 const LEAF_ROWS = 96;
-const MAX_LEAVES = 2048;
+const MAX_LEAVES = 1024;
+/** Rows the seeds are drawn from, per leaf; and rows assigned to the seeds at a time (256 KiB of sketches). */
+const SEED_SAMPLE_PER_LEAF = 64;
+const ASSIGN_BLOCK = 4096;
 /** Components of the sketches the rows are grouped by: cosines there are within about 1/√64 of the true ones. */
 const SKETCH_DIM = 64;
 /**
  * Before building: rows spread over the copy, each compared with the others. Where fewer than a quarter have a
  * neighbour among them at cosine 0.6 or more, no cluster of rows is tight enough for the bound to skip it (a leaf of
  * members at mutual cosine ρ has a radius of about √(1 − ρ), which only a score above it lets go, so ρ > 0.62), as
- * with uniformly random vectors: nothing is built. A few passes over a few thousand rows, against a build's thousand
- * passes over every row.
+ * with uniformly random vectors: nothing is built. A thousand passes over a thousand rows, against a build's thousand
+ * passes over every row's sketch.
  */
-const SAMPLE_ROWS = 2048;
+const SAMPLE_ROWS = 1024;
 const NEIGHBOUR_COSINE = 0.6;
 const NEIGHBOURED_SHARE = 0.25;
 /** Probe searches after a build; above this share of rows scanned on average the index is dropped. */
@@ -64,40 +68,11 @@ export function buildClusters(modules: KernelModules, store: RowStore, dim: numb
   const share = neighbouredShare(modules, store, dim, count);
   if (share < NEIGHBOURED_SHARE) return { useless: true, order: undefined, probeShare: 1, neighboured: share };
   const sketches = sketch(modules, store, dim, count, random);
-
-  // farthest-first seeds over the sketches: each next seed is the row least like every seed so far, so a group of
-  // rows unlike the rest gets a seed of its own before any group gets a second; each row joins its most similar seed
-  const group = new Int32Array(count);
-  const best = new Float64Array(count).fill(-Infinity);
-  const q7 = new Int8Array(SKETCH_DIM);
-  const row = new Int8Array(SKETCH_DIM);
-  let pick = Math.floor(random() * count);
-  for (let j = 0; j < leaves; j++) {
-    sketches.readRow(pick, row);
-    let max = 0;
-    for (let i = 0; i < SKETCH_DIM; i++) max = Math.max(max, Math.abs(row[i]!));
-    let length = 0;
-    for (let i = 0; i < SKETCH_DIM; i++) {
-      q7[i] = max > 0 ? Math.round((row[i]! * 63) / max) : 0;
-      length += q7[i]! * q7[i]!;
-    }
-    const factor = length > 0 ? 1 / Math.sqrt(length) : 0;
-    const dots = sketches.roughDots(q7, 0, count);
-    const scale = sketches.scale;
-    let worst = Infinity;
-    pick = -1;
-    for (let r = 0; r < count; r++) {
-      const cos = dots[r]! * scale[r]! * factor;
-      if (cos > best[r]!) {
-        best[r] = cos;
-        group[r] = j;
-      }
-      if (best[r]! < worst) {
-        worst = best[r]!;
-        pick = r;
-      }
-    }
-  }
+  // seeds from rows spread over the copy, then every row to its most similar seed, a block of rows at a time
+  const sampled = Math.min(count, SEED_SAMPLE_PER_LEAF * leaves);
+  const sample = sampled === count ? sketches : sampleOf(modules, sketches, count, sampled);
+  const seeds = farthestFirst(sample, sampled, leaves, random);
+  const group = sampled === count ? seeds.group : assign(sketches, count, seeds);
 
   // rows in group order (a stable counting sort), the leaves' starts
   const starts = new Int32Array(leaves + 1);
@@ -153,6 +128,91 @@ function neighbouredShare(modules: KernelModules, store: RowStore, dim: number, 
     }
   }
   return neighboured / n;
+}
+
+type Seeds = { q7: Int8Array[]; factor: Float64Array; group: Int32Array };
+
+/** The seed's sketch as a query of 63 steps a side, and what turns its dot products into cosines. */
+function seedQuery(sketches: RowStore, row: number): { q7: Int8Array; factor: number } {
+  const code = new Int8Array(SKETCH_DIM);
+  sketches.readRow(row, code);
+  let max = 0;
+  for (let i = 0; i < SKETCH_DIM; i++) max = Math.max(max, Math.abs(code[i]!));
+  const q7 = new Int8Array(SKETCH_DIM);
+  let length = 0;
+  for (let i = 0; i < SKETCH_DIM; i++) {
+    q7[i] = max > 0 ? Math.round((code[i]! * 63) / max) : 0;
+    length += q7[i]! * q7[i]!;
+  }
+  return { q7, factor: length > 0 ? 1 / Math.sqrt(length) : 0 };
+}
+
+/**
+ * Farthest-first seeds over rows 0..n-1 of the sketches: each next seed is the row least like every seed so far, so
+ * a group of rows unlike the rest gets a seed of its own before any group gets a second. Each row's most similar seed.
+ */
+function farthestFirst(sketches: RowStore, n: number, leaves: number, random: () => number): Seeds {
+  const group = new Int32Array(n);
+  const best = new Float64Array(n).fill(-Infinity);
+  const seeds: Seeds = { q7: [], factor: new Float64Array(leaves), group };
+  let pick = Math.floor(random() * n);
+  for (let j = 0; j < leaves; j++) {
+    const { q7, factor } = seedQuery(sketches, pick);
+    seeds.q7.push(q7);
+    seeds.factor[j] = factor;
+    const dots = sketches.roughDots(q7, 0, n, true);
+    const scale = sketches.scale;
+    let worst = Infinity;
+    for (let r = 0; r < n; r++) {
+      const cos = dots[r]! * scale[r]! * factor;
+      if (cos > best[r]!) {
+        best[r] = cos;
+        group[r] = j;
+      }
+      if (best[r]! < worst) {
+        worst = best[r]!;
+        pick = r;
+      }
+    }
+  }
+  return seeds;
+}
+
+/** Each of rows 0..count-1 to its most similar seed, ASSIGN_BLOCK rows at a time so a block stays in cache. */
+function assign(sketches: RowStore, count: number, seeds: Seeds): Int32Array {
+  const group = new Int32Array(count);
+  const best = new Float64Array(ASSIGN_BLOCK);
+  for (let from = 0; from < count; from += ASSIGN_BLOCK) {
+    const to = Math.min(count, from + ASSIGN_BLOCK);
+    best.fill(-Infinity);
+    seeds.q7.forEach((q7, j) => {
+      const dots = sketches.roughDots(q7, from, to, true);
+      const factor = seeds.factor[j]!;
+      for (let r = from; r < to; r++) {
+        const cos = dots[r]! * factor; // the row's own scale is the same for every seed: left out
+        if (cos > best[r - from]!) {
+          best[r - from] = cos;
+          group[r] = j;
+        }
+      }
+    });
+  }
+  return group;
+}
+
+/** Rows of the sketches spread evenly over the copy, as a store of their own (the seeds are drawn from them). */
+function sampleOf(modules: KernelModules, sketches: RowStore, count: number, n: number): RowStore {
+  const sample = createRowStore(modules, SKETCH_DIM);
+  sample.reserve(n);
+  const code = new Int8Array(SKETCH_DIM);
+  const row = new Float32Array(SKETCH_DIM);
+  for (let s = 0; s < n; s++) {
+    const r = Math.floor((s * count) / n);
+    sketches.readRow(r, code);
+    for (let i = 0; i < SKETCH_DIM; i++) row[i] = code[i]! * sketches.scale[r]!;
+    sample.write(s, row);
+  }
+  return sample;
 }
 
 /**

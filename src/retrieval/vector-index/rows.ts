@@ -29,8 +29,11 @@ export type RowStore = {
   setQuery(unit: Float64Array): QueryBounds | undefined;
   /** The set query's exact integer dot products with rows from..to-1, by position in the answer (dots[row]). */
   fineDots(from: number, to: number): Int32Array;
-  /** Σ row[i]·q[i] for the int8 `q` (values in [-63, 63], stride long), rows from..to-1, by position; for clustering. */
-  roughDots(q: Int8Array, from: number, to: number): Int32Array;
+  /**
+   * Σ row[i]·q[i] for the int8 `q` (values in [-63, 63], stride long), rows from..to-1, by position; for clustering.
+   * `wide` uses the i16 kernel even where the relaxed one is present (no per-row correction: cheaper for short rows).
+   */
+  roughDots(q: Int8Array, from: number, to: number, wide?: boolean): Int32Array;
   /** Row `row`'s int8 values into `out` (stride long, zero past dim). */
   readRow(row: number, out: Int8Array): void;
   /** Moves rows so that row p holds what row order[p] held, for p < order.length (a permutation of 0..length-1). */
@@ -182,11 +185,11 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
       kernel.dots(0, rowsAt + first * 4 * stride, Math.ceil(to / 4) - first, stride, outAt() + first * 16);
       return new Int32Array(kernel.memory.buffer, outAt(), capacity);
     },
-    roughDots(q, from, to) {
+    roughDots(q, from, to, wide = false) {
       const first = from >> 2;
       const groups = Math.ceil(to / 4) - first;
       const out = new Int32Array(kernel.memory.buffer, outAt(), capacity);
-      if (kernel.dots7) {
+      if (kernel.dots7 && !wide) {
         const offset = new Uint8Array(kernel.memory.buffer, coarseAt, stride);
         for (let i = 0; i < stride; i++) offset[i] = 64 + q[i]!;
         kernel.dots7(coarseAt, rowsAt + first * 4 * stride, groups, stride, outAt() + first * 16);
