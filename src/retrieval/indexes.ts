@@ -151,25 +151,44 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     return hits.map((h) => ({ ...h.item, score: h.score }));
   }
 
+  /** The ranking read back without text: the candidates' vectors, from the kept floats where they are. */
+  const rankIds: CollectionIndexes['rankIds'] = (db, slug, version, vector, k) =>
+    search(db, slug, version, vector, k, async (copy, seqs) => {
+      const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
+      const missing: number[] = [];
+      for (const seq of seqs) {
+        const row = copy.floats?.get(seq);
+        if (row) held.push({ seq, vector: row.vector, item: { id: row.id } });
+        else missing.push(seq);
+      }
+      if (missing.length === 0) return held;
+      const read = await store.vectorsBySeq(db, slug, missing);
+      keep(copy, read);
+      return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
+    });
+
   return {
-    rank: (db, slug, version, vector, k) =>
-      search(db, slug, version, vector, k, async (_, seqs) =>
-        (await store.chunksBySeq(db, slug, seqs)).map(({ seq, vector: stored, ...chunk }) => ({ seq, vector: stored, item: chunk })),
-      ),
-    rankIds: (db, slug, version, vector, k) =>
-      search(db, slug, version, vector, k, async (copy, seqs) => {
-        const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
-        const missing: number[] = [];
-        for (const seq of seqs) {
-          const row = copy.floats?.get(seq);
-          if (row) held.push({ seq, vector: row.vector, item: { id: row.id } });
-          else missing.push(seq);
-        }
-        if (missing.length === 0) return held;
-        const read = await store.vectorsBySeq(db, slug, missing);
-        keep(copy, read);
-        return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
-      }),
+    // The candidates' vectors first, then the text of the k that rank: a clustered copy's candidates are tens of
+    // rows whose scores the int8 bound cannot part, and their text was most of what a query read. A chunk gone
+    // between the two reads is left out, as one gone before the first is.
+    async rank(db, slug, version, vector, k) {
+      const ranked = await rankIds(db, slug, version, vector, k);
+      if (ranked === 'too-large') return ranked;
+      if (ranked.length === 0) return [];
+      const chunks = new Map(
+        (
+          await store.chunksByIds(
+            db,
+            ranked.map((r) => r.id),
+          )
+        ).map((c) => [c.id, c]),
+      );
+      return ranked.flatMap((r) => {
+        const chunk = chunks.get(r.id);
+        return chunk ? [{ ...chunk, score: r.score }] : [];
+      });
+    },
+    rankIds,
     drop(slug) {
       release(entries.get(slug)?.copy);
       entries.delete(slug);
