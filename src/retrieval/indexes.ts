@@ -10,9 +10,9 @@ import { kernelModule } from './vector-index/kernel.ts';
 // sequence order); otherwise the copy is rebuilt. So an upload through any replica costs the others the new rows
 // only, and a replica never answers from vectors another replica has removed.
 // A copy holds the int8 row codes that ingestion stores beside each chunk, read with binary COPY; the float rows
-// for the exact re-rank are read from the database per query, a few at a time (vector-index/stored.ts). The rows
-// hybrid's re-rank reads are kept on the copy while one process-wide budget lasts: a chunk's vector never changes
-// (a replaced chunk gets a new sequence number), and the copy asks only for rows it holds, so a kept row is always
+// for the exact re-rank are read from the database per query, a few at a time and without text
+// (vector-index/stored.ts). The rows the re-rank reads (dense and hybrid) are kept on the copy while one process-wide
+// budget lasts: a chunk's vector never changes (a replaced chunk gets a new sequence number), and the copy asks only for rows it holds, so a kept row is always
 // the one the database held at the copy's version. A copy rebuilt or dropped gives its bytes back. A copy whose
 // every row fits what is left of the budget reads them all in the background once it is built (warmUp), so even a
 // question never asked before re-ranks from memory; until then, and for larger copies, the re-rank reads as above.
