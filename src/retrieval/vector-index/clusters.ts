@@ -23,7 +23,7 @@ import { roundUp32 } from './quantise.ts';
 const LEAF_ROWS = 96;
 const MAX_LEAVES = 1024;
 /** Rows the seeds are drawn from, per leaf; and rows assigned to the seeds at a time (256 KiB of sketches). */
-const SEED_SAMPLE_PER_LEAF = 64;
+const SEED_SAMPLE_PER_LEAF = 16;
 const ASSIGN_BLOCK = 4096;
 /** Components of the sketches the rows are grouped by: cosines there are within about 1/√64 of the true ones. */
 const SKETCH_DIM = 64;
