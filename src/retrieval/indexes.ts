@@ -1,6 +1,6 @@
 import type { Database } from '../platform/db/index.ts';
 import * as store from './store.ts';
-import { createStoredIndex, type StoredIndex } from './vector-index/index.ts';
+import { createStoredIndex, type Pruning, type StoredIndex } from './vector-index/index.ts';
 import { kernelModule } from './vector-index/kernel.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
@@ -10,9 +10,9 @@ import { kernelModule } from './vector-index/kernel.ts';
 // sequence order); otherwise the copy is rebuilt. So an upload through any replica costs the others the new rows
 // only, and a replica never answers from vectors another replica has removed.
 // A copy holds the int8 row codes that ingestion stores beside each chunk, read with binary COPY; the float rows
-// for the exact re-rank are read from the database per query, a few at a time (vector-index/stored.ts). The rows
-// hybrid's re-rank reads are kept on the copy while one process-wide budget lasts: a chunk's vector never changes
-// (a replaced chunk gets a new sequence number), and the copy asks only for rows it holds, so a kept row is always
+// for the exact re-rank are read from the database per query, a few at a time and without text
+// (vector-index/stored.ts). The rows the re-rank reads (dense and hybrid) are kept on the copy while one process-wide
+// budget lasts: a chunk's vector never changes (a replaced chunk gets a new sequence number), and the copy asks only for rows it holds, so a kept row is always
 // the one the database held at the copy's version. A copy rebuilt or dropped gives its bytes back. A copy whose
 // every row fits what is left of the budget reads them all in the background once it is built (warmUp), so even a
 // question never asked before re-ranks from memory; until then, and for larger copies, the re-rank reads as above.
@@ -39,6 +39,8 @@ export type CollectionIndexes = {
   bytes(slug: string): number;
   /** Bytes of float rows kept across collections, counted against SVC_RAG_FLOAT_CACHE_BYTES. */
   floatBytes(): number;
+  /** The clusters of the collection's copy (vector-index/clusters.ts), when it has a copy. */
+  pruning(slug: string): Pruning | undefined;
 };
 
 // a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
@@ -68,6 +70,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       if (unchanged) {
         held.index.reserve(delta.total);
         for (const row of added) append(held, row);
+        held.index.prepare(); // rebuilds the clusters once the rows appended since are too many
         return remember(slug, { version, copy: held });
       }
     }
@@ -75,6 +78,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0, floats: new Map(), floatBytes: 0 };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
     if (read.total > maxChunks) return tooLarge();
+    copy.index.prepare(); // the clusters that let a search skip rows (vector-index/clusters.ts)
     const entry = remember(slug, { version, copy });
     if (copy.rows * rowBytes <= floatBudget - floatBytes) void warmUp(db, slug, copy);
     return entry;
@@ -147,25 +151,44 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     return hits.map((h) => ({ ...h.item, score: h.score }));
   }
 
+  /** The ranking read back without text: the candidates' vectors, from the kept floats where they are. */
+  const rankIds: CollectionIndexes['rankIds'] = (db, slug, version, vector, k) =>
+    search(db, slug, version, vector, k, async (copy, seqs) => {
+      const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
+      const missing: number[] = [];
+      for (const seq of seqs) {
+        const row = copy.floats?.get(seq);
+        if (row) held.push({ seq, vector: row.vector, item: { id: row.id } });
+        else missing.push(seq);
+      }
+      if (missing.length === 0) return held;
+      const read = await store.vectorsBySeq(db, slug, missing);
+      keep(copy, read);
+      return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
+    });
+
   return {
-    rank: (db, slug, version, vector, k) =>
-      search(db, slug, version, vector, k, async (_, seqs) =>
-        (await store.chunksBySeq(db, slug, seqs)).map(({ seq, vector: stored, ...chunk }) => ({ seq, vector: stored, item: chunk })),
-      ),
-    rankIds: (db, slug, version, vector, k) =>
-      search(db, slug, version, vector, k, async (copy, seqs) => {
-        const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
-        const missing: number[] = [];
-        for (const seq of seqs) {
-          const row = copy.floats?.get(seq);
-          if (row) held.push({ seq, vector: row.vector, item: { id: row.id } });
-          else missing.push(seq);
-        }
-        if (missing.length === 0) return held;
-        const read = await store.vectorsBySeq(db, slug, missing);
-        keep(copy, read);
-        return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
-      }),
+    // The candidates' vectors first, then the text of the k that rank: a clustered copy's candidates are tens of
+    // rows whose scores the int8 bound cannot part, and their text was most of what a query read. A chunk gone
+    // between the two reads is left out, as one gone before the first is.
+    async rank(db, slug, version, vector, k) {
+      const ranked = await rankIds(db, slug, version, vector, k);
+      if (ranked === 'too-large') return ranked;
+      if (ranked.length === 0) return [];
+      const chunks = new Map(
+        (
+          await store.chunksByIds(
+            db,
+            ranked.map((r) => r.id),
+          )
+        ).map((c) => [c.id, c]),
+      );
+      return ranked.flatMap((r) => {
+        const chunk = chunks.get(r.id);
+        return chunk ? [{ ...chunk, score: r.score }] : [];
+      });
+    },
+    rankIds,
     drop(slug) {
       release(entries.get(slug)?.copy);
       entries.delete(slug);
@@ -175,6 +198,10 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       return copy && copy !== 'too-large' ? copy.index.bytes : 0;
     },
     floatBytes: () => floatBytes,
+    pruning(slug) {
+      const copy = entries.get(slug)?.copy;
+      return copy && copy !== 'too-large' ? copy.index.pruning : undefined;
+    },
   };
 }
 

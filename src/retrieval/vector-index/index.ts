@@ -3,7 +3,7 @@ import { checkVector, normaliseInto, unitRow } from './quantise.ts';
 import { bestExact } from './rank.ts';
 import { createRowStore, type RowStore } from './rows.ts';
 
-export { createStoredIndex, type StoredHit, type StoredIndex } from './stored.ts';
+export { createStoredIndex, type Pruning, type StoredHit, type StoredIndex } from './stored.ts';
 export { CODE_HEADER, encodeRow, unitRow } from './quantise.ts';
 
 // Exact top-k by cosine similarity, fast, with every row held in memory (a collection's copy keeps only the int8

@@ -9,7 +9,7 @@
 // is about three times wider) over every row, then with the fine one (rows.ts) over the rows the first kept. Each
 // pass drops only rows that at least k others (all still kept) provably outscore, so together they keep every row
 // the top k can hold, and the exact scores decide as before.
-const SLACK = 1e-9;
+export const SLACK = 1e-9;
 
 /** The query's integer approximation: q̂ = scale·q_int, ‖q − q̂‖, and ‖q‖. */
 export type QueryBounds = { scale: number; residual: number; length: number };
@@ -69,6 +69,30 @@ export function candidates(
     out.upper.push(keptUpper[i]!);
   }
   return out;
+}
+
+/**
+ * The k-th largest of the lower bounds offered so far (-Infinity before k of them): a row whose upper bound is below
+ * it scores strictly less than k others (the argument above), so the floor only rises.
+ */
+export function createFloor(k: number) {
+  const heap = new Float64Array(k);
+  let count = 0;
+  let floor = -Infinity;
+  return {
+    get value() {
+      return floor;
+    },
+    offer(lower: number) {
+      if (count < k) {
+        siftUp(heap, count++, lower);
+        if (count === k) floor = heap[0]!;
+      } else if (lower > floor) {
+        siftDown(heap, k, lower);
+        floor = heap[0]!;
+      }
+    },
+  };
 }
 
 /** The best `k` rows by exact score, highest first, equal scores in row (insertion) order. */

@@ -1,6 +1,6 @@
 import { instantiateKernel, type Kernel, type KernelModules } from './kernel.ts';
 import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
-import { candidates } from './rank.ts';
+import { candidates, type QueryBounds } from './rank.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
 // the approximate pass over everything; per row also the quantisation scale, ‖x − x̂‖ and ‖x̂‖ (float32, rounded
@@ -25,6 +25,19 @@ export type RowStore = {
    * upper bound; undefined for a zero query (it scores 0 against every row).
    */
   candidates(unit: Float64Array, rows: number, k: number): { rows: number[]; upper: number[] } | undefined;
+  /** Quantises the unit query for fineDots and answers its bounds; undefined for a zero query. */
+  setQuery(unit: Float64Array): QueryBounds | undefined;
+  /** The set query's exact integer dot products with rows from..to-1, by position in the answer (dots[row]). */
+  fineDots(from: number, to: number): Int32Array;
+  /**
+   * Σ row[i]·q[i] for the int8 `q` (values in [-63, 63], stride long), rows from..to-1, by position; for clustering.
+   * `wide` uses the i16 kernel even where the relaxed one is present (no per-row correction: cheaper for short rows).
+   */
+  roughDots(q: Int8Array, from: number, to: number, wide?: boolean): Int32Array;
+  /** Row `row`'s int8 values into `out` (stride long, zero past dim). */
+  readRow(row: number, out: Int8Array): void;
+  /** Moves rows so that row p holds what row order[p] held, for p < order.length (a permutation of 0..length-1). */
+  permute(order: Int32Array): void;
 };
 
 /** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
@@ -158,6 +171,81 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
         exact[i] = four[row & 3]!;
       });
       return candidates(exact, store, query, kept.rows.length, k, { ids: kept.rows });
+    },
+    setQuery(unit) {
+      const fine = quantise(unit, dim, queryLevels, fineQuery);
+      if (fine.scale === 0) return undefined;
+      let length = 0;
+      for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
+      new Int16Array(kernel.memory.buffer, 0, stride).set(fineQuery);
+      return { scale: fine.scale, residual: fine.residual, length: Math.sqrt(length) };
+    },
+    fineDots(from, to) {
+      const first = from >> 2;
+      kernel.dots(0, rowsAt + first * 4 * stride, Math.ceil(to / 4) - first, stride, outAt() + first * 16);
+      return new Int32Array(kernel.memory.buffer, outAt(), capacity);
+    },
+    roughDots(q, from, to, wide = false) {
+      const first = from >> 2;
+      const groups = Math.ceil(to / 4) - first;
+      const out = new Int32Array(kernel.memory.buffer, outAt(), capacity);
+      if (kernel.dots7 && !wide) {
+        const offset = new Uint8Array(kernel.memory.buffer, coarseAt, stride);
+        for (let i = 0; i < stride; i++) offset[i] = 64 + q[i]!;
+        kernel.dots7(coarseAt, rowsAt + first * 4 * stride, groups, stride, outAt() + first * 16);
+        for (let r = from; r < to; r++) out[r] = out[r]! - 64 * sums[r]!;
+      } else {
+        const wide = new Int16Array(kernel.memory.buffer, 0, stride);
+        for (let i = 0; i < stride; i++) wide[i] = q[i]!;
+        kernel.dots(0, rowsAt + first * 4 * stride, groups, stride, outAt() + first * 16);
+      }
+      return out;
+    },
+    readRow(row, out) {
+      const words = new Int32Array(kernel.memory.buffer);
+      const view = new Int32Array(out.buffer, out.byteOffset, stride >> 2);
+      let at = (rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16) >> 2;
+      for (let j = 0; j < stride >> 2; j += 4, at += 16) {
+        view[j] = words[at]!;
+        view[j + 1] = words[at + 1]!;
+        view[j + 2] = words[at + 2]!;
+        view[j + 3] = words[at + 3]!;
+      }
+    },
+    permute(order) {
+      // cycle by cycle, one row held aside: no second copy of the rows (a million rows are most of a GiB)
+      const words = new Int32Array(kernel.memory.buffer);
+      const wordsOf = (row: number) => (rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16) >> 2;
+      const blocks = stride >> 4;
+      const held = new Int32Array(stride >> 2);
+      const move = (from: number, to: number) => {
+        for (let j = 0, a = wordsOf(from), b = wordsOf(to); j < blocks; j++, a += 16, b += 16) {
+          words[b] = words[a]!;
+          words[b + 1] = words[a + 1]!;
+          words[b + 2] = words[a + 2]!;
+          words[b + 3] = words[a + 3]!;
+        }
+      };
+      const done = new Uint8Array(order.length);
+      for (let start = 0; start < order.length; start++) {
+        if (done[start] || order[start] === start) continue;
+        for (let j = 0, a = wordsOf(start); j < blocks; j++, a += 16) held.set(words.subarray(a, a + 4), j * 4);
+        const heldBounds = [scale[start]!, residual[start]!, norm[start]!, sums[start]!] as const;
+        let to = start;
+        for (;;) {
+          done[to] = 1;
+          const from = order[to]!;
+          if (from === start) break;
+          move(from, to);
+          scale[to] = scale[from]!;
+          residual[to] = residual[from]!;
+          norm[to] = norm[from]!;
+          sums[to] = sums[from]!;
+          to = from;
+        }
+        for (let j = 0, b = wordsOf(to); j < blocks; j++, b += 16) words.set(held.subarray(j * 4, j * 4 + 4), b);
+        [scale[to], residual[to], norm[to], sums[to]] = heldBounds;
+      }
     },
   };
 

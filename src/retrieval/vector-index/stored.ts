@@ -1,3 +1,4 @@
+import { buildClusters, type Clusters } from './clusters.ts';
 import { kernelModule } from './kernel.ts';
 import { checkVector, CODE_HEADER, normaliseInto, unitRow } from './quantise.ts';
 import { createRowStore } from './rows.ts';
@@ -8,6 +9,14 @@ import { createRowStore } from './rows.ts';
 // candidates, and each is scored from the stored vector exactly as index.ts stores it (v/‖v‖ rounded to float32).
 // Candidates are read best upper bound first, a batch at a time, until the k-th exact score so far reaches the
 // next one's upper bound: no row left can then enter the top k.
+// A copy of PRUNE_FROM rows or more is grouped into clusters once loaded (prepare(), clusters.ts), and a search then
+// scans only the clusters whose bound reaches the k-th best so far, with the same candidates' proof: the answer is
+// the full scan's, score for score. Rows are moved so that each cluster is contiguous, so ties are broken by
+// sequence number, not by place.
+
+const PRUNE_FROM = 20_000;
+/** Rows appended since the clusters were built are scanned by every search; past this share of them, rebuild. */
+const TAIL_SHARE = 0.25;
 
 const FETCH_BATCH = 128;
 
@@ -30,21 +39,50 @@ export interface StoredIndex {
    * The k most similar rows, highest score first, equal scores in sequence order. `fetch` reads the given rows
    * back (any it no longer finds are left out of the answer).
    */
-  search<T>(query: Float32Array | readonly number[], k: number, fetch: (seqs: number[]) => Promise<Fetched<T>[]>): Promise<StoredHit<T>[]>;
-  /** Searches answered (non-empty) and rows read back to be scored exactly. */
-  readonly stats: { readonly searches: number; readonly fetched: number };
+  search<T>(
+    query: Float32Array | readonly number[],
+    k: number,
+    fetch: (seqs: number[]) => Promise<Fetched<T>[]>,
+    opts?: SearchOptions,
+  ): Promise<StoredHit<T>[]>;
+  /** Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans. */
+  readonly stats: { readonly searches: number; readonly fetched: number; readonly scanned: number; readonly fullScans: number };
+  /**
+   * Builds the clusters that let a search skip rows (when the copy has enough rows and none are built, or the rows
+   * appended since are too many); a search is a full scan until then, and wherever the clusters are found useless.
+   */
+  prepare(): Pruning;
+  readonly pruning: Pruning;
 }
 
+/** What the copy's clusters are: none yet or too few rows, built, or found not to prune (so never used). */
+export type Pruning = {
+  state: 'none' | 'built' | 'useless';
+  leaves: number;
+  /** Rows the clusters hold (the rest, appended since, are scanned by every search). */
+  rows: number;
+  bytes: number;
+  buildMs: number;
+  /** Share of the rows a top-10 search scanned in the build's probes. */
+  probeShare: number;
+};
+
+export type SearchOptions = { /** Score every row (no clusters): the answer a search must equal. */ exhaustive?: boolean };
+
 /** `relaxed: false` keeps to the portable kernel where the engine has relaxed SIMD (to compare the two). */
-export async function createStoredIndex(dim: number, opts: { relaxed?: boolean } = {}): Promise<StoredIndex> {
+export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; pruneFrom?: number } = {}): Promise<StoredIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
-  const rows = createRowStore(await kernelModule(), dim, opts);
+  const modules = await kernelModule();
+  const rows = createRowStore(modules, dim, opts);
+  const pruneFrom = opts.pruneFrom ?? PRUNE_FROM;
+  let clusters: Clusters | undefined;
+  let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, probeShare: 1 };
   let seqs = new Float64Array(0);
   let size = 0;
   const unit = new Float64Array(dim);
   const scratch = new Float64Array(dim);
   const row32 = new Float32Array(dim);
-  const stats = { searches: 0, fetched: 0 };
+  const stats = { searches: 0, fetched: 0, scanned: 0, fullScans: 0 };
 
   function reserve(total: number) {
     if (total <= seqs.length) return;
@@ -75,7 +113,27 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean }
       return size;
     },
     get bytes() {
-      return rows.bytes + seqs.byteLength;
+      return rows.bytes + seqs.byteLength + pruning.bytes;
+    },
+    get pruning() {
+      return { ...pruning };
+    },
+    prepare() {
+      const tried = pruning.state === 'none' ? 0 : pruning.rows;
+      const due = pruning.state === 'built' ? size - tried > TAIL_SHARE * tried : size >= pruneFrom && size > (1 + TAIL_SHARE) * tried;
+      if (!due || size < pruneFrom) return { ...pruning };
+      const started = performance.now();
+      clusters = undefined;
+      const built = buildClusters(modules, rows, dim, size);
+      if (built.order) seqs.set(Float64Array.from(built.order, (p) => seqs[p]!));
+      const buildMs = performance.now() - started;
+      if ('useless' in built) {
+        pruning = { state: 'useless', leaves: 0, rows: size, bytes: 0, buildMs, probeShare: built.probeShare };
+      } else {
+        clusters = built.clusters;
+        pruning = { state: 'built', leaves: clusters.leaves, rows: size, bytes: clusters.bytes, buildMs, probeShare: clusters.probeShare };
+      }
+      return { ...pruning };
     },
     get stats() {
       return { ...stats };
@@ -91,22 +149,29 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean }
       const row = next(seq);
       rows.write(row, unitRow(vector, dim, scratch, row32));
     },
-    async search(query, k, fetch) {
+    async search(query, k, fetch, searchOpts = {}) {
       if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${k}`);
       checkVector(query, dim, 'query');
       normaliseInto(query, dim, unit);
       const want = Math.min(k, size);
       if (want === 0) return [];
-      const found = rows.candidates(unit, size, want);
+      const pruned = clusters && !searchOpts.exhaustive ? clusters.candidates(unit, size, want) : undefined;
+      const found = pruned ?? rows.candidates(unit, size, want);
       if (!found) {
-        // a zero query scores 0 everywhere: the first rows
-        const first = Array.from(seqs.subarray(0, want));
+        // a zero query scores 0 everywhere: the first rows in sequence order (rows may have been moved by the clusters)
+        const first = Array.from(seqs.subarray(0, size))
+          .sort((a, b) => a - b)
+          .slice(0, want);
         const found = new Map((await fetch(first)).map((f) => [f.seq, f]));
         return first.flatMap((seq) => (found.has(seq) ? [{ seq, score: 0, item: found.get(seq)!.item }] : []));
       }
       stats.searches += 1;
+      stats.scanned += pruned ? pruned.scanned : size;
+      if (!pruned) stats.fullScans += 1;
 
-      const order = found.rows.map((_, i) => i).sort((a, b) => found.upper[b]! - found.upper[a]! || found.rows[a]! - found.rows[b]!);
+      const order = found.rows
+        .map((_, i) => i)
+        .sort((a, b) => found.upper[b]! - found.upper[a]! || seqs[found.rows[a]!]! - seqs[found.rows[b]!]!);
       const best: { row: number; score: number; seq: number; item: unknown }[] = [];
       const rowOf = new Map<number, number>();
       for (let at = 0; at < order.length; ) {
@@ -123,7 +188,7 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean }
           if (row === undefined) continue;
           const hit = { row, score: exact(f.vector), seq: f.seq, item: f.item };
           let i = best.length;
-          while (i > 0 && (best[i - 1]!.score < hit.score || (best[i - 1]!.score === hit.score && best[i - 1]!.row > row))) i--;
+          while (i > 0 && (best[i - 1]!.score < hit.score || (best[i - 1]!.score === hit.score && best[i - 1]!.seq > hit.seq))) i--;
           if (i < want) {
             best.splice(i, 0, hit);
             if (best.length > want) best.pop();
