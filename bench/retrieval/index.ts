@@ -14,7 +14,7 @@
 // npx tsx bench/retrieval/langchain.ts (langchain.ts); the unpdf rows here stay, for information.
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
-//        [--built-only (skip datasets whose HNSW is not built yet)]
+//        [--built-only (skip datasets whose HNSW is not built yet)] [--pruning-from 20000 (0: no clusters)]
 //      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
 //        [--chunks-per-document 100] [--ef-search 100,400]: instead, the search backend (OpenSearch) against the
 //        memory one (search.ts; there the sizes default to 100000 and the distributions to random)
@@ -48,6 +48,8 @@ const arg = (name: string, fallback: string) => {
 const SIZES = arg('sizes', '100000,1000000').split(',').map(Number);
 const DISTS = arg('dists', 'random,clustered').split(',') as Distribution[];
 const QUERIES = Number(arg('queries', '200'));
+// the pruning index (SVC_RAG_PRUNING_FROM_CHUNKS, off in the service by default) is on here unless --pruning-from 0
+const PRUNING_FROM = arg('pruning-from', '20000');
 const EXACT_QUERIES = Number(arg('exact-queries', '50'));
 const INGEST = !process.argv.includes('--no-ingest');
 const QUERY = !process.argv.includes('--no-query');
@@ -105,7 +107,7 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const rssBefore = process.memoryUsage().rss;
   const h = await retrievalHarness(db, {
     embedder,
-    env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)) },
+    env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)), SVC_RAG_PRUNING_FROM_CHUNKS: PRUNING_FROM },
     conformance: false,
   });
   await kernelModule(); // the replica has started: its kernel is assembled at start (indexes.ts), the copy is not

@@ -45,6 +45,12 @@ export const retrievalShape = {
    * hybrid's exact re-rank has read them, so repeated questions re-rank without reading them again; 0: none kept.
    */
   RAG_FLOAT_CACHE_BYTES: int(67_108_864, 0),
+  /**
+   * A copy of this many chunks or more is grouped into clusters with a proven bound when it loads, so dense questions
+   * skip clusters that cannot hold a better answer (vector-index/clusters.ts); 0 builds none. Off by default: the
+   * build runs on the thread that answers requests (2 to 3 s at 100 000 chunks, 13 s at a million).
+   */
+  RAG_PRUNING_FROM_CHUNKS: int(0, 0),
   /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
   RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */

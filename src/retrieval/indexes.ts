@@ -48,7 +48,8 @@ const FLOAT_ROW_OVERHEAD = 160;
 /** Rows a warm-up reads per statement: about 6 MB of vectors at 768 dimensions. */
 const WARM_BATCH = 2000;
 
-export function createCollectionIndexes(dim: number, maxChunks: number, floatBudget: number): CollectionIndexes {
+/** `pruneFrom`: chunks from which a copy builds its clusters (SVC_RAG_PRUNING_FROM_CHUNKS; 0: never). */
+export function createCollectionIndexes(dim: number, maxChunks: number, floatBudget: number, pruneFrom = 0): CollectionIndexes {
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
   const rowBytes = dim * 4 + FLOAT_ROW_OVERHEAD;
@@ -75,7 +76,14 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       }
     }
     // one read past the limit tells a collection too large for a copy, without counting it first
-    const copy: Copy = { index: await createStoredIndex(dim), rows: 0, lastSeq: 0, seqSum: 0, floats: new Map(), floatBytes: 0 };
+    const copy: Copy = {
+      index: await createStoredIndex(dim, { pruneFrom: pruneFrom > 0 ? pruneFrom : Number.POSITIVE_INFINITY }),
+      rows: 0,
+      lastSeq: 0,
+      seqSum: 0,
+      floats: new Map(),
+      floatBytes: 0,
+    };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
     if (read.total > maxChunks) return tooLarge();
     copy.index.prepare(); // the clusters that let a search skip rows (vector-index/clusters.ts)

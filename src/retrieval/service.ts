@@ -182,7 +182,12 @@ export const retrievalService: ServiceDefinition = {
       ocr,
       originals: openObjectStore(config.ORIGINALS_STORE ?? join(shared.platform.DATA_DIR, 'originals'), env),
       pdfWorkers,
-      indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
+      indexes: createCollectionIndexes(
+        config.EMBED_DIM,
+        config.RAG_MEMORY_INDEX_MAX_CHUNKS,
+        config.RAG_FLOAT_CACHE_BYTES,
+        config.RAG_PRUNING_FROM_CHUNKS,
+      ),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
       lake: await openLake(config, { embedded: shared.embedded, logger }),
       search: await openSearch(config, { embedded: shared.embedded, logger }),

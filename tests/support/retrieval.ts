@@ -74,7 +74,12 @@ export async function retrievalHarness(
     ocr,
     pdfWorkers,
     originals: opts.originals ?? createFolderStore(originalsDir!),
-    indexes: createCollectionIndexes(config.EMBED_DIM, config.RAG_MEMORY_INDEX_MAX_CHUNKS, config.RAG_FLOAT_CACHE_BYTES),
+    indexes: createCollectionIndexes(
+      config.EMBED_DIM,
+      config.RAG_MEMORY_INDEX_MAX_CHUNKS,
+      config.RAG_FLOAT_CACHE_BYTES,
+      config.RAG_PRUNING_FROM_CHUNKS,
+    ),
     keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
     // the lake as the service opens it, when the env names a Trino (SVC_TRINO_URL: tests/support/lake.ts lakeEnv)
     lake: await openLake(config, { embedded: false, logger }),

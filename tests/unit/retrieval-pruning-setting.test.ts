@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../../src/platform/db/index.ts';
+import type { Database } from '../../src/platform/db/index.ts';
+import type { Embedder } from '../../src/platform/gateway/index.ts';
+import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
+
+// SVC_RAG_PRUNING_FROM_CHUNKS: off by default (the clusters' build runs on the thread that answers requests), so a
+// copy loads with no clusters; set, a copy of that many chunks builds them when it loads, and the answers stay the
+// ones a copy without clusters gives. (The index's own proofs: retrieval-pruning-index.test.ts.)
+
+const DIM = 16;
+const WORDS = 400;
+
+/** Vectors around four centres: embeddings with clusters, as the index is meant for. */
+const clustered = (text: string): number[] => {
+  const seed = createHash('sha256').update(text).digest();
+  const centre = seed[0]! % 4;
+  const v = Array.from({ length: DIM }, (_, i) => (i % 4 === centre ? 4 : 0) + (seed.readInt8(1 + (i % 31)) / 128) * 0.3);
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+const embedder: Embedder = { model: 'clustered', dim: DIM, offline: true, embed: async (texts) => texts.map(clustered) };
+const text = Array.from({ length: WORDS }, (_, i) => `word${i}`).join(' ');
+
+describe('the pruning index setting (SVC_RAG_PRUNING_FROM_CHUNKS)', () => {
+  let db: Database;
+  const harnesses: RetrievalHarness[] = [];
+  const replica = async (env: Record<string, string>) => {
+    const h = await retrievalHarness(db, {
+      embedder,
+      // a chunk of five words, none shared: 80 chunks
+      env: { SVC_EMBED_DIM: String(DIM), SVC_CHUNK_SIZE_TOKENS: '5', SVC_CHUNK_OVERLAP_TOKENS: '0', ...env },
+    });
+    harnesses.push(h);
+    return h;
+  };
+  const ask = (h: RetrievalHarness, question: string) =>
+    h.json('POST', '/collections/words/query', who.admin, { question, top_k: 7, mode: 'dense' });
+
+  beforeAll(async () => {
+    db = await openPglite({});
+    const writer = await replica({});
+    expect((await writer.json('POST', '/collections', who.engineer, { slug: 'words', name: 'words', allowed_roles: [] })).status).toBe(201);
+    const up = await writer.upload('words', who.engineer, { name: 'words.txt', bytes: new TextEncoder().encode(text) });
+    expect(up.status).toBe(201);
+  });
+  afterAll(async () => {
+    for (const h of harnesses) await h.close();
+    await db.close();
+  });
+
+  it('builds no clusters by default, and builds them from the set number of chunks with the same answers', async () => {
+    const plain = await replica({});
+    const pruned = await replica({ SVC_RAG_PRUNING_FROM_CHUNKS: '20' });
+    for (const question of ['word3 word17', 'word250', 'word399 word1']) {
+      const [a, b] = [await ask(plain, question), await ask(pruned, question)];
+      expect(a.status).toBe(200);
+      expect(b.body.chunks).toEqual(a.body.chunks);
+    }
+    expect(plain.deps.indexes.pruning('words')?.state).toBe('none');
+    const built = pruned.deps.indexes.pruning('words');
+    expect(built?.state).not.toBe('none');
+    expect(built?.rows).toBeGreaterThanOrEqual(20);
+  });
+});
