@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Attributes } from '@opentelemetry/api';
 import { Counter, Registry } from 'prom-client';
+import { jsonText } from './json-text.mjs';
 
 // Where finished spans go. A request records its spans as plain objects (tracing.ts); as each ends, its values are
 // queued in one flat array, posted in batches to a worker thread (tracing-worker.mjs), where the spans get their ids
@@ -164,19 +165,6 @@ function withJsonWritten(spans: unknown[]): unknown[] {
     spans[at + 9] = null;
   }
   return spans;
-}
-
-/** `value` as JSON text, never failing (tracing-worker.mjs has the same): a BigInt as its digits, a cycle said. */
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? 'null';
-  } catch {
-    try {
-      return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
-    } catch (err) {
-      return JSON.stringify(`not serialisable: ${(err as Error).message}`);
-    }
-  }
 }
 
 function errorOf(error: unknown): { type: string; message: string | undefined; stack: string | undefined } {

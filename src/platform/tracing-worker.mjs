@@ -12,6 +12,7 @@ import { SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { jsonText } from './json-text.mjs';
 import { lowerThisThread } from './thread-priority.mjs';
 
 // Spans are never waited on: the lowest priority, so exporting runs on a core no request needs.
@@ -141,18 +142,6 @@ class ExportedSpan {
 function withJson(attributes, json) {
   if (json) for (const key of Object.keys(json)) attributes[key] = jsonText(json[key]);
   return attributes;
-}
-/** `value` as JSON text, never failing (tracing-export.ts has the same): a BigInt as its digits, a cycle said. */
-function jsonText(value) {
-  try {
-    return JSON.stringify(value) ?? 'null';
-  } catch {
-    try {
-      return JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
-    } catch (err) {
-      return JSON.stringify(`not serialisable: ${err.message}`);
-    }
-  }
 }
 
 function exceptionEvent(error, time) {
