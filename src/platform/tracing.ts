@@ -13,10 +13,10 @@ export { initTracing, tracingMetrics } from './tracing-export.ts';
 // A request's open trace is a field of the request's own scope (request-scope.ts), the one async context frame the
 // HTTP app enters a request whether tracing is on or off: tracing enters none of its own on a request's path (a
 // frame a span was a third of its cost; an empty frame around a question measured 0.16 ms at p50 against none).
-// Only work outside any request (a benchmark, a test, a job) enters a frame for its trace. A step's parent is the trace's current span, which the
-// step replaces while it runs: right for steps that run one after another or nested, as every request's do. Two
-// spans running at once in one request (started together, as Promise.all would) would nest the second under the
-// first; a step run in parallel should stay one span.
+// Only work outside any request (a benchmark, a test, a job) enters a frame for its trace. A step's parent is the
+// trace's current span, which the step replaces while it runs: right for steps that run one after another or
+// nested, as every request's do. Two spans running at once in one request (started together, as Promise.all would)
+// would nest the second under the first; a step run in parallel should stay one span.
 
 /** Whose spans these are: the service, exported as the instrumentation scope. */
 export type Tracer = { readonly scope: string };

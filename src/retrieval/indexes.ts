@@ -53,6 +53,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
   const rowBytes = dim * 4 + FLOAT_ROW_OVERHEAD;
+  const copyOptions = { pruneFrom: pruneFrom > 0 ? pruneFrom : Number.POSITIVE_INFINITY };
   let floatBytes = 0;
   // assembled now, beside the replica's start, so its first question pays only for the copy it loads; a failure
   // here is met again, and reported, by the first copy built
@@ -77,7 +78,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     }
     // one read past the limit tells a collection too large for a copy, without counting it first
     const copy: Copy = {
-      index: await createStoredIndex(dim, { pruneFrom: pruneFrom > 0 ? pruneFrom : Number.POSITIVE_INFINITY }),
+      index: await createStoredIndex(dim, copyOptions),
       rows: 0,
       lastSeq: 0,
       seqSum: 0,

@@ -260,17 +260,6 @@ export async function readCodesAfter(sql: Sql, slug: string, afterSeq: number): 
   };
 }
 
-/** The chunks with these sequence numbers in the collection, with their vectors, for exact scores. */
-export async function chunksBySeq(sql: Sql, slug: string, seqs: number[]): Promise<(ChunkHit & { seq: number; vector: Float32Array })[]> {
-  const rows = await sql.query<ChunkHit & { seq: number; embedding: Uint8Array }>(
-    `SELECT k.seq, k.id::text AS id, k.document_id::text AS document_id, d.filename, k.page, k.text, vector_send(k.embedding) AS embedding
-     FROM retrieval_chunks k JOIN retrieval_documents d ON d.id = k.document_id
-     WHERE k.collection_slug = $1 AND k.seq = ANY($2::bigint[])`,
-    [slug, seqs],
-  );
-  return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
-}
-
 /** The ids and stored vectors of the chunks of `seqs`: what ranking needs, without the text it does not. */
 export async function vectorsBySeq(sql: Sql, slug: string, seqs: number[]): Promise<{ seq: number; id: string; vector: Float32Array }[]> {
   const rows = await sql.query<{ seq: number; id: string; embedding: Uint8Array }>(
