@@ -6,7 +6,9 @@
 // The EXPLAIN (TYPE IO) row times the round trip the gate used to make on every statement, for reference.
 // svc's own time is its request's time less the time spent inside the Trino engine's calls (the plan's read check and
 // the execution, and an estimate when the gate needs one): what svc adds besides waiting on Trino.
-// The two are interleaved so that Trino's warm-up and drift hit both alike.
+// The two are interleaved so that Trino's warm-up and drift hit both alike. svc keeps its own rows (audit, limits,
+// dashboards, sessions) in the real Postgres that scripts/start-trino.sh starts, as a deployment on Trino does; an
+// in-process PGlite would charge its wasm to svc's own time.
 // Run: npx tsx bench/explore/trino.ts [--iterations 40]   (starts Trino with scripts/start-trino.sh)
 import { loadavg } from 'node:os';
 import { Trino } from 'trino-client';
@@ -15,6 +17,7 @@ import { as, exploreHarness } from '../../tests/support/explore.ts';
 import { STATEMENTS } from './statements.ts';
 import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
 import { ensureTrino, serviceTrinoEngine, trinoToken, TRINO_URL } from '../../tests/support/trino.ts';
+import { openFreshPostgres } from '../../tests/support/pg.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -74,13 +77,18 @@ async function main() {
     { level: 'info' },
     {
       write(line: string) {
-        const event = JSON.parse(line) as { event?: string; source?: string };
-        if (event.event === 'explore_cost_gate' && recording) gateEvents.push(event.source ?? '?');
+        // only the gate's lines are parsed: the bench's own work stays out of svc's time
+        if (!recording || !line.includes('"explore_cost_gate"')) return;
+        gateEvents.push((JSON.parse(line) as { source?: string }).source ?? '?');
       },
     },
   );
   let recording = false;
-  const h = await exploreHarness({ SVC_LLM_URL: gw.url }, { engine, tokens: { [who.user]: token }, logger, conformance: false });
+  const platform = await openFreshPostgres('bench_explore_trino');
+  const h = await exploreHarness(
+    { SVC_LLM_URL: gw.url },
+    { engine, tokens: { [who.user]: token }, logger, conformance: false, db: platform.db },
+  );
 
   const peer: number[] = [];
   const explain: number[] = [];
@@ -126,6 +134,7 @@ async function main() {
   );
   await h.close();
   await gw.close();
+  await platform.cleanup();
 }
 
 await main();

@@ -3,7 +3,7 @@ import { Trino, type QueryError, type QueryResult } from 'trino-client';
 
 // One statement on Trino, run to its end with a given identity (the caller's token, or the service's): what explore
 // and retrieval share. Each service maps TrinoError to its own error. One client per statement: trino-client
-// mutates its headers as a query runs.
+// mutates its headers as a query runs. The TLS connections under the clients are shared (sharedAgent).
 
 export type TrinoConnection = {
   url: string;
@@ -42,16 +42,14 @@ export type StatementOptions = {
  * the query is cancelled.
  */
 export async function runStatement(conn: TrinoConnection, sql: string, who: TrinoIdentity, opts: StatementOptions): Promise<TrinoResult> {
-  // trino-client hands `ssl` to the https.Agent it makes per client: kept alive, the statement's POST and every page
-  // it polls share one TLS connection instead of a handshake each; the agent is closed when the statement ends
-  const ssl = { ...(conn.ca ? { ca: conn.ca } : {}), keepAlive: true };
   const client = Trino.create({
     server: conn.url,
     source: conn.source,
-    ssl,
+    ...(conn.ca ? { ssl: { ca: conn.ca } } : {}),
     // X-Trino-User must name the token's subject on every request: the client's default is the OS user.
     extraHeaders: { Authorization: `Bearer ${who.token}`, 'X-Trino-User': who.user },
   });
+  useAgent(client, sharedAgent(conn.ca));
   let pages: Awaited<ReturnType<Trino['query']>> | undefined;
   let stopped = false;
   let rowError: { error: unknown } | undefined;
@@ -98,13 +96,30 @@ export async function runStatement(conn: TrinoConnection, sql: string, who: Trin
     clearTimeout(timer);
     stopped = true;
     if (pages) cancel(conn, nextUriOf(pages), who); // no-op once the query has finished
-    agentOf(client)?.destroy();
   }
 }
 
-/** The https.Agent trino-client 0.2.9 made for the client (its request config's httpsAgent). */
-function agentOf(client: Trino): Agent | undefined {
-  return (client as unknown as { client?: { clientConfig?: { httpsAgent?: Agent } } }).client?.clientConfig?.httpsAgent;
+// One kept-alive agent per CA for every statement: a statement's POST, the pages it polls and the next statement reuse
+// open TLS connections instead of a handshake (and a parse of the CA) each. A connection carries no identity (every
+// request sends its own token), so callers may share them. An idle connection is closed well before Trino's server
+// would close it, so a request never goes out on a socket the server is closing.
+const agents = new Map<string, Agent>();
+const IDLE_SOCKET_MS = 4_000;
+function sharedAgent(ca: string | undefined): Agent {
+  const key = ca ?? '';
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS, ...(ca ? { ca } : {}) });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/** Swaps the https.Agent trino-client 0.2.9 made for the client (its request config's httpsAgent) for the shared one. */
+function useAgent(client: Trino, agent: Agent): void {
+  const config = (client as unknown as { client?: { clientConfig?: { httpsAgent?: Agent } } }).client?.clientConfig;
+  if (!config) throw new Error('trino-client changed: no request config to give the shared agent to');
+  config.httpsAgent = agent;
 }
 
 /**
@@ -122,7 +137,7 @@ function cancel(conn: TrinoConnection, uri: string | undefined, who: TrinoIdenti
   const req = request(uri, {
     method: 'DELETE',
     headers: { Authorization: `Bearer ${who.token}`, 'X-Trino-User': who.user },
-    ...(conn.ca ? { agent: new Agent({ ca: conn.ca }) } : {}),
+    agent: sharedAgent(conn.ca),
   });
   req.on('response', (res) => res.resume());
   req.on('error', () => {});
