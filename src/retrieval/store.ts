@@ -209,6 +209,14 @@ export type ChunkTotals = { total: number; seqSum: number };
 const STORED_ROW = `seq, embedding_i8, CASE WHEN embedding_i8 IS NULL THEN vector_send(embedding) END AS embedding`;
 
 /**
+ * How a copy's read is planned: in the order of the (collection_slug, seq) index, never sorted, and without JIT. The
+ * planner prices the index scan by the heap's order across collections and picks a scan and a sort of every row
+ * instead, which spills 80 MB to disk at 100 000 chunks (0.3 to 0.5 s against 0.08 s for the index scan, measured on
+ * 11-29); and JIT compiled a plain scan for 25 ms.
+ */
+const COPY_PLAN = { settings: { enable_sort: 'off', jit: 'off' } };
+
+/**
  * Streams the collection's chunks in sequence order to `onRow`, at most `limit` of them (its byte arrays are only
  * valid during the call), and answers how many it read and the sum of their sequence numbers: with fewer than
  * `limit` rows, the whole collection from one snapshot, which an in-memory copy is built from. Binary COPY, 780
@@ -226,6 +234,7 @@ export async function readAllCodes(db: Database, slug: string, limit: number, on
       totals.seqSum += row.seq;
       onRow(row);
     },
+    COPY_PLAN,
   );
   return totals;
 }
