@@ -85,7 +85,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       floats: new Map(),
       floatBytes: 0,
     };
-    const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row));
+    const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row), copy.index.reserve);
     if (read.total > maxChunks) return tooLarge();
     copy.index.prepare(); // the clusters that let a search skip rows (vector-index/clusters.ts)
     const entry = remember(slug, { version, copy });

@@ -209,14 +209,41 @@ export type ChunkTotals = { total: number; seqSum: number };
 const STORED_ROW = `seq, embedding_i8, CASE WHEN embedding_i8 IS NULL THEN vector_send(embedding) END AS embedding`;
 
 /**
+ * How a copy's read is planned: in the order of the (collection_slug, seq) index, never sorted, and without JIT. The
+ * planner prices the index scan by the heap's order across collections and picks a scan and a sort of every row
+ * instead, which spills 80 MB to disk at 100 000 chunks (0.3 to 0.5 s against 0.08 s for the index scan, measured on
+ * 11-29); and JIT compiled a plain scan for 25 ms.
+ */
+const COPY_PLAN = { settings: { enable_sort: 'off', jit: 'off' } };
+
+/**
  * Streams the collection's chunks in sequence order to `onRow`, at most `limit` of them (its byte arrays are only
  * valid during the call), and answers how many it read and the sum of their sequence numbers: with fewer than
  * `limit` rows, the whole collection from one snapshot, which an in-memory copy is built from. Binary COPY, 780
  * bytes a row at 768 dimensions and no text on either side: a collection at the speed the server reads it.
+ * `onCount`, when given, is told about how many rows to expect (at most `limit`) before or while they arrive, so the
+ * copy can take its memory once: counted beside the COPY, from another snapshot, so only a size to reserve.
  */
-export async function readAllCodes(db: Database, slug: string, limit: number, onRow: (row: StoredRow) => void): Promise<ChunkTotals> {
+export async function readAllCodes(
+  db: Database,
+  slug: string,
+  limit: number,
+  onRow: (row: StoredRow) => void,
+  onCount?: (rows: number) => void,
+): Promise<ChunkTotals> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be a whole number, got ${limit}`);
   const totals: ChunkTotals = { total: 0, seqSum: 0 };
+  // an index-only count, answered while the COPY's own connection opens; a copy grown row by row doubles a dozen
+  // times, each growth of its memory prompting a collection of the JS heap (25 to 50 ms of a 100 000-row load)
+  const counted = onCount
+    ? db
+        .query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM retrieval_chunks WHERE collection_slug = $1 LIMIT $2) s`, [
+          slug,
+          limit,
+        ])
+        .then(([counted]) => onCount(counted!.n))
+        .catch(() => undefined) // a size hint only: the read itself reports what fails
+    : undefined;
   await readCopyRows(
     db,
     `SELECT ${STORED_ROW} FROM retrieval_chunks WHERE collection_slug = ${sqlLiteral(slug)} ORDER BY seq LIMIT ${limit}`,
@@ -226,7 +253,9 @@ export async function readAllCodes(db: Database, slug: string, limit: number, on
       totals.seqSum += row.seq;
       onRow(row);
     },
+    COPY_PLAN,
   );
+  await counted;
   return totals;
 }
 

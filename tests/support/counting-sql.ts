@@ -56,7 +56,7 @@ export function recordingDatabase(inner: Database): Database & { statements: str
     statements,
     kind: inner.kind,
     transaction: (fn) => inner.transaction((tx) => fn(recorded(tx))),
-    copyOut: (select, onChunk) => (statements.push(select), inner.copyOut(select, onChunk)),
+    copyOut: (select, onChunk, options) => (statements.push(select), inner.copyOut(select, onChunk, options)),
     ping: () => inner.ping(),
     close: () => inner.close(),
   };

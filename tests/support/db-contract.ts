@@ -6,6 +6,7 @@ import {
   textField,
   uuidField,
   type CopyField,
+  type CopyOutOptions,
   isUniqueViolation,
   migrate,
   migratePlatform,
@@ -280,6 +281,17 @@ export function dbContract(label: string, open: () => Promise<Opened>) {
         await expect(readCopyRows(db, `SELECT nothing FROM nowhere`, () => {})).rejects.toThrow(/nowhere/);
         await expect(readCopyRows(db, `SELECT ${sqlLiteral("it's")}::text`, () => {})).resolves.toBe(1);
         expect(await db.query('SELECT 3 AS three')).toEqual([{ three: 3 }]);
+      });
+
+      it("runs with the settings given on Postgres, where the COPY has its connection, and leaves the pool's as they were", async () => {
+        const setting = async (options?: CopyOutOptions) => {
+          let value = '';
+          await readCopyRows(db, `SELECT current_setting('enable_sort')`, ([v]) => (value = new TextDecoder().decode(v!)), options);
+          return value;
+        };
+        expect(await setting({ settings: { enable_sort: 'off' } })).toBe(db.kind === 'postgres' ? 'off' : 'on');
+        expect(await setting()).toBe('on');
+        expect(await db.query(`SELECT current_setting('enable_sort') AS s`)).toEqual([{ s: 'on' }]);
       });
     });
 

@@ -174,4 +174,39 @@ describe('collection copies and their size limit', () => {
     expect(h.deps.indexes.bytes('limited')).toBeGreaterThan(0);
     await h.close();
   });
+
+  it('builds a copy in one read on a replica that has none, at the limit and past it', async () => {
+    const { retrievalHarness, who } = await import('../support/retrieval.ts');
+    const env = { SVC_CHUNK_SIZE_TOKENS: '2', SVC_CHUNK_OVERLAP_TOKENS: '0' };
+    const writer = await retrievalHarness(db, { env });
+    await writer.json('POST', '/collections', who.engineer, { slug: 'loaded', name: 'Loaded', allowed_roles: [] });
+    const words = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet';
+    await writer.upload('loaded', who.engineer, { name: 'a.txt', bytes: new TextEncoder().encode(words) });
+    // a replica that has just started: its first question loads the copy, unless the collection is past its limit
+    const ask = async (maxChunks: string) => {
+      const replica = await retrievalHarness(db, { env: { ...env, SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: maxChunks } });
+      const q = await replica.json('POST', '/collections/loaded/query', who.engineer, {
+        question: 'charlie delta',
+        top_k: 5,
+        mode: 'dense',
+      });
+      const answer = {
+        ranked: q.body.chunks.map((c: { text: string; score: number }) => [c.text, c.score]),
+        copy: replica.deps.indexes.bytes('loaded') > 0,
+      };
+      await replica.close();
+      return answer;
+    };
+    const direct = await ask('0'); // pgvector's own ranking
+    expect(direct.ranked).toHaveLength(5);
+    expect(direct.ranked[0]).toEqual(['charlie delta', expect.closeTo(1, 5)]);
+    for (const maxChunks of ['5', '1000']) {
+      const loaded = await ask(maxChunks);
+      expect(loaded.copy).toBe(true);
+      expect(loaded.ranked.map((r: unknown[]) => r[0])).toEqual(direct.ranked.map((r: unknown[]) => r[0]));
+      loaded.ranked.forEach((r: number[], i: number) => expect(r[1]).toBeCloseTo(direct.ranked[i][1], 5));
+    }
+    expect(await ask('4')).toEqual({ ranked: direct.ranked, copy: false }); // one row past the limit: pgvector answers
+    await writer.close();
+  });
 });

@@ -1,3 +1,5 @@
+import type { CopyOutOptions, Database } from './types.ts';
+
 // PostgreSQL's binary COPY format (the "Binary Format" section of the COPY reference): an 11-byte signature, a flags
 // word and a header extension, then one tuple per row (int16 field count, then per field an int32 length, -1 for
 // NULL, and the value in the type's binary send form), and an int16 -1 as the trailer. All integers big-endian.
@@ -12,12 +14,13 @@ const EMPTY = new Uint8Array(0);
 
 /** Reads the rows of `select` with binary COPY (Database.copyOut), calling `onRow` for each; resolves with the count. */
 export async function readCopyRows(
-  db: { copyOut(select: string, onChunk: (chunk: Uint8Array) => void): Promise<void> },
+  db: Pick<Database, 'copyOut'>,
   select: string,
   onRow: (fields: readonly (Uint8Array | null)[]) => void,
+  options?: CopyOutOptions,
 ): Promise<number> {
   const decoder = createCopyDecoder(onRow);
-  await db.copyOut(select, decoder.feed);
+  await db.copyOut(select, decoder.feed, options);
   return decoder.finish();
 }
 

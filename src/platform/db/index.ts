@@ -19,7 +19,7 @@ export {
   uuidField,
   type CopyField,
 } from './copy.ts';
-export { sqlLiteral, toVector, type Database, type PgConnection, type QueryOptions, type Sql } from './types.ts';
+export { sqlLiteral, toVector, type CopyOutOptions, type Database, type PgConnection, type QueryOptions, type Sql } from './types.ts';
 export { isDatabaseBusy, isUniqueViolation, sqlState } from './values.ts';
 
 export type PgliteOptions = {

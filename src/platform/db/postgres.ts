@@ -3,7 +3,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { answersSoon, DEFAULT_STATEMENT_TIMEOUT_MS } from './timeout.ts';
-import type { Database, PgConnection, QueryOptions, Sql } from './types.ts';
+import type { CopyOutOptions, Database, PgConnection, QueryOptions, Sql } from './types.ts';
 import { OID, parseBytea, parseInt8, parseNumeric, parseTimestamp, serializeJson } from './values.ts';
 
 const asText = (v: unknown) => String(v);
@@ -91,8 +91,8 @@ export function openPostgres(conn: PgConnection): Database {
     // the next query on it would never return. The stream's listeners go on as postgres.js creates it (through the
     // query's resolve, which its own cursors replace too): an error in the first packet is emitted on the next
     // tick, before an awaited readable() could listen, and an 'error' without a listener would end the process.
-    async copyOut(select: string, onChunk: (chunk: Uint8Array) => void) {
-      const own = postgres({ ...options, max: 1 });
+    async copyOut(select: string, onChunk: (chunk: Uint8Array) => void, copyOptions: CopyOutOptions = {}) {
+      const own = postgres({ ...options, max: 1, connection: { ...options.connection, ...copyOptions.settings } });
       try {
         await new Promise<void>((resolve, reject) => {
           let failed: unknown;

@@ -50,12 +50,21 @@ export interface Database extends Sql {
    * One statement, so one snapshot. COPY takes no parameters: quote literals with sqlLiteral(). When `onChunk`
    * throws, the rest of the output is drained and the promise rejects with that error.
    */
-  copyOut(select: string, onChunk: (chunk: Uint8Array) => void): Promise<void>;
+  copyOut(select: string, onChunk: (chunk: Uint8Array) => void, options?: CopyOutOptions): Promise<void>;
   /** True when the database answers within a few seconds; false after close(); never throws (for /ready). */
   ping(): Promise<boolean>;
   /** Idempotent. */
   close(): Promise<void>;
 }
+
+export type CopyOutOptions = {
+  /**
+   * Session settings for the statement (planner settings: `{ enable_sort: 'off' }`). On Postgres a COPY has a
+   * connection of its own and they are sent as it opens, at no extra round trip; PGlite, whose one connection every
+   * statement shares, runs the statement without them.
+   */
+  settings?: Readonly<Record<string, string>>;
+};
 
 export type PgConnection = {
   host: string;

@@ -57,7 +57,8 @@ export function queryLevelsFor(dim: number): number {
 
 export function createRowStore(modules: KernelModules, dim: number, opts: { relaxed?: boolean } = {}): RowStore {
   const stride = Math.ceil(dim / 16) * 16;
-  const stageAt = Math.ceil((2 * stride) / 64) * 64; // after the i16 query: one row being stored
+  // after the i16 query: one row being stored, its code's header in the bytes just before it (a code is copied whole)
+  const stageAt = Math.ceil((2 * stride + CODE_HEADER) / 64) * 64;
   const coarseAt = stageAt + Math.ceil(stride / 64) * 64; // the relaxed pass's u8 query
   const rowsAt = coarseAt + Math.ceil(stride / 64) * 64;
   const queryLevels = queryLevelsFor(dim);
@@ -66,6 +67,7 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
   const kernel: Kernel = instantiateKernel(modules, opts);
   let capacity = 0;
   let memory = new Uint8Array(kernel.memory.buffer);
+  let floats = new Float32Array(kernel.memory.buffer); // the staged code's header, read in place (little-endian)
   let scale = new Float32Array(0);
   let residual = new Float32Array(0);
   let norm = new Float32Array(0);
@@ -73,8 +75,6 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
   const fineQuery = new Int16Array(stride);
   const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
-  const header = new Float32Array(3); // a code's header, read through a copy: codes sit at any byte offset
-  const headerBytes = new Uint8Array(header.buffer);
 
   const outAt = () => rowsAt + capacity * stride;
   const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
@@ -108,6 +108,7 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
           throw new RangeError(`the index cannot grow to ${rows} rows of dimension ${dim}: ${(error as Error).message}`);
         }
         memory = new Uint8Array(kernel.memory.buffer);
+        floats = new Float32Array(kernel.memory.buffer);
         scale = grown(scale, next);
         residual = grown(residual, next);
         norm = grown(norm, next);
@@ -121,14 +122,15 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
     },
     writeCode(row, code) {
       if (code.length !== CODE_HEADER + dim) throw new RangeError(`a row code of ${code.length} bytes does not hold ${dim} dimensions`);
-      // the staging area is zero past dim, so the padding of every row stays zero
-      memory.set(code.subarray(CODE_HEADER), stageAt);
+      // the staging area is zero past dim, so the padding of every row stays zero; one copy of the whole code, with
+      // no view made of its parts (a load writes every row of a collection through here)
+      memory.set(code, stageAt - CODE_HEADER);
       sums[row] = kernel.place(stageAt, rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16, stride);
       if (LITTLE_ENDIAN) {
-        for (let i = 0; i < CODE_HEADER; i++) headerBytes[i] = code[i]!;
-        scale[row] = header[0]!;
-        residual[row] = header[1]!;
-        norm[row] = header[2]!;
+        const at = (stageAt - CODE_HEADER) >> 2;
+        scale[row] = floats[at]!;
+        residual[row] = floats[at + 1]!;
+        norm[row] = floats[at + 2]!;
       } else {
         const view = new DataView(code.buffer, code.byteOffset, CODE_HEADER);
         scale[row] = view.getFloat32(0, true);
