@@ -3,7 +3,7 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createWorker, OEM, type Worker } from 'tesseract.js';
+import type { Worker } from 'tesseract.js';
 
 // OCR with tesseract.js, fully offline. The language data comes from the installed @tesseract.js-data packages;
 // tesseract.js reads every language from one langPath folder, so the files are gathered into one folder once
@@ -67,6 +67,8 @@ export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: stri
   const start = async (): Promise<Worker> => {
     starts++;
     const langPath = await gatherLanguages(opts.langs, dataDir);
+    // loaded with the first page OCR reads, not with the service: most never need it
+    const { createWorker, OEM } = await import('tesseract.js');
     return createWorker([...opts.langs], OEM.LSTM_ONLY, {
       langPath,
       cachePath: langPath,

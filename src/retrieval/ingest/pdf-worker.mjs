@@ -1,8 +1,9 @@
 // A PDF text worker (plain JavaScript, so it starts the same under Node, tsx and Bun): it opens the document it is
-// sent and reads pages in turn with the other workers: each takes the next page not yet taken from a counter they all
-// share, so a worker the machine slows down reads fewer pages rather than holding the document up. The text of
-// a page is read by the same code as on the main thread (pdf-page.mjs). A page without text is reported with whether it
-// paints anything OCR could read, so the main thread can OCR it. Jobs may be cancelled between pages.
+// sent and reads pages in turn with any other workers given the same document: each takes the next page not yet
+// taken from a counter they all share, so a worker the machine slows down reads fewer pages rather than holding the
+// document up. The text of a page is read by the same code as on the main thread (pdf-page.mjs). A page without text
+// is reported with whether it paints anything OCR could read, so the main thread can OCR it. Jobs may be cancelled
+// between pages.
 import { parentPort } from 'node:worker_threads';
 import { getDocumentProxy } from 'unpdf';
 import { OPEN_OPTIONS, pageText, worthOcr } from './pdf-page.mjs';
@@ -25,7 +26,7 @@ parentPort.on('message', (message) => {
     });
 });
 
-async function read({ id, bytes, taken, maxPages }) {
+async function read({ id, bytes, taken, maxPages, lead }) {
   const next = new Int32Array(taken);
   let pdf;
   try {
@@ -37,6 +38,8 @@ async function read({ id, bytes, taken, maxPages }) {
     const numPages = pdf.numPages;
     // the page count, for the main thread's progress (every worker writes the same number)
     Atomics.store(next, 1, numPages);
+    // the lead tells the main thread the page count, which decides how many more workers the document takes
+    if (lead) parentPort.postMessage({ id, opened: numPages });
     if (numPages > maxPages) return { id, numPages, failure: { kind: 'pages' } };
     const pages = [];
     for (let n = Atomics.add(next, 0, 1) + 1; n <= numPages; n = Atomics.add(next, 0, 1) + 1) {
