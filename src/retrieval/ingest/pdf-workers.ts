@@ -15,6 +15,8 @@ import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 type Share = {
   numPages?: number;
   pages?: SharedPage[];
+  /** A page rendered for OCR (a `render` message). */
+  image?: ArrayBuffer;
   failure?: Answered;
 };
 
@@ -24,7 +26,7 @@ export type SharedPage = { page: number; text: string; ocr: boolean };
 export type WorkerFailure =
   | { kind: 'password' | 'open'; message: string }
   | { kind: 'pages' }
-  | { kind: 'page' | 'text'; page: number; message: string }
+  | { kind: 'page' | 'text' | 'render'; page: number; message: string }
   | { kind: 'cancelled' };
 
 /** What a worker answers: a document's failure, or a fault in the worker's own code (thrown by `read`). */
@@ -43,6 +45,8 @@ export interface PdfWorkers {
     bytes: Uint8Array,
     opts: { maxPages: number; signal?: AbortSignal | undefined; onProgress?: ((page: number, pages: number) => void) | undefined },
   ): Promise<PdfText>;
+  /** Page `page` (from 1) rendered as a PNG for OCR, on the least busy worker. */
+  render(bytes: Uint8Array, page: number): Promise<{ image: ArrayBuffer } | { failure: WorkerFailure }>;
   close(): Promise<void>;
 }
 
@@ -111,12 +115,11 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
     const s = slots[i];
     return s ? s.pending.size * 2 : 1;
   };
+  const leastBusy = () => slots.map((_, i) => i).sort((a, b) => busy(a) - busy(b) || a - b);
 
   function ask(
     i: number,
-    bytes: Uint8Array,
-    taken: SharedArrayBuffer,
-    maxPages: number,
+    message: { type: 'read' | 'render'; [more: string]: unknown },
     signal: AbortSignal | undefined,
     opened?: (numPages: number) => void,
   ): Promise<Share> {
@@ -138,7 +141,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
         },
         ...(opened ? { opened } : {}),
       });
-      s.worker.postMessage({ type: 'read', id, bytes, taken, maxPages, lead: opened !== undefined });
+      s.worker.postMessage({ ...message, id, lead: opened !== undefined });
     });
   }
 
@@ -162,15 +165,16 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
             if (pages > 0) onProgress(Math.min(Atomics.load(counts, 0), pages), pages);
           }, PROGRESS_MS)
         : undefined;
-      const order = slots.map((_, i) => i).sort((a, b) => busy(a) - busy(b) || a - b);
+      const order = leastBusy();
       const asks: Promise<Share>[] = [];
+      const message = { type: 'read', bytes, taken, maxPages } as const;
       // once the lead has opened the document: as many more workers as its pages are worth
       const recruit = (numPages: number) => {
         if (numPages > maxPages || signal?.aborted) return;
         const want = Math.min(size, Math.ceil(numPages / PAGES_PER_WORKER));
-        for (const i of order.slice(1, want)) asks.push(ask(i, bytes, taken, maxPages, signal));
+        for (const i of order.slice(1, want)) asks.push(ask(i, message, signal));
       };
-      asks.push(ask(order[0]!, bytes, taken, maxPages, signal, recruit));
+      asks.push(ask(order[0]!, message, signal, recruit));
       let shares: Share[];
       try {
         // the lead answers after it opened the document, so every worker it recruited is in `asks` by then
@@ -186,6 +190,13 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
       if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
       const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);
       return { numPages: shares[0]?.numPages ?? 0, pages };
+    },
+    async render(bytes, page) {
+      const answer = await ask(leastBusy()[0]!, { type: 'render', bytes, page }, undefined);
+      if (answer.failure?.kind === 'internal') throw new Error(`a PDF worker failed: ${answer.failure.message}`);
+      if (answer.failure) return { failure: answer.failure };
+      if (!answer.image) throw new Error('a PDF worker answered a render without an image');
+      return { image: answer.image };
     },
     close: stopAll,
   };
