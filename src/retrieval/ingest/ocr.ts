@@ -9,8 +9,9 @@ import type { Worker } from 'tesseract.js';
 // tesseract.js reads every language from one langPath folder, so the files are gathered into one folder once
 // (copied under a temporary name and renamed, so a concurrent start never reads half a file). The worker script
 // and the wasm core are loaded from node_modules. The worker starts on the first page that needs it, so a digital
-// PDF never pays for OCR, is reused for every later page, and stops once no page has needed it for `idleMs` (it
-// holds about 120 MB); the next page starts it again.
+// PDF never pays for OCR, is reused for every later page, and stops once no page has needed it for `idleMs` (its
+// thread holds 55 MB of wasm memory and 14 MB of heap after a page; SVC_RAG_EXTRACT_IDLE_SECONDS); the next page
+// starts it again. tesseract.js itself is loaded with the first start.
 
 export interface OcrEngine {
   recognize(image: Uint8Array): Promise<string>;
