@@ -44,11 +44,11 @@ describe('extraction engines released when idle', () => {
     const pdfWorkers = createPdfWorkers(3);
     try {
       const short = ledger('short.pdf', 3);
-      const long = ledger('long.pdf', 30);
+      const long = ledger('long.pdf', 40);
       expect(await ingestFixture(short, { ocr, pdfWorkers })).toEqual(await ingestFixture(short, { ocr }));
       expect(pdfWorkers.starts).toBe(1);
       expect(await ingestFixture(long, { ocr, pdfWorkers })).toEqual(await ingestFixture(long, { ocr }));
-      expect(pdfWorkers.starts).toBe(3); // 30 pages: every worker
+      expect(pdfWorkers.starts).toBe(3); // 40 pages: every worker
       expect(ocr.started).toBe(false);
     } finally {
       await Promise.all([ocr.close(), pdfWorkers.close()]);
