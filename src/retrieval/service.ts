@@ -171,8 +171,9 @@ export const retrievalService: ServiceDefinition = {
   ],
   async start({ env, shared, logger }) {
     const config = loadRetrievalConfig(env);
-    const ocr = createOcrEngine({ langs: ['eng', 'fra'] });
-    const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS) : undefined;
+    const idleMs = config.RAG_EXTRACT_IDLE_SECONDS * 1000;
+    const ocr = createOcrEngine({ langs: ['eng', 'fra'], idleMs });
+    const pdfWorkers = config.RAG_PDF_WORKERS > 0 ? createPdfWorkers(config.RAG_PDF_WORKERS, { idleMs }) : undefined;
     const metrics = createRetrievalMetrics(createMetrics('retrieval'));
     const deps: RetrievalDeps = {
       config,

@@ -1,22 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { strictText, type Format } from './detect.ts';
-import { extractDocx } from './docx.ts';
 import { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './errors.ts';
-import { htmlText } from './html.ts';
 import { checkImage } from './image.ts';
 import { deadline, DEFAULT_LIMITS, type Deadline, type ExtractLimits } from './limits.ts';
 import { sniff } from './magic.ts';
 import { OcrImageError, type OcrEngine } from './ocr.ts';
-import { openOfficePackage, type OfficeFormat } from './package.ts';
-import { extractPdf } from './pdf.ts';
+import type { OfficeFormat } from './package.ts';
 import type { PdfWorkers } from './pdf-workers.ts';
-import { extractPptx } from './pptx.ts';
 import { decodeText, htmlCharset, type Page } from './text.ts';
-import { extractXlsx } from './xlsx.ts';
 
 // The extraction layer: pure functions from an upload (in memory or on disk) to its text, page by page. Pages are PDF pages,
 // PPTX slides in presentation order and XLSX sheets in tab order; DOCX, HTML, Markdown, text and images are
-// page 1 (a .docx has no pages until Word lays it out). Failures are the typed errors of errors.ts.
+// page 1 (a .docx has no pages until Word lays it out). Failures are the typed errors of errors.ts. Each format's
+// reader (pdf.js, JSZip, htmlparser2) is loaded with the first document of its format, not with the service.
 
 export { ACCEPTED, detectFormat, extensionOf, type Detected, type Format, type ImageKind } from './detect.ts';
 export { DocumentTooLargeError, MalformedDocumentError, UnprocessableDocumentError, UnsupportedFormatError } from './errors.ts';
@@ -50,7 +46,18 @@ export type ExtractInput = {
   onProgress?: (page: number, pages: number) => void;
 };
 
+/** The modules that read each format, loaded with the first document of the format. */
+const READERS: Partial<Record<Format, () => Promise<unknown>>> = {
+  pdf: () => import('./pdf.ts'),
+  docx: () => Promise.all([import('./package.ts'), import('./docx.ts')]),
+  pptx: () => Promise.all([import('./package.ts'), import('./pptx.ts')]),
+  xlsx: () => Promise.all([import('./package.ts'), import('./xlsx.ts')]),
+  html: () => import('./html.ts'),
+};
+
 export async function extractDocument(input: ExtractInput): Promise<Extracted> {
+  // before the clock starts: loading a reader is the service's own time, not the document's
+  await READERS[input.format]?.();
   const limits: ExtractLimits = {
     ...DEFAULT_LIMITS,
     ...(input.maxExtractedBytes !== undefined ? { maxInflatedBytes: input.maxExtractedBytes } : {}),
@@ -86,7 +93,8 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
   const { filename, format } = input;
   const one = (text: string): Extracted => ({ pages: [{ page: 1, text }], ocrPages: 0 });
   switch (format) {
-    case 'pdf':
+    case 'pdf': {
+      const { extractPdf } = await import('./pdf.ts');
       return extractPdf(bytes, {
         filename,
         ocr: input.ocr,
@@ -96,21 +104,24 @@ async function extract(input: ExtractInput, bytes: Uint8Array, limits: ExtractLi
         signal: input.signal,
         onProgress: input.onProgress,
       });
+    }
     case 'docx':
     case 'pptx':
     case 'xlsx': {
+      const { openOfficePackage } = await import('./package.ts');
       const pkg = await openOfficePackage(bytes, { filename, claimed: format satisfies OfficeFormat, limits, deadline: until });
       const pages =
         format === 'docx'
-          ? await extractDocx(pkg, filename)
+          ? await (await import('./docx.ts')).extractDocx(pkg, filename)
           : format === 'pptx'
-            ? await extractPptx(pkg, until)
-            : await extractXlsx(pkg, until, { filename, maxTextChars: limits.maxTextChars });
+            ? await (await import('./pptx.ts')).extractPptx(pkg, until)
+            : await (await import('./xlsx.ts')).extractXlsx(pkg, until, { filename, maxTextChars: limits.maxTextChars });
       return { pages, ocrPages: 0 };
     }
     case 'html': {
       const charset = htmlCharset(bytes);
       const html = decodeText(bytes, { filename, strict: strictText(filename), ...(charset ? { charset } : {}) });
+      const { htmlText } = await import('./html.ts');
       return one(await htmlText(html, { filename, limits, deadline: until }));
     }
     case 'markdown':

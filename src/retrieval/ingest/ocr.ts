@@ -3,14 +3,15 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createWorker, OEM, type Worker } from 'tesseract.js';
+import type { Worker } from 'tesseract.js';
 
 // OCR with tesseract.js, fully offline. The language data comes from the installed @tesseract.js-data packages;
 // tesseract.js reads every language from one langPath folder, so the files are gathered into one folder once
 // (copied under a temporary name and renamed, so a concurrent start never reads half a file). The worker script
 // and the wasm core are loaded from node_modules. The worker starts on the first page that needs it, so a digital
-// PDF never pays for OCR, is reused for every later page, and stops once no page has needed it for `idleMs` (it
-// holds about 120 MB); the next page starts it again.
+// PDF never pays for OCR, is reused for every later page, and stops once no page has needed it for `idleMs` (its
+// thread holds 55 MB of wasm memory and 14 MB of heap after a page; SVC_RAG_EXTRACT_IDLE_SECONDS); the next page
+// starts it again. tesseract.js itself is loaded with the first start.
 
 export interface OcrEngine {
   recognize(image: Uint8Array): Promise<string>;
@@ -67,6 +68,8 @@ export function createOcrEngine(opts: { langs: readonly string[]; dataDir?: stri
   const start = async (): Promise<Worker> => {
     starts++;
     const langPath = await gatherLanguages(opts.langs, dataDir);
+    // loaded with the first page OCR reads, not with the service: most never need it
+    const { createWorker, OEM } = await import('tesseract.js');
     return createWorker([...opts.langs], OEM.LSTM_ONLY, {
       langPath,
       cachePath: langPath,

@@ -1,11 +1,13 @@
 // A PDF text worker (plain JavaScript, so it starts the same under Node, tsx and Bun): it opens the document it is
-// sent and reads pages in turn with the other workers: each takes the next page not yet taken from a counter they all
-// share, so a worker the machine slows down reads fewer pages rather than holding the document up. The text of
-// a page is read by the same code as on the main thread (pdf-page.mjs). A page without text is reported with whether it
-// paints anything OCR could read, so the main thread can OCR it. Jobs may be cancelled between pages.
+// sent and reads pages in turn with any other workers given the same document: each takes the next page not yet
+// taken from a counter they all share, so a worker the machine slows down reads fewer pages rather than holding the
+// document up. The text of a page is read by the same code as on the main thread (pdf-page.mjs). A page without text
+// is reported with whether it paints anything OCR could read; the main thread then asks for such a page rendered as
+// an image, which it hands to OCR (so pdf.js and the canvas never load on the main thread). Jobs may be cancelled
+// between pages.
 import { parentPort } from 'node:worker_threads';
 import { getDocumentProxy } from 'unpdf';
-import { OPEN_OPTIONS, pageText, worthOcr } from './pdf-page.mjs';
+import { OPEN_OPTIONS, pageText, renderForOcr, worthOcr } from './pdf-page.mjs';
 
 const reading = new Set();
 const cancelled = new Set();
@@ -16,16 +18,43 @@ parentPort.on('message', (message) => {
     return;
   }
   reading.add(message.id);
-  read(message)
+  (message.type === 'render' ? render(message) : read(message))
     .catch((err) => ({ id: message.id, failure: { kind: 'internal', message: String(err?.message ?? err) } }))
     .then((answer) => {
       reading.delete(message.id);
       cancelled.delete(message.id);
-      parentPort.postMessage(answer);
+      parentPort.postMessage(answer, answer.image ? [answer.image] : []);
     });
 });
 
-async function read({ id, bytes, taken, maxPages }) {
+/** One page as a PNG for OCR, from a copy of the document opened for it (pages needing OCR are few, OCR is slow). */
+async function render({ id, bytes, page: n }) {
+  let pdf;
+  try {
+    pdf = await getDocumentProxy(bytes, OPEN_OPTIONS);
+  } catch (err) {
+    return { id, failure: { kind: 'open', message: String(err?.message ?? err) } };
+  }
+  try {
+    let page;
+    try {
+      page = await pdf.getPage(n);
+    } catch (err) {
+      return { id, failure: { kind: 'page', page: n, message: String(err?.message ?? err) } };
+    }
+    try {
+      return { id, image: await renderForOcr(pdf, page, n) };
+    } catch (err) {
+      return { id, failure: { kind: 'render', page: n, message: String(err?.message ?? err) } };
+    } finally {
+      page.cleanup();
+    }
+  } finally {
+    pdf.destroy().catch(() => {});
+  }
+}
+
+async function read({ id, bytes, taken, maxPages, lead }) {
   const next = new Int32Array(taken);
   let pdf;
   try {
@@ -37,6 +66,8 @@ async function read({ id, bytes, taken, maxPages }) {
     const numPages = pdf.numPages;
     // the page count, for the main thread's progress (every worker writes the same number)
     Atomics.store(next, 1, numPages);
+    // the lead tells the main thread the page count, which decides how many more workers the document takes
+    if (lead) parentPort.postMessage({ id, opened: numPages });
     if (numPages > maxPages) return { id, numPages, failure: { kind: 'pages' } };
     const pages = [];
     for (let n = Atomics.add(next, 0, 1) + 1; n <= numPages; n = Atomics.add(next, 0, 1) + 1) {

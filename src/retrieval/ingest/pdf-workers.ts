@@ -1,18 +1,22 @@
 import { Worker } from 'node:worker_threads';
-import { WORKER_RESOURCE_LIMITS } from '../../platform/worker-heap.ts';
+import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 
 // PDF text is read on worker threads, not on the thread that answers requests: pdf.js is synchronous CPU work (about
 // a millisecond a page), so on the main thread every upload held up every query and every other upload. A document
-// is split across all the workers, each opening its own copy and taking the next page not yet taken (a counter in
-// shared memory), so one upload uses every core the service has, a long PDF is read in a fraction of the time, and a
-// worker the machine slows down reads fewer pages instead of holding the rest up. Workers start with the first PDF,
-// do not keep the process alive, stop once no PDF has come for `idleMs` (each holds 25 to 35 MB), and a crashed or
-// stopped one is replaced by the next PDF.
+// starts on one worker, the least busy; once that worker has opened it and knows its page count, a long document
+// takes more of them (one per PAGES_PER_WORKER pages, up to `size`), each opening its own copy and taking the next
+// page not yet taken (a counter in shared memory), so a long PDF is read in a fraction of the time and a worker the
+// machine slows down reads fewer pages instead of holding the rest up. A short document stays on one worker: a second
+// would cost its memory (25 to 35 MB) and its own open for a few milliseconds of pages. Documents that come at once
+// go to different workers. Workers start when first needed, do not keep the process alive, each stops once it has had
+// no page to read for `idleMs`, and a crashed or stopped one is replaced by the next PDF.
 
 /** What one worker read of the document: the pages it took (see pdf-worker.mjs). */
 type Share = {
   numPages?: number;
   pages?: SharedPage[];
+  /** A page rendered for OCR (a `render` message). */
+  image?: ArrayBuffer;
   failure?: Answered;
 };
 
@@ -22,7 +26,7 @@ export type SharedPage = { page: number; text: string; ocr: boolean };
 export type WorkerFailure =
   | { kind: 'password' | 'open'; message: string }
   | { kind: 'pages' }
-  | { kind: 'page' | 'text'; page: number; message: string }
+  | { kind: 'page' | 'text' | 'render'; page: number; message: string }
   | { kind: 'cancelled' };
 
 /** What a worker answers: a document's failure, or a fault in the worker's own code (thrown by `read`). */
@@ -41,49 +45,69 @@ export interface PdfWorkers {
     bytes: Uint8Array,
     opts: { maxPages: number; signal?: AbortSignal | undefined; onProgress?: ((page: number, pages: number) => void) | undefined },
   ): Promise<PdfText>;
+  /** Page `page` (from 1) rendered as a PNG for OCR, on the least busy worker. */
+  render(bytes: Uint8Array, page: number): Promise<{ image: ArrayBuffer } | { failure: WorkerFailure }>;
   close(): Promise<void>;
 }
 
 /** How often a document's progress is read from the workers' counters. */
 const PROGRESS_MS = 200;
 
-type Pending = { resolve(share: Share): void; reject(err: Error): void };
+/**
+ * Pages a document needs for each worker it takes: up to this many, one worker reads it alone. Read one after
+ * another at load 9 to 11 on two cores, 3-page PDFs went faster on one worker than split on two (145 to 229 pages/s
+ * against 101 to 146), 10-page ones as fast (124 to 310 against 184 to 371), and 10-page ones with a second worker
+ * joining once the first had opened them (8 pages a worker) slower (173 and 194 against 234 and 211).
+ */
+export const PAGES_PER_WORKER = 16;
 
-/** How long the workers wait for another PDF before they stop. */
+/** How long a worker waits for another page to read before it stops. */
 export const PDF_WORKERS_IDLE_MS = 30_000;
+
+type Pending = { resolve(share: Share): void; reject(err: Error): void; opened?: (numPages: number) => void };
+type Slot = { worker: Worker; pending: Map<number, Pending>; idle?: NodeJS.Timeout };
 
 export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): PdfWorkers {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`PDF workers must be a positive integer, got ${size}`);
   const idleMs = opts.idleMs ?? PDF_WORKERS_IDLE_MS;
-  const slots: ({ worker: Worker; pending: Map<number, Pending> } | undefined)[] = Array.from({ length: size }, () => undefined);
+  const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
-  let reading = 0; // documents being read
-  let idle: NodeJS.Timeout | undefined;
   let starts = 0;
 
-  async function stopAll(): Promise<void> {
-    clearTimeout(idle);
-    const running = slots.filter((s) => s !== undefined);
-    slots.fill(undefined);
-    await Promise.all(running.map((s) => s.worker.terminate()));
+  function stop(i: number): Promise<number> | undefined {
+    const s = slots[i];
+    if (!s) return undefined;
+    clearTimeout(s.idle);
+    slots[i] = undefined;
+    return s.worker.terminate();
   }
 
-  function slot(i: number) {
+  async function stopAll(): Promise<void> {
+    await Promise.all(slots.map((_, i) => stop(i)));
+  }
+
+  function slot(i: number): Slot {
     const existing = slots[i];
     if (existing) return existing;
-    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), { resourceLimits: WORKER_RESOURCE_LIMITS });
+    const worker = new Worker(new URL('./pdf-worker.mjs', import.meta.url), { resourceLimits: PDF_WORKER_LIMITS });
     starts++;
     worker.unref();
-    const pending = new Map<number, Pending>();
-    const fresh = { worker, pending };
+    const fresh: Slot = { worker, pending: new Map() };
     const fail = (err: Error) => {
       if (slots[i] === fresh) slots[i] = undefined; // the next document starts a new worker
-      for (const p of pending.values()) p.reject(err);
-      pending.clear();
+      clearTimeout(fresh.idle);
+      for (const p of fresh.pending.values()) p.reject(err);
+      fresh.pending.clear();
     };
-    worker.on('message', (answer: Share & { id: number }) => {
-      pending.get(answer.id)?.resolve(answer);
-      pending.delete(answer.id);
+    worker.on('message', (answer: Share & { id: number; opened?: number }) => {
+      const p = fresh.pending.get(answer.id);
+      if (answer.opened !== undefined) return p?.opened?.(answer.opened);
+      fresh.pending.delete(answer.id);
+      if (fresh.pending.size === 0 && slots[i] === fresh) {
+        fresh.idle = setTimeout(() => void (fresh.pending.size === 0 ? stop(i) : undefined), idleMs);
+        fresh.idle.unref();
+      }
+      p?.resolve(answer);
     });
     worker.on('error', (err) => fail(new Error(`a PDF worker failed: ${err.message}`)));
     worker.on('exit', (code) => fail(new Error(`a PDF worker stopped (exit code ${code})`)));
@@ -91,14 +115,27 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
     return fresh;
   }
 
-  function ask(i: number, bytes: Uint8Array, taken: SharedArrayBuffer, maxPages: number, signal: AbortSignal | undefined): Promise<Share> {
-    const { worker, pending } = slot(i);
+  /** How many documents slot `i` is reading: a running idle worker first, then a new one, then the least busy. */
+  const busy = (i: number) => {
+    const s = slots[i];
+    return s ? s.pending.size * 2 : 1;
+  };
+  const leastBusy = () => slots.map((_, i) => i).sort((a, b) => busy(a) - busy(b) || a - b);
+
+  function ask(
+    i: number,
+    message: { type: 'read' | 'render'; [more: string]: unknown },
+    signal: AbortSignal | undefined,
+    opened?: (numPages: number) => void,
+  ): Promise<Share> {
+    const s = slot(i);
+    clearTimeout(s.idle);
     const id = nextId++;
     return new Promise<Share>((resolve, reject) => {
-      const cancel = () => worker.postMessage({ type: 'cancel', id });
+      const cancel = () => s.worker.postMessage({ type: 'cancel', id });
       signal?.addEventListener('abort', cancel, { once: true });
       const done = () => signal?.removeEventListener('abort', cancel);
-      pending.set(id, {
+      s.pending.set(id, {
         resolve: (share) => {
           done();
           resolve(share);
@@ -107,8 +144,9 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
           done();
           reject(err);
         },
+        ...(opened ? { opened } : {}),
       });
-      worker.postMessage({ type: 'read', id, bytes, taken, maxPages });
+      s.worker.postMessage({ ...message, id, lead: opened !== undefined });
     });
   }
 
@@ -132,18 +170,38 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
             if (pages > 0) onProgress(Math.min(Atomics.load(counts, 0), pages), pages);
           }, PROGRESS_MS)
         : undefined;
-      clearTimeout(idle);
-      reading++;
-      const shares = await Promise.all(slots.map((_, i) => ask(i, bytes, taken, maxPages, signal))).finally(() => {
+      const order = leastBusy();
+      const asks: Promise<Share>[] = [];
+      const message = { type: 'read', bytes, taken, maxPages } as const;
+      // once the lead has opened the document: as many more workers as its pages are worth
+      const recruit = (numPages: number) => {
+        if (numPages > maxPages || signal?.aborted) return;
+        const want = Math.min(size, Math.ceil(numPages / PAGES_PER_WORKER));
+        for (const i of order.slice(1, want)) asks.push(ask(i, message, signal));
+      };
+      asks.push(ask(order[0]!, message, signal, recruit));
+      let shares: Share[];
+      try {
+        // the lead answers after it opened the document, so every worker it recruited is in `asks` by then
+        await asks[0];
+        shares = await Promise.all(asks);
+      } catch (err) {
+        for (const a of asks) a.catch(() => {}); // a failed read: the others' answers are not wanted
+        throw err;
+      } finally {
         clearInterval(watch);
-        if (--reading > 0) return;
-        idle = setTimeout(() => void (reading === 0 ? stopAll() : undefined), idleMs);
-        idle.unref();
-      });
+      }
       const failure = firstFailure(shares);
       if (failure) return { failure, ...(shares[0]?.numPages !== undefined ? { numPages: shares[0].numPages } : {}) };
       const pages = shares.flatMap((s) => s.pages ?? []).sort((a, b) => a.page - b.page);
       return { numPages: shares[0]?.numPages ?? 0, pages };
+    },
+    async render(bytes, page) {
+      const answer = await ask(leastBusy()[0]!, { type: 'render', bytes, page }, undefined);
+      if (answer.failure?.kind === 'internal') throw new Error(`a PDF worker failed: ${answer.failure.message}`);
+      if (answer.failure) return { failure: answer.failure };
+      if (!answer.image) throw new Error('a PDF worker answered a render without an image');
+      return { image: answer.image };
     },
     close: stopAll,
   };

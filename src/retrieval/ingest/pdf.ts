@@ -1,23 +1,20 @@
-import { getDocumentProxy, renderPageAsImage } from 'unpdf';
+import { getDocumentProxy } from 'unpdf';
 import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
-import { OPEN_OPTIONS, pageText, worthOcr } from './pdf-page.mjs';
+import { OPEN_OPTIONS, pageText, renderForOcr, worthOcr } from './pdf-page.mjs';
 import type { PdfWorkers, WorkerFailure } from './pdf-workers.ts';
 import { OcrImageError, type OcrEngine } from './ocr.ts';
 import type { Page } from './text.ts';
 
 // PDF through unpdf's build of pdf.js, one page at a time (pages numbered from 1), so memory stays flat and the
 // deadline is checked between pages; on the PDF worker threads when the service has them (pdf-workers.ts), else on
-// this thread. A page without a text layer is OCR'd on demand, here: rendered with @napi-rs/canvas and read by the
-// OCR engine. Only a page that paints something OCR could read (an image, or many paths such as text converted to
-// outlines) is rendered, so a digital PDF with blank pages never starts OCR.
+// this thread. A page without a text layer is OCR'd on demand: rendered with @napi-rs/canvas (on a PDF worker when
+// there are workers, so pdf.js never loads on this thread) and read by the OCR engine. Only a page that paints
+// something OCR could read (an image, or many paths such as text converted to outlines) is rendered, so a digital
+// PDF with blank pages never starts OCR.
 
 type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
 type PdfPage = Awaited<ReturnType<PdfDocument['getPage']>>;
-
-/** About 144 dpi for a letter page, and never more than this many pixels whatever the page size. */
-const RENDER_SCALE = 2;
-const MAX_RENDER_PIXELS = 16_000_000;
 
 export async function extractPdf(
   bytes: Uint8Array,
@@ -62,8 +59,9 @@ export async function extractPdf(
 }
 
 /**
- * The same answer, read on the worker threads: every page's text there, then, on this thread, OCR of the pages
- * that have no text and paint something OCR could read (rare: a scan is slow whichever thread opens it).
+ * The same answer, read on the worker threads: every page's text there, then OCR of the pages that have no text and
+ * paint something OCR could read, each rendered on a worker and read by the OCR engine (rare: a scan is slow
+ * whichever thread renders it).
  */
 async function extractOnWorkers(
   bytes: Uint8Array,
@@ -85,26 +83,19 @@ async function extractOnWorkers(
   const scanned = read.pages.filter((p) => p.ocr);
   if (scanned.length > limits.maxOcrPages) throw tooManyOcrPages(filename, limits);
   if (scanned.length === 0) return { pages: read.pages.map(({ page, text }) => ({ page, text })), ocrPages: 0 };
-  const pdf = await openPdf(bytes, filename);
-  try {
-    const pages: Page[] = [];
-    for (const { page: n, text, ocr } of read.pages) {
-      if (!ocr) {
-        pages.push({ page: n, text });
-        continue;
-      }
-      deadline.check();
-      const page = await readPage(pdf, n, filename);
-      try {
-        pages.push({ page: n, text: await ocrPage(pdf, page, n, ctx) });
-      } finally {
-        page.cleanup();
-      }
+  const pages: Page[] = [];
+  for (const { page: n, text, ocr } of read.pages) {
+    if (!ocr) {
+      pages.push({ page: n, text });
+      continue;
     }
-    return { pages, ocrPages: scanned.length };
-  } finally {
-    pdf.destroy().catch(() => {});
+    deadline.check();
+    const rendered = await workers.render(bytes, n);
+    if ('failure' in rendered) throw failureError(rendered.failure, filename, read.numPages, limits, deadline);
+    deadline.check();
+    pages.push({ page: n, text: await recognize(rendered.image, n, ctx) });
   }
+  return { pages, ocrPages: scanned.length };
 }
 
 function failureError(
@@ -125,6 +116,8 @@ function failureError(
       return damagedPage(filename, failure.page, failure.message);
     case 'text':
       return damagedText(filename, failure.page, failure.message);
+    case 'render':
+      return unrenderable(filename, failure.page, failure.message);
     case 'cancelled':
       // the signal was aborted or the deadline passed: check() throws which
       deadline.check();
@@ -160,6 +153,8 @@ const tooManyOcrPages = (filename: string, limits: ExtractLimits) =>
   );
 const damagedPage = (filename: string, n: number, why: string) =>
   new MalformedDocumentError(`${filename} is damaged: page ${n} cannot be read (${why}). Export it again and upload it again.`);
+const unrenderable = (filename: string, n: number, why: string) =>
+  new MalformedDocumentError(`${filename} is damaged: page ${n} has no text layer and cannot be rendered for OCR (${why}).`);
 const damagedText = (filename: string, n: number, why: string) =>
   new MalformedDocumentError(`${filename} is damaged: the text of page ${n} cannot be read (${why}).`);
 
@@ -185,17 +180,17 @@ async function ocrPage(
   n: number,
   ctx: { filename: string; ocr: OcrEngine; deadline: Deadline },
 ): Promise<string> {
-  const { width, height } = page.getViewport({ scale: 1 });
-  const scale = Math.min(RENDER_SCALE, Math.sqrt(MAX_RENDER_PIXELS / Math.max(1, width * height)));
   let image: ArrayBuffer;
   try {
-    image = await renderPageAsImage(pdf, n, { canvasImport: () => import('@napi-rs/canvas'), scale });
+    image = await renderForOcr(pdf, page, n);
   } catch (err) {
-    throw new MalformedDocumentError(
-      `${ctx.filename} is damaged: page ${n} has no text layer and cannot be rendered for OCR (${(err as Error)?.message ?? err}).`,
-    );
+    throw unrenderable(ctx.filename, n, (err as Error)?.message ?? String(err));
   }
   ctx.deadline.check();
+  return recognize(image, n, ctx);
+}
+
+async function recognize(image: ArrayBuffer, n: number, ctx: { filename: string; ocr: OcrEngine }): Promise<string> {
   try {
     return await ctx.ocr.recognize(new Uint8Array(image));
   } catch (err) {
