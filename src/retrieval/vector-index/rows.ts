@@ -38,6 +38,21 @@ export type RowStore = {
   readRow(row: number, out: Int8Array): void;
   /** Moves rows so that row p holds what row order[p] held, for p < order.length (a permutation of 0..length-1). */
   permute(order: Int32Array): void;
+  /** A copy of rows from..to-1 (from a multiple of 4) that another store, on another thread, can take in. */
+  exportRows(from: number, to: number): RowBlock;
+  /** Stores a block exportRows gave, at the same rows (reserved already). */
+  importRows(block: RowBlock): void;
+};
+
+/** Rows as the kernel holds them (whole groups of four, interleaved) with their bounds: transferable buffers. */
+export type RowBlock = {
+  from: number;
+  to: number;
+  groups: Uint8Array<ArrayBuffer>;
+  scale: Float32Array<ArrayBuffer>;
+  residual: Float32Array<ArrayBuffer>;
+  norm: Float32Array<ArrayBuffer>;
+  sums: Int32Array<ArrayBuffer>;
 };
 
 /** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
@@ -211,6 +226,29 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
         view[j + 2] = words[at + 2]!;
         view[j + 3] = words[at + 3]!;
       }
+    },
+    exportRows(from, to) {
+      if (from % 4 !== 0 || to > capacity || from > to) throw new RangeError(`rows ${from}..${to} cannot be exported`);
+      const groupsAt = (row: number) => rowsAt + Math.ceil(row / 4) * 4 * stride;
+      // a group past `to` may hold a row appended since: the importer stores it too, and never reads it
+      return {
+        from,
+        to,
+        groups: new Uint8Array(kernel.memory.buffer).slice(groupsAt(from), groupsAt(to)),
+        scale: scale.slice(from, to),
+        residual: residual.slice(from, to),
+        norm: norm.slice(from, to),
+        sums: sums.slice(from, to),
+      };
+    },
+    importRows(block) {
+      if (block.from % 4 !== 0 || block.to > capacity) throw new RangeError(`rows ${block.from}..${block.to} do not fit`);
+      memory = new Uint8Array(kernel.memory.buffer);
+      memory.set(block.groups, rowsAt + block.from * stride);
+      scale.set(block.scale, block.from);
+      residual.set(block.residual, block.from);
+      norm.set(block.norm, block.from);
+      sums.set(block.sums, block.from);
     },
     permute(order) {
       // cycle by cycle, one row held aside: no second copy of the rows (a million rows are most of a GiB)
