@@ -242,7 +242,7 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const label = `${dist} ${n}`.padEnd(17);
   return [
     `${label} | svc (in-memory exact)   | ${ms(pct(svc, 50))} | ${ms(pct(svc, 99))} | ${recallOf(svcAnswers).toFixed(3)} | first query ${first.toFixed(0)} ms; copy ${mib(copyBytes)}; process RSS ${mib(rssBefore)} before, ${mib(rssLoaded)} loaded, ${mib(rssServing)} serving`,
-    `${label} | svc clusters            | ${identical}/${QUERIES} answers identical to the full scan (ids, order, scores) | ${pruning ? `${pruning.state}: ${pruning.leaves} clusters, built in ${pruning.buildMs.toFixed(0)} ms in the background (done ${untilBuilt.toFixed(0)} ms after the first query; the thread that answers held ${pruning.heldMs.toFixed(0)} ms of it), ${(pruning.bytes / 2 ** 20).toFixed(1)} MiB, probes scanned ${(100 * pruning.probeShare).toFixed(2)} % of the rows` : 'no copy'}`,
+    `${label} | svc clusters            | ${identical}/${QUERIES} answers identical to the full scan (ids, order, scores) | ${pruning ? `${pruning.state}: ${pruning.leaves} clusters, built in ${pruning.buildMs.toFixed(0)} ms in the background (done ${untilBuilt.toFixed(0)} ms after the first query; the thread that answers held ${pruning.heldMs.toFixed(0)} ms of it, ${pruning.pauseMs.toFixed(1)} ms at most at once), ${(pruning.bytes / 2 ** 20).toFixed(1)} MiB, probes scanned ${(100 * pruning.probeShare).toFixed(2)} % of the rows` : 'no copy'}`,
     ...(KEYWORD
       ? [
           `${label} | svc keyword (BM25)      | ${ms(pct(keyword, 50))} | ${ms(pct(keyword, 99))} |     - | first query ${firstKeyword.toFixed(0)} ms (index build)`,

@@ -1,4 +1,5 @@
-import { buildInBackground, type BackgroundBuild } from './background-build.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { buildInBackground, type BackgroundBuild, type BuildResult } from './background-build.ts';
 import { buildClusters, clustersFrom, type Clusters } from './clusters.ts';
 import { kernelModule } from './kernel.ts';
 import { checkVector, CODE_HEADER, normaliseInto, unitRow } from './quantise.ts';
@@ -15,9 +16,10 @@ import { createRowStore } from './rows.ts';
 // the full scan's, score for score. Rows are moved so that each cluster is contiguous, so ties are broken by
 // sequence number, not by place.
 // The service builds them in the background (prepareInBackground(), background-build.ts): a worker thread groups a
-// copy of the rows, and its answer is swapped in between two searches (the rows moved, the clusters set, in one
-// synchronous step); until then searches scan every row, so no answer changes, and rows appended meanwhile are the
-// new clusters' tail. A search reads the sequence numbers of its candidates before its first wait, so a swap while it
+// copy of the rows; its order is then copied into a new row store a block per turn, and swapped in between two
+// searches (the rows appended meanwhile, the store, the clusters, in one synchronous step). Until then searches scan
+// every row (or use the clusters built before), so no answer changes, and rows appended meanwhile are the new
+// clusters' tail. A search reads the sequence numbers of its candidates before its first wait, so a swap while it
 // reads rows back cannot mislead it.
 
 const PRUNE_FROM = 20_000;
@@ -25,6 +27,8 @@ const PRUNE_FROM = 20_000;
 const TAIL_SHARE = 0.25;
 
 const FETCH_BATCH = 128;
+/** Rows moved into a background build's new row store per turn of the event loop (1.5 MiB at 768 dimensions). */
+const MOVE_ROWS = 2048;
 
 /** A stored row as the caller reads it back: its sequence number, its vector as stored, and what to answer with. */
 export type Fetched<T> = { seq: number; vector: Float32Array; item: T };
@@ -81,8 +85,13 @@ export type Pruning = {
   bytes: number;
   /** The last build's time, from its start to the swap (in the background: while searches went on). */
   buildMs: number;
-  /** Of buildMs, the time the thread that answers requests was held: all of it for prepare(); in the background the rows' copy to the worker and the swap. */
+  /**
+   * Of buildMs, the time the thread that answers requests was held: all of it for prepare(); in the background, the
+   * rows' copy to the worker and the swap.
+   */
   heldMs: number;
+  /** The longest of those holds: what a question arriving meanwhile may wait (all of buildMs for prepare()). */
+  pauseMs: number;
   /** Share of the rows a top-10 search scanned in the build's probes. */
   probeShare: number;
 };
@@ -93,10 +102,10 @@ export type SearchOptions = { /** Score every row (no clusters): the answer a se
 export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; pruneFrom?: number } = {}): Promise<StoredIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
   const modules = await kernelModule();
-  const rows = createRowStore(modules, dim, opts);
+  let rows = createRowStore(modules, dim, opts);
   const pruneFrom = opts.pruneFrom ?? PRUNE_FROM;
   let clusters: Clusters | undefined;
-  let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, heldMs: 0, probeShare: 1 };
+  let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, heldMs: 0, pauseMs: 0, probeShare: 1 };
   let building: { rows: number; background: BackgroundBuild; answer: Promise<Pruning> } | undefined;
   /** Bumped whenever rows move: a background answer measured on rows since moved is dropped. */
   let moves = 0;
@@ -167,11 +176,20 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
       }
       const buildMs = performance.now() - started;
       if ('useless' in built) {
-        pruning = { state: 'useless', leaves: 0, rows: size, bytes: 0, buildMs, heldMs: buildMs, probeShare: built.probeShare };
+        pruning = {
+          state: 'useless',
+          leaves: 0,
+          rows: size,
+          bytes: 0,
+          buildMs,
+          heldMs: buildMs,
+          pauseMs: buildMs,
+          probeShare: built.probeShare,
+        };
       } else {
         clusters = built.clusters;
         const { leaves, bytes, probeShare } = clusters;
-        pruning = { state: 'built', leaves, rows: size, bytes, buildMs, heldMs: buildMs, probeShare };
+        pruning = { state: 'built', leaves, rows: size, bytes, buildMs, heldMs: buildMs, pauseMs: buildMs, probeShare };
       }
       return { ...pruning };
     },
@@ -182,38 +200,56 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
       const movesAtStart = moves;
       const started = performance.now();
       const background = buildInBackground(modules, rows, dim, count, opts.relaxed);
-      const answer = background.done.then(
-        (result) => {
-          if (building?.background !== background) return current(); // cancelled, or prepare() built meanwhile
+      /** Cancelled, or prepare() built meanwhile: the answer is dropped. */
+      const stale = () => building?.background !== background || moves !== movesAtStart;
+      const swap = async (result: BuildResult | undefined): Promise<Pruning> => {
+        if (!result || stale()) return current(); // cancelled, or prepare() built meanwhile
+        let heldMs = background.heldMs;
+        let pauseMs = background.pauseMs;
+        if ('useless' in result) {
           building = undefined;
-          if (!result || moves !== movesAtStart) return { ...pruning };
-          const swapStarted = performance.now();
-          const heldMs = background.heldMs;
-          if ('useless' in result) {
-            clusters = undefined;
-            const buildMs = performance.now() - started;
-            pruning = { state: 'useless', leaves: 0, rows: count, bytes: 0, buildMs, heldMs, probeShare: result.probeShare };
-            return { ...pruning };
-          }
-          // the swap, in one synchronous step: rows 0..count-1 moved as the thread moved its copy, the clusters set;
-          // rows appended since stay where they are, the new clusters' tail
-          rows.permute(result.order);
-          seqs.set(Float64Array.from(result.order, (p) => seqs[p]!));
-          moves += 1;
-          clusters = clustersFrom(modules, rows, dim, result.layout);
-          const now = performance.now();
-          const { leaves, bytes, probeShare } = clusters;
-          pruning = { state: 'built', leaves, rows: count, bytes, buildMs: now - started, heldMs: heldMs + now - swapStarted, probeShare };
+          clusters = undefined;
+          const buildMs = performance.now() - started;
+          pruning = { state: 'useless', leaves: 0, rows: count, bytes: 0, buildMs, heldMs, pauseMs, probeShare: result.probeShare };
           return { ...pruning };
-        },
-        (error: unknown) => {
-          if (building?.background === background) {
-            building = undefined;
-            stopped = true; // a thread that failed once would most likely fail again: scan as before
-          }
-          throw error;
-        },
-      );
+        }
+        // rows 0..count-1 into a new row store in the thread's order, a block per turn while searches go on with the
+        // old one (moving them in place would hold this thread for the whole copy: 0.3 s at 100 000 rows)
+        const moved = createRowStore(modules, dim, opts);
+        moved.reserve(seqs.length); // as many as the sequence numbers have room for (reserve() goes by them)
+        for (let from = 0; from < count; from += MOVE_ROWS) {
+          if (stale()) return current();
+          const t = performance.now();
+          for (let p = from; p < Math.min(count, from + MOVE_ROWS); p++) moved.copyRow(rows, result.order[p]!, p);
+          heldMs += performance.now() - t;
+          pauseMs = Math.max(pauseMs, performance.now() - t);
+          await nextTurn();
+        }
+        if (stale()) return current();
+        // the swap, in one synchronous step: the rows appended meanwhile (the new clusters' tail), the new store, the
+        // sequence numbers in its order, the clusters
+        const t = performance.now();
+        building = undefined;
+        moved.reserve(seqs.length);
+        for (let r = count; r < size; r++) moved.copyRow(rows, r, r);
+        rows = moved;
+        seqs.set(Float64Array.from(result.order, (p) => seqs[p]!));
+        moves += 1;
+        clusters = clustersFrom(modules, rows, dim, result.layout);
+        const now = performance.now();
+        const { leaves, bytes, probeShare } = clusters;
+        heldMs += now - t;
+        pauseMs = Math.max(pauseMs, now - t);
+        pruning = { state: 'built', leaves, rows: count, bytes, buildMs: now - started, heldMs, pauseMs, probeShare };
+        return { ...pruning };
+      };
+      const answer = background.done.then(swap, (error: unknown) => {
+        if (building?.background === background) {
+          building = undefined;
+          stopped = true; // a thread that failed once would most likely fail again: scan as before
+        }
+        throw error;
+      });
       building = { rows: count, background, answer };
       return answer;
     },
