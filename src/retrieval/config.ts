@@ -51,11 +51,11 @@ export const retrievalShape = {
    */
   RAG_FLOAT_CACHE_BYTES: int(67_108_864, 0),
   /**
-   * A copy of this many chunks or more is grouped into clusters with a proven bound when it loads, so dense questions
-   * skip clusters that cannot hold a better answer (vector-index/clusters.ts); 0 builds none. Off by default: the
-   * build runs on the thread that answers requests (2 to 3 s at 100 000 chunks, 13 s at a million).
+   * A copy of this many chunks or more is grouped into clusters with a proven bound once it loads, so dense questions
+   * skip clusters that cannot hold a better answer (vector-index/clusters.ts); 0 builds none. The build runs on a
+   * worker thread (2 to 3 s at 100 000 chunks, 13 s at a million) while questions scan every row, same answers.
    */
-  RAG_PRUNING_FROM_CHUNKS: int(0, 0),
+  RAG_PRUNING_FROM_CHUNKS: int(20_000, 0),
   /** Above this many chunks a collection cannot be ranked by keyword (hybrid and keyword modes answer 422). */
   RAG_KEYWORD_INDEX_MAX_CHUNKS: int(1_000_000, 0),
   /** Candidates each ranking offers to hybrid's fusion (at least top_k). */

@@ -1,4 +1,5 @@
 import type { Database } from '../platform/db/index.ts';
+import type { Logger } from '../platform/log.ts';
 import * as store from './store.ts';
 import { createStoredIndex, type Pruning, type StoredIndex } from './vector-index/index.ts';
 import { kernelModule } from './vector-index/kernel.ts';
@@ -16,6 +17,9 @@ import { kernelModule } from './vector-index/kernel.ts';
 // the one the database held at the copy's version. A copy rebuilt or dropped gives its bytes back. A copy whose
 // every row fits what is left of the budget reads them all in the background once it is built (warmUp), so even a
 // question never asked before re-ranks from memory; until then, and for larger copies, the re-rank reads as above.
+// A copy of SVC_RAG_PRUNING_FROM_CHUNKS chunks or more builds its clusters on a worker thread once loaded, and again
+// when enough rows are appended (vector-index/background-build.ts): the question that loads it does not wait, and
+// searches scan every row until the clusters are swapped in. A copy replaced or dropped stops its build.
 type Floats = Map<number, { vector: Float32Array; id: string }>;
 type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number; floats: Floats | undefined; floatBytes: number };
 type Entry = { version: number; copy: Copy | 'too-large' };
@@ -48,13 +52,23 @@ const FLOAT_ROW_OVERHEAD = 160;
 /** Rows a warm-up reads per statement: about 6 MB of vectors at 768 dimensions. */
 const WARM_BATCH = 2000;
 
-/** `pruneFrom`: chunks from which a copy builds its clusters (SVC_RAG_PRUNING_FROM_CHUNKS; 0: never). */
-export function createCollectionIndexes(dim: number, maxChunks: number, floatBudget: number, pruneFrom = 0): CollectionIndexes {
+/**
+ * `pruneFrom`: chunks from which a copy builds its clusters (SVC_RAG_PRUNING_FROM_CHUNKS; 0: never); `logger` hears
+ * of a failed build (once: the copies then keep scanning every row, as without clusters).
+ */
+export function createCollectionIndexes(
+  dim: number,
+  maxChunks: number,
+  floatBudget: number,
+  pruneFrom = 0,
+  logger?: Logger,
+): CollectionIndexes {
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
   const rowBytes = dim * 4 + FLOAT_ROW_OVERHEAD;
   const copyOptions = { pruneFrom: pruneFrom > 0 ? pruneFrom : Number.POSITIVE_INFINITY };
   let floatBytes = 0;
+  let buildFailed = false;
   // assembled now, beside the replica's start, so its first question pays only for the copy it loads; a failure
   // here is met again, and reported, by the first copy built
   if (maxChunks > 0) kernelModule().catch(() => undefined);
@@ -72,7 +86,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
       if (unchanged) {
         held.index.reserve(delta.total);
         for (const row of added) append(held, row);
-        held.index.prepare(); // rebuilds the clusters once the rows appended since are too many
+        prepare(held); // rebuilds the clusters once the rows appended since are too many
         return remember(slug, { version, copy: held });
       }
     }
@@ -87,10 +101,19 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     };
     const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row), copy.index.reserve);
     if (read.total > maxChunks) return tooLarge();
-    copy.index.prepare(); // the clusters that let a search skip rows (vector-index/clusters.ts)
+    prepare(copy); // the clusters that let a search skip rows (vector-index/clusters.ts)
     const entry = remember(slug, { version, copy });
     if (copy.rows * rowBytes <= floatBudget - floatBytes) void warmUp(db, slug, copy);
     return entry;
+  }
+
+  /** Starts the copy's clusters' build on a worker thread when one is due; a search never waits for it. */
+  function prepare(copy: Copy) {
+    copy.index.prepareInBackground().catch((err: unknown) => {
+      if (buildFailed) return;
+      buildFailed = true;
+      logger?.warn({ err, event: 'retrieval.pruning_build_failed' }, 'a copy could not build its clusters: its searches scan every row');
+    });
   }
 
   /** Reads every row of a new copy into its kept floats, a batch at a time, while the copy is current. */
@@ -131,6 +154,7 @@ export function createCollectionIndexes(dim: number, maxChunks: number, floatBud
     floatBytes -= copy.floatBytes;
     copy.floatBytes = 0;
     copy.floats = undefined;
+    copy.index.release();
   }
 
   async function copyAt(db: Database, slug: string, version: number): Promise<Entry> {

@@ -188,6 +188,7 @@ export const retrievalService: ServiceDefinition = {
         config.RAG_MEMORY_INDEX_MAX_CHUNKS,
         config.RAG_FLOAT_CACHE_BYTES,
         config.RAG_PRUNING_FROM_CHUNKS,
+        logger,
       ),
       keywords: createKeywordIndexes(config.RAG_KEYWORD_INDEX_MAX_CHUNKS),
       lake: await openLake(config, { embedded: shared.embedded, logger }),

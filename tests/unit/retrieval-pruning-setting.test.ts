@@ -5,9 +5,9 @@ import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 
-// SVC_RAG_PRUNING_FROM_CHUNKS: off by default (the clusters' build runs on the thread that answers requests), so a
-// copy loads with no clusters; set, a copy of that many chunks builds them when it loads, and the answers stay the
-// ones a copy without clusters gives. (The index's own proofs: retrieval-pruning-index.test.ts.)
+// SVC_RAG_PRUNING_FROM_CHUNKS: 20 000 chunks by default, so this copy of 80 loads with no clusters; set lower, a copy
+// of that many chunks starts building them (on a worker thread) once it loads, and the answers stay the ones a copy
+// without clusters gives. (The index's own proofs: retrieval-pruning-index.test.ts and -background.test.ts.)
 
 const DIM = 16;
 const WORDS = 400;

@@ -53,8 +53,20 @@ export type Clusters = {
   candidates(unit: Float64Array, size: number, k: number): { rows: number[]; upper: number[]; scanned: number } | undefined;
 };
 
+/**
+ * What a build found, without the rows: where each leaf starts (and, last, the rows they hold), the centroids
+ * (leaves × dim float32) and the proven radii. A thread that built it on its own copy of the rows hands it back
+ * (build-thread.ts), and clustersFrom() makes the index over the caller's rows once they are moved alike.
+ */
+export type Layout = {
+  starts: Int32Array<ArrayBuffer>;
+  centroids: Float32Array<ArrayBuffer>;
+  radius: Float64Array<ArrayBuffer>;
+  probeShare: number;
+};
+
 export type Built =
-  | { clusters: Clusters; order: Int32Array }
+  | { clusters: Clusters; layout: Layout; order: Int32Array }
   | { useless: true; order: Int32Array | undefined; probeShare: number; neighboured: number };
 
 /**
@@ -86,10 +98,11 @@ export function buildClusters(modules: KernelModules, store: RowStore, dim: numb
   for (let g = 0; g < leaves; g++) if (starts[g + 1]! > starts[g]!) leafStarts.push(starts[g]!);
   leafStarts.push(count);
 
-  const clusters = leavesOf(modules, store, dim, leafStarts, count);
-  const scanned = probe(store, dim, clusters, count, random);
+  const layout = leavesOf(store, dim, Int32Array.from(leafStarts));
+  const scanned = probe(store, dim, clustersFrom(modules, store, dim, layout), count, random);
   if (scanned > USELESS_SHARE) return { useless: true, order, probeShare: scanned, neighboured: share };
-  return { clusters: { ...clusters, probeShare: scanned }, order };
+  layout.probeShare = scanned;
+  return { clusters: clustersFrom(modules, store, dim, layout), layout, order };
 }
 
 /** The share of SAMPLE_ROWS rows, spread evenly over the copy, with another of them at NEIGHBOUR_COSINE or more. */
@@ -242,21 +255,13 @@ function sketch(modules: KernelModules, store: RowStore, dim: number, count: num
 }
 
 /** Centroids (the mean of the members' codes, rounded to float32) and proven radii of the leaves. */
-function leavesOf(
-  modules: KernelModules,
-  store: RowStore,
-  dim: number,
-  starts: readonly number[],
-  rows: number,
-): Omit<Clusters, 'probeShare'> {
+function leavesOf(store: RowStore, dim: number, starts: Int32Array<ArrayBuffer>): Layout {
   const stride = Math.ceil(dim / 16) * 16;
   const leaves = starts.length - 1;
-  const centroids = createRowStore(modules, dim);
-  centroids.reserve(leaves);
+  const centroids = new Float32Array(leaves * dim);
   const radius = new Float64Array(leaves);
   const code = new Int8Array(stride);
   const sum = new Float64Array(dim);
-  const c32 = new Float32Array(dim);
   const c64 = new Float64Array(dim);
   const { scale, residual, norm } = store;
   for (let l = 0; l < leaves; l++) {
@@ -268,13 +273,13 @@ function leavesOf(
       const s = scale[r]!;
       for (let i = 0; i < dim; i++) sum[i] = sum[i]! + code[i]! * s;
     }
+    const c32 = centroids.subarray(l * dim, (l + 1) * dim);
     let c2 = 0;
     for (let i = 0; i < dim; i++) {
       c32[i] = sum[i]! / (to - from);
       c64[i] = c32[i]!;
       c2 += c64[i]! * c64[i]!;
     }
-    centroids.write(l, c32);
     // x̂·c ≥ x̂·ĉ − ‖x̂‖·‖c − ĉ‖ with ĉ the centroid's integer query: so ‖x̂ − c‖² ≤ ‖x̂‖² − 2(x̂·ĉ − ‖x̂‖ρ) + ‖c‖²
     const q = store.setQuery(c64);
     let max = 0;
@@ -290,13 +295,28 @@ function leavesOf(
     }
     radius[l] = roundUp32(max + SLACK);
   }
+  return { starts, centroids, radius, probeShare: 1 };
+}
 
+/**
+ * The index the layout describes over rows 0..starts[leaves]-1 of `store`, which must hold the rows the layout was
+ * measured on, in its order (the radii are proofs about those very codes).
+ */
+export function clustersFrom(modules: KernelModules, store: RowStore, dim: number, layout: Layout): Clusters {
+  const { starts, radius } = layout;
+  const leaves = starts.length - 1;
+  const rows = starts[leaves]!;
+  const centroids = createRowStore(modules, dim);
+  centroids.reserve(leaves);
+  for (let l = 0; l < leaves; l++) centroids.write(l, layout.centroids.subarray(l * dim, (l + 1) * dim));
+  const { scale, residual, norm } = store;
   const bound = new Float64Array(leaves);
   const heap = new Int32Array(leaves);
   return {
     leaves,
     rows,
-    bytes: centroids.bytes + radius.byteLength + bound.byteLength + heap.byteLength + starts.length * 8,
+    bytes: centroids.bytes + radius.byteLength + bound.byteLength + heap.byteLength + starts.byteLength,
+    probeShare: layout.probeShare,
     candidates(unit, size, k) {
       const query = store.setQuery(unit);
       if (!query || !centroids.setQuery(unit)) return undefined;
@@ -348,7 +368,7 @@ function leavesOf(
 }
 
 /** The average share of rows a top-10 search scans, for rows of the copy taken as questions. */
-function probe(store: RowStore, dim: number, clusters: Omit<Clusters, 'probeShare'>, count: number, random: () => number): number {
+function probe(store: RowStore, dim: number, clusters: Clusters, count: number, random: () => number): number {
   const stride = Math.ceil(dim / 16) * 16;
   const code = new Int8Array(stride);
   const unit = new Float64Array(dim);

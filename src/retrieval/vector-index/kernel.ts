@@ -12,6 +12,8 @@ export type Kernel = {
   dots(query: number, rows: number, groups: number, stride: number, out: number): void;
   /** Copies the `stride` bytes at `from` into a group (byte block j of 16 bytes to `to` + 64·j); answers their sum. */
   place(from: number, to: number, stride: number): number;
+  /** Copies `count` 16-byte blocks, block i from `from` + i·fromStep to `to` + i·toStep (moving rows). */
+  copy(from: number, fromStep: number, to: number, toStep: number, count: number): void;
   /**
    * Present where the engine has relaxed SIMD: Σ row[i]·query[i] for the u8 query at `query` (values 64 + q), the
    * coarse first pass (kernel-relaxed.wat).
@@ -73,5 +75,5 @@ export function instantiateKernel(modules: KernelModules, opts: { relaxed?: bool
   const kernel = new WebAssembly.Instance(modules.portable).exports as unknown as Kernel;
   if (!modules.relaxed || opts.relaxed === false) return kernel;
   const { dots7 } = new WebAssembly.Instance(modules.relaxed, { kernel: { memory: kernel.memory } }).exports as unknown as Required<Kernel>;
-  return { memory: kernel.memory, dots: kernel.dots, place: kernel.place, dots7 };
+  return { memory: kernel.memory, dots: kernel.dots, place: kernel.place, copy: kernel.copy, dots7 };
 }

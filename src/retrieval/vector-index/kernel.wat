@@ -80,6 +80,18 @@
       (i32.add (i32x4.extract_lane 0 (local.get $sum)) (i32x4.extract_lane 1 (local.get $sum)))
       (i32.add (i32x4.extract_lane 2 (local.get $sum)) (i32x4.extract_lane 3 (local.get $sum)))))
 
+  ;; Copies $count 16-byte blocks, block i from $from + i*$from_step to $to + i*$to_step: a row out of its group
+  ;; (steps 64 and 16), into one (16 and 64) or from group to group (64 and 64), for moving rows (rows.ts permute).
+  (func (export "copy") (param $from i32) (param $from_step i32) (param $to i32) (param $to_step i32) (param $count i32)
+    (block $done
+      (loop $each_block
+        (br_if $done (i32.eqz (local.get $count)))
+        (v128.store (local.get $to) (v128.load (local.get $from)))
+        (local.set $from (i32.add (local.get $from) (local.get $from_step)))
+        (local.set $to (i32.add (local.get $to) (local.get $to_step)))
+        (local.set $count (i32.sub (local.get $count) (i32.const 1)))
+        (br $each_block))))
+
   (func $store_sum (param $at i32) (param $acc v128)
     (i32.store (local.get $at)
       (i32.add

@@ -38,6 +38,23 @@ export type RowStore = {
   readRow(row: number, out: Int8Array): void;
   /** Moves rows so that row p holds what row order[p] held, for p < order.length (a permutation of 0..length-1). */
   permute(order: Int32Array): void;
+  /** Stores row `row` of `other` (a store of the same dimension) as row `to` of this one (to < capacity). */
+  copyRow(other: RowStore, row: number, to: number): void;
+  /** A copy of rows from..to-1 (from a multiple of 4) that another store, on another thread, can take in. */
+  exportRows(from: number, to: number): RowBlock;
+  /** Stores a block exportRows gave, at the same rows (reserved already). */
+  importRows(block: RowBlock): void;
+};
+
+/** Rows as the kernel holds them (whole groups of four, interleaved) with their bounds: transferable buffers. */
+export type RowBlock = {
+  from: number;
+  to: number;
+  groups: Uint8Array<ArrayBuffer>;
+  scale: Float32Array<ArrayBuffer>;
+  residual: Float32Array<ArrayBuffer>;
+  norm: Float32Array<ArrayBuffer>;
+  sums: Int32Array<ArrayBuffer>;
 };
 
 /** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
@@ -75,6 +92,8 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
   const fineQuery = new Int16Array(stride);
   const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
+  const staged = new Int8Array(stride); // a row read from another store (zero past dim, as stored)
+  const stagedBytes = new Uint8Array(staged.buffer);
 
   const outAt = () => rowsAt + capacity * stride;
   const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
@@ -214,38 +233,60 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
         view[j + 3] = words[at + 3]!;
       }
     },
-    permute(order) {
-      // cycle by cycle, one row held aside: no second copy of the rows (a million rows are most of a GiB)
-      const words = new Int32Array(kernel.memory.buffer);
-      const wordsOf = (row: number) => (rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16) >> 2;
-      const blocks = stride >> 4;
-      const held = new Int32Array(stride >> 2);
-      const move = (from: number, to: number) => {
-        for (let j = 0, a = wordsOf(from), b = wordsOf(to); j < blocks; j++, a += 16, b += 16) {
-          words[b] = words[a]!;
-          words[b + 1] = words[a + 1]!;
-          words[b + 2] = words[a + 2]!;
-          words[b + 3] = words[a + 3]!;
-        }
+    copyRow(other, row, to) {
+      other.readRow(row, staged);
+      memory.set(stagedBytes, stageAt);
+      sums[to] = kernel.place(stageAt, rowsAt + (to >> 2) * 4 * stride + (to & 3) * 16, stride);
+      scale[to] = other.scale[row]!;
+      residual[to] = other.residual[row]!;
+      norm[to] = other.norm[row]!;
+    },
+    exportRows(from, to) {
+      if (from % 4 !== 0 || to > capacity || from > to) throw new RangeError(`rows ${from}..${to} cannot be exported`);
+      const groupsAt = (row: number) => rowsAt + Math.ceil(row / 4) * 4 * stride;
+      // a group past `to` may hold a row appended since: the importer stores it too, and never reads it
+      return {
+        from,
+        to,
+        groups: new Uint8Array(kernel.memory.buffer).slice(groupsAt(from), groupsAt(to)),
+        scale: scale.slice(from, to),
+        residual: residual.slice(from, to),
+        norm: norm.slice(from, to),
+        sums: sums.slice(from, to),
       };
+    },
+    importRows(block) {
+      if (block.from % 4 !== 0 || block.to > capacity) throw new RangeError(`rows ${block.from}..${block.to} do not fit`);
+      memory = new Uint8Array(kernel.memory.buffer);
+      memory.set(block.groups, rowsAt + block.from * stride);
+      scale.set(block.scale, block.from);
+      residual.set(block.residual, block.from);
+      norm.set(block.norm, block.from);
+      sums.set(block.sums, block.from);
+    },
+    permute(order) {
+      // cycle by cycle, one row held aside (in the staging area): no second copy of the rows (a million rows are most
+      // of a GiB); each row's 16-byte blocks moved by the kernel, 64 bytes apart in a group
+      const at = (row: number) => rowsAt + (row >> 2) * 4 * stride + (row & 3) * 16;
+      const blocks = stride >> 4;
       const done = new Uint8Array(order.length);
       for (let start = 0; start < order.length; start++) {
         if (done[start] || order[start] === start) continue;
-        for (let j = 0, a = wordsOf(start); j < blocks; j++, a += 16) held.set(words.subarray(a, a + 4), j * 4);
+        kernel.copy(at(start), 64, stageAt, 16, blocks);
         const heldBounds = [scale[start]!, residual[start]!, norm[start]!, sums[start]!] as const;
         let to = start;
         for (;;) {
           done[to] = 1;
           const from = order[to]!;
           if (from === start) break;
-          move(from, to);
+          kernel.copy(at(from), 64, at(to), 64, blocks);
           scale[to] = scale[from]!;
           residual[to] = residual[from]!;
           norm[to] = norm[from]!;
           sums[to] = sums[from]!;
           to = from;
         }
-        for (let j = 0, b = wordsOf(to); j < blocks; j++, b += 16) words.set(held.subarray(j * 4, j * 4 + 4), b);
+        kernel.copy(stageAt, 16, at(to), 64, blocks);
         [scale[to], residual[to], norm[to], sums[to]] = heldBounds;
       }
     },

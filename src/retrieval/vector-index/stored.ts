@@ -1,4 +1,6 @@
-import { buildClusters, type Clusters } from './clusters.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { buildInBackground, type BackgroundBuild, type BuildResult } from './background-build.ts';
+import { buildClusters, clustersFrom, type Clusters } from './clusters.ts';
 import { kernelModule } from './kernel.ts';
 import { checkVector, CODE_HEADER, normaliseInto, unitRow } from './quantise.ts';
 import { createRowStore } from './rows.ts';
@@ -13,12 +15,20 @@ import { createRowStore } from './rows.ts';
 // scans only the clusters whose bound reaches the k-th best so far, with the same candidates' proof: the answer is
 // the full scan's, score for score. Rows are moved so that each cluster is contiguous, so ties are broken by
 // sequence number, not by place.
+// The service builds them in the background (prepareInBackground(), background-build.ts): a worker thread groups a
+// copy of the rows; its order is then copied into a new row store a block per turn, and swapped in between two
+// searches (the rows appended meanwhile, the store, the clusters, in one synchronous step). Until then searches scan
+// every row (or use the clusters built before), so no answer changes, and rows appended meanwhile are the new
+// clusters' tail. A search reads the sequence numbers of its candidates before its first wait, so a swap while it
+// reads rows back cannot mislead it.
 
 const PRUNE_FROM = 20_000;
 /** Rows appended since the clusters were built are scanned by every search; past this share of them, rebuild. */
 const TAIL_SHARE = 0.25;
 
 const FETCH_BATCH = 128;
+/** Rows moved into a background build's new row store per turn of the event loop (1.5 MiB at 768 dimensions). */
+const MOVE_ROWS = 2048;
 
 /** A stored row as the caller reads it back: its sequence number, its vector as stored, and what to answer with. */
 export type Fetched<T> = { seq: number; vector: Float32Array; item: T };
@@ -52,17 +62,36 @@ export interface StoredIndex {
    * appended since are too many); a search is a full scan until then, and wherever the clusters are found useless.
    */
   prepare(): Pruning;
+  /**
+   * prepare()'s build on a worker thread, when one is due: the answer is swapped in between two searches once the
+   * thread has it, and until then searches go on as before (a full scan, or the clusters built before). Rejects when
+   * the thread fails (the copy then tries no more builds and keeps scanning as before). One build at a time per copy.
+   */
+  prepareInBackground(): Promise<Pruning>;
+  /** Stops a build under way and any later one: for a copy replaced or dropped (searches on it still answer). */
+  release(): void;
   readonly pruning: Pruning;
 }
 
-/** What the copy's clusters are: none yet or too few rows, built, or found not to prune (so never used). */
+/**
+ * What the copy's clusters are: none yet or too few rows, built, found not to prune (so never used), or being built
+ * in the background (then `rows` are the rows being grouped, the rest describes the clusters serving meanwhile, if any).
+ */
 export type Pruning = {
-  state: 'none' | 'built' | 'useless';
+  state: 'none' | 'building' | 'built' | 'useless';
   leaves: number;
   /** Rows the clusters hold (the rest, appended since, are scanned by every search). */
   rows: number;
   bytes: number;
+  /** The last build's time, from its start to the swap (in the background: while searches went on). */
   buildMs: number;
+  /**
+   * Of buildMs, the time the thread that answers requests was held: all of it for prepare(); in the background, the
+   * rows' copy to the worker and the swap.
+   */
+  heldMs: number;
+  /** The longest of those holds: what a question arriving meanwhile may wait (all of buildMs for prepare()). */
+  pauseMs: number;
   /** Share of the rows a top-10 search scanned in the build's probes. */
   probeShare: number;
 };
@@ -73,10 +102,14 @@ export type SearchOptions = { /** Score every row (no clusters): the answer a se
 export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; pruneFrom?: number } = {}): Promise<StoredIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
   const modules = await kernelModule();
-  const rows = createRowStore(modules, dim, opts);
+  let rows = createRowStore(modules, dim, opts);
   const pruneFrom = opts.pruneFrom ?? PRUNE_FROM;
   let clusters: Clusters | undefined;
-  let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, probeShare: 1 };
+  let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, heldMs: 0, pauseMs: 0, probeShare: 1 };
+  let building: { rows: number; background: BackgroundBuild; answer: Promise<Pruning> } | undefined;
+  /** Bumped whenever rows move: a background answer measured on rows since moved is dropped. */
+  let moves = 0;
+  let stopped = false;
   let seqs = new Float64Array(0);
   let size = 0;
   const unit = new Float64Array(dim);
@@ -90,6 +123,19 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
     const next = new Float64Array(Math.max(total, seqs.length * 2, 16));
     next.set(seqs.subarray(0, size));
     seqs = next;
+  }
+  /** Whether a build is due: the copy is large enough and never tried, or has grown enough since. */
+  function due(): boolean {
+    const tried = pruning.state === 'none' ? 0 : pruning.rows;
+    const grown = pruning.state === 'built' ? size - tried > TAIL_SHARE * tried : size > (1 + TAIL_SHARE) * tried;
+    return grown && size >= pruneFrom;
+  }
+  function current(): Pruning {
+    return building ? { ...pruning, state: 'building', rows: building.rows } : { ...pruning };
+  }
+  function cancelBuild() {
+    building?.background.cancel();
+    building = undefined;
   }
   function next(seq: number) {
     if (size > 0 && seq <= seqs[size - 1]!)
@@ -116,24 +162,100 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
       return rows.bytes + seqs.byteLength + pruning.bytes;
     },
     get pruning() {
-      return { ...pruning };
+      return current();
     },
     prepare() {
-      const tried = pruning.state === 'none' ? 0 : pruning.rows;
-      const due = pruning.state === 'built' ? size - tried > TAIL_SHARE * tried : size >= pruneFrom && size > (1 + TAIL_SHARE) * tried;
-      if (!due || size < pruneFrom) return { ...pruning };
+      if (!due()) return { ...pruning };
+      cancelBuild();
       const started = performance.now();
       clusters = undefined;
       const built = buildClusters(modules, rows, dim, size);
-      if (built.order) seqs.set(Float64Array.from(built.order, (p) => seqs[p]!));
+      if (built.order) {
+        seqs.set(Float64Array.from(built.order, (p) => seqs[p]!));
+        moves += 1;
+      }
       const buildMs = performance.now() - started;
       if ('useless' in built) {
-        pruning = { state: 'useless', leaves: 0, rows: size, bytes: 0, buildMs, probeShare: built.probeShare };
+        pruning = {
+          state: 'useless',
+          leaves: 0,
+          rows: size,
+          bytes: 0,
+          buildMs,
+          heldMs: buildMs,
+          pauseMs: buildMs,
+          probeShare: built.probeShare,
+        };
       } else {
         clusters = built.clusters;
-        pruning = { state: 'built', leaves: clusters.leaves, rows: size, bytes: clusters.bytes, buildMs, probeShare: clusters.probeShare };
+        const { leaves, bytes, probeShare } = clusters;
+        pruning = { state: 'built', leaves, rows: size, bytes, buildMs, heldMs: buildMs, pauseMs: buildMs, probeShare };
       }
       return { ...pruning };
+    },
+    prepareInBackground() {
+      if (building) return building.answer;
+      if (stopped || !due()) return Promise.resolve({ ...pruning });
+      const count = size;
+      const movesAtStart = moves;
+      const started = performance.now();
+      const background = buildInBackground(modules, rows, dim, count, opts.relaxed);
+      /** Cancelled, or prepare() built meanwhile: the answer is dropped. */
+      const stale = () => building?.background !== background || moves !== movesAtStart;
+      const swap = async (result: BuildResult | undefined): Promise<Pruning> => {
+        if (!result || stale()) return current(); // cancelled, or prepare() built meanwhile
+        let heldMs = background.heldMs;
+        let pauseMs = background.pauseMs;
+        if ('useless' in result) {
+          building = undefined;
+          clusters = undefined;
+          const buildMs = performance.now() - started;
+          pruning = { state: 'useless', leaves: 0, rows: count, bytes: 0, buildMs, heldMs, pauseMs, probeShare: result.probeShare };
+          return { ...pruning };
+        }
+        // rows 0..count-1 into a new row store in the thread's order, a block per turn while searches go on with the
+        // old one (moving them in place would hold this thread for the whole copy: 0.3 s at 100 000 rows)
+        const moved = createRowStore(modules, dim, opts);
+        moved.reserve(seqs.length); // as many as the sequence numbers have room for (reserve() goes by them)
+        for (let from = 0; from < count; from += MOVE_ROWS) {
+          if (stale()) return current();
+          const t = performance.now();
+          for (let p = from; p < Math.min(count, from + MOVE_ROWS); p++) moved.copyRow(rows, result.order[p]!, p);
+          heldMs += performance.now() - t;
+          pauseMs = Math.max(pauseMs, performance.now() - t);
+          await nextTurn();
+        }
+        if (stale()) return current();
+        // the swap, in one synchronous step: the rows appended meanwhile (the new clusters' tail), the new store, the
+        // sequence numbers in its order, the clusters
+        const t = performance.now();
+        building = undefined;
+        moved.reserve(seqs.length);
+        for (let r = count; r < size; r++) moved.copyRow(rows, r, r);
+        rows = moved;
+        seqs.set(Float64Array.from(result.order, (p) => seqs[p]!));
+        moves += 1;
+        clusters = clustersFrom(modules, rows, dim, result.layout);
+        const now = performance.now();
+        const { leaves, bytes, probeShare } = clusters;
+        heldMs += now - t;
+        pauseMs = Math.max(pauseMs, now - t);
+        pruning = { state: 'built', leaves, rows: count, bytes, buildMs: now - started, heldMs, pauseMs, probeShare };
+        return { ...pruning };
+      };
+      const answer = background.done.then(swap, (error: unknown) => {
+        if (building?.background === background) {
+          building = undefined;
+          stopped = true; // a thread that failed once would most likely fail again: scan as before
+        }
+        throw error;
+      });
+      building = { rows: count, background, answer };
+      return answer;
+    },
+    release() {
+      stopped = true;
+      cancelBuild();
     },
     get stats() {
       return { ...stats };
@@ -169,24 +291,23 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
       stats.scanned += pruned ? pruned.scanned : size;
       if (!pruned) stats.fullScans += 1;
 
-      const order = found.rows
-        .map((_, i) => i)
-        .sort((a, b) => found.upper[b]! - found.upper[a]! || seqs[found.rows[a]!]! - seqs[found.rows[b]!]!);
-      const best: { row: number; score: number; seq: number; item: unknown }[] = [];
-      const rowOf = new Map<number, number>();
+      // by sequence number from here on: a background build's swap may move rows while this search waits
+      const seqOf = found.rows.map((row) => seqs[row]!);
+      const order = found.rows.map((_, i) => i).sort((a, b) => found.upper[b]! - found.upper[a]! || seqOf[a]! - seqOf[b]!);
+      const best: { score: number; seq: number; item: unknown }[] = [];
+      const asked = new Set<number>();
       for (let at = 0; at < order.length; ) {
         // a row's exact score lies below its upper bound: once the k-th best reaches the next bound, nothing left can enter
         if (best.length === want && found.upper[order[at]!]! <= best[want - 1]!.score) break;
-        const batch = order.slice(at, at + FETCH_BATCH).map((i) => found.rows[i]!);
+        const batch = order.slice(at, at + FETCH_BATCH).map((i) => seqOf[i]!);
         at += batch.length;
-        rowOf.clear();
-        for (const row of batch) rowOf.set(seqs[row]!, row);
-        const fetched = await fetch(batch.map((row) => seqs[row]!));
+        asked.clear();
+        for (const seq of batch) asked.add(seq);
+        const fetched = await fetch(batch);
         stats.fetched += fetched.length;
         for (const f of fetched) {
-          const row = rowOf.get(f.seq);
-          if (row === undefined) continue;
-          const hit = { row, score: exact(f.vector), seq: f.seq, item: f.item };
+          if (!asked.has(f.seq)) continue;
+          const hit = { score: exact(f.vector), seq: f.seq, item: f.item };
           let i = best.length;
           while (i > 0 && (best[i - 1]!.score < hit.score || (best[i - 1]!.score === hit.score && best[i - 1]!.seq > hit.seq))) i--;
           if (i < want) {
