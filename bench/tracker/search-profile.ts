@@ -78,7 +78,6 @@ async function main() {
       const found = await call(base, 'GET', 'experiments/get-by-name', { experiment_name: 'profile' });
       experimentId = found.experiment.experiment_id;
     }
-    const runs = fresh ? RUNS : Number(arg('runs', '0')) || undefined;
     await phase('warm', 50, CONCURRENCY, (i) => call(base, 'POST', 'runs/search', searchBody(experimentId, i)));
     const before = { server: cpuOf([child.pid!]), pg: cpuOf(backendsOf(cfg.database)), driver: process.cpuUsage() };
     const p = await phase('search', SEARCHES, CONCURRENCY, (i) =>
@@ -96,7 +95,7 @@ async function main() {
     const sorted = [...p.latencies].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2);
     console.log(
-      `${cfg.database}${runs ? ` (${runs} runs)` : ''}: ${SEARCHES} searches, ${CONCURRENCY} in flight: ` +
+      `${cfg.database}${fresh ? ` (${RUNS} runs)` : ''}: ${SEARCHES} searches, ${CONCURRENCY} in flight: ` +
         `${(SEARCHES / p.seconds).toFixed(1)} req/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms; load average ${loadAverage()}`,
     );
     console.log(`CPU ms a search: server ${cpu.server}, its Postgres backends ${cpu.pg}, this driver ${cpu.driver}`);
