@@ -25,6 +25,7 @@ import { promisify } from 'node:util';
 import { openPostgres } from '../../src/platform/db/index.ts';
 import { freshDatabase, realPgConfig } from '../../tests/support/pg.ts';
 import { mlflowPython, startTracker } from '../../tests/tracker-client/server.ts';
+import { call, createRunBody, HEADERS, logBatchBody, phase, type Phase, searchBody } from './workload.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,8 +38,6 @@ const TRACES = Number(arg('traces', '2000'));
 const SPANS_PER_TRACE = 10;
 const WITH_GO = !process.argv.includes('--no-go');
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const MLFLOW_VERSION = '3.17.2';
-const HEADERS = { 'Content-Type': 'application/json', 'User-Agent': `mlflow-python-client/${MLFLOW_VERSION}` };
 
 // ---- memory of a session (a server and every process it started), from /proc ----
 type Mem = { rss: number; pss: number };
@@ -73,41 +72,7 @@ function sampler(sid: number) {
   return { stop: () => (clearInterval(timer), take(), peak) };
 }
 
-// ---- the workload ----
-type Phase = { name: string; requests: number; seconds: number; latencies: number[] };
-
-async function call(base: string, method: 'GET' | 'POST', path: string, body: unknown): Promise<any> {
-  const url = `${base}/api/2.0/mlflow/${path}`;
-  const res = await fetch(method === 'GET' ? `${url}?${new URLSearchParams(body as Record<string, string>)}` : url, {
-    method,
-    headers: HEADERS,
-    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text);
-}
-
-/** Runs `count` requests, CONCURRENCY at a time; each one's latency in ms. */
-async function phase(name: string, count: number, one: (i: number) => Promise<unknown>): Promise<Phase> {
-  const latencies: number[] = new Array(count);
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const s = performance.now();
-        await one(i);
-        latencies[i] = performance.now() - s;
-      }
-    }),
-  );
-  return { name, requests: count, seconds: (performance.now() - t0) / 1000, latencies };
-}
-
-// Deterministic values, the same on every server: acc is a permutation of i, so the order is total.
-const accOf = (i: number) => ((i * 7919) % RUNS) / RUNS;
-
+// ---- the workload (requests in workload.ts) ----
 async function workload(
   base: string,
   label: string,
@@ -119,63 +84,27 @@ async function workload(
   const now = Date.now();
   const phases: Phase[] = [];
   phases.push(
-    await phase('create run', RUNS, async (i) => {
-      const runName = `run-${String(i).padStart(5, '0')}`;
-      const { run } = await call(base, 'POST', 'runs/create', {
-        experiment_id: experimentId,
-        user_id: 'bench',
-        run_name: runName,
-        start_time: now + i,
-        tags: [
-          { key: 'mlflow.user', value: 'bench' },
-          { key: 'mlflow.source.name', value: 'bench.py' },
-          { key: 'mlflow.source.type', value: 'LOCAL' },
-          { key: 'mlflow.runName', value: runName },
-        ],
-      });
+    await phase('create run', RUNS, CONCURRENCY, async (i) => {
+      const { run } = await call(base, 'POST', 'runs/create', createRunBody(experimentId, i, now));
       runIds[i] = run.info.run_id;
     }),
   );
   phases.push(
-    await phase('log batch (10 metrics, 5 params, 2 tags)', RUNS, (i) =>
-      call(base, 'POST', 'runs/log-batch', {
-        run_id: runIds[i],
-        metrics: [
-          { key: 'acc', value: accOf(i), timestamp: now + i, step: 0 },
-          { key: 'loss', value: 1 - accOf(i), timestamp: now + i, step: 0 },
-          ...Array.from({ length: 8 }, (_, k) => ({ key: `m${k}`, value: (i % 97) + k, timestamp: now + i, step: 0 })),
-        ],
-        params: [
-          { key: 'kind', value: i % 2 ? 'b' : 'a' },
-          { key: 'lr', value: String(0.001 * (1 + (i % 10))) },
-          { key: 'layers', value: String(1 + (i % 5)) },
-          { key: 'optimizer', value: i % 3 ? 'adam' : 'sgd' },
-          { key: 'seed', value: String(i) },
-        ],
-        tags: [
-          { key: 'group', value: `g${i % 10}` },
-          { key: 'bench', value: 'yes' },
-        ],
-      }),
+    await phase('log batch (10 metrics, 5 params, 2 tags)', RUNS, CONCURRENCY, (i) =>
+      call(base, 'POST', 'runs/log-batch', logBatchBody(runIds[i]!, i, RUNS, now)),
     ),
   );
   await analyze(database);
   phases.push(
-    await phase(`search runs over ${RUNS} (order by metric, top 100)`, SEARCHES, (i) =>
-      call(base, 'POST', 'runs/search', {
-        experiment_ids: [experimentId],
-        run_view_type: 'ACTIVE_ONLY',
-        max_results: 100,
-        order_by: [i % 2 ? 'metrics.loss ASC' : 'metrics.acc DESC'],
-        ...(i % 4 === 3 ? { filter: "metrics.acc > 0.5 and params.kind = 'a'" } : {}),
-      }).then((r) => {
+    await phase(`search runs over ${RUNS} (order by metric, top 100)`, SEARCHES, CONCURRENCY, (i) =>
+      call(base, 'POST', 'runs/search', searchBody(experimentId, i)).then((r) => {
         const n = r.runs?.length ?? 0;
         if (i % 4 === 3 ? n === 0 : n !== Math.min(100, RUNS)) throw new Error(`search ${i} returned ${n} runs`);
       }),
     ),
   );
   phases.push(
-    await phase(`export spans (OTLP JSON, a trace of ${SPANS_PER_TRACE} nested spans a request)`, TRACES, (i) =>
+    await phase(`export spans (OTLP JSON, a trace of ${SPANS_PER_TRACE} nested spans a request)`, TRACES, CONCURRENCY, (i) =>
       exportTrace(base, experimentId, i, now),
     ),
   );

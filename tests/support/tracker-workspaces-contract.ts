@@ -103,6 +103,19 @@ export function trackerWorkspacesContract(name: string, open: () => Promise<{ db
       expect((await call('POST', 'runs/set-tag', { body: { run_id: run.run_id, key: 'k', value: 'b' }, ...inB })).status).toBe(404);
       expect((await call('POST', 'runs/delete', { body: { run_id: run.run_id }, ...inB })).status).toBe(404);
       expect((await call('POST', 'runs/search', { body: { experiment_ids: [expA] }, ...inB })).body).toEqual({});
+      // Ordered by a metric (the statement that reads the metric's index first), filtered, and with B's own id too;
+      // pages of one, so a run of A's found by the search would show as a next page token even if left out of the page.
+      const second = (await call('POST', 'runs/create', { body: { experiment_id: expA }, ...inA })).body.run.info;
+      await call('POST', 'runs/log-metric', { body: { run_id: second.run_id, key: 'm', value: 2, timestamp: 1 }, ...inA });
+      for (const body of [
+        { experiment_ids: [expA], order_by: ['metrics.m DESC'], max_results: 1 },
+        { experiment_ids: [expA, expB], order_by: ['metrics.m ASC'], filter: 'metrics.m >= 0', max_results: 1 },
+        { experiment_ids: [expA], order_by: ['params.p DESC'], max_results: 1 },
+      ]) {
+        expect((await call('POST', 'runs/search', { body, ...inB })).body).toEqual({});
+      }
+      const ownSearch = await call('POST', 'runs/search', { body: { experiment_ids: [expA, expB], order_by: ['metrics.m DESC'] }, ...inA });
+      expect(ownSearch.body.runs.map((r: { info: { run_id: string } }) => r.info.run_id)).toEqual([second.run_id, run.run_id]);
       const searched = (await call('POST', 'experiments/search', { body: { max_results: 100 }, ...inB })).body.experiments;
       expect(searched.map((e: { experiment_id: string }) => e.experiment_id)).toEqual([expB]);
       expect((await call('GET', 'registered-models/get?name=model-of-a', inB)).body.message).toBe(

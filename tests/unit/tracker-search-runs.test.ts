@@ -238,6 +238,48 @@ describe('search_runs ordering', () => {
     expect(everything.slice(192, 200).every((id) => Number(id.slice(1)) % 23 === 0)).toBe(true);
   });
 
+  it.each([
+    // A filter on the metric the runs are ordered by: NaN matches only !=, a run without the metric matches nothing.
+    ['metrics.acc > 0.6', 'metrics.acc DESC', ['r4', 'r1', 'r2']],
+    ['metrics.acc != 0.7', 'metrics.acc DESC', ['r4', 'r1', 'r6', 'r3']],
+    ['metrics.acc = 0.5', 'metrics.acc ASC', ['r6']],
+    ['metrics.acc <= 0.9 and metrics.acc != 0.9', 'metrics.acc ASC', ['r6', 'r2']],
+    ['metrics.acc != 0.5 and metrics.acc != 0.9', 'metrics.acc DESC', ['r2', 'r3']],
+    ["metrics.acc >= 0.7 and params.lr = '0.01'", 'metrics.acc DESC', ['r1']],
+    ['metrics.acc < 0', 'metrics.acc DESC', []],
+  ])('filter %s ordered by %s', async (filter, orderBy, expected) => {
+    expect(await ids({ filter, orderBy: [orderBy] })).toEqual(expected);
+  });
+
+  it('pages a search filtered on the metric it is ordered by as the unfiltered order, filtered', async () => {
+    // Run bNNNN has score NNNN % 10, NaN when NNNN is a multiple of 23, none when a multiple of 5.
+    const score = (id: string) => {
+      const g = Number(id.slice(1));
+      return g % 5 === 0 ? undefined : g % 23 === 0 ? Number.NaN : g % 10;
+    };
+    const everything = await ids({ experimentIds: ['3'], orderBy: ['metrics.score ASC'], maxResults: 1000 });
+    const cases: [string, (s: number) => boolean][] = [
+      ['metrics.score >= 3', (s) => s >= 3],
+      ['metrics.score != 4', (s) => s !== 4],
+      ['metrics.score < 2 and metrics.score != 0', (s) => s < 2 && s !== 0],
+    ];
+    for (const [filter, test] of cases) {
+      const expected = everything.filter((id) => {
+        const s = score(id);
+        return s !== undefined && test(s);
+      });
+      expect(expected.length).toBeGreaterThan(10);
+      const seen: string[] = [];
+      let pageToken: string | undefined;
+      do {
+        const result = await search({ experimentIds: ['3'], filter, orderBy: ['metrics.score ASC'], maxResults: 7, pageToken });
+        seen.push(...result.runIds);
+        pageToken = result.nextPageToken;
+      } while (pageToken);
+      expect(seen, filter).toEqual(expected);
+    }
+  });
+
   it('costs one statement per page whatever its size', async () => {
     const counted = countingSql(db);
     for (const maxResults of [1, 10, 250]) {

@@ -23,7 +23,7 @@ import {
   STRING_OPS,
   stringValue,
 } from '../search/sql.ts';
-import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
+import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
 
 // search_runs: the filter's tests on the run's latest metrics, params, tags and dataset inputs become one condition
@@ -149,7 +149,7 @@ function condition(c: Comparison, params: Params): string | RowTest {
 
 type Term = { expr: string; direction: 'ASC' | 'DESC' };
 /** When the first order key is a metric: its key's parameter, its direction and the alias of its join. */
-type LeadingMetric = { key: string; direction: 'ASC' | 'DESC'; alias: string };
+type LeadingMetric = { name: string; key: string; direction: 'ASC' | 'DESC'; alias: string };
 
 /** ORDER BY terms and the LEFT JOINs they need, one join per key. */
 function ordering(orderBy: string[], params: Params): { joins: string[]; terms: Term[]; leading?: LeadingMetric } {
@@ -172,7 +172,7 @@ function ordering(orderBy: string[], params: Params): { joins: string[]; terms: 
       case 'metric': {
         keys.push(`metric:${identifier.key}`);
         const key = params.add(identifier.key);
-        if (n === 0) leading = { key, direction, alias };
+        if (n === 0) leading = { name: identifier.key, key, direction, alias };
         joins.push(`LEFT JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key}`);
         // Present values first, then NaN, then runs without the metric, whatever the direction.
         terms.push(
@@ -208,8 +208,15 @@ const orderList = (terms: Term[]) => terms.map((t) => `${t.expr} ${t.direction}`
  * (which means looking at every run). Each part numbers its rows in its own order, so the whole is ordered by (part,
  * number) alone. At 10 000 runs a first page takes about 1 ms where sorting every run took 7 to 20; the last pages
  * cost about twice that sort (the window is read whole, then numbered).
+ * The filter's comparisons on that same metric (`tests`) are conditions on its join: in the index's range for the
+ * runs with a value; a NaN matches only `!=` and a run without the metric matches none, so those parts are left out
+ * of the statement when a test rules them out (less to plan, and no scan of every run for a page left short).
  */
-function byLeadingMetric(sel: { joins: string[]; where: string[]; terms: Term[]; leading: LeadingMetric }, window: string): string {
+function byLeadingMetric(
+  sel: { joins: string[]; where: string[]; terms: Term[]; leading: LeadingMetric },
+  window: string,
+  tests: LeadingTest[],
+): string {
   const { alias, key, direction } = sel.leading;
   // Inside a part the leading metric's rank is constant and its join an inner one (or none).
   const rest = sel.terms.slice(2);
@@ -219,19 +226,58 @@ function byLeadingMetric(sel: { joins: string[]; where: string[]; terms: Term[];
      WHERE ${[...sel.where, ...where].join(' AND ')} ORDER BY ${orderList(order)} LIMIT ${window}`;
   const withMetric = (nan: boolean) =>
     `FROM tracker_runs r JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key} AND ${alias}.is_nan = ${nan}`;
-  const present = part(withMetric(false), [], [{ expr: `${alias}.value`, direction }, ...rest]);
-  const nan = part(withMetric(true), [`(SELECT count(*) FROM present) < ${window}`], rest);
-  const missing = part(
-    'FROM tracker_runs r',
-    [
-      `NOT EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${key})`,
-      `(SELECT count(*) FROM present) + (SELECT count(*) FROM nan) < ${window}`,
-    ],
-    rest,
+  // Each part after the first is read only while the parts before it left the window short.
+  const parts: { name: string; sql: string }[] = [];
+  const short = () => (parts.length ? [`${parts.map((p) => `(SELECT count(*) FROM ${p.name})`).join(' + ')} < ${window}`] : []);
+  const add = (name: string, sql: string) => parts.push({ name, sql });
+  add(
+    'present',
+    part(
+      withMetric(false),
+      tests.map((t) => t.onValue),
+      [{ expr: `${alias}.value`, direction }, ...rest],
+    ),
   );
-  return `WITH present AS MATERIALIZED (${present}), nan AS MATERIALIZED (${nan}), missing AS MATERIALIZED (${missing})
-    SELECT run_id FROM (SELECT 0 AS part_, * FROM present UNION ALL SELECT 1, * FROM nan UNION ALL SELECT 2, * FROM missing) s
+  if (tests.every((t) => t.op === '!=')) add('nan', part(withMetric(true), short(), rest));
+  if (tests.length === 0) {
+    const without = `NOT EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${key})`;
+    add('missing', part('FROM tracker_runs r', [without, ...short()], rest));
+  }
+  return `WITH ${parts.map((p) => `${p.name} AS MATERIALIZED (${p.sql})`).join(', ')}
+    SELECT run_id FROM (${parts.map((p, n) => `SELECT ${n} AS part_, * FROM ${p.name}`).join(' UNION ALL ')}) s
     ORDER BY part_, n_`;
+}
+
+/** A filter's comparison on the leading order metric, as a condition on a run's value of it (not NaN). */
+type LeadingTest = { op: string; onValue: string };
+
+/**
+ * The filter's comparisons, in order: those on the leading metric as tests of its join, the others as conditions
+ * (so the first refusal is still the first bad comparison's).
+ */
+function filterOf(comparisons: Comparison[], leading: LeadingMetric | undefined, params: Params) {
+  const tests: LeadingTest[] = [];
+  const conditions: (string | RowTest)[] = [];
+  for (const c of comparisons) {
+    if (leading && entityOf(c.identifier) === 'metric' && c.identifier.key === leading.name) {
+      checkOp(c, NUMERIC_OPS, `metric '${c.identifier.key}'`);
+      tests.push({ op: c.op, onValue: compare(`${leading.alias}.value`, c.op, numberValue(c.value, 'metric'), params) });
+    } else {
+      conditions.push(condition(c, params));
+    }
+  }
+  return { tests, conditions: filterConditions(conditions) };
+}
+
+/**
+ * The run is in one of the searched experiments that are in the request's workspace. The experiments are found once,
+ * in a subquery that does not depend on the run (an InitPlan), rather than by a join each part of the statement
+ * plans again: on 10 000 runs that took a third off planning a search ordered by a metric (1.9 to 1.4 ms of
+ * Postgres CPU a statement; with a filter on a metric and a param, 8.8 to 6.5 ms).
+ */
+function searchedExperiments(ids: string, workspace: string): string {
+  return `r.experiment_id = ANY((SELECT array_agg(e.experiment_id) FROM tracker_experiments e
+    WHERE e.experiment_id = ANY(${ids}::bigint[]) AND ${workspaceIs('e.workspace', workspace)})::bigint[])`;
 }
 
 const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
@@ -245,14 +291,14 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   const params = new Params();
   const { joins, terms, leading } = ordering(orderEntries(req.orderBy), params);
   const where = [
-    `r.experiment_id = ANY(${params.add(experimentIds)}::bigint[])`,
-    experimentInWorkspace('r.experiment_id', params.add(requestWorkspace())),
+    searchedExperiments(params.add(experimentIds), params.add(requestWorkspace())),
     `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
-    ...filterConditions(parseFilter(req.filter).map((c) => condition(c, params))),
   ];
+  const { tests, conditions } = filterOf(parseFilter(req.filter), leading, params);
+  where.push(...conditions);
   if (experimentIds.length === 0) return { runIds: [] };
   const sql = leading
-    ? `${byLeadingMetric({ joins, where, terms, leading }, `${params.add(offset + maxResults + 1)}::bigint`)}
+    ? `${byLeadingMetric({ joins, where, terms, leading }, `${params.add(offset + maxResults + 1)}::bigint`, tests)}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`
     : `SELECT r.run_id FROM tracker_runs r ${joins.join(' ')}
     WHERE ${where.join(' AND ')}

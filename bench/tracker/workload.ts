@@ -1,0 +1,97 @@
+// The tracker benches' requests, as the official Python client sends them (paths, JSON bodies and headers from
+// mlflow's rest_store): used by bench/tracker/index.ts (svc against MLflow) and search-profile.ts (svc alone).
+
+export const MLFLOW_VERSION = '3.17.2';
+export const HEADERS = { 'Content-Type': 'application/json', 'User-Agent': `mlflow-python-client/${MLFLOW_VERSION}` };
+
+export type Phase = { name: string; requests: number; seconds: number; latencies: number[] };
+
+export async function call(base: string, method: 'GET' | 'POST', path: string, body: unknown): Promise<any> {
+  const url = `${base}/api/2.0/mlflow/${path}`;
+  const res = await fetch(method === 'GET' ? `${url}?${new URLSearchParams(body as Record<string, string>)}` : url, {
+    method,
+    headers: HEADERS,
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+/** Runs `count` requests, `concurrency` at a time; each one's latency in ms. */
+export async function phase(name: string, count: number, concurrency: number, one: (i: number) => Promise<unknown>): Promise<Phase> {
+  const latencies: number[] = new Array(count);
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const s = performance.now();
+        await one(i);
+        latencies[i] = performance.now() - s;
+      }
+    }),
+  );
+  return { name, requests: count, seconds: (performance.now() - t0) / 1000, latencies };
+}
+
+/** Run i's acc: a permutation of i over `runs` (the same on every server), so the order is total. */
+export const accOf = (i: number, runs: number) => ((i * 7919) % runs) / runs;
+
+export const createRunBody = (experimentId: string, i: number, now: number) => {
+  const runName = `run-${String(i).padStart(5, '0')}`;
+  return {
+    experiment_id: experimentId,
+    user_id: 'bench',
+    run_name: runName,
+    start_time: now + i,
+    tags: [
+      { key: 'mlflow.user', value: 'bench' },
+      { key: 'mlflow.source.name', value: 'bench.py' },
+      { key: 'mlflow.source.type', value: 'LOCAL' },
+      { key: 'mlflow.runName', value: runName },
+    ],
+  };
+};
+
+/** Run i's batch: 10 metrics, 5 params, 2 tags. */
+export const logBatchBody = (runId: string, i: number, runs: number, now: number) => ({
+  run_id: runId,
+  metrics: [
+    { key: 'acc', value: accOf(i, runs), timestamp: now + i, step: 0 },
+    { key: 'loss', value: 1 - accOf(i, runs), timestamp: now + i, step: 0 },
+    ...Array.from({ length: 8 }, (_, k) => ({ key: `m${k}`, value: (i % 97) + k, timestamp: now + i, step: 0 })),
+  ],
+  params: [
+    { key: 'kind', value: i % 2 ? 'b' : 'a' },
+    { key: 'lr', value: String(0.001 * (1 + (i % 10))) },
+    { key: 'layers', value: String(1 + (i % 5)) },
+    { key: 'optimizer', value: i % 3 ? 'adam' : 'sgd' },
+    { key: 'seed', value: String(i) },
+  ],
+  tags: [
+    { key: 'group', value: `g${i % 10}` },
+    { key: 'bench', value: 'yes' },
+  ],
+});
+
+/** Search i: the top 100 by acc or by loss, every fourth one with a filter on a metric and a param. */
+export const searchBody = (experimentId: string, i: number) => ({
+  experiment_ids: [experimentId],
+  run_view_type: 'ACTIVE_ONLY',
+  max_results: 100,
+  order_by: [i % 2 ? 'metrics.loss ASC' : 'metrics.acc DESC'],
+  ...(i % 4 === 3 ? { filter: "metrics.acc > 0.5 and params.kind = 'a'" } : {}),
+});
+
+/** An experiment named `name` with `runs` runs, each with its batch logged; its id. */
+export async function seedRuns(base: string, name: string, runs: number, concurrency: number): Promise<string> {
+  const { experiment_id: experimentId } = await call(base, 'POST', 'experiments/create', { name });
+  const now = Date.now();
+  const runIds: string[] = new Array(runs);
+  await phase('create run', runs, concurrency, async (i) => {
+    runIds[i] = (await call(base, 'POST', 'runs/create', createRunBody(experimentId, i, now))).run.info.run_id;
+  });
+  await phase('log batch', runs, concurrency, (i) => call(base, 'POST', 'runs/log-batch', logBatchBody(runIds[i]!, i, runs, now)));
+  return experimentId;
+}
