@@ -204,7 +204,9 @@ describe('collection copies and their size limit', () => {
       const loaded = await ask(maxChunks);
       expect(loaded.copy).toBe(true);
       expect(loaded.ranked.map((r: unknown[]) => r[0])).toEqual(direct.ranked.map((r: unknown[]) => r[0]));
-      loaded.ranked.forEach((r: number[], i: number) => expect(r[1]).toBeCloseTo(direct.ranked[i][1], 5));
+      loaded.ranked.forEach((r: number[], i: number) => {
+        expect(r[1]).toBeCloseTo(direct.ranked[i][1], 5);
+      });
     }
     expect(await ask('4')).toEqual({ ranked: direct.ranked, copy: false }); // one row past the limit: pgvector answers
     await writer.close();
