@@ -10,16 +10,6 @@ export async function findDocument(sql: Sql, slug: string, id: string): Promise<
   return row;
 }
 
-/** The document's pages as extracted, in order, in one statement (jsonb travels the same on both adapters). */
-export async function insertPages(sql: Sql, documentId: string, pages: readonly Page[]): Promise<void> {
-  if (pages.length === 0) return;
-  await sql.query(
-    `INSERT INTO retrieval_document_pages (document_id, page, text)
-     SELECT $1::uuid, (p->>'page')::int, p->>'text' FROM jsonb_array_elements($2::jsonb) AS p`,
-    [documentId, JSON.stringify(pages.map((p) => ({ page: p.page, text: p.text })))],
-  );
-}
-
 /** The stored pages, in page order; empty for a document stored before pages were kept. */
 export function readPages(sql: Sql, documentId: string): Promise<Page[]> {
   return sql.query<Page>(`SELECT page, text FROM retrieval_document_pages WHERE document_id = $1::uuid ORDER BY page`, [documentId]);

@@ -7,7 +7,6 @@ import { backendOf } from './backends/index.ts';
 import { chunkPages } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
 import { detectFormat, extractDocument } from './ingest/index.ts';
-import { insertPages } from './document-store.ts';
 import { retrievalProblem } from './errors.ts';
 import { keepOriginal } from './originals.ts';
 import * as store from './store.ts';
@@ -173,8 +172,20 @@ export async function ingestSpooled(
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
-    if (uploader.caller) await deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length);
+    // The charge comes before the embedding (a gateway's embedding costs what the charge allows), but the offline
+    // embedder costs nothing: its hashing runs while the charge's round trips, and the lookup of where the collection
+    // keeps its chunks, are in flight. A refusal still answers before anything is written.
+    const charging = uploader.caller ? deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length) : undefined;
+    charging?.catch(() => {}); // answered below
+    const lookUp = () => {
+      const head = store.collectionHead(deps.db, slug);
+      head.catch(() => {}); // answered below
+      return head;
+    };
+    const collection = deps.embedder.offline ? lookUp() : undefined;
+    if (!deps.embedder.offline) await charging;
     const vectors = await embedChunks(deps, chunks, progress);
+    await charging;
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
     const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
@@ -199,15 +210,14 @@ export async function ingestSpooled(
     // opposite orders.
     progress.writing();
     // where the collection keeps its chunks (it may have been deleted while the file was read: 404)
-    const head = await store.collectionHead(deps.db, slug);
+    const head = await (collection ?? lookUp());
     if (!head) throw notFound(`Collection '${slug}' does not exist.`);
     const backend = backendOf(deps, head);
     const written = deps.db.transaction(async (tx) => {
-      const inserted = await store.insertDocument(tx, document, { bump: !onStored });
+      // with the text as extracted, which the document's text download and a re-index read
+      const inserted = await store.insertDocument(tx, document, { bump: !onStored, pages: extracted.pages });
       if (!inserted) return undefined;
       await backend.writeChunks(tx, { id: documentId, filename: upload.filename }, rows);
-      // the text as extracted, which the document's text download and a re-index read
-      await insertPages(tx, documentId, extracted.pages);
       if (onStored) {
         await onStored(tx, inserted);
         await store.bumpCollectionVersion(tx, slug);

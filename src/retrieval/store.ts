@@ -134,8 +134,9 @@ export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<voi
 export async function insertDocument(
   sql: Sql,
   d: Omit<DocumentRow, 'created_at' | 'original_bytes'>,
-  opts: { bump: boolean },
+  opts: { bump: boolean; pages?: readonly { page: number; text: string }[] },
 ): Promise<DocumentRow | undefined> {
+  // the pages as extracted go in with the row, in the same statement (a round trip fewer), and only if it went in
   const rows = await sql.query<DocumentRow>(
     `WITH document AS (
        INSERT INTO retrieval_documents
@@ -144,6 +145,9 @@ export async function insertDocument(
        ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *
      ), bump AS (
        ${BUMP_VERSION} WHERE slug = $2 AND $13::boolean AND EXISTS (SELECT 1 FROM document)
+     ), pages AS (
+       INSERT INTO retrieval_document_pages (document_id, page, text)
+       SELECT document.id, (p->>'page')::int, p->>'text' FROM document, jsonb_array_elements($15::jsonb) AS p
      )
      SELECT * FROM document`,
     [
@@ -161,6 +165,7 @@ export async function insertDocument(
       d.uploaded_by,
       opts.bump,
       d.text_bytes,
+      JSON.stringify((opts.pages ?? []).map((p) => ({ page: p.page, text: p.text }))),
     ],
   );
   return rows[0];
