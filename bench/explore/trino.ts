@@ -34,9 +34,10 @@ const clients = new Map<string, Trino>();
 async function direct(sql: string, user: string, token: string, ca: string): Promise<number> {
   let client = clients.get(`${user} ${token}`);
   if (!client) {
+    const agentOptions = { ca, keepAlive: true }; // typed as TLS options only, but handed to the Agent whole
     client = Trino.create({
       server: TRINO_URL,
-      ssl: { ca, keepAlive: true },
+      ssl: agentOptions,
       extraHeaders: { Authorization: `Bearer ${token}`, 'X-Trino-User': user },
     });
     clients.set(`${user} ${token}`, client);
