@@ -172,17 +172,11 @@ export async function ingestSpooled(
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
-    // The charge comes before the embedding (a gateway's embedding costs what the charge allows), but the offline
-    // embedder costs nothing: its hashing runs while the charge's round trips, and the lookup of where the collection
-    // keeps its chunks, are in flight. A refusal still answers before anything is written.
+    // The charge comes before a gateway's embedding (which costs what the charge allows); the offline embedder costs
+    // nothing, so its hashing runs while the charge's round trips are in flight. A refusal still answers before
+    // anything is written.
     const charging = uploader.caller ? deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length) : undefined;
     charging?.catch(() => {}); // answered below
-    const lookUp = () => {
-      const head = store.collectionHead(deps.db, slug);
-      head.catch(() => {}); // answered below
-      return head;
-    };
-    const collection = deps.embedder.offline ? lookUp() : undefined;
     if (!deps.embedder.offline) await charging;
     const vectors = await embedChunks(deps, chunks, progress);
     await charging;
@@ -210,7 +204,7 @@ export async function ingestSpooled(
     // opposite orders.
     progress.writing();
     // where the collection keeps its chunks (it may have been deleted while the file was read: 404)
-    const head = await (collection ?? lookUp());
+    const head = await store.collectionHead(deps.db, slug);
     if (!head) throw notFound(`Collection '${slug}' does not exist.`);
     const backend = backendOf(deps, head);
     const written = deps.db.transaction(async (tx) => {

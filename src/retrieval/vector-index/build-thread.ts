@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
-import { buildClusters, type Layout } from './clusters.ts';
+import { buildClusters } from './cluster-build.ts';
+import type { Layout } from './clusters.ts';
 import type { KernelModules } from './kernel.ts';
 import { createRowStore, type RowBlock } from './rows.ts';
 

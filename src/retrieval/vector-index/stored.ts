@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { buildInBackground, type BackgroundBuild, type BuildResult } from './background-build.ts';
-import { buildClusters, clustersFrom, type Clusters } from './clusters.ts';
+import { buildClusters } from './cluster-build.ts';
+import { clustersFrom, type Clusters } from './clusters.ts';
 import { kernelModule } from './kernel.ts';
 import { checkVector, CODE_HEADER, normaliseInto, unitRow } from './quantise.ts';
 import { createRowStore } from './rows.ts';
