@@ -6,6 +6,7 @@ import type { Limiter } from '../../platform/limits/index.ts';
 import type { Logger } from '../../platform/log.ts';
 import { createS3Store } from '../../platform/objects/s3-store.ts';
 import type { ObjectStore } from '../../platform/objects/index.ts';
+import { TrinoError } from '../../platform/trino/index.ts';
 import { nextSeqs, type Lake } from '../backends/lake.ts';
 import { tableOf } from '../backends/lake-sql.ts';
 import { collectionHead } from '../store.ts';
@@ -161,8 +162,26 @@ async function writeFile(deps: ImportWorkerDeps, job: Job, split: number, batch:
   // a folder of its own: add_files registers every file under the location it is given
   const folder = `${job.files.path}/data/import-${job.row.id}/p${split}-${randomBytes(6).toString('hex')}`;
   await job.files.store.put(`${folder}/part-0.parquet`, bytes);
-  await deps.lake.asService(sql.addFiles(job.fqn, `s3://${job.files.bucket}/${folder}`));
+  await registerFiles(deps.lake, job.fqn, `s3://${job.files.bucket}/${folder}`);
 }
+
+/**
+ * Trino's add_files for a folder. Iceberg commits are optimistic: shards registering files at once can find the table
+ * moved under them (ICEBERG_COMMIT_ERROR, nothing committed), and the one that lost tries again on the new snapshot.
+ */
+async function registerFiles(lake: Lake, fqn: string, location: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await lake.asService(sql.addFiles(fqn, location));
+      return;
+    } catch (error) {
+      const conflict = error instanceof TrinoError && error.errorName === 'ICEBERG_COMMIT_ERROR' && /concurrent/i.test(error.message);
+      if (!conflict || attempt >= COMMIT_ATTEMPTS) throw error;
+      await sleep(50 * attempt + Math.random() * 100); // apart, so the shards do not collide again
+    }
+  }
+}
+const COMMIT_ATTEMPTS = 5;
 
 /** The texts' vectors in order, `batchSize` texts a request and at most `concurrency` requests at once. */
 async function embedAll(deps: ImportWorkerDeps, texts: string[]): Promise<number[][]> {
