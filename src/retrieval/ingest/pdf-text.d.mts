@@ -1,0 +1,12 @@
+/** Why a PDF cannot be opened, or one of its pages read (pdf-workers.ts's WorkerFailure has the same kinds). */
+export type PdfTextFailure = { kind: 'password' | 'open'; message: string } | { kind: 'page' | 'text'; page: number; message: string };
+
+export type PdfTextPage = { text: string; ocr: boolean } | { failure: PdfTextFailure };
+
+export type PdfTextDocument = {
+  readonly numPages: number;
+  page(n: number): PdfTextPage;
+  close(): void;
+};
+
+export function openPdfText(bytes: Uint8Array): Promise<PdfTextDocument | { failure: PdfTextFailure }>;
