@@ -1,12 +1,15 @@
-// PDF text extraction alone, on this thread: pdf.js (unpdf, as the PDF workers read today) against PDFium compiled to
-// WebAssembly (@embedpdf/pdfium), on the LangChain bench's documents (langchain-docs.ts). Prints ms per document for
-// each and whether both read the same words in the same order (whitespace aside).
+// PDF text extraction alone, on this thread: pdf.js (unpdf, as svc's PDF workers read before 2026-11-29) against PDFium
+// compiled to WebAssembly (@embedpdf/pdfium, svc's reader since: src/retrieval/ingest/pdf-text.mjs), on the LangChain
+// bench's documents (langchain-docs.ts). Prints ms per document for each and whether both read the same words in the
+// same order (whitespace aside).
 //   npx tsx bench/retrieval/pdf-text.ts [documents=40] [rounds=3]
 import { readFileSync } from 'node:fs';
 import { getDocumentProxy } from 'unpdf';
-import { OPEN_OPTIONS } from '../../src/retrieval/ingest/pdf-page.mjs';
 import { openPdfText } from '../../src/retrieval/ingest/pdf-text.mjs';
 import { mixedDoc, tenPageDoc, type BenchDoc } from './langchain-docs.ts';
+
+/** The options svc opened documents with in pdf.js. */
+const OPEN_OPTIONS = { isEvalSupported: false, verbosity: 0, stopAtErrors: false };
 
 const count = Number(process.argv[2] ?? 40);
 const rounds = Number(process.argv[3] ?? 3);

@@ -6,6 +6,8 @@ export type PdfTextPage = { text: string; ocr: boolean } | { failure: PdfTextFai
 export type PdfTextDocument = {
   readonly numPages: number;
   page(n: number): PdfTextPage;
+  /** Page `n` as a PNG for OCR. */
+  render(n: number): { image: ArrayBuffer } | { failure: PdfTextFailure };
   close(): void;
 };
 

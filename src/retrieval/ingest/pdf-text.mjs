@@ -1,8 +1,8 @@
-// A PDF's text, page by page, read by PDFium compiled to WebAssembly (@embedpdf/pdfium), shared by pdf.ts (the main
-// thread) and pdf-worker.mjs (the worker threads), in plain JavaScript because a worker thread starts without the
-// TypeScript loader. PDFium reads the text layer about twice as fast as pdf.js (bench/retrieval/pdf-text.ts); pdf.js
-// is kept only to render a page without text for OCR (pdf-page.mjs). The module loads with the first PDF a thread
-// reads (about 50 ms, the wasm compiled lazily), so a service that reads no PDF never holds it.
+// A PDF's text, page by page, read by PDFium compiled to WebAssembly (@embedpdf/pdfium), and a page without text
+// rendered as a PNG for OCR, shared by pdf.ts (the main thread) and pdf-worker.mjs (the worker threads), in plain
+// JavaScript because a worker thread starts without the TypeScript loader. PDFium reads the text layer about twice as
+// fast as pdf.js did (bench/retrieval/pdf-text.ts). The module loads with the first PDF a thread reads (about 50 ms,
+// the wasm compiled lazily), so a service that reads no PDF never holds it.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 
@@ -12,6 +12,12 @@ const OUTLINE_PATHS = 200;
 const PATH = 2;
 const IMAGE = 3;
 const FORM = 5;
+/** FPDF_RenderPageBitmap's flags (fpdfview.h): annotations drawn, and the bytes in RGBA order rather than BGRA. */
+const RENDER_FLAGS = 0x01 | 0x10;
+const BITMAP_BGRA = 4;
+/** About 144 dpi for a letter page, and never more than this many pixels whatever the page size. */
+const RENDER_SCALE = 2;
+const MAX_RENDER_PIXELS = 16_000_000;
 /** PDFium's FPDF_GetLastError codes (fpdfview.h). */
 const ERR_PASSWORD = 4;
 const ERR_SECURITY = 5;
@@ -70,6 +76,8 @@ export async function openPdfText(bytes) {
     numPages: p.FPDF_GetPageCount(doc),
     /** Page `n` (from 1): its text, a newline at each line's end, and whether a page without text is worth OCR. */
     page: (n) => readPage(p, doc, n),
+    /** Page `n` (from 1) as a PNG for OCR. */
+    render: (n) => renderPage(p, doc, n),
     close() {
       p.FPDF_CloseDocument(doc);
       wasmExports.free(data);
@@ -125,4 +133,45 @@ function paints(p, count, objectAt, seen) {
     if (type === FORM && paints(p, p.FPDFFormObj_CountObjects(object), (j) => p.FPDFFormObj_GetObject(object, j), seen)) return true;
   }
   return false;
+}
+
+function renderPage(p, doc, n) {
+  const page = p.FPDF_LoadPage(doc, n - 1);
+  if (!page) return { failure: { kind: 'page', page: n, message: why(p.FPDF_GetLastError()) } };
+  try {
+    // the page's size in points, as displayed (its rotation applied)
+    const width = p.FPDF_GetPageWidthF(page);
+    const height = p.FPDF_GetPageHeightF(page);
+    const scale = Math.min(RENDER_SCALE, Math.sqrt(MAX_RENDER_PIXELS / Math.max(1, width * height)));
+    const w = Math.max(1, Math.round(width * scale));
+    const h = Math.max(1, Math.round(height * scale));
+    const bitmap = p.FPDFBitmap_CreateEx(w, h, BITMAP_BGRA, 0, 0);
+    if (!bitmap) return { failure: { kind: 'render', page: n, message: `no memory for a ${w}x${h} image` } };
+    try {
+      p.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xffffffff); // white paper under what the page paints
+      p.FPDF_RenderPageBitmap(bitmap, page, 0, 0, w, h, 0, RENDER_FLAGS);
+      return encodePng(p, p.FPDFBitmap_GetBuffer(bitmap), w, h, p.FPDFBitmap_GetStride(bitmap), n);
+    } finally {
+      p.FPDFBitmap_Destroy(bitmap);
+    }
+  } finally {
+    p.FPDF_ClosePage(page);
+  }
+}
+
+function encodePng(p, pixels, w, h, stride, n) {
+  const { wasmExports } = p.pdfium;
+  const out = wasmExports.malloc(4); // where the encoder leaves the address of the PNG it allocated
+  try {
+    const size = p.EPDF_PNG_EncodeRGBA(pixels, w, h, stride, 6, out);
+    if (!size) return { failure: { kind: 'render', page: n, message: 'the rendered page could not be encoded as PNG' } };
+    const png = p.pdfium.HEAPU32[out >> 2];
+    try {
+      return { image: p.pdfium.HEAPU8.slice(png, png + size).buffer };
+    } finally {
+      wasmExports.free(png);
+    }
+  } finally {
+    wasmExports.free(out);
+  }
 }

@@ -3,10 +3,9 @@
 // taken from a counter they all share, so a worker the machine slows down reads fewer pages rather than holding the
 // document up. The text of a page is read by the same code as on the main thread (PDFium, pdf-text.mjs). A page
 // without text is reported with whether it paints anything OCR could read; the main thread then asks for such a page
-// rendered as an image (by pdf.js, pdf-page.mjs, loaded only then), which it hands to OCR (so neither PDFium, pdf.js
-// nor the canvas load on the main thread). Jobs may be cancelled between pages.
+// rendered as an image (by PDFium too), which it hands to OCR (so PDFium never loads on the main thread). Jobs may be
+// cancelled between pages.
 import { parentPort } from 'node:worker_threads';
-import { OPEN_OPTIONS, renderForOcr } from './pdf-page.mjs';
 import { openPdfText } from './pdf-text.mjs';
 
 const reading = new Set();
@@ -29,29 +28,13 @@ parentPort.on('message', (message) => {
 
 /** One page as a PNG for OCR, from a copy of the document opened for it (pages needing OCR are few, OCR is slow). */
 async function render({ id, bytes, page: n }) {
-  const { getDocumentProxy } = await import('unpdf');
-  let pdf;
+  const pdf = await openPdfText(bytes);
+  if ('failure' in pdf) return { id, failure: pdf.failure };
   try {
-    pdf = await getDocumentProxy(bytes, OPEN_OPTIONS);
-  } catch (err) {
-    return { id, failure: { kind: 'open', message: String(err?.message ?? err) } };
-  }
-  try {
-    let page;
-    try {
-      page = await pdf.getPage(n);
-    } catch (err) {
-      return { id, failure: { kind: 'page', page: n, message: String(err?.message ?? err) } };
-    }
-    try {
-      return { id, image: await renderForOcr(pdf, page, n) };
-    } catch (err) {
-      return { id, failure: { kind: 'render', page: n, message: String(err?.message ?? err) } };
-    } finally {
-      page.cleanup();
-    }
+    const rendered = pdf.render(n);
+    return 'failure' in rendered ? { id, failure: rendered.failure } : { id, image: rendered.image };
   } finally {
-    pdf.destroy().catch(() => {});
+    pdf.close();
   }
 }
 

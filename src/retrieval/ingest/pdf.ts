@@ -1,7 +1,5 @@
-import type { getDocumentProxy } from 'unpdf';
 import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
-import { OPEN_OPTIONS, renderForOcr } from './pdf-page.mjs';
 import { openPdfText, type PdfTextDocument } from './pdf-text.mjs';
 import type { PdfWorkers, WorkerFailure } from './pdf-workers.ts';
 import { OcrImageError, type OcrEngine } from './ocr.ts';
@@ -9,12 +7,10 @@ import type { Page } from './text.ts';
 
 // PDF text read by PDFium (pdf-text.mjs), one page at a time (pages numbered from 1), so the deadline is checked
 // between pages; on the PDF worker threads when the service has them (pdf-workers.ts), else on this thread. A page
-// without a text layer is OCR'd on demand: rendered by unpdf's build of pdf.js with @napi-rs/canvas (on a PDF worker
-// when there are workers, so neither PDFium nor pdf.js loads on this thread) and read by the OCR engine. Only a page
-// that paints something OCR could read (an image, or many paths such as text converted to outlines) is rendered, so a
-// digital PDF with blank pages never starts OCR.
-
-type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
+// without a text layer is OCR'd on demand: rendered as a PNG by PDFium (on a PDF worker when there are workers, so
+// PDFium never loads on this thread) and read by the OCR engine. Only a page that paints something OCR could read (an
+// image, or many paths such as text converted to outlines) is rendered, so a digital PDF with blank pages never starts
+// OCR.
 
 export async function extractPdf(
   bytes: Uint8Array,
@@ -32,8 +28,6 @@ export async function extractPdf(
   if (ctx.workers) return extractOnWorkers(bytes, ctx, ctx.workers);
   const { filename, limits, deadline } = ctx;
   const pdf = await openPdf(bytes, filename);
-  // pdf.js, opened only when a page needs OCR, to render it
-  let rendering: Promise<PdfDocument> | undefined;
   try {
     if (pdf.numPages > limits.maxPdfPages) throw tooManyPages(filename, pdf.numPages, limits);
     const pages: Page[] = [];
@@ -48,16 +42,13 @@ export async function extractPdf(
       let text = read.text;
       if (read.ocr) {
         if (++ocrPages > limits.maxOcrPages) throw tooManyOcrPages(filename, limits);
-        rendering ??= openForRendering(bytes, filename);
-        text = await ocrPage(await rendering, n, ctx);
+        text = await ocrPage(pdf, n, ctx, deadline);
       }
       pages.push({ page: n, text });
     }
     return { pages, ocrPages };
   } finally {
     pdf.close();
-    // the text is read: the document's teardown (a message to pdf.js's worker side) need not hold up the upload
-    rendering?.then((r) => r.destroy()).catch(() => {});
   }
 }
 
@@ -134,17 +125,6 @@ async function openPdf(bytes: Uint8Array, filename: string): Promise<PdfTextDocu
   return pdf;
 }
 
-async function openForRendering(bytes: Uint8Array, filename: string): Promise<PdfDocument> {
-  const { getDocumentProxy } = await import('unpdf');
-  try {
-    // pdf.js takes ownership of the buffer it is given: hand it a copy
-    return await getDocumentProxy(new Uint8Array(bytes), OPEN_OPTIONS);
-  } catch (err) {
-    // as a PDF worker answers a render of a document pdf.js cannot open
-    throw unreadable(filename, (err as Error)?.message ?? String(err));
-  }
-}
-
 const passwordProtected = (filename: string) =>
   new UnsupportedFormatError(
     `${filename} is password-protected: remove the password (print or export it to an unprotected PDF) and upload it again.`,
@@ -168,24 +148,16 @@ const unrenderable = (filename: string, n: number, why: string) =>
 const damagedText = (filename: string, n: number, why: string) =>
   new MalformedDocumentError(`${filename} is damaged: the text of page ${n} cannot be read (${why}).`);
 
-async function ocrPage(pdf: PdfDocument, n: number, ctx: { filename: string; ocr: OcrEngine; deadline: Deadline }): Promise<string> {
-  // as a PDF worker renders it (pdf-worker.mjs): the same refusals
-  let page: Awaited<ReturnType<PdfDocument['getPage']>>;
-  try {
-    page = await pdf.getPage(n);
-  } catch (err) {
-    throw damagedPage(ctx.filename, n, (err as Error)?.message ?? String(err));
-  }
-  let image: ArrayBuffer;
-  try {
-    image = await renderForOcr(pdf, page, n);
-  } catch (err) {
-    throw unrenderable(ctx.filename, n, (err as Error)?.message ?? String(err));
-  } finally {
-    page.cleanup();
-  }
-  ctx.deadline.check();
-  return recognize(image, n, ctx);
+async function ocrPage(
+  pdf: PdfTextDocument,
+  n: number,
+  ctx: { filename: string; ocr: OcrEngine; limits: ExtractLimits },
+  deadline: Deadline,
+): Promise<string> {
+  const rendered = pdf.render(n);
+  if ('failure' in rendered) throw failureError(rendered.failure, ctx.filename, pdf.numPages, ctx.limits, deadline);
+  deadline.check();
+  return recognize(rendered.image, n, ctx);
 }
 
 async function recognize(image: ArrayBuffer, n: number, ctx: { filename: string; ocr: OcrEngine }): Promise<string> {
