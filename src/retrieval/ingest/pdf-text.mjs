@@ -37,6 +37,8 @@ const KEEP_HEAP_BYTES = 96 * 1024 * 1024;
 
 let loading;
 let loaded;
+/** Modules a document trapped (see guarded). */
+const trapped = new WeakSet();
 
 function pdfium() {
   loading ??= (async () => {
@@ -56,6 +58,23 @@ function pdfium() {
 const why = (code) => WHY[code] ?? `PDFium error ${code}`;
 
 /**
+ * A document PDFium traps on (a wasm fault, an abort) is refused as damaged, like one it reports an error for, and
+ * the module is let go: after a trap its memory may be inconsistent, so the next PDF loads a new one.
+ */
+function guarded(p, read, failure) {
+  const sound = !trapped.has(p);
+  try {
+    return read();
+  } catch (err) {
+    // another document trapped this module first: not this document's fault (a 500, not a refusal)
+    if (!sound) throw err;
+    trapped.add(p);
+    if (loaded === p) loading = loaded = undefined;
+    return { failure: { ...failure, message: `PDFium failed on it: ${err?.message ?? err}` } };
+  }
+}
+
+/**
  * Opens a PDF: its page count and a reader of its pages, to be closed; or why it cannot be opened (`password` for
  * an encrypted document that needs a password or a security handler PDFium lacks, `open` for a damaged one).
  */
@@ -65,7 +84,9 @@ export async function openPdfText(bytes) {
   const data = wasmExports.malloc(bytes.length);
   if (!data) return { failure: { kind: 'open', message: `no memory for ${bytes.length} bytes` } };
   p.pdfium.HEAPU8.set(bytes, data); // after malloc: a heap that grew is a new view
-  const doc = p.FPDF_LoadMemDocument(data, bytes.length, '');
+  const opened = guarded(p, () => ({ doc: p.FPDF_LoadMemDocument(data, bytes.length, '') }), { kind: 'open' });
+  if ('failure' in opened) return opened;
+  const { doc } = opened;
   if (!doc) {
     const code = p.FPDF_GetLastError();
     wasmExports.free(data);
@@ -75,10 +96,11 @@ export async function openPdfText(bytes) {
   return {
     numPages: p.FPDF_GetPageCount(doc),
     /** Page `n` (from 1): its text, a newline at each line's end, and whether a page without text is worth OCR. */
-    page: (n) => readPage(p, doc, n),
+    page: (n) => guarded(p, () => readPage(p, doc, n), { kind: 'page', page: n }),
     /** Page `n` (from 1) as a PNG for OCR. */
-    render: (n) => renderPage(p, doc, n),
+    render: (n) => guarded(p, () => renderPage(p, doc, n), { kind: 'render', page: n }),
     close() {
+      if (trapped.has(p)) return; // a module is not touched again after a trap
       p.FPDF_CloseDocument(doc);
       wasmExports.free(data);
       if (loaded === p && p.pdfium.HEAPU8.length > KEEP_HEAP_BYTES) loading = loaded = undefined;
