@@ -340,6 +340,11 @@ export async function rejectedFixtures(): Promise<{ fixture: Fixture; says: RegE
     { fixture: f('fake.pdf', enc('plain text with a pdf name')), says: /not a PDF/, error: M },
     { fixture: f('broken.pdf', enc('%PDF-1.4\n1 0 obj\n<< /Type /Catalog')), says: /cannot be read as a PDF/, error: M },
     { fixture: f('truncated.pdf', report.slice(0, Math.floor(report.length / 2))), says: /damaged or truncated/, error: M },
+    {
+      fixture: f('locked.pdf', writePdf([{ lines: ['the locked ledger of the harbour'] }], { userPassword: 'secret' })),
+      says: /locked\.pdf is password-protected: remove the password/,
+      error: U,
+    },
     { fixture: f('empty.docx', plainZip), says: /not an Office Open XML package/, error: M },
     { fixture: f('inherited.docx', inheritedType), says: /not an Office Open XML package of a known kind/, error: M },
     { fixture: f('hollow.docx', noDocument), says: /word\/document\.xml.*missing/, error: M },

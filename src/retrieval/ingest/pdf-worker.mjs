@@ -1,13 +1,12 @@
 // A PDF text worker (plain JavaScript, so it starts the same under Node, tsx and Bun): it opens the document it is
 // sent and reads pages in turn with any other workers given the same document: each takes the next page not yet
 // taken from a counter they all share, so a worker the machine slows down reads fewer pages rather than holding the
-// document up. The text of a page is read by the same code as on the main thread (pdf-page.mjs). A page without text
-// is reported with whether it paints anything OCR could read; the main thread then asks for such a page rendered as
-// an image, which it hands to OCR (so pdf.js and the canvas never load on the main thread). Jobs may be cancelled
-// between pages.
+// document up. The text of a page is read by the same code as on the main thread (PDFium, pdf-text.mjs). A page
+// without text is reported with whether it paints anything OCR could read; the main thread then asks for such a page
+// rendered as an image (by PDFium too), which it hands to OCR (so PDFium never loads on the main thread). Jobs may be
+// cancelled between pages.
 import { parentPort } from 'node:worker_threads';
-import { getDocumentProxy } from 'unpdf';
-import { OPEN_OPTIONS, pageText, renderForOcr, worthOcr } from './pdf-page.mjs';
+import { openPdfText } from './pdf-text.mjs';
 
 const reading = new Set();
 const cancelled = new Set();
@@ -29,39 +28,20 @@ parentPort.on('message', (message) => {
 
 /** One page as a PNG for OCR, from a copy of the document opened for it (pages needing OCR are few, OCR is slow). */
 async function render({ id, bytes, page: n }) {
-  let pdf;
+  const pdf = await openPdfText(bytes);
+  if ('failure' in pdf) return { id, failure: pdf.failure };
   try {
-    pdf = await getDocumentProxy(bytes, OPEN_OPTIONS);
-  } catch (err) {
-    return { id, failure: { kind: 'open', message: String(err?.message ?? err) } };
-  }
-  try {
-    let page;
-    try {
-      page = await pdf.getPage(n);
-    } catch (err) {
-      return { id, failure: { kind: 'page', page: n, message: String(err?.message ?? err) } };
-    }
-    try {
-      return { id, image: await renderForOcr(pdf, page, n) };
-    } catch (err) {
-      return { id, failure: { kind: 'render', page: n, message: String(err?.message ?? err) } };
-    } finally {
-      page.cleanup();
-    }
+    const rendered = pdf.render(n);
+    return 'failure' in rendered ? { id, failure: rendered.failure } : { id, image: rendered.image };
   } finally {
-    pdf.destroy().catch(() => {});
+    pdf.close();
   }
 }
 
 async function read({ id, bytes, taken, maxPages, lead }) {
   const next = new Int32Array(taken);
-  let pdf;
-  try {
-    pdf = await getDocumentProxy(bytes, OPEN_OPTIONS);
-  } catch (err) {
-    return { id, failure: { kind: err?.name === 'PasswordException' ? 'password' : 'open', message: String(err?.message ?? err) } };
-  }
+  const pdf = await openPdfText(bytes);
+  if ('failure' in pdf) return { id, failure: pdf.failure };
   try {
     const numPages = pdf.numPages;
     // the page count, for the main thread's progress (every worker writes the same number)
@@ -71,29 +51,15 @@ async function read({ id, bytes, taken, maxPages, lead }) {
     if (numPages > maxPages) return { id, numPages, failure: { kind: 'pages' } };
     const pages = [];
     for (let n = Atomics.add(next, 0, 1) + 1; n <= numPages; n = Atomics.add(next, 0, 1) + 1) {
-      // pdf.js works in promises alone: without a turn of the event loop a cancel would wait for the last page
+      // PDFium reads a page synchronously: a turn of the event loop between pages lets a cancel in
       await new Promise((resolve) => setImmediate(resolve));
       if (cancelled.has(id)) return { id, numPages, failure: { kind: 'cancelled' } };
-      let page;
-      try {
-        page = await pdf.getPage(n);
-      } catch (err) {
-        return { id, numPages, failure: { kind: 'page', page: n, message: String(err?.message ?? err) } };
-      }
-      try {
-        let text;
-        try {
-          text = await pageText(page);
-        } catch (err) {
-          return { id, numPages, failure: { kind: 'text', page: n, message: String(err?.message ?? err) } };
-        }
-        pages.push({ page: n, text, ocr: !text.trim() && (await worthOcr(page)) });
-      } finally {
-        page.cleanup();
-      }
+      const page = pdf.page(n);
+      if ('failure' in page) return { id, numPages, failure: page.failure };
+      pages.push({ page: n, text: page.text, ocr: page.ocr });
     }
     return { id, numPages, pages };
   } finally {
-    pdf.destroy().catch(() => {});
+    pdf.close();
   }
 }

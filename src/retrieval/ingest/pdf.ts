@@ -1,20 +1,16 @@
-import { getDocumentProxy } from 'unpdf';
 import { DocumentTooLargeError, MalformedDocumentError, UnsupportedFormatError } from './errors.ts';
 import type { Deadline, ExtractLimits } from './limits.ts';
-import { OPEN_OPTIONS, pageText, renderForOcr, worthOcr } from './pdf-page.mjs';
+import { openPdfText, type PdfTextDocument } from './pdf-text.mjs';
 import type { PdfWorkers, WorkerFailure } from './pdf-workers.ts';
 import { OcrImageError, type OcrEngine } from './ocr.ts';
 import type { Page } from './text.ts';
 
-// PDF through unpdf's build of pdf.js, one page at a time (pages numbered from 1), so memory stays flat and the
-// deadline is checked between pages; on the PDF worker threads when the service has them (pdf-workers.ts), else on
-// this thread. A page without a text layer is OCR'd on demand: rendered with @napi-rs/canvas (on a PDF worker when
-// there are workers, so pdf.js never loads on this thread) and read by the OCR engine. Only a page that paints
-// something OCR could read (an image, or many paths such as text converted to outlines) is rendered, so a digital
-// PDF with blank pages never starts OCR.
-
-type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
-type PdfPage = Awaited<ReturnType<PdfDocument['getPage']>>;
+// PDF text read by PDFium (pdf-text.mjs), one page at a time (pages numbered from 1), so the deadline is checked
+// between pages; on the PDF worker threads when the service has them (pdf-workers.ts), else on this thread. A page
+// without a text layer is OCR'd on demand: rendered as a PNG by PDFium (on a PDF worker when there are workers, so
+// PDFium never loads on this thread) and read by the OCR engine. Only a page that paints something OCR could read (an
+// image, or many paths such as text converted to outlines) is rendered, so a digital PDF with blank pages never starts
+// OCR.
 
 export async function extractPdf(
   bytes: Uint8Array,
@@ -37,24 +33,22 @@ export async function extractPdf(
     const pages: Page[] = [];
     let ocrPages = 0;
     for (let n = 1; n <= pdf.numPages; n++) {
+      // PDFium reads a page synchronously: a turn of the event loop between pages keeps this thread answering
+      await new Promise((resolve) => setImmediate(resolve));
       deadline.check();
       ctx.onProgress?.(n, pdf.numPages);
-      const page = await readPage(pdf, n, filename);
-      try {
-        let text = await textOf(page, n, filename);
-        if (!text.trim() && (await worthOcr(page))) {
-          if (++ocrPages > limits.maxOcrPages) throw tooManyOcrPages(filename, limits);
-          text = await ocrPage(pdf, page, n, ctx);
-        }
-        pages.push({ page: n, text });
-      } finally {
-        page.cleanup();
+      const read = pdf.page(n);
+      if ('failure' in read) throw failureError(read.failure, filename, pdf.numPages, limits, deadline);
+      let text = read.text;
+      if (read.ocr) {
+        if (++ocrPages > limits.maxOcrPages) throw tooManyOcrPages(filename, limits);
+        text = await ocrPage(pdf, n, ctx, deadline);
       }
+      pages.push({ page: n, text });
     }
     return { pages, ocrPages };
   } finally {
-    // the text is read: the document's teardown (a message to pdf.js's worker side) need not hold up the upload
-    pdf.destroy().catch(() => {});
+    pdf.close();
   }
 }
 
@@ -125,14 +119,10 @@ function failureError(
   }
 }
 
-async function openPdf(bytes: Uint8Array, filename: string): Promise<PdfDocument> {
-  try {
-    // pdf.js takes ownership of the buffer it is given: hand it a copy
-    return await getDocumentProxy(new Uint8Array(bytes), OPEN_OPTIONS);
-  } catch (err) {
-    if ((err as Error)?.name === 'PasswordException') throw passwordProtected(filename);
-    throw unreadable(filename, (err as Error)?.message ?? String(err));
-  }
+async function openPdf(bytes: Uint8Array, filename: string): Promise<PdfTextDocument> {
+  const pdf = await openPdfText(bytes);
+  if ('failure' in pdf) throw pdf.failure.kind === 'password' ? passwordProtected(filename) : unreadable(filename, pdf.failure.message);
+  return pdf;
 }
 
 const passwordProtected = (filename: string) =>
@@ -158,36 +148,16 @@ const unrenderable = (filename: string, n: number, why: string) =>
 const damagedText = (filename: string, n: number, why: string) =>
   new MalformedDocumentError(`${filename} is damaged: the text of page ${n} cannot be read (${why}).`);
 
-async function readPage(pdf: PdfDocument, n: number, filename: string): Promise<PdfPage> {
-  try {
-    return await pdf.getPage(n);
-  } catch (err) {
-    throw damagedPage(filename, n, (err as Error)?.message ?? String(err));
-  }
-}
-
-async function textOf(page: PdfPage, n: number, filename: string): Promise<string> {
-  try {
-    return await pageText(page);
-  } catch (err) {
-    throw damagedText(filename, n, (err as Error)?.message ?? String(err));
-  }
-}
-
 async function ocrPage(
-  pdf: PdfDocument,
-  page: PdfPage,
+  pdf: PdfTextDocument,
   n: number,
-  ctx: { filename: string; ocr: OcrEngine; deadline: Deadline },
+  ctx: { filename: string; ocr: OcrEngine; limits: ExtractLimits },
+  deadline: Deadline,
 ): Promise<string> {
-  let image: ArrayBuffer;
-  try {
-    image = await renderForOcr(pdf, page, n);
-  } catch (err) {
-    throw unrenderable(ctx.filename, n, (err as Error)?.message ?? String(err));
-  }
-  ctx.deadline.check();
-  return recognize(image, n, ctx);
+  const rendered = pdf.render(n);
+  if ('failure' in rendered) throw failureError(rendered.failure, ctx.filename, pdf.numPages, ctx.limits, deadline);
+  deadline.check();
+  return recognize(rendered.image, n, ctx);
 }
 
 async function recognize(image: ArrayBuffer, n: number, ctx: { filename: string; ocr: OcrEngine }): Promise<string> {
