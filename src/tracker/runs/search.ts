@@ -341,11 +341,12 @@ export async function searchRunsJson(db: Sql, req: SearchRunsRequest): Promise<{
     return { runs: await runsJsonText(db, found.runIds), ...(found.nextPageToken ? { nextPageToken: found.nextPageToken } : {}) };
   }
   const result = page(rows, search.offset, search.maxResults);
-  const runs = result.rows.some((r) => r.run_json === null)
-    ? await runsJsonText(
+  const texts = result.rows.map((r) => r.run_json);
+  const runs = texts.every((t) => t !== null)
+    ? `[${texts.join(',')}]`
+    : await runsJsonText(
         db,
         result.rows.map((r) => r.run_id),
-      )
-    : `[${result.rows.map((r) => r.run_json).join(',')}]`;
+      );
   return { runs, ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
 }
