@@ -15,7 +15,7 @@ import { openPostgres } from '../../src/platform/db/index.ts';
 import { freePort } from '../../tests/support/free-port.ts';
 import { freshDatabase, realPgConfig } from '../../tests/support/pg.ts';
 import { createTestBucket, S3_TEST } from '../../tests/support/s3.ts';
-import { call, phase, searchBody, seedRuns } from './workload.ts';
+import { call, callText, countRuns, phase, searchBody, seedRuns } from './workload.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -81,8 +81,8 @@ async function main() {
     await phase('warm', 50, CONCURRENCY, (i) => call(base, 'POST', 'runs/search', searchBody(experimentId, i)));
     const before = { server: cpuOf([child.pid!]), pg: cpuOf(backendsOf(cfg.database)), driver: process.cpuUsage() };
     const p = await phase('search', SEARCHES, CONCURRENCY, (i) =>
-      call(base, 'POST', 'runs/search', searchBody(experimentId, i)).then((r) => {
-        if ((r.runs?.length ?? 0) === 0) throw new Error(`search ${i} returned no run`);
+      callText(base, 'POST', 'runs/search', searchBody(experimentId, i)).then((text) => {
+        if (countRuns(text) === 0) throw new Error(`search ${i} returned no run`);
       }),
     );
     const driver = process.cpuUsage(before.driver);

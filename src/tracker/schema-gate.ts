@@ -2,15 +2,22 @@ import type { MiddlewareHandler } from 'hono';
 import { loadMigrations, migrate, migratePlatform, type Database, type Migration, type Sql } from '../platform/db/index.ts';
 import type { AppEnv } from '../platform/http.ts';
 import { permissionDenied } from './errors.ts';
+import { backfillRunJson } from './runs/load.ts';
 
 export const UPGRADE_COMMAND = 'svc tracker db upgrade';
 
 /** The tracker migrations this build ships, in order. */
 export const trackerMigrations = (): Promise<Migration[]> => loadMigrations(new URL('./migrations/', import.meta.url));
 
-/** Applies the platform and tracker migrations; the ids applied. */
+/**
+ * Applies the platform and tracker migrations, then stores the JSON of runs that have none (written before
+ * migration 011; a few hundred at a time, so a live server's writes to those runs wait at most one batch); the ids
+ * applied.
+ */
 export async function upgradeTrackerSchema(db: Database): Promise<string[]> {
-  return [...(await migratePlatform(db)), ...(await migrate(db, 'tracker', await trackerMigrations()))];
+  const applied = [...(await migratePlatform(db)), ...(await migrate(db, 'tracker', await trackerMigrations()))];
+  while ((await backfillRunJson(db, 500)) > 0);
+  return applied;
 }
 
 /** Ids this build ships that the database has not applied (all of them when nothing was ever applied). */

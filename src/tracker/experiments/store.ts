@@ -4,6 +4,7 @@ import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
 import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { activeExperiment, getExperiment } from './load.ts';
+import { refreshRunJson } from '../runs/load.ts';
 
 // Experiment writes. Values arrive checked (messages.ts); what depends on stored state is checked here, inside
 // the write.
@@ -62,6 +63,8 @@ export async function setExperimentLifecycle(db: Database, id: number, to: 'acti
       to,
       to === 'deleted' ? now : null,
     ]);
+    // Each run's stored JSON holds its lifecycle stage (runs/load.ts).
+    await refreshRunJson(tx, 'r.experiment_id = $1', [id]);
   });
 }
 

@@ -2,7 +2,7 @@ import type { Database, Sql } from '../../platform/db/index.ts';
 import { invalidParameter } from '../errors.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue } from '../wire/fields.ts';
-import { activeRun } from './active.ts';
+import { writeRun } from './active.ts';
 import { RUN_NAME_TAG, type Batch, type MetricPoint } from './messages.ts';
 
 // Params are written once (the same value again is fine, another value is refused), tags are overwritten, metric
@@ -11,8 +11,7 @@ import { RUN_NAME_TAG, type Batch, type MetricPoint } from './messages.ts';
 
 /** Writes a checked batch (messages.ts); `single` words a refused param as log-parameter does. */
 export async function logBatch(db: Database, runId: string, batch: Batch, opts: { single?: boolean } = {}): Promise<void> {
-  await db.transaction(async (tx) => {
-    const { experimentId } = await activeRun(tx, runId);
+  await writeRun(db, runId, async (tx, { experimentId }) => {
     await writeParams(tx, runId, batch.params, opts);
     await writeMetrics(tx, runId, experimentId, batch.metrics);
     await writeTags(tx, runId, batch.tags);

@@ -1,6 +1,6 @@
 import type { Database, Sql } from '../../platform/db/index.ts';
 import type { DatasetJson } from '../wire/json.ts';
-import { activeRun } from './active.ts';
+import { writeRun } from './active.ts';
 import type { DatasetInput } from './messages.ts';
 
 // A run's inputs (datasets with their input tags, and logged models) and outputs (logged models, with the step).
@@ -8,8 +8,7 @@ import type { DatasetInput } from './messages.ts';
 
 /** Datasets (one per name and digest, checked) and logged model ids as inputs of the run. */
 export async function logInputs(db: Database, runId: string, input: { datasets: DatasetInput[]; models: string[] }): Promise<void> {
-  await db.transaction(async (tx) => {
-    const { experimentId } = await activeRun(tx, runId);
+  await writeRun(db, runId, async (tx, { experimentId }) => {
     if (input.datasets.length > 0) await addDatasetInputs(tx, experimentId, runId, input.datasets);
     if (input.models.length > 0) {
       await tx.query(
@@ -63,8 +62,7 @@ async function addDatasetInputs(tx: Sql, experimentId: number, runId: string, li
 
 /** Logged models as outputs of the run, at a step (MLflow 3's log_model calls this). */
 export async function logOutputs(db: Database, runId: string, models: { model_id: string; step: number }[]): Promise<void> {
-  await db.transaction(async (tx) => {
-    await activeRun(tx, runId);
+  await writeRun(db, runId, async (tx) => {
     if (models.length === 0) return;
     await tx.query(
       `INSERT INTO tracker_inputs (input_id, source_type, source_id, destination_type, destination_id, step)

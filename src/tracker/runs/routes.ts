@@ -5,7 +5,7 @@ import { jsonText } from '../wire/json.ts';
 import { readRequest } from '../wire/request.ts';
 import { logBatch } from './data.ts';
 import { logInputs, logOutputs } from './inputs.ts';
-import { runJsonText, runsJsonText } from './load.ts';
+import { runJsonText } from './load.ts';
 import {
   CreateRun,
   DeleteTag,
@@ -25,7 +25,7 @@ import {
 } from './messages.ts';
 import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './metrics.ts';
 import { promptlabRoutes } from './promptlab.ts';
-import { searchRuns } from './search.ts';
+import { searchRunsJson } from './search.ts';
 import { signedInUser } from '../signed-in.ts';
 import {
   checkUserTag,
@@ -89,7 +89,7 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
     })
     .post('/runs/search', async (c) => {
       const req = await readRequest(c, SearchRuns);
-      const found = await searchRuns(db, {
+      const found = await searchRunsJson(db, {
         experimentIds: req.experiment_ids,
         maxResults: req.max_results,
         ...(req.filter ? { filter: req.filter } : {}),
@@ -97,8 +97,8 @@ export function runRoutes(deps: TrackerDeps): Hono<AppEnv> {
         ...(req.order_by.length ? { orderBy: req.order_by } : {}),
         ...(req.page_token ? { pageToken: req.page_token } : {}),
       });
-      // The page is written by the database (load.ts): the answer is put together around its text.
-      const runs = await runsJsonText(db, found.runIds);
+      // The page's runs are JSON the database kept (load.ts): the answer is put together around their text.
+      const { runs } = found;
       const members = [
         ...(runs === '[]' ? [] : [`"runs":${runs}`]),
         ...(found.nextPageToken ? [`"next_page_token":${JSON.stringify(found.nextPageToken)}`] : []),

@@ -1,4 +1,4 @@
-import type { Sql } from '../../platform/db/types.ts';
+import { sqlState, type Sql } from '../../platform/db/index.ts';
 import { invalidParameter } from '../errors.ts';
 import type { ViewType } from '../wire/fields.ts';
 import { parseFilter, parseOrderBy, type Comparison, type Identifier } from '../search/filter.ts';
@@ -25,6 +25,7 @@ import {
 } from '../search/sql.ts';
 import { requestWorkspace, workspaceIs } from '../workspaces/sql.ts';
 import { lookupTable } from '../../platform/lookup-table.ts';
+import { runsJsonText } from './load.ts';
 
 // search_runs: the filter's tests on the run's latest metrics, params, tags and dataset inputs become one condition
 // per table (an EXISTS for one test, one scan of the run's rows for several: filterConditions); each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
@@ -282,7 +283,10 @@ function searchedExperiments(ids: string, workspace: string): string {
 
 const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
 
-export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ runIds: string[]; nextPageToken?: string }> {
+type RunSearch = { sql: string; params: unknown[]; offset: number; maxResults: number };
+
+/** The statement of a page of run ids in the search's order (and one row more); undefined when no experiment is searched. */
+function runSearch(req: SearchRunsRequest): RunSearch | undefined {
   const maxResults = checkMaxResults(req.maxResults, MAX_RESULTS.runs);
   const offset = startOffset(req.pageToken);
   const experimentIds = experimentIdsOf(req.experimentIds);
@@ -296,7 +300,7 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   ];
   const { tests, conditions } = filterOf(parseFilter(req.filter), leading, params);
   where.push(...conditions);
-  if (experimentIds.length === 0) return { runIds: [] };
+  if (experimentIds.length === 0) return undefined;
   const sql = leading
     ? `${byLeadingMetric({ joins, where, terms, leading }, `${params.add(offset + maxResults + 1)}::bigint`, tests)}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`
@@ -304,7 +308,45 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
     WHERE ${where.join(' AND ')}
     ORDER BY ${orderList(terms)}
     LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  const rows = await db.query<{ run_id: string }>(sql, params.values, SEARCH_STATEMENT);
-  const result = page(rows, offset, maxResults);
+  return { sql, params: params.values, offset, maxResults };
+}
+
+export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ runIds: string[]; nextPageToken?: string }> {
+  const search = runSearch(req);
+  if (!search) return { runIds: [] };
+  const rows = await db.query<{ run_id: string }>(search.sql, search.params, SEARCH_STATEMENT);
+  const result = page(rows, search.offset, search.maxResults);
   return { runIds: result.rows.map((r) => r.run_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
+}
+
+/**
+ * runs/search's page as the text of its JSON array of runs: the ids and each run's stored JSON in one statement
+ * (one round trip, and no list of ids sent back). The stored JSON is read by a subquery on each row of the ordered
+ * page, so the page keeps its order. A run without stored JSON yet (before the upgrade's backfill reached it) sends
+ * the page through runsJsonText, which builds it; so does a schema without the column (a read-only server on an
+ * older database: 42703 undefined_column).
+ */
+export async function searchRunsJson(db: Sql, req: SearchRunsRequest): Promise<{ runs: string; nextPageToken?: string }> {
+  const search = runSearch(req);
+  if (!search) return { runs: '[]' };
+  const withJson = `SELECT p.run_id, (SELECT r.run_json FROM tracker_runs r WHERE r.run_id = p.run_id) AS run_json FROM (${search.sql}) p`;
+  const rows = await db
+    .query<{ run_id: string; run_json: string | null }>(withJson, search.params, SEARCH_STATEMENT)
+    .catch((err: unknown) => {
+      if (sqlState(err) === '42703') return undefined;
+      throw err;
+    });
+  if (!rows) {
+    const found = await searchRuns(db, req);
+    return { runs: await runsJsonText(db, found.runIds), ...(found.nextPageToken ? { nextPageToken: found.nextPageToken } : {}) };
+  }
+  const result = page(rows, search.offset, search.maxResults);
+  const texts = result.rows.map((r) => r.run_json);
+  const runs = texts.every((t) => t !== null)
+    ? `[${texts.join(',')}]`
+    : await runsJsonText(
+        db,
+        result.rows.map((r) => r.run_id),
+      );
+  return { runs, ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
 }

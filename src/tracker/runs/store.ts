@@ -6,8 +6,8 @@ import { randomName } from '../names.ts';
 import { writeKeyValues } from '../rows.ts';
 import type { KeyValue, RunStatus } from '../wire/fields.ts';
 import { runJson, runInfoJson, type RunRow } from '../wire/json.ts';
-import { activeRun } from './active.ts';
-import { RUN_COLUMNS, type RunJson } from './load.ts';
+import { writeRun } from './active.ts';
+import { refreshRunJson, RUN_COLUMNS, type RunJson } from './load.ts';
 import { experimentInWorkspace, requestWorkspace } from '../workspaces/sql.ts';
 import { RUN_NAME_TAG, USER_TAG } from './messages.ts';
 
@@ -69,6 +69,7 @@ export async function createRun(db: Database, input: CreateRunInput, now: number
       [runId, input.experimentId, runName, input.userId, input.startTime ?? now, artifactUri],
     );
     const written = await writeKeyValues(tx, 'runTags', [runId], [...input.tags, { key: RUN_NAME_TAG, value: runName }]);
+    await refreshRunJson(tx, 'r.run_id = $1', [runId]);
     return { row: inserted!, tags: written };
   });
   // A new run has only its tags: answer from what was written rather than reading it back.
@@ -81,8 +82,7 @@ export async function updateRun(
   runId: string,
   change: { status?: RunStatus | undefined; endTime?: number | undefined; runName?: string | undefined },
 ): Promise<ReturnType<typeof runInfoJson>> {
-  const row = await db.transaction(async (tx) => {
-    await activeRun(tx, runId);
+  const row = await writeRun(db, runId, async (tx) => {
     const [updated] = await tx.query<RunRow>(
       `UPDATE tracker_runs SET status = coalesce($2, status), end_time = coalesce($3, end_time), name = coalesce($4, name)
        WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`,
@@ -96,18 +96,21 @@ export async function updateRun(
 }
 
 /** Delete marks the run deleted (its data stays, as in MLflow); restore makes it active again. */
-export async function setRunLifecycle(db: Sql, runId: string, to: 'active' | 'deleted', now: number): Promise<void> {
-  const rows = await db.query(
-    `UPDATE tracker_runs SET lifecycle_stage = $2, deleted_time = $3
-     WHERE run_id = $1 AND ${experimentInWorkspace('experiment_id', '$4')} RETURNING run_id`,
-    [runId, to, to === 'deleted' ? now : null, requestWorkspace()],
-  );
-  if (rows.length === 0) throw doesNotExist(`Run with id=${runId} not found`);
+export async function setRunLifecycle(db: Database, runId: string, to: 'active' | 'deleted', now: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const rows = await tx.query(
+      `UPDATE tracker_runs SET lifecycle_stage = $2, deleted_time = $3
+       WHERE run_id = $1 AND ${experimentInWorkspace('experiment_id', '$4')} RETURNING run_id`,
+      [runId, to, to === 'deleted' ? now : null, requestWorkspace()],
+    );
+    if (rows.length === 0) throw doesNotExist(`Run with id=${runId} not found`);
+    // The UPDATE took the run's row lock first, as every write to a run does.
+    await refreshRunJson(tx, 'r.run_id = $1', [runId]);
+  });
 }
 
 export async function deleteRunTag(db: Database, runId: string, key: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    await activeRun(tx, runId);
+  await writeRun(db, runId, async (tx) => {
     const deleted = await tx.query(`DELETE FROM tracker_tags WHERE run_id = $1 AND key = $2 RETURNING key`, [runId, key]);
     if (deleted.length === 0) throw doesNotExist(`No tag with name: ${key} in run with id ${runId}`);
   });
@@ -115,8 +118,7 @@ export async function deleteRunTag(db: Database, runId: string, key: string): Pr
 
 /** Appends a logged model's description to the run's `mlflow.log-model.history` tag (runs/log-model). */
 export async function recordLoggedModel(db: Database, runId: string, model: unknown): Promise<void> {
-  await db.transaction(async (tx) => {
-    await activeRun(tx, runId);
+  await writeRun(db, runId, async (tx) => {
     const [row] = await tx.query<{ value: string }>(
       `SELECT value FROM tracker_tags WHERE run_id = $1 AND key = 'mlflow.log-model.history' FOR UPDATE`,
       [runId],
