@@ -69,8 +69,15 @@ export interface StoredIndex {
    * the thread fails (the copy then tries no more builds and keeps scanning as before). One build at a time per copy.
    */
   prepareInBackground(): Promise<Pruning>;
-  /** Stops a build under way and any later one: for a copy replaced or dropped (searches on it still answer). */
+  /**
+   * Stops a build under way and any later one, and lets the pass's workers go of the rows (so they are freed once the
+   * copy is dropped): for a copy replaced or dropped (searches on it still answer, on this thread).
+   */
   release(): void;
+  /** Threads a full scan is split across now (1: this thread alone). */
+  readonly threads: number;
+  /** Reads every row once, split as a full scan is, doing nothing else: the floor of a full scan (benchmarks). */
+  readAll(): number;
   readonly pruning: Pruning;
 }
 
@@ -100,10 +107,16 @@ export type Pruning = {
 export type SearchOptions = { /** Score every row (no clusters): the answer a search must equal. */ exhaustive?: boolean };
 
 /** `relaxed: false` keeps to the portable kernel where the engine has relaxed SIMD (to compare the two). */
-export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; pruneFrom?: number } = {}): Promise<StoredIndex> {
+/** `split: false` keeps every pass on this thread; `threads` overrides the count of cores a pass is split across. */
+export async function createStoredIndex(
+  dim: number,
+  opts: { relaxed?: boolean; pruneFrom?: number; split?: boolean; threads?: number } = {},
+): Promise<StoredIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
   const modules = await kernelModule();
-  let rows = createRowStore(modules, dim, opts);
+  // a copy's pass is split across the cores once it is large enough (rows.ts, split.ts)
+  const storeOpts = { ...opts, split: opts.split ?? true };
+  let rows = createRowStore(modules, dim, storeOpts);
   const pruneFrom = opts.pruneFrom ?? PRUNE_FROM;
   let clusters: Clusters | undefined;
   let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, heldMs: 0, pauseMs: 0, probeShare: 1 };
@@ -216,7 +229,7 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
         }
         // rows 0..count-1 into a new row store in the thread's order, a block per turn while searches go on with the
         // old one (moving them in place would hold this thread for the whole copy: 0.3 s at 100 000 rows)
-        const moved = createRowStore(modules, dim, opts);
+        const moved = createRowStore(modules, dim, storeOpts);
         moved.reserve(seqs.length); // as many as the sequence numbers have room for (reserve() goes by them)
         for (let from = 0; from < count; from += MOVE_ROWS) {
           if (stale()) return current();
@@ -233,6 +246,7 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
         building = undefined;
         moved.reserve(seqs.length);
         for (let r = count; r < size; r++) moved.copyRow(rows, r, r);
+        rows.release(); // its memory goes back once dropped (a shared one is not collected unasked: split.ts)
         rows = moved;
         seqs.set(Float64Array.from(result.order, (p) => seqs[p]!));
         moves += 1;
@@ -257,6 +271,13 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
     release() {
       stopped = true;
       cancelBuild();
+      rows.release();
+    },
+    get threads() {
+      return rows.threads(size);
+    },
+    readAll() {
+      return rows.readAll(size);
     },
     get stats() {
       return { ...stats };
