@@ -56,8 +56,17 @@ export interface StoredIndex {
     fetch: (seqs: number[]) => Promise<Fetched<T>[]>,
     opts?: SearchOptions,
   ): Promise<StoredHit<T>[]>;
-  /** Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans. */
-  readonly stats: { readonly searches: number; readonly fetched: number; readonly scanned: number; readonly fullScans: number };
+  /**
+   * Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans; ranges of
+   * full scans that a worker thread took (split.ts), on the rows as they are now stored.
+   */
+  readonly stats: {
+    readonly searches: number;
+    readonly fetched: number;
+    readonly scanned: number;
+    readonly fullScans: number;
+    readonly workerRanges: number;
+  };
   /**
    * Builds the clusters that let a search skip rows (when the copy has enough rows and none are built, or the rows
    * appended since are too many); a search is a full scan until then, and wherever the clusters are found useless.
@@ -133,8 +142,11 @@ export async function createStoredIndex(
 
   function reserve(total: number) {
     if (total <= seqs.length) return;
-    rows.reserve(total);
-    const next = new Float64Array(Math.max(total, seqs.length * 2, 16));
+    // the rows' room as large as the sequence numbers': a row is appended without asking the store again until
+    // seqs is full (reserving `total` rows alone left the store short once seqs had doubled past it)
+    const room = Math.max(total, seqs.length * 2, 16);
+    rows.reserve(room);
+    const next = new Float64Array(room);
     next.set(seqs.subarray(0, size));
     seqs = next;
   }
@@ -280,7 +292,7 @@ export async function createStoredIndex(
       return rows.readAll(size);
     },
     get stats() {
-      return { ...stats };
+      return { ...stats, workerRanges: rows.workerRanges };
     },
     reserve,
     addCode(seq, code) {
