@@ -44,6 +44,9 @@ describe('the full scan split across threads', () => {
     const codes = codesOf(ROWS + 9_000);
     const split = await createStoredIndex(DIM, { pruneFrom: Number.POSITIVE_INFINITY, threads: 2 });
     const alone = await createStoredIndex(DIM, { pruneFrom: Number.POSITIVE_INFINITY, split: false });
+    // room for ROWS rows exactly, so that the rows appended below make the memory grow while the worker holds it
+    split.reserve(ROWS);
+    alone.reserve(ROWS);
     fill(split, codes, 0, ROWS);
     fill(alone, codes, 0, ROWS);
     expect(split.threads).toBe(2);
@@ -58,13 +61,23 @@ describe('the full scan split across threads', () => {
         }
       }
     };
+    // the worker starts with the first split scan, which does not wait for it
+    for (let i = 0; i < 100 && split.stats.workerRanges === 0; i++) {
+      await split.search(queries[0]!, 1, fetch);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    let before = split.stats.workerRanges;
     await compare();
-    expect(split.stats.fullScans).toBe(queries.length * 3);
+    expect(split.stats.workerRanges - before, 'the worker passed its range of every scan').toBe(queries.length * 3);
+    before = split.stats.workerRanges;
+    const bytes = split.bytes;
     // appended past the memory's size: it grows while the worker holds it, and the worker must see the new rows
     fill(split, codes, ROWS, ROWS + 9_000);
     fill(alone, codes, ROWS, ROWS + 9_000);
     queries.push(vectorOf(ROWS + 8_999)); // a row only the grown memory holds is its own best match
     await compare();
+    expect(split.bytes).toBeGreaterThan(bytes);
+    expect(split.stats.workerRanges - before, 'the worker passed its range of the grown memory').toBe(queries.length * 3);
     expect((await split.search(vectorOf(ROWS + 8_999), 1, fetch))[0]!.seq).toBe(ROWS + 8_999);
     split.release();
     alone.release();
@@ -79,6 +92,20 @@ describe('the full scan split across threads', () => {
     fill(one, codes, 0, 2_000);
     expect(one.threads).toBe(1);
     expect(await small.search(vectorOf(5), 3, fetch)).toEqual(await one.search(vectorOf(5), 3, fetch));
+  });
+
+  it('answers exactly after a reserve of an odd size and rows appended past it (the rows kept room for every one)', async () => {
+    const codes = codesOf(1_040);
+    const reserved = await createStoredIndex(DIM, { split: false });
+    reserved.reserve(1_001); // as a load does, with the count read beside the rows
+    fill(reserved, codes, 0, 1_040); // and a catch-up appends
+    const grown = await createStoredIndex(DIM, { split: false });
+    fill(grown, codes, 0, 1_040);
+    for (const seq of [0, 1_000, 1_003, 1_004, 1_005, 1_039]) {
+      const got = await reserved.search(vectorOf(seq), 5, fetch);
+      expect(got[0]!.seq).toBe(seq);
+      expect(got).toEqual(await grown.search(vectorOf(seq), 5, fetch));
+    }
   });
 
   it('gives a released copy’s memory back: the process does not grow as a copy is made again and again', { timeout: 120_000 }, async () => {
