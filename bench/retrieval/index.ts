@@ -15,6 +15,9 @@
 // Run: npx tsx bench/retrieval/index.ts [--sizes 100000,1000000] [--dists random,clustered] [--queries 200]
 //        [--exact-queries 50] [--no-ingest] [--no-query] [--no-keyword (dense and the peers only)]
 //        [--built-only (skip datasets whose HNSW is not built yet)] [--pruning-from 20000 (0: no clusters)]
+//        [--no-hnsw (pgvector's exact scan only: no HNSW index built or timed)]
+//   With svc's numbers, the floor of its full scan: a bare read of the same rows (a copy of the same codes) on the
+//   same threads, nothing computed, in turns with svc's queries (the scan is bound by reading memory).
 //      npx tsx bench/retrieval/index.ts --backend search [--sizes 100000] [--dists random] [--queries 200]
 //        [--chunks-per-document 100] [--ef-search 100,400]: instead, the search backend (OpenSearch) against the
 //        memory one (search.ts; there the sizes default to 100000 and the distributions to random)
@@ -55,6 +58,7 @@ const INGEST = !process.argv.includes('--no-ingest');
 const QUERY = !process.argv.includes('--no-query');
 const BUILT_ONLY = process.argv.includes('--built-only');
 const KEYWORD = !process.argv.includes('--no-keyword');
+const HNSW = !process.argv.includes('--no-hnsw');
 const K = 10;
 const TARGET_RECALL = 0.95;
 const EF_LADDER = [40, 64, 100, 160, 250, 400, 640, 1000];
@@ -84,10 +88,55 @@ async function peerTop(db: Database, table: string, q: number[], mode: { exact: 
 
 const overlap = (got: number[], want: number[]) => got.filter((x) => want.includes(x)).length;
 
+/** pgvector's HNSW peer, tuned on the known answers (see benchDataset). */
+async function hnswPeer(db: Database, table: string, queries: number[][], truth: number[][], exactCount: number) {
+  // HNSW: the smallest ef_search on the ladder reaching the target recall on the first half of the known answers,
+  // then measured on every query
+  const tuneOn = Math.max(1, Math.floor(exactCount / 2));
+  let ef = EF_LADDER[EF_LADDER.length - 1]!;
+  for (const candidate of EF_LADDER) {
+    let hits = 0;
+    for (let i = 0; i < tuneOn; i++) hits += overlap((await peerTop(db, table, queries[i]!, { ef: candidate }))[1], truth[i]!);
+    if (hits / (tuneOn * K) >= TARGET_RECALL) {
+      ef = candidate;
+      break;
+    }
+  }
+  const hnsw: number[] = [];
+  const hnswAnswers: number[][] = [];
+  for (let i = 0; i < QUERIES; i++) {
+    const [t, ids] = await peerTop(db, table, queries[i]!, { ef });
+    hnsw.push(t);
+    hnswAnswers.push(ids);
+  }
+  // and at the smallest ef_search reaching recall 1.000 (svc's) on every known answer, from the one found above
+  let efExact = EF_LADDER[EF_LADDER.length - 1]!;
+  for (const candidate of EF_LADDER.filter((e) => e >= ef)) {
+    let hits = 0;
+    for (let i = 0; i < exactCount; i++) hits += overlap((await peerTop(db, table, queries[i]!, { ef: candidate }))[1], truth[i]!);
+    if (hits === exactCount * K) {
+      efExact = candidate;
+      break;
+    }
+  }
+  const hnswExact: number[] = [];
+  const hnswExactAnswers: number[][] = [];
+  for (let i = 0; i < QUERIES; i++) {
+    const [t, ids] = await peerTop(db, table, queries[i]!, { ef: efExact });
+    hnswExact.push(t);
+    hnswExactAnswers.push(ids);
+  }
+  const [{ index_bytes, table_bytes }] = (await db.query<{ index_bytes: number; table_bytes: number }>(
+    `SELECT pg_relation_size($1::regclass)::float8 AS index_bytes, pg_total_relation_size($2::regclass)::float8 AS table_bytes`,
+    [`${table}_hnsw`, table],
+  )) as [{ index_bytes: number; table_bytes: number }];
+  return { ef, efExact, hnsw, hnswAnswers, hnswExact, hnswExactAnswers, index_bytes, table_bytes };
+}
+
 async function benchDataset(db: Database, dist: Distribution, n: number): Promise<string[]> {
-  if (BUILT_ONLY && !(await datasetBuilt(db, dist, n)))
+  if (BUILT_ONLY && HNSW && !(await datasetBuilt(db, dist, n)))
     return [`${`${dist} ${n}`.padEnd(17)} | not measured: its HNSW index is not built (npx tsx bench/retrieval/datasets.ts ${dist}:${n})`];
-  const data = await ensureDataset(db, dist, n);
+  const data = await ensureDataset(db, dist, n, console.log, { hnsw: HNSW });
   const slug = await ensureCollection(db, dist, n);
   const queries = await queriesFor(db, dist, QUERIES);
   // a question is its number (dense) or its words (keyword, hybrid): either way the embedder answers query i's vector
@@ -183,6 +232,17 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
     );
     if (JSON.stringify(full.map((hit) => [hit.item, hit.score])) === svcHits[i]) identical += 1;
   }
+  // the floor: a bare read of the same rows (the reference copy holds the same codes, laid out alike) on the threads
+  // a full scan is split across, in turns with svc's queries so that both meet the same load
+  const floor: number[] = [];
+  const svcInTurn: number[] = [];
+  const floorLoad = loadavg()[0]!;
+  for (let i = 0; i < QUERIES; i++) {
+    floor.push((await time(async () => reference.readAll()))[0]);
+    svcInTurn.push((await time(() => queryCollection(h.deps, admin, slug, { question: String(i), top_k: K, mode: 'dense' })))[0]);
+  }
+  const floorThreads = reference.threads;
+  reference.release();
 
   // ground truth: pgvector's exact scan (in parallel, 2 workers) on the first EXACT_QUERIES queries
   const exactCount = Math.min(EXACT_QUERIES, QUERIES);
@@ -196,46 +256,7 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
   const recallOf = (answers: number[][]) =>
     answers.slice(0, exactCount).reduce((s, a, i) => s + overlap(a, truth[i]!), 0) / (exactCount * K);
 
-  // HNSW: the smallest ef_search on the ladder reaching the target recall on the first half of the known answers,
-  // then measured on every query
-  const tuneOn = Math.max(1, Math.floor(exactCount / 2));
-  let ef = EF_LADDER[EF_LADDER.length - 1]!;
-  for (const candidate of EF_LADDER) {
-    let hits = 0;
-    for (let i = 0; i < tuneOn; i++) hits += overlap((await peerTop(db, data.table, queries[i]!, { ef: candidate }))[1], truth[i]!);
-    if (hits / (tuneOn * K) >= TARGET_RECALL) {
-      ef = candidate;
-      break;
-    }
-  }
-  const hnsw: number[] = [];
-  const hnswAnswers: number[][] = [];
-  for (let i = 0; i < QUERIES; i++) {
-    const [t, ids] = await peerTop(db, data.table, queries[i]!, { ef });
-    hnsw.push(t);
-    hnswAnswers.push(ids);
-  }
-  // and at the smallest ef_search reaching recall 1.000 (svc's) on every known answer, from the one found above
-  let efExact = EF_LADDER[EF_LADDER.length - 1]!;
-  for (const candidate of EF_LADDER.filter((e) => e >= ef)) {
-    let hits = 0;
-    for (let i = 0; i < exactCount; i++) hits += overlap((await peerTop(db, data.table, queries[i]!, { ef: candidate }))[1], truth[i]!);
-    if (hits === exactCount * K) {
-      efExact = candidate;
-      break;
-    }
-  }
-  const hnswExact: number[] = [];
-  const hnswExactAnswers: number[][] = [];
-  for (let i = 0; i < QUERIES; i++) {
-    const [t, ids] = await peerTop(db, data.table, queries[i]!, { ef: efExact });
-    hnswExact.push(t);
-    hnswExactAnswers.push(ids);
-  }
-  const [{ index_bytes, table_bytes }] = (await db.query<{ index_bytes: number; table_bytes: number }>(
-    `SELECT pg_relation_size($1::regclass)::float8 AS index_bytes, pg_total_relation_size($2::regclass)::float8 AS table_bytes`,
-    [`${data.table}_hnsw`, data.table],
-  )) as [{ index_bytes: number; table_bytes: number }];
+  const peer = HNSW ? await hnswPeer(db, data.table, queries, truth, exactCount) : undefined;
   const copyBytes = h.deps.indexes.bytes(slug);
   await h.close();
 
@@ -250,10 +271,15 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
           `${label} | svc hybrid, asked again | ${ms(pct(hybridAgain, 50))} | ${ms(pct(hybridAgain, 99))} |     - | hybrid/dense p50 ${(pct(hybridAgain, 50) / pct(denseAgain, 50)).toFixed(2)}x (dense p50 ${pct(denseAgain, 50).toFixed(2)} ms in turn); float rows kept ${mib(floatBytes)}`,
         ]
       : []),
+    `${label} | floor: bare read of rows| ${ms(pct(floor, 50))} | ${ms(pct(floor, 99))} |     - | the copy's rows read once on ${floorThreads} thread(s), nothing computed; in turns with svc: svc p50 ${pct(svcInTurn, 50).toFixed(2)} ms = ${(pct(svcInTurn, 50) / pct(floor, 50)).toFixed(2)}x the floor (load average ${floorLoad.toFixed(1)})`,
     `${label} | pgvector exact scan     | ${ms(pct(exact, 50))} | ${ms(pct(exact, 99))} | 1.000 | ${exactCount} queries, 2 parallel workers`,
-    `${label} | pgvector HNSW           | ${ms(pct(hnsw, 50))} | ${ms(pct(hnsw, 99))} | ${recallOf(hnswAnswers).toFixed(3)} | ef_search ${ef}; index ${mib(index_bytes)} (table ${mib(table_bytes)}); build ${data.hnswSeconds.toFixed(0)} s${data.reused ? ' (earlier run)' : ''}`,
-    `${label} | pgvector HNSW, recall 1 | ${ms(pct(hnswExact, 50))} | ${ms(pct(hnswExact, 99))} | ${recallOf(hnswExactAnswers).toFixed(3)} | ef_search ${efExact} (the smallest on the ladder at recall 1.000 on the known answers)`,
-    `${label} | p50 ratio: exact/svc ${(pct(exact, 50) / pct(svc, 50)).toFixed(1)}x, hnsw/svc ${(pct(hnsw, 50) / pct(svc, 50)).toFixed(2)}x, hnsw at recall 1/svc ${(pct(hnswExact, 50) / pct(svc, 50)).toFixed(2)}x; load average ${loadavg()[0]!.toFixed(1)}`,
+    ...(peer
+      ? [
+          `${label} | pgvector HNSW           | ${ms(pct(peer.hnsw, 50))} | ${ms(pct(peer.hnsw, 99))} | ${recallOf(peer.hnswAnswers).toFixed(3)} | ef_search ${peer.ef}; index ${mib(peer.index_bytes)} (table ${mib(peer.table_bytes)}); build ${data.hnswSeconds.toFixed(0)} s${data.reused ? ' (earlier run)' : ''}`,
+          `${label} | pgvector HNSW, recall 1 | ${ms(pct(peer.hnswExact, 50))} | ${ms(pct(peer.hnswExact, 99))} | ${recallOf(peer.hnswExactAnswers).toFixed(3)} | ef_search ${peer.efExact} (the smallest on the ladder at recall 1.000 on the known answers)`,
+        ]
+      : []),
+    `${label} | p50 ratio: exact/svc ${(pct(exact, 50) / pct(svc, 50)).toFixed(1)}x${peer ? `, hnsw/svc ${(pct(peer.hnsw, 50) / pct(svc, 50)).toFixed(2)}x, hnsw at recall 1/svc ${(pct(peer.hnswExact, 50) / pct(svc, 50)).toFixed(2)}x` : ''}; load average ${loadavg()[0]!.toFixed(1)}`,
   ];
 }
 

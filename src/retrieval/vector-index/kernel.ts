@@ -14,6 +14,8 @@ export type Kernel = {
   place(from: number, to: number, stride: number): number;
   /** Copies `count` 16-byte blocks, block i from `from` + i·fromStep to `to` + i·toStep (moving rows). */
   copy(from: number, fromStep: number, to: number, toStep: number, count: number): void;
+  /** Reads `groups`·4 rows of `stride` bytes at `rows` and does nothing else: a pass's floor, for benchmarks. */
+  read(rows: number, groups: number, stride: number): number;
   /**
    * Present where the engine has relaxed SIMD: Σ row[i]·query[i] for the u8 query at `query` (values 64 + q), the
    * coarse first pass (kernel-relaxed.wat).
@@ -21,8 +23,18 @@ export type Kernel = {
   dots7?(query: number, rows: number, groups: number, stride: number, out: number): void;
 };
 
-/** The kernel, and its relaxed-SIMD pass where the engine compiles it (Node 22 and later; not Node 20). */
-export type KernelModules = { readonly portable: WebAssembly.Module; readonly relaxed?: WebAssembly.Module };
+/**
+ * The kernel, and its relaxed-SIMD pass where the engine compiles it (Node 22 and later; not Node 20); `shared`, the
+ * same on an imported shared memory, where the engine has shared WebAssembly memory (for split.ts).
+ */
+export type KernelModules = {
+  readonly portable: WebAssembly.Module;
+  readonly relaxed?: WebAssembly.Module;
+  readonly shared?: { readonly portable: WebAssembly.Module; readonly relaxed?: WebAssembly.Module };
+};
+
+/** Pages of 64 KiB a shared memory is declared to grow to (it cannot move, so the engine reserves them): 4 GiB. */
+export const SHARED_PAGES = 65536;
 
 let compiled: Promise<KernelModules> | undefined;
 let compileMs: number | undefined;
@@ -45,17 +57,29 @@ async function assemble(): Promise<KernelModules> {
   const started = performance.now();
   const binaries = await assembleInWorker();
   // synchronous: each binary is under 600 bytes, and the async compile measured 40-60 ms against 0.1 ms
-  const modules: { portable: WebAssembly.Module; relaxed?: WebAssembly.Module } = { portable: new WebAssembly.Module(binaries.portable) };
+  const modules: { -readonly [K in keyof KernelModules]: KernelModules[K] } = { portable: new WebAssembly.Module(binaries.portable) };
+  const relaxed = (binary: Uint8Array<ArrayBuffer>) => {
+    try {
+      return new WebAssembly.Module(binary);
+    } catch {
+      return undefined; // an engine without relaxed SIMD refuses the module: the portable kernel does both passes' work
+    }
+  };
+  const portableRelaxed = relaxed(binaries.relaxed);
+  if (portableRelaxed) modules.relaxed = portableRelaxed;
   try {
-    modules.relaxed = new WebAssembly.Module(binaries.relaxed);
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    const sharedRelaxed = relaxed(binaries.sharedRelaxed);
+    const portable = new WebAssembly.Module(binaries.sharedPortable);
+    modules.shared = sharedRelaxed ? { portable, relaxed: sharedRelaxed } : { portable };
   } catch {
-    // an engine without relaxed SIMD refuses the module: the portable kernel does both passes' work
+    // no shared memory here: every pass stays on one thread
   }
   compileMs = performance.now() - started;
   return modules;
 }
 
-type Binaries = { portable: Uint8Array<ArrayBuffer>; relaxed: Uint8Array<ArrayBuffer> };
+type Binaries = Record<'portable' | 'relaxed' | 'sharedPortable' | 'sharedRelaxed', Uint8Array<ArrayBuffer>>;
 
 /** The kernel's binaries, from a thread that loads wabt and ends (assemble-worker.mjs). */
 function assembleInWorker(): Promise<Binaries> {
@@ -70,10 +94,24 @@ function assembleInWorker(): Promise<Binaries> {
   });
 }
 
-/** A fresh instance with its own memory (one page; callers grow it), with the relaxed pass unless told not to. */
-export function instantiateKernel(modules: KernelModules, opts: { relaxed?: boolean } = {}): Kernel {
-  const kernel = new WebAssembly.Instance(modules.portable).exports as unknown as Kernel;
-  if (!modules.relaxed || opts.relaxed === false) return kernel;
-  const { dots7 } = new WebAssembly.Instance(modules.relaxed, { kernel: { memory: kernel.memory } }).exports as unknown as Required<Kernel>;
-  return { memory: kernel.memory, dots: kernel.dots, place: kernel.place, copy: kernel.copy, dots7 };
+/**
+ * A fresh instance with its own memory (one page; callers grow it), with the relaxed pass unless told not to; on
+ * `memory` (a shared one, modules.shared) when given: the instance each thread of a split pass has on the same rows.
+ */
+export function instantiateKernel(modules: KernelModules, opts: { relaxed?: boolean; memory?: WebAssembly.Memory } = {}): Kernel {
+  const { memory } = opts;
+  if (memory && !modules.shared) throw new Error('this engine has no shared WebAssembly memory');
+  const from = memory ? modules.shared! : modules;
+  const imports: WebAssembly.Imports = memory ? { kernel: { memory } } : {};
+  const exports = new WebAssembly.Instance(from.portable, imports).exports as unknown as Kernel;
+  const kernel: Kernel = {
+    memory: memory ?? exports.memory,
+    dots: exports.dots,
+    place: exports.place,
+    copy: exports.copy,
+    read: exports.read,
+  };
+  if (!from.relaxed || opts.relaxed === false) return kernel;
+  const { dots7 } = new WebAssembly.Instance(from.relaxed, { kernel: { memory: kernel.memory } }).exports as unknown as Required<Kernel>;
+  return { ...kernel, dots7 };
 }

@@ -92,6 +92,23 @@
         (local.set $count (i32.sub (local.get $count) (i32.const 1)))
         (br $each_block))))
 
+  ;; Reads $groups*4*$stride bytes from $rows and does nothing with them but OR them together (answered, so nothing is
+  ;; left out): the floor a pass over the same rows cannot go below, for benchmarks (a pass is bound by memory reads).
+  (func (export "read") (param $rows i32) (param $groups i32) (param $stride i32) (result i32)
+    (local $end i32) (local $acc v128)
+    (local.set $end (i32.add (local.get $rows) (i32.mul (local.get $groups) (i32.shl (local.get $stride) (i32.const 2)))))
+    (block $done
+      (loop $each_block
+        (br_if $done (i32.ge_u (local.get $rows) (local.get $end)))
+        (local.set $acc (v128.or (local.get $acc) (v128.or
+          (v128.or (v128.load offset=0 (local.get $rows)) (v128.load offset=16 (local.get $rows)))
+          (v128.or (v128.load offset=32 (local.get $rows)) (v128.load offset=48 (local.get $rows))))))
+        (local.set $rows (i32.add (local.get $rows) (i32.const 64)))
+        (br $each_block)))
+    (i32.or
+      (i32.or (i32x4.extract_lane 0 (local.get $acc)) (i32x4.extract_lane 1 (local.get $acc)))
+      (i32.or (i32x4.extract_lane 2 (local.get $acc)) (i32x4.extract_lane 3 (local.get $acc)))))
+
   (func $store_sum (param $at i32) (param $acc v128)
     (i32.store (local.get $at)
       (i32.add

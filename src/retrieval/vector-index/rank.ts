@@ -22,8 +22,12 @@ export type RowBounds = {
 
 /**
  * Rows whose exact score may be among the best `k` of `count` (k ≤ count), in the order given, with the upper bound
- * of each one's score. Row i is `ids[i]` when given (a subset), else i; its integer dot product is dots[i], less
- * `shift` times the row's `sums` entry when given (the relaxed pass's offset query, see kernel-relaxed.wat).
+ * of each one's score. Row i is `ids[i]` when given (a subset), else `from` + i (a range; from 0 by default); its
+ * integer dot product is dots[i], less `shift` times the row's `sums` entry when given (the relaxed pass's offset
+ * query, see kernel-relaxed.wat).
+ * A range's rows kept with k of its own are a superset of what the whole would keep: its k-th lower bound is at most
+ * the whole's, and the whole's k best lower bounds are kept in their ranges. So the union of the ranges' answers,
+ * taken again as `ids`, gives the whole's answer, row for row and bound for bound (a split pass, split.ts).
  */
 export function candidates(
   dots: Int32Array,
@@ -31,7 +35,7 @@ export function candidates(
   query: QueryBounds,
   count: number,
   k: number,
-  of: { ids?: ArrayLike<number>; sums?: Int32Array; shift?: number } = {},
+  of: { ids?: ArrayLike<number>; from?: number; sums?: Int32Array; shift?: number } = {},
 ): { rows: number[]; upper: number[] } {
   const { scale, residual, norm } = bounds;
   const qScale = query.scale;
@@ -39,16 +43,49 @@ export function candidates(
   const qLength = query.length;
   const { ids, sums } = of;
   const shift = of.shift ?? 0;
+  const from = of.from ?? 0;
   // One pass: a min-heap keeps the k largest lower bounds so far, so its root (the floor) only rises, and a row is
   // kept while its upper bound reaches the floor as it stands; the final floor then drops the rows kept too early.
   const heap = new Float64Array(k);
   let floor = -Infinity;
   const kept: number[] = [];
   const keptUpper: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const r = ids ? ids[i]! : i;
+  // the relaxed pass over a range (most of a full scan's time): its own loop, the rows below the floor passed over with
+  // nothing else looked at; the same arithmetic, and the same floor at every row, as the general loop below
+  let start = 0;
+  if (!ids && sums) {
+    for (; start < count && start < k; start++) {
+      const r = from + start;
+      const approx = (dots[start]! - shift * sums[r]!) * scale[r]! * qScale;
+      const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
+      siftUp(heap, start, approx - error);
+      if (start === k - 1) floor = heap[0]!;
+      kept.push(r);
+      keptUpper.push(approx + error);
+    }
+    for (let i = start; i < count; i++) {
+      const r = from + i;
+      const approx = (dots[i]! - shift * sums[r]!) * scale[r]! * qScale;
+      const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
+      if (approx + error < floor) continue;
+      const lower = approx - error;
+      if (lower > floor) {
+        siftDown(heap, k, lower);
+        floor = heap[0]!;
+      }
+      if (approx + error >= floor) {
+        kept.push(r);
+        keptUpper.push(approx + error);
+      }
+    }
+    start = count;
+  }
+  for (let i = start; i < count; i++) {
+    const r = ids ? ids[i]! : from + i;
     const approx = (sums ? dots[i]! - shift * sums[r]! : dots[i]!) * scale[r]! * qScale;
     const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
+    // below the floor: its lower bound is too, so it neither raises the floor nor is kept (most rows, once k are in)
+    if (approx + error < floor) continue;
     const lower = approx - error;
     if (i < k) {
       siftUp(heap, i, lower);

@@ -1,12 +1,18 @@
-import { instantiateKernel, type Kernel, type KernelModules } from './kernel.ts';
+import { instantiateKernel, SHARED_PAGES, type Kernel, type KernelModules } from './kernel.ts';
 import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
 import { candidates, type QueryBounds } from './rank.ts';
+import { splitPass, splitThreads, type PassFunction, type SharedBounds, type SplitPass } from './split.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
 // the approximate pass over everything; per row also the quantisation scale, ‖x − x̂‖ and ‖x̂‖ (float32, rounded
 // up), for the bound. The float rows for exact scores are kept by the caller (in memory, or in the database).
 
 const PAGE = 65536;
+/**
+ * Rows from which a store that may split its pass (opts.split) moves into a shared memory and splits it across the
+ * cores (split.ts): below, the pass takes a few milliseconds, and a memory that is never shared is simply collected.
+ */
+export const SPLIT_FROM_ROWS = 65_536;
 
 export type RowStore = {
   /** Bytes held: the kernel's memory and the per-row bounds. */
@@ -44,6 +50,14 @@ export type RowStore = {
   exportRows(from: number, to: number): RowBlock;
   /** Stores a block exportRows gave, at the same rows (reserved already). */
   importRows(block: RowBlock): void;
+  /** Threads the full pass over rows 0..rows-1 is split across now (1: this thread alone). */
+  threads(rows: number): number;
+  /** Ranges of full passes that workers took (split.ts), since the store was made. */
+  readonly workerRanges: number;
+  /** Reads rows 0..rows-1 once, split as the full pass is, doing nothing else: the pass's floor (benchmarks). */
+  readAll(rows: number): number;
+  /** For a store replaced or dropped: the workers let go of its memory, so it is freed once this thread drops it. */
+  release(): void;
 };
 
 /** Rows as the kernel holds them (whole groups of four, interleaved) with their bounds: transferable buffers. */
@@ -72,7 +86,15 @@ export function queryLevelsFor(dim: number): number {
   return Math.min(32767, Math.floor((2 ** 31 - 1) / (Math.ceil(dim / 16) * 16 * ROW_LEVELS)));
 }
 
-export function createRowStore(modules: KernelModules, dim: number, opts: { relaxed?: boolean } = {}): RowStore {
+/**
+ * `split`: from SPLIT_FROM_ROWS rows, the full pass is split across the available cores (a copy's store; not a
+ * thread's own store such as the clusters' build). `threads` overrides the count of cores (tests).
+ */
+export function createRowStore(
+  modules: KernelModules,
+  dim: number,
+  opts: { relaxed?: boolean; split?: boolean; threads?: number } = {},
+): RowStore {
   const stride = Math.ceil(dim / 16) * 16;
   // after the i16 query: one row being stored, its code's header in the bytes just before it (a code is copied whole)
   const stageAt = Math.ceil((2 * stride + CODE_HEADER) / 64) * 64;
@@ -81,14 +103,18 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
   const queryLevels = queryLevelsFor(dim);
   if (queryLevels < 1) throw new RangeError(`dimension ${dim} is too large for the index`);
 
-  const kernel: Kernel = instantiateKernel(modules, opts);
+  let kernel: Kernel = instantiateKernel(modules, opts);
+  const threads = opts.split && modules.shared ? (opts.threads ?? splitThreads()) : 1;
+  let pass: SplitPass | undefined;
+  let released = false;
   let capacity = 0;
   let memory = new Uint8Array(kernel.memory.buffer);
   let floats = new Float32Array(kernel.memory.buffer); // the staged code's header, read in place (little-endian)
-  let scale = new Float32Array(0);
-  let residual = new Float32Array(0);
-  let norm = new Float32Array(0);
-  let sums = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
+  // on shared buffers once the pass is split, so that each thread selects its own range's rows
+  let scale: Float32Array = new Float32Array(0);
+  let residual: Float32Array = new Float32Array(0);
+  let norm: Float32Array = new Float32Array(0);
+  let sums: Int32Array = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
   const fineQuery = new Int16Array(stride);
   const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
@@ -97,8 +123,47 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
 
   const outAt = () => rowsAt + capacity * stride;
   const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
+  const keptAt = () => groupOutAt() + 16; // a split pass's rows kept, one i32 a row (each range at its own rows)
+  /** The full pass of `fn` over rows 0..rows-1 into the results, split where the store is shared. */
+  const passAll = (fn: PassFunction, query: number, rows: number) => {
+    const groups = Math.ceil(rows / 4);
+    if (pass) return pass.run(fn, query, rowsAt, groups, stride, outAt());
+    if (fn === 'read') return kernel.read(rowsAt, groups, stride);
+    kernel[fn]!(query, rowsAt, groups, stride, outAt());
+    return 0;
+  };
+  /**
+   * The full pass of `fn` over rows 0..rows-1 and the rows that may hold the top k by its dot products (rank.ts);
+   * split, each thread selects its range's rows and the union is selected from again, which gives the same rows.
+   */
+  const selectAll = (fn: 'dots' | 'dots7', query: number, rows: number, k: number, bounds: QueryBounds, shift: number) => {
+    const relaxed = shift ? { sums, shift } : {};
+    if (!pass) {
+      passAll(fn, query, rows);
+      return candidates(new Int32Array(kernel.memory.buffer, outAt(), rows), store, bounds, rows, k, relaxed);
+    }
+    const union = pass.select(fn, query, rowsAt, stride, outAt(), { query: bounds, k, shift, count: rows, kept: keptAt() });
+    const dots = new Int32Array(kernel.memory.buffer, outAt(), rows);
+    return candidates(
+      Int32Array.from(union, (row) => dots[row]!),
+      store,
+      bounds,
+      union.length,
+      k,
+      { ids: union, ...relaxed },
+    );
+  };
+  /** The rows so far into a shared memory of `bytes` (once, when the store reaches SPLIT_FROM_ROWS). */
+  const share = (bytes: number) => {
+    const pages = Math.ceil(bytes / PAGE);
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: SHARED_PAGES, shared: true });
+    new Uint8Array(memory.buffer).set(new Uint8Array(kernel.memory.buffer));
+    kernel = instantiateKernel(modules, { ...opts, memory });
+    pass = splitPass(modules, kernel, threads, Math.ceil(SPLIT_FROM_ROWS / 4));
+  };
   const grown = <T extends Float32Array | Int32Array>(old: T, length: number): T => {
-    const fresh = new (old.constructor as new (n: number) => T)(length);
+    const Kind = old.constructor as new (buffer: ArrayBufferLike) => T;
+    const fresh = new Kind(pass ? new SharedArrayBuffer(4 * length) : new ArrayBuffer(4 * length));
     fresh.set(old);
     return fresh;
   };
@@ -119,10 +184,12 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
     reserve(rows) {
       if (rows > capacity) {
         const next = Math.ceil(Math.max(rows, capacity * 2, 16) / 4) * 4; // whole groups of four
-        const needed = rowsAt + next * stride + next * 4 + 16; // query, rows, one i32 result per row, one group's
+        // query, rows, one i32 result per row, one group's, one i32 a row kept by a split pass
+        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4;
         const have = kernel.memory.buffer.byteLength;
         try {
-          if (needed > have) kernel.memory.grow(Math.ceil((needed - have) / PAGE));
+          if (!pass && !released && threads > 1 && next >= SPLIT_FROM_ROWS) share(needed);
+          else if (needed > have) kernel.memory.grow(Math.ceil((needed - have) / PAGE));
         } catch (error) {
           throw new RangeError(`the index cannot grow to ${rows} rows of dimension ${dim}: ${(error as Error).message}`);
         }
@@ -132,6 +199,7 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
         residual = grown(residual, next);
         norm = grown(norm, next);
         sums = grown(sums, next);
+        pass?.setBounds({ scale, residual, norm, sums } as SharedBounds);
         capacity = next;
       }
     },
@@ -164,20 +232,14 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
       for (let i = 0; i < dim; i++) length += unit[i]! * unit[i]!;
       const query = { scale: fine.scale, residual: fine.residual, length: Math.sqrt(length) };
       new Int16Array(kernel.memory.buffer, 0, stride).set(fineQuery);
-      const groups = Math.ceil(rows / 4);
-      const fineEverywhere = () => {
-        kernel.dots(0, rowsAt, groups, stride, outAt());
-        return candidates(new Int32Array(kernel.memory.buffer, outAt(), rows), store, query, rows, k);
-      };
+      const fineEverywhere = () => selectAll('dots', 0, rows, k, query, 0);
       if (!kernel.dots7) return fineEverywhere();
 
       // coarse: the query in 63 steps a side, offset by 64
       const q = quantise(unit, dim, COARSE_LEVELS, coarse);
       const offset = new Uint8Array(kernel.memory.buffer, coarseAt, stride);
       for (let i = 0; i < stride; i++) offset[i] = 64 + coarse[i]!;
-      kernel.dots7(coarseAt, rowsAt, groups, stride, outAt());
-      const dots = new Int32Array(kernel.memory.buffer, outAt(), rows);
-      const kept = candidates(dots, store, { ...q, length: query.length }, rows, k, { sums, shift: 64 });
+      const kept = selectAll('dots7', coarseAt, rows, k, { ...q, length: query.length }, 64);
       if (kept.rows.length > rows * COARSE_KEEPS_TOO_MANY) return fineEverywhere();
 
       // fine: the i16 query's exact dot products for the kept rows, a group of four at a time
@@ -263,6 +325,19 @@ export function createRowStore(modules: KernelModules, dim: number, opts: { rela
       residual.set(block.residual, block.from);
       norm.set(block.norm, block.from);
       sums.set(block.sums, block.from);
+    },
+    get workerRanges() {
+      return pass?.workerRanges ?? 0;
+    },
+    threads(rows) {
+      return pass && !released && rows >= SPLIT_FROM_ROWS ? threads : 1;
+    },
+    readAll(rows) {
+      return passAll('read', 0, rows);
+    },
+    release() {
+      released = true;
+      pass?.release();
     },
     permute(order) {
       // cycle by cycle, one row held aside (in the staging area): no second copy of the rows (a million rows are most

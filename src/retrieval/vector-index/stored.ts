@@ -56,8 +56,17 @@ export interface StoredIndex {
     fetch: (seqs: number[]) => Promise<Fetched<T>[]>,
     opts?: SearchOptions,
   ): Promise<StoredHit<T>[]>;
-  /** Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans. */
-  readonly stats: { readonly searches: number; readonly fetched: number; readonly scanned: number; readonly fullScans: number };
+  /**
+   * Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans; ranges of
+   * full scans that a worker thread took (split.ts), on the rows as they are now stored.
+   */
+  readonly stats: {
+    readonly searches: number;
+    readonly fetched: number;
+    readonly scanned: number;
+    readonly fullScans: number;
+    readonly workerRanges: number;
+  };
   /**
    * Builds the clusters that let a search skip rows (when the copy has enough rows and none are built, or the rows
    * appended since are too many); a search is a full scan until then, and wherever the clusters are found useless.
@@ -69,8 +78,15 @@ export interface StoredIndex {
    * the thread fails (the copy then tries no more builds and keeps scanning as before). One build at a time per copy.
    */
   prepareInBackground(): Promise<Pruning>;
-  /** Stops a build under way and any later one: for a copy replaced or dropped (searches on it still answer). */
+  /**
+   * Stops a build under way and any later one, and lets the pass's workers go of the rows (so they are freed once the
+   * copy is dropped): for a copy replaced or dropped (searches on it still answer, on this thread).
+   */
   release(): void;
+  /** Threads a full scan is split across now (1: this thread alone). */
+  readonly threads: number;
+  /** Reads every row once, split as a full scan is, doing nothing else: the floor of a full scan (benchmarks). */
+  readAll(): number;
   readonly pruning: Pruning;
 }
 
@@ -100,10 +116,16 @@ export type Pruning = {
 export type SearchOptions = { /** Score every row (no clusters): the answer a search must equal. */ exhaustive?: boolean };
 
 /** `relaxed: false` keeps to the portable kernel where the engine has relaxed SIMD (to compare the two). */
-export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; pruneFrom?: number } = {}): Promise<StoredIndex> {
+/** `split: false` keeps every pass on this thread; `threads` overrides the count of cores a pass is split across. */
+export async function createStoredIndex(
+  dim: number,
+  opts: { relaxed?: boolean; pruneFrom?: number; split?: boolean; threads?: number } = {},
+): Promise<StoredIndex> {
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dimension must be a positive integer, got ${dim}`);
   const modules = await kernelModule();
-  let rows = createRowStore(modules, dim, opts);
+  // a copy's pass is split across the cores once it is large enough (rows.ts, split.ts)
+  const storeOpts = { ...opts, split: opts.split ?? true };
+  let rows = createRowStore(modules, dim, storeOpts);
   const pruneFrom = opts.pruneFrom ?? PRUNE_FROM;
   let clusters: Clusters | undefined;
   let pruning: Pruning = { state: 'none', leaves: 0, rows: 0, bytes: 0, buildMs: 0, heldMs: 0, pauseMs: 0, probeShare: 1 };
@@ -120,8 +142,11 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
 
   function reserve(total: number) {
     if (total <= seqs.length) return;
-    rows.reserve(total);
-    const next = new Float64Array(Math.max(total, seqs.length * 2, 16));
+    // the rows' room as large as the sequence numbers': a row is appended without asking the store again until
+    // seqs is full (reserving `total` rows alone left the store short once seqs had doubled past it)
+    const room = Math.max(total, seqs.length * 2, 16);
+    rows.reserve(room);
+    const next = new Float64Array(room);
     next.set(seqs.subarray(0, size));
     seqs = next;
   }
@@ -216,7 +241,7 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
         }
         // rows 0..count-1 into a new row store in the thread's order, a block per turn while searches go on with the
         // old one (moving them in place would hold this thread for the whole copy: 0.3 s at 100 000 rows)
-        const moved = createRowStore(modules, dim, opts);
+        const moved = createRowStore(modules, dim, storeOpts);
         moved.reserve(seqs.length); // as many as the sequence numbers have room for (reserve() goes by them)
         for (let from = 0; from < count; from += MOVE_ROWS) {
           if (stale()) return current();
@@ -233,6 +258,7 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
         building = undefined;
         moved.reserve(seqs.length);
         for (let r = count; r < size; r++) moved.copyRow(rows, r, r);
+        rows.release(); // its memory goes back once dropped (a shared one is not collected unasked: split.ts)
         rows = moved;
         seqs.set(Float64Array.from(result.order, (p) => seqs[p]!));
         moves += 1;
@@ -257,9 +283,16 @@ export async function createStoredIndex(dim: number, opts: { relaxed?: boolean; 
     release() {
       stopped = true;
       cancelBuild();
+      rows.release();
+    },
+    get threads() {
+      return rows.threads(size);
+    },
+    readAll() {
+      return rows.readAll(size);
     },
     get stats() {
-      return { ...stats };
+      return { ...stats, workerRanges: rows.workerRanges };
     },
     reserve,
     addCode(seq, code) {
