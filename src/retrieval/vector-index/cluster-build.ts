@@ -50,7 +50,7 @@ export function buildClusters(modules: KernelModules, store: RowStore, dim: numb
   const sketches = sketch(modules, store, dim, count, random);
   // seeds from rows spread over the copy, then every row to its most similar seed, a block of rows at a time
   const sampled = Math.min(count, SEED_SAMPLE_PER_LEAF * leaves);
-  const sample = sampled === count ? sketches : sampleOf(modules, sketches, count, sampled);
+  const sample = sampled === count ? sketches : sampleOf(modules, sketches, SKETCH_DIM, count, sampled); // the seeds are drawn from it
   const seeds = farthestFirst(sample, sampled, leaves, random);
   const group = sampled === count ? seeds.group : assign(sketches, count, seeds);
 
@@ -78,16 +78,8 @@ export function buildClusters(modules: KernelModules, store: RowStore, dim: numb
 function neighbouredShare(modules: KernelModules, store: RowStore, dim: number, count: number): number {
   const stride = Math.ceil(dim / 16) * 16;
   const n = Math.min(count, SAMPLE_ROWS);
-  const sample = createRowStore(modules, dim);
-  sample.reserve(n);
+  const sample = sampleOf(modules, store, dim, count, n);
   const code = new Int8Array(stride);
-  const row = new Float32Array(dim);
-  for (let s = 0; s < n; s++) {
-    const r = Math.floor((s * count) / n);
-    store.readRow(r, code);
-    for (let i = 0; i < dim; i++) row[i] = code[i]! * store.scale[r]!;
-    sample.write(s, row);
-  }
   const q7 = new Int8Array(stride);
   let neighboured = 0;
   for (let s = 0; s < n; s++) {
@@ -182,16 +174,16 @@ function assign(sketches: RowStore, count: number, seeds: Seeds): Int32Array {
   return group;
 }
 
-/** Rows of the sketches spread evenly over the copy, as a store of their own (the seeds are drawn from them). */
-function sampleOf(modules: KernelModules, sketches: RowStore, count: number, n: number): RowStore {
-  const sample = createRowStore(modules, SKETCH_DIM);
+/** `n` of the first `count` rows of `store` (of dimension `dim`), spread evenly, as a store of their own. */
+function sampleOf(modules: KernelModules, store: RowStore, dim: number, count: number, n: number): RowStore {
+  const sample = createRowStore(modules, dim);
   sample.reserve(n);
-  const code = new Int8Array(SKETCH_DIM);
-  const row = new Float32Array(SKETCH_DIM);
+  const code = new Int8Array(Math.ceil(dim / 16) * 16); // readRow writes the row's whole stride
+  const row = new Float32Array(dim);
   for (let s = 0; s < n; s++) {
     const r = Math.floor((s * count) / n);
-    sketches.readRow(r, code);
-    for (let i = 0; i < SKETCH_DIM; i++) row[i] = code[i]! * sketches.scale[r]!;
+    store.readRow(r, code);
+    for (let i = 0; i < dim; i++) row[i] = code[i]! * store.scale[r]!;
     sample.write(s, row);
   }
   return sample;

@@ -1,19 +1,12 @@
 // A worker of split.ts (plain JavaScript, so the thread starts the same under Node, tsx and vitest; rank.ts, the
-// selection this thread shares with the caller, is loaded as build-worker.mjs loads its TypeScript). It instantiates
+// selection this thread shares with the caller, is loaded by import-ts.mjs). It instantiates
 // the kernel on each shared memory it is handed, then sleeps on its control word and runs the range it is given: the
 // pass, then the range's selection. A memory it is told to forget is dropped and collected at once: V8 frees a shared
 // memory only once every thread that held it has collected (see split.ts).
 import { receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { importTypeScript } from './import-ts.mjs';
 
-const url = new URL('./rank.ts', import.meta.url).href;
-let rank;
-try {
-  rank = await import(url);
-} catch (error) {
-  if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
-  const { tsImport } = await import('tsx/esm/api');
-  rank = await tsImport(url, import.meta.url);
-}
+const rank = await importTypeScript(new URL('./rank.ts', import.meta.url).href);
 
 const { modules, control, port } = workerData;
 // the control word's states, layout and the kernel's functions, as split.ts writes them
