@@ -91,16 +91,31 @@ function columnWords(name: string): string[] {
 
 const described = (e: CatalogEntry) => (e.description ? 1 : 0);
 
+/** An entry's words, worked out once per catalog read (entries are replaced, never changed, when it is read again). */
+type Terms = { table: string; description: Set<string>; columns: string[] };
+const termsOf = new WeakMap<CatalogEntry, Terms>();
+function terms(entry: CatalogEntry): Terms {
+  let t = termsOf.get(entry);
+  if (!t) {
+    t = {
+      table: stem(entry.name.toLowerCase()),
+      description: new Set(questionWords(entry.description)),
+      columns: [...new Set(entry.columns.flatMap((c) => columnWords(c.name)))],
+    };
+    termsOf.set(entry, t);
+  }
+  return t;
+}
+
 export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit = 8): { entry: CatalogEntry; score: number }[] {
   const words = questionWords(q);
   const scored = entries.map((entry) => {
     let score = 0;
-    const table = stem(entry.name.toLowerCase());
-    const description = new Set(questionWords(entry.description));
+    const { table, description, columns } = terms(entry);
     for (const w of words) {
       if (w === table) score += 5;
       else if (description.has(w)) score += 2;
-      if (entry.columns.some((c) => columnWords(c.name).some((cw) => cw === w || (w.length > 3 && cw.includes(w))))) score += 1;
+      if (columns.some((cw) => cw === w || (w.length > 3 && cw.includes(w)))) score += 1;
     }
     return { entry, score };
   });

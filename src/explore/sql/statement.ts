@@ -27,7 +27,29 @@ const HIDDEN = 1;
 export const MAX_SQL_LENGTH = 100_000;
 export const MAX_NESTING = 40;
 
+// A statement seen again (the model's usual answers, a dashboard's SQL run once more, an edited statement rerun) is
+// parsed once: validation depends on the text alone, and nothing changes a tree once it is built. The parse is most of
+// step 5's time (about a millisecond for a short statement). Bounded by count, and long texts are not kept.
+const VALIDATED_KEPT = 128;
+const VALIDATED_MAX_LENGTH = 8_000;
+const validated = new Map<string, StatementValidation>();
+
 export function validateStatement(sql: string): StatementValidation {
+  const hit = validated.get(sql);
+  if (hit) {
+    validated.delete(sql); // most recently used goes last
+    validated.set(sql, hit);
+    return hit;
+  }
+  const validation = validateText(sql);
+  if (sql.length <= VALIDATED_MAX_LENGTH) {
+    validated.set(sql, validation);
+    if (validated.size > VALIDATED_KEPT) validated.delete(validated.keys().next().value!);
+  }
+  return validation;
+}
+
+function validateText(sql: string): StatementValidation {
   if (sql.length > MAX_SQL_LENGTH)
     return refuse(`The SQL is ${sql.length} characters long; the limit is ${MAX_SQL_LENGTH}: ask a narrower question.`);
   const lexed = lexTrino(sql);
