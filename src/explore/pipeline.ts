@@ -1,10 +1,11 @@
+import type { AuditedWrite } from '../platform/audit/index.ts';
 import { forbidden, payloadTooLarge, unprocessable } from '../platform/errors.ts';
 import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { cacheKey } from './cache.ts';
 import { piiColumns, questionWords, searchCatalog, type CatalogEntry } from './catalog.ts';
 import { pageStore } from './dashboards/page-store.ts';
-import { publishDashboard } from './dashboards/publish.ts';
+import { prepareDashboard, type PendingDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
 import type { EngineResult } from './engines/types.ts';
 import { emit, type EventContext, type Trail } from './events.ts';
@@ -18,6 +19,7 @@ import {
   outputLineage,
   tablesOf,
   validateStatement,
+  type ColumnLineage,
   type ParsedStatement,
 } from './sql/index.ts';
 import { NO_MASKS, tableMasks } from './masks.ts';
@@ -32,17 +34,25 @@ import { EDITED_INTENT, EDITED_TURN, type ExportedResult, type QueryRequest, typ
 type Mode = 'answer' | 'export';
 type Run = { deps: ExploreDeps; caller: Caller; request: QueryRequest; events: EventContext; model: string; mode: Mode; edited: boolean };
 type Context = { requestId: string; log: Logger; trail?: Trail };
+/**
+ * What an answer leaves to its audit record (questions.ts): the writes that go in the record's own statement (the
+ * dashboard's row), and what follows once they are stored (the page's drawing, the cache).
+ */
+export type Pending = { writes: AuditedWrite[]; done(): void };
+export type Answered = { answer: QueryResponse; pending: Pending };
+const NOTHING_PENDING: Pending = { writes: [], done: () => {} };
 
 /** Where an unqualified table name points. */
 export const DEFAULTS = { catalog: 'tpch', schema: 'tiny' };
 const PREVIEW_ROWS = 100;
 
-export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context): Promise<QueryResponse> {
+/** The answer, and the writes its audit record must carry before it is given (Pending). */
+export async function runQuery(deps: ExploreDeps, caller: Caller, request: QueryRequest, ctx: Context): Promise<Answered> {
   const outcome = await traced(caller, request, ctx, 'explore.query', async () =>
     pipeline(await startRun(deps, caller, request, ctx, 'answer')),
   );
   if (!('answer' in outcome)) throw new Error('an answer run ended as an export');
-  return outcome.answer;
+  return { answer: outcome.answer, pending: outcome.pending };
 }
 
 /** The whole result, redacted as an answer shows it, for POST /query/csv: never cached, published or remembered. */
@@ -68,10 +78,12 @@ async function startRun(deps: ExploreDeps, caller: Caller, request: QueryRequest
   return { deps, caller, request, events, model: edited ? '' : await deps.models.resolve(request.model), mode, edited };
 }
 
-async function pipeline(run: Run): Promise<{ answer: QueryResponse } | { rows: ExportedResult }> {
+async function pipeline(run: Run): Promise<{ answer: QueryResponse; pending: Pending } | { rows: ExportedResult }> {
   const { deps, caller, request } = run;
   const cached = await step('cache', () => lookupCache(run)); //                                  1
-  if (cached) return { answer: cached };
+  if (cached) return { answer: cached, pending: NOTHING_PENDING };
+  // the session's last turns are read while the policy and the limiter decide (a read: nothing to undo on a refusal)
+  const history = readHistory(run);
   const entries = await deps.catalog();
   const candidates = run.edited ? [] : await step('catalog', () => findCandidateTables(run, entries)); //  2
   const access = await step('policy', () => (run.edited ? editedTables(run) : allowedTables(run, candidates))); // 3
@@ -79,7 +91,7 @@ async function pipeline(run: Run): Promise<{ answer: QueryResponse } | { rows: E
   if (!run.edited) await deps.limiter.charge(caller, 'explore.question'); // a question over the caller's limit never reaches the model
   const generated = run.edited
     ? { sql: request.sql!, intent: EDITED_INTENT, model: '' }
-    : await step('generate', () => generateStatement(run, access, candidates)); //                     4
+    : await step('generate', () => generateStatement(run, access, candidates, history)); //            4
   const validated = await step('validate', () => validateGenerated(run, generated, allowed, entries)); // 5
   const cost = await step('cost', () => gateCost(run, validated)); //                               6
   const reasoning = {
@@ -89,7 +101,7 @@ async function pipeline(run: Run): Promise<{ answer: QueryResponse } | { rows: E
     allowed_tables: run.edited ? validated.tables : allowed,
     tables_used: validated.tables,
   };
-  if (!request.execute) return { answer: dryRun(run, validated.sql, cost, reasoning) };
+  if (!request.execute) return { answer: dryRun(run, validated.sql, cost, reasoning), pending: NOTHING_PENDING };
   await deps.limiter.charge(caller, 'explore.trino_bytes', cost ?? 0); // what the engine estimates it will read
   const result = await step('execute', () => executeStatement(run, validated)); //                 7
   const redacted = await step('redact', () => redactResult(run, validated, result, entries)); //      8
@@ -98,24 +110,21 @@ async function pipeline(run: Run): Promise<{ answer: QueryResponse } | { rows: E
     return { rows: { sql: validated.sql, columns: result.columns, rows, masked_columns: redacted.maskedColumns } };
   }
   const dashboard = await step('publish', () => publish(run, validated.sql, result, redacted)); //  9
-  const answer = await step('remember', () =>
-    remember(run, {
-      //                                                 10
-      sql: validated.sql,
-      columns: result.columns,
-      preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
-      row_count: result.rows.length,
-      dashboard_url: dashboard?.url ?? null,
-      dashboard_id: dashboard?.id ?? null,
-      reasoning,
-      masked_columns: redacted.maskedColumns,
-      cost_bytes: cost ?? null,
-      cached: false,
-      session_history_size: 0,
-      model: run.model,
-    }),
-  );
-  return { answer };
+  const response: QueryResponse = {
+    sql: validated.sql,
+    columns: result.columns,
+    preview_rows: redacted.rows.slice(0, PREVIEW_ROWS),
+    row_count: result.rows.length,
+    dashboard_url: dashboard?.url ?? null,
+    dashboard_id: dashboard?.id ?? null,
+    reasoning,
+    masked_columns: redacted.maskedColumns,
+    cost_bytes: cost ?? null,
+    cached: false,
+    session_history_size: 0,
+    model: run.model,
+  };
+  return step('remember', () => remember(run, response, dashboard)); //                              10
 }
 
 /** 1. The same question from the same user, role and model within the TTL is answered from the cache. */
@@ -178,11 +187,9 @@ async function editedTables(run: Run): Promise<Access> {
 }
 
 /** 4. The language model (or the offline planner) writes the statement from the allowed tables and the history. */
-async function generateStatement(run: Run, access: Access, candidates: CatalogEntry[]): Promise<Generated> {
+async function generateStatement(run: Run, access: Access, candidates: CatalogEntry[], turns: Promise<store.Turn[]>): Promise<Generated> {
   const allowed = candidates.filter((t) => access.open.includes(t.fqn));
-  const history = run.request.session_id
-    ? await store.recentTurns(run.deps.db, run.caller.user, run.request.session_id, run.deps.config.SESSION_TTL, 3)
-    : [];
+  const history = await turns;
   const generated = await generateSql({
     chat: run.deps.chat,
     model: run.model,
@@ -293,21 +300,51 @@ async function executeStatement(run: Run, validated: Validated): Promise<EngineR
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */
 function redactResult(run: Run, validated: Validated, result: EngineResult, entries: CatalogEntry[]) {
   if (bypassesRedaction(run.caller.roles, run.deps.config.PII_BYPASS_ROLES)) return { rows: result.rows, maskedColumns: [] };
+  const redacted = redactRows(result.columns, result.rows, lineageOf(validated, entries), piiOf(entries), run.deps.config.PII_REDACTION);
+  if (redacted.maskedColumns.length > 0) emit(run.events, 'explore_pii_masked', { columns: redacted.maskedColumns });
+  return redacted;
+}
+
+// A statement's lineage over one reading of the catalog is worked out once: validation hands back the same statement
+// for the same text (sql/statement.ts), and a new reading of the catalog is a new array. Lake tables are not in the
+// catalog yet, so a statement that joins them is traced each time.
+const lineages = new WeakMap<ParsedStatement, { entries: CatalogEntry[]; lineage: ColumnLineage[] }>();
+const piiOfCatalog = new WeakMap<CatalogEntry[], Set<string>>();
+
+function lineageOf(validated: Validated, entries: CatalogEntry[]): ColumnLineage[] {
+  const kept = lineages.get(validated.statement);
+  if (kept?.entries === entries && validated.lakeTables.length === 0) return kept.lineage;
   const schema = Object.fromEntries([
     ...validated.lakeTables.map((t) => [t, LAKE_COLUMNS] as const), // until the catalog lists them
     ...entries.map((e) => [e.fqn, e.columns.map((c) => c.name)] as const),
   ]);
   // The added LIMIT does not change which columns come from where, so the validated statement's lineage holds.
   const lineage = outputLineage(validated.statement, schema, DEFAULTS);
-  const redacted = redactRows(result.columns, result.rows, lineage, piiColumns(entries), run.deps.config.PII_REDACTION);
-  if (redacted.maskedColumns.length > 0) emit(run.events, 'explore_pii_masked', { columns: redacted.maskedColumns });
-  return redacted;
+  if (validated.lakeTables.length === 0) lineages.set(validated.statement, { entries, lineage });
+  return lineage;
 }
 
-/** 9. The dashboard row owned by the caller; its signed page with the redacted rows is drawn after the answer. */
-async function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
+function piiOf(entries: CatalogEntry[]): Set<string> {
+  let pii = piiOfCatalog.get(entries);
+  if (!pii) piiOfCatalog.set(entries, (pii = piiColumns(entries)));
+  return pii;
+}
+
+/** The last turns of the question's session for step 4, when it names one; started early, awaited by step 4. */
+function readHistory(run: Run): Promise<store.Turn[]> {
+  if (run.edited || !run.request.session_id) return Promise.resolve([]);
+  const turns = store.recentTurns(run.deps.db, run.caller.user, run.request.session_id, run.deps.config.SESSION_TTL, 3);
+  turns.catch(() => {}); // a refusal before step 4 leaves it unread; step 4 gets its error
+  return turns;
+}
+
+/**
+ * 9. The dashboard row owned by the caller, stored with the question's audit record (one statement: questions.ts);
+ * its signed page with the redacted rows is drawn once the row is stored, after the answer.
+ */
+function publish(run: Run, sql: string, result: EngineResult, redacted: { rows: unknown[][]; maskedColumns: string[] }) {
   if (!run.request.persist) return undefined;
-  const dashboard = await publishDashboard(pageStore(run.deps), {
+  return prepareDashboard(pageStore(run.deps), {
     owner: run.caller.user,
     // an edited statement's dashboard is titled by its SQL, so a list of dashboards tells them apart
     question: run.request.question ?? `SQL: ${sql.replace(/\s+/g, ' ')}`,
@@ -317,15 +354,18 @@ async function publish(run: Run, sql: string, result: EngineResult, redacted: { 
     maskedColumns: redacted.maskedColumns,
     chart: run.request.chart,
   });
-  emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
-  return dashboard;
 }
 
 /**
- * 10. The answer goes into the cache and the session's history. An edited statement is a turn of the session (a
- * follow-up question builds on what ran), but not cached: nothing looks it up (step 1).
+ * 10. The answer goes into the session's history, and into the cache once it is recorded (with its dashboard's row).
+ * An edited statement is a turn of the session (a follow-up question builds on what ran), but not cached: nothing
+ * looks it up (step 1).
  */
-async function remember(run: Run, response: QueryResponse): Promise<QueryResponse> {
+async function remember(
+  run: Run,
+  response: QueryResponse,
+  dashboard: PendingDashboard | undefined,
+): Promise<{ answer: QueryResponse; pending: Pending }> {
   let size = 0;
   if (run.request.session_id) {
     size = await store.appendTurn(run.deps.db, {
@@ -337,8 +377,14 @@ async function remember(run: Run, response: QueryResponse): Promise<QueryRespons
     });
   }
   const answer = { ...response, session_history_size: size };
-  if (!run.edited) run.deps.cache.set(keyOf(run), answer);
-  return answer;
+  const done = () => {
+    if (dashboard) {
+      emit(run.events, 'explore_dashboard_published', { dashboard_id: dashboard.id });
+      dashboard.draw();
+    }
+    if (!run.edited) run.deps.cache.set(keyOf(run), answer);
+  };
+  return { answer, pending: { writes: dashboard ? [dashboard.insert] : [], done } };
 }
 
 function dryRun(run: Run, sql: string, cost: number | undefined, reasoning: QueryResponse['reasoning']): QueryResponse {

@@ -28,14 +28,22 @@ export type DashboardRow = {
   created_at: Date;
 };
 
-export async function insertDashboard(
-  sql: Sql,
-  d: Omit<DashboardRow, 'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups' | 'file' | 'page_state' | 'page_error'>,
-): Promise<void> {
-  await sql.query(
-    `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, chart, cards, page_state)
+type NewDashboard = Omit<
+  DashboardRow,
+  'created_at' | 'visibility' | 'allowed_users' | 'allowed_groups' | 'file' | 'page_state' | 'page_error'
+>;
+
+export async function insertDashboard(sql: Sql, d: NewDashboard): Promise<void> {
+  const { text, params } = dashboardInsert(d);
+  await sql.query(text, params);
+}
+
+/** The insert of a new dashboard row, for a caller that sends it with other writes (an answer's audit record). */
+export function dashboardInsert(d: NewDashboard): { text: string; params: unknown[] } {
+  return {
+    text: `INSERT INTO explore_dashboards (id, owner, title, question, sql, columns, object_key, digest, chart, cards, page_state)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9::jsonb, $10::jsonb, $11)`,
-    [
+    params: [
       d.id,
       d.owner,
       d.title,
@@ -48,7 +56,7 @@ export async function insertDashboard(
       json(d.cards),
       d.object_key ? 'ready' : 'drawing',
     ],
-  );
+  };
 }
 
 /**
@@ -111,21 +119,16 @@ export async function recentTurns(sql: Sql, user: string, session: string, ttlSe
   return rows.reverse();
 }
 
+/** Adds a turn and counts the session's turns, in one round trip (the count is read before the insert, so it adds one). */
 export async function appendTurn(
   sql: Sql,
   t: { user: string; session: string; question: string; sql: string; summary: string },
 ): Promise<number> {
-  await sql.query(`INSERT INTO explore_turns (user_id, session_id, question, sql, summary) VALUES ($1, $2, $3, $4, $5)`, [
-    t.user,
-    t.session,
-    t.question,
-    t.sql,
-    t.summary,
-  ]);
-  const rows = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM explore_turns WHERE user_id = $1 AND session_id = $2`, [
-    t.user,
-    t.session,
-  ]);
+  const rows = await sql.query<{ n: number }>(
+    `WITH added AS (INSERT INTO explore_turns (user_id, session_id, question, sql, summary) VALUES ($1, $2, $3, $4, $5) RETURNING 1)
+     SELECT ((SELECT count(*) FROM explore_turns WHERE user_id = $1 AND session_id = $2) + (SELECT count(*) FROM added))::int AS n`,
+    [t.user, t.session, t.question, t.sql, t.summary],
+  );
   return rows[0]!.n;
 }
 

@@ -24,6 +24,7 @@ type PageWait = { db: Sql; drawings: Drawings; config: { DASHBOARD_PAGE_WAIT_MS:
 export function drawLater(deps: PageStore, page: { id: string; owner: string; key: string; content: PageContent; chart: ChartSpec }): void {
   const drawn = (async () => {
     let written: { object_key: string; digest: string } | undefined;
+    await new Promise((next) => setImmediate(next)); // the answer goes out first: none of this is its work
     try {
       const json = Buffer.from(JSON.stringify(page.content), 'utf8');
       await deps.pages.put(contentKey(page.id), json, { contentType: 'application/json', contentLength: json.length });

@@ -15,11 +15,17 @@ export type AuditInput = {
 export type Appended = { seq: number; hash: string };
 
 /**
+ * A write that goes with a record, in the record's own statement (a data-modifying WITH): both are stored or
+ * neither, in one round trip. Its text numbers its own parameters from $1; it holds no other `$`.
+ */
+export type AuditedWrite = { text: string; params: readonly unknown[] };
+
+/**
  * Appends one record to the chain, in one statement: lock the head row, hash the record with the head's hash, insert
  * it, move the head. Run it inside the transaction that makes the change it records (last, so the head's lock is held
  * only until the commit), or alone. Writers on every replica queue on the head row, so seq has no gaps and no ties.
  */
-export async function appendAudit(sql: Sql, input: AuditInput): Promise<Appended> {
+export async function appendAudit(sql: Sql, input: AuditInput, writes: readonly AuditedWrite[] = []): Promise<Appended> {
   const entry: AuditEntry = {
     service: input.service,
     action: input.action,
@@ -27,14 +33,17 @@ export async function appendAudit(sql: Sql, input: AuditInput): Promise<Appended
     at: new Date(Math.floor((input.at ?? new Date()).getTime())),
     detail: storable(input.detail) as { [key: string]: Json },
   };
-  const [row] = await sql.query<Appended>(APPEND, [
-    recordBody(entry),
-    entry.at,
-    entry.service,
-    entry.action,
-    entry.actor,
-    JSON.stringify(entry.detail),
-  ]);
+  const params: unknown[] = [recordBody(entry), entry.at, entry.service, entry.action, entry.actor, JSON.stringify(entry.detail)];
+  let text = APPEND;
+  if (writes.length > 0) {
+    const ctes = writes.map((w, i) => {
+      const offset = params.length;
+      params.push(...w.params);
+      return `w${i} AS (${w.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)}),\n`;
+    });
+    text = APPEND.replace('WITH prev AS', () => `WITH ${ctes.join('')}prev AS`);
+  }
+  const [row] = await sql.query<Appended>(text, params);
   if (!row) throw new Error('the audit head row is missing: the audit migration has not been applied');
   return row;
 }

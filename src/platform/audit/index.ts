@@ -7,6 +7,7 @@ export {
   listRecordsAbout,
   readRecords,
   type AuditInput,
+  type AuditedWrite,
   type Appended,
   type ChainHead,
 } from './chain.ts';
