@@ -6,8 +6,9 @@ import { scanCounts, type Defaults, type ParsedStatement } from './sql/index.ts'
 // engine's bound for a whole scan of it (engines/types.ts, scanBound: from the table's statistics, cached per table
 // for SVC_COST_STATS_TTL seconds), and a statement scans each table as often as the text says (sql/scans.ts). When
 // the sum is within the limit, so is the EXPLAIN's estimate, and the EXPLAIN is not needed; otherwise it runs, and
-// its answer is cached per (statement, user) for SVC_QUERY_CACHE_TTL seconds. A statement that reads no table
-// reads 0 bytes.
+// its answer is cached per (statement, user, the tables' bound) for SVC_QUERY_CACHE_TTL seconds: a repeated statement
+// pays one round trip, and statistics read again that moved the bound (a table grown, analysed again) ask anew. A
+// statement that reads no table reads 0 bytes.
 
 export type CostEstimate = {
   /** Bytes the statement reads: the proven bound, or the engine's estimate; undefined when neither is known. */
@@ -77,7 +78,7 @@ export function createCostEstimator(engine: QueryEngine, settings: CostSettings)
       const proof = await prove(statement);
       if (proof?.tables === 0) return { bytes: 0, source: 'tables' };
       if (proof && proof.bytes <= settings.limit) return { bytes: proof.bytes, source: 'bound' };
-      const key = JSON.stringify([sql, user]);
+      const key = JSON.stringify([sql, user, proof?.bytes ?? null]);
       const hit = explained.get(key);
       if (hit) return { bytes: hit.bytes ?? undefined, source: 'explain' };
       const bytes = await engine.estimateBytes(sql);
