@@ -226,21 +226,42 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
   const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
   const masked = !bypassesRedaction(run.caller.roles, PII_BYPASS_ROLES);
   const written = validation.statement;
-  await decideTables(run, what, tablesOf(written, DEFAULTS), allowed);
+  await decideTables(run, what, tablesRead(written), allowed);
   const hybrid = await rewriteSemanticDistance({ ...run, statement: written, entries, defaults: DEFAULTS, masked });
   const statement = hybrid?.statement ?? written;
-  const tables = tablesOf(statement, DEFAULTS);
+  const tables = tablesRead(statement);
   // the rewrite adds only collections' tables, opened by the collections decision semantic.ts took (as retrieval's are)
-  if (hybrid) await decideTables(run, what, tables, [...allowed, ...tablesOf(written, DEFAULTS), ...hybrid.lakeTables]);
+  if (hybrid) await decideTables(run, what, tables, [...allowed, ...tablesRead(written), ...hybrid.lakeTables]);
   const masks = masked ? tableMasks(entries) : NO_MASKS;
   return {
     // the caller reads their own statement; the engine runs the rewrite (docs/explore.md, "Hybrid SQL")
     sql: ensureLimit(written.sql, written, SQL_AUTO_LIMIT),
-    engineSql: engineStatement(statement, { defaults: DEFAULTS, limit: SQL_AUTO_LIMIT, masks, replacement: PII_REDACTION }),
+    engineSql: engineText(statement, { defaults: DEFAULTS, limit: SQL_AUTO_LIMIT, masks, replacement: PII_REDACTION }),
     tables,
     statement,
     lakeTables: hybrid?.lakeTables ?? [],
   };
+}
+
+// What step 5 derives from a statement is kept with it, as its lineage is (below): the same text gives the same
+// statement, and its tables and its engine text depend on nothing else (the masks are one object per catalog read and
+// redaction setting). The policy's decisions are never kept: they are taken for every request.
+const derived = new WeakMap<ParsedStatement, { tables: readonly string[]; engine?: { options: EngineOptions; sql: string } }>();
+type EngineOptions = Parameters<typeof engineStatement>[1];
+
+function tablesRead(statement: ParsedStatement): string[] {
+  let kept = derived.get(statement);
+  if (!kept) derived.set(statement, (kept = { tables: tablesOf(statement, DEFAULTS) }));
+  return [...kept.tables];
+}
+
+function engineText(statement: ParsedStatement, options: EngineOptions): string {
+  const kept = derived.get(statement);
+  const last = kept?.engine?.options;
+  if (last && (Object.keys(options) as (keyof EngineOptions)[]).every((k) => last[k] === options[k])) return kept.engine!.sql;
+  const sql = engineStatement(statement, options);
+  if (kept) kept.engine = { options, sql };
+  return sql;
 }
 
 /** Step 5's decisions: no catalog or system relation, and the policy's for every table not already open. */
