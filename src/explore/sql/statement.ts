@@ -29,10 +29,13 @@ export const MAX_NESTING = 40;
 
 // A statement seen again (the model's usual answers, a dashboard's SQL run once more, an edited statement rerun) is
 // parsed once: validation depends on the text alone, and nothing changes a tree once it is built. The parse is most of
-// step 5's time (about a millisecond for a short statement). Bounded by count, and long texts are not kept.
-const VALIDATED_KEPT = 128;
-const VALIDATED_MAX_LENGTH = 8_000;
+// step 5's time (about a millisecond for a short statement). A kept tree weighs about 250 bytes of heap a character
+// of its text (51 KiB for a 200-character join), so the cache is bounded by its texts' length (8 MiB or so at most)
+// as well as by count, least recently used first.
+const KEPT_STATEMENTS = 128;
+const KEPT_CHARACTERS = 32_000;
 const validated = new Map<string, StatementValidation>();
+let keptCharacters = 0;
 
 export function validateStatement(sql: string): StatementValidation {
   const hit = validated.get(sql);
@@ -42,9 +45,14 @@ export function validateStatement(sql: string): StatementValidation {
     return hit;
   }
   const validation = validateText(sql);
-  if (sql.length <= VALIDATED_MAX_LENGTH) {
+  if (sql.length <= KEPT_CHARACTERS / 8) {
     validated.set(sql, validation);
-    if (validated.size > VALIDATED_KEPT) validated.delete(validated.keys().next().value!);
+    keptCharacters += sql.length;
+    while (validated.size > KEPT_STATEMENTS || keptCharacters > KEPT_CHARACTERS) {
+      const oldest = validated.keys().next().value!;
+      validated.delete(oldest);
+      keptCharacters -= oldest.length;
+    }
   }
   return validation;
 }
