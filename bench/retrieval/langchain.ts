@@ -45,6 +45,8 @@ const WARM = Number(arg('warm', '30'));
 const LOADERS = arg('loaders', 'pypdf,pypdfium2').split(',');
 const LOADER_NAMES: Record<string, string> = { pypdf: 'PyPDFLoader', pypdfium2: 'PyPDFium2Loader' };
 const BLOCK = 10;
+/** The width of the rows' labels. */
+const LABEL = 56;
 /** How svc's console sends a folder's dropped files (src/retrieval/console/upload.js UPLOADS_IN_FLIGHT). */
 const UPLOADS_IN_FLIGHT = 3;
 
@@ -207,7 +209,7 @@ async function main() {
     const rate = (pages: number, ms: number) => pages / (ms / 1000);
     const cell = (x: number, width: number) => x.toFixed(0).padStart(width);
     const row = (label: string, pages: number, svcMs: number, peerMs: number[], chunks: string) =>
-      `${label.padEnd(42)} | ${cell(rate(pages, svcMs), 5)} | ${peers
+      `${label.padEnd(LABEL)} | ${cell(rate(pages, svcMs), 5)} | ${peers
         .map(
           (p, i) =>
             `${cell(rate(pages, peerMs[i]!), LOADER_NAMES[p.loader]!.length)} | ${`${(peerMs[i]! / svcMs).toFixed(2)}x`.padStart(6)}`,
@@ -220,7 +222,7 @@ async function main() {
     );
     console.log(`\ningestion, pages per second (goal: svc >= 3x LangChain); ratio = svc's pages/s over the loader's`);
     console.log(
-      `${'documents'.padEnd(42)} |   svc | ${peers.map((p) => `${LOADER_NAMES[p.loader]} |  ratio`).join(' | ')} | chunks stored (svc; ${LOADERS.join(', ')}), checked`,
+      `${'documents'.padEnd(LABEL)} |   svc | ${peers.map((p) => `${LOADER_NAMES[p.loader]} |  ratio`).join(' | ')} | chunks stored (svc; ${LOADERS.join(', ')}), checked`,
     );
     console.log(
       row(
