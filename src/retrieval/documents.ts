@@ -183,9 +183,9 @@ export async function ingestSpooled(
     if (!deps.embedder.offline) await charging;
     else await queriesSent();
     const vectors = await embedChunks(deps, chunks, progress);
-    await charging;
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
+    await charging;
     const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
       id: documentId,
       collection_slug: slug,
