@@ -6,9 +6,11 @@
 // venv of bench/retrieval/langchain-venv.sh (PyPI, pinned), one child process kept warm and driven over stdin.
 //   (a) ten-page documents one after another, in blocks of ten, svc's block then LangChain's, so a busy machine
 //       slows both alike; unpdf's bare extraction of the same files beside them, for information
-//   (b) a folder of mixed PDFs (1 to 40 pages): svc uploads each file of it one after another; LangChain's
-//       DirectoryLoader loads the folder, the splitter splits it, PGVector stores it in one add_documents; twice, the
-//       second time in the reverse order, so a load that changes during a folder slows every side alike
+//   (b) a folder of mixed PDFs (1 to 40 pages), each side's folder path: svc's is its console's, which sends the files
+//       dropped into it three uploads in flight (the goal's row); LangChain's DirectoryLoader loads the folder, the
+//       splitter splits it, PGVector stores it in one add_documents. Each twice, svc's runs around the peers' (the peers
+//       the second time in reverse order), so a load that changes during a folder slows every side alike; svc's files
+//       uploaded one after another, twice among them, are printed for information
 // Pages per second are the pages of the documents over the time each side's pipeline took (the peer's measured in
 // its own process: interpreter start and imports excluded). Then each side's stored chunks are checked: svc's
 // against its upload's chunk count and its chunker's chunks of the written words, LangChain's against the count and
@@ -43,6 +45,10 @@ const WARM = Number(arg('warm', '30'));
 const LOADERS = arg('loaders', 'pypdf,pypdfium2').split(',');
 const LOADER_NAMES: Record<string, string> = { pypdf: 'PyPDFLoader', pypdfium2: 'PyPDFium2Loader' };
 const BLOCK = 10;
+/** The width of the rows' labels. */
+const LABEL = 56;
+/** How svc's console sends a folder's dropped files (src/retrieval/console/upload.js UPLOADS_IN_FLIGHT). */
+const UPLOADS_IN_FLIGHT = 3;
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 type Stages = { load: number; split: number; store: number };
@@ -110,7 +116,7 @@ async function main() {
       if (r.status !== 201) throw new Error(JSON.stringify(r.body));
       if (keep) uploaded.push({ documentId: r.body.document_id, chunkCount: r.body.chunk_count, doc });
     };
-    for (const slug of ['warm', 'ten', 'mixed', 'mixed2', 'flight'])
+    for (const slug of ['warm', 'ten', 'mixed', 'mixed2', 'flight', 'flight2'])
       await h.json('POST', '/collections', who.engineer, { slug, name: slug, allowed_roles: [] });
 
     // every side warm: pdf.js compiled in svc's workers, the pool's connections open; each peer's loader, splitter
@@ -143,35 +149,43 @@ async function main() {
       for (const doc of ten.slice(start, start + BLOCK)) unpdfTen += (await time(() => bare(doc.bytes)))[0];
     }
 
-    // (b) a folder of mixed documents: svc's uploads of its files one after another, each peer's DirectoryLoader.
-    // Twice, svc then the peers, then the peers in reverse and svc (into collections of their own, svc's files as new
-    // ones), so a load that changes while a folder is read slows every side alike
+    // (b) a folder of mixed documents. svc takes a folder as its users give it one, dropped into the console, which
+    // sends three uploads in flight (src/retrieval/console/upload.js); LangChain as its users do, DirectoryLoader and
+    // one add_documents. Each side twice, in an order that is the same read from either end (svc three in flight, svc
+    // one after another, the peers, the peers in reverse, svc one after another, svc three in flight), so a load that
+    // changes steadily while the folders are read slows every side alike. svc's files go into collections of their
+    // own, each time as new files; its one-after-another uploads are printed for information.
     const mixed = Array.from({ length: FOLDER }, (_, d) => mixedDoc(d));
     const mixedDir = join(folder, 'mixed');
     await writeDocs(mixedDir, 'm', mixed);
     const newFiles = (newlines: number) =>
       mixed.map((doc) => ({ ...doc, bytes: Uint8Array.from([...doc.bytes, ...Array(newlines).fill(0x0a)]) }));
-    let svcMixed = 0;
-    const svcFolder = async (slug: string, docs: BenchDoc[]) => {
-      for (const [i, doc] of docs.entries()) svcMixed += (await time(() => upload(slug, `m${i}.pdf`, doc)))[0];
+    const svcFolder = { inFlight: 0, oneByOne: 0, firstInFlight: 0, firstOneByOne: 0 };
+    const oneByOne = async (slug: string, docs: BenchDoc[]) => {
+      if (svcFolder.oneByOne === 0) svcFolder.firstOneByOne = uploaded.length;
+      for (const [i, doc] of docs.entries()) svcFolder.oneByOne += (await time(() => upload(slug, `m${i}.pdf`, doc)))[0];
+    };
+    const inFlight = async (slug: string, docs: BenchDoc[]) => {
+      if (svcFolder.inFlight === 0) svcFolder.firstInFlight = uploaded.length;
+      const [ms] = await time(async () => {
+        let next = 0;
+        const lane = async () => {
+          for (let i = next++; i < docs.length; i = next++) await upload(slug, `f${i}.pdf`, docs[i]!);
+        };
+        await Promise.all(Array.from({ length: UPLOADS_IN_FLIGHT }, lane));
+      });
+      svcFolder.inFlight += ms;
     };
     const peerFolder = async (round: number, order: typeof peers) => {
       for (const peer of order)
         peer.mixed.push(await peer.process.ask({ op: 'folder', collection: `mixed${round}_${peer.loader}`, dir: mixedDir }));
     };
-    await svcFolder('mixed', mixed);
+    await inFlight('flight', mixed);
+    await oneByOne('mixed', newFiles(1));
     await peerFolder(1, peers);
     await peerFolder(2, [...peers].reverse());
-    await svcFolder('mixed2', newFiles(1));
-    // for information: the folder again as new files, three uploads in flight as svc's console sends dropped files
-    const again = newFiles(2);
-    const [svcFlight] = await time(async () => {
-      let next = 0;
-      const lane = async () => {
-        for (let i = next++; i < again.length; i = next++) await upload('flight', `f${i}.pdf`, again[i]!);
-      };
-      await Promise.all([lane(), lane(), lane()]);
-    });
+    await oneByOne('mixed2', newFiles(2));
+    await inFlight('flight2', newFiles(3));
     for (const peer of peers) await peer.process.close();
     await h.close();
 
@@ -181,7 +195,7 @@ async function main() {
     const svcChunks = await checkSvcStored(db, uploaded, { size, overlap, maxChars });
     const chunksOf = (from: number, to: number) => uploaded.slice(from, to).reduce((s, u) => s + u.chunkCount, 0);
     if (svcChunks !== chunksOf(0, uploaded.length)) throw new Error('svc stored other chunks than its uploads said');
-    const peerChunks = [];
+    const peerChunks: { ten: number; mixed: number; mixed2: number }[] = [];
     for (const peer of peers) {
       for (const answer of peer.mixed)
         if (answer.pages !== mixedPages) throw new Error(`${peer.loader} loaded ${answer.pages} pages of the folder's ${mixedPages}`);
@@ -195,7 +209,7 @@ async function main() {
     const rate = (pages: number, ms: number) => pages / (ms / 1000);
     const cell = (x: number, width: number) => x.toFixed(0).padStart(width);
     const row = (label: string, pages: number, svcMs: number, peerMs: number[], chunks: string) =>
-      `${label.padEnd(42)} | ${cell(rate(pages, svcMs), 5)} | ${peers
+      `${label.padEnd(LABEL)} | ${cell(rate(pages, svcMs), 5)} | ${peers
         .map(
           (p, i) =>
             `${cell(rate(pages, peerMs[i]!), LOADER_NAMES[p.loader]!.length)} | ${`${(peerMs[i]! / svcMs).toFixed(2)}x`.padStart(6)}`,
@@ -208,7 +222,7 @@ async function main() {
     );
     console.log(`\ningestion, pages per second (goal: svc >= 3x LangChain); ratio = svc's pages/s over the loader's`);
     console.log(
-      `${'documents'.padEnd(42)} |   svc | ${peers.map((p) => `${LOADER_NAMES[p.loader]} |  ratio`).join(' | ')} | chunks stored (svc; ${LOADERS.join(', ')}), checked`,
+      `${'documents'.padEnd(LABEL)} |   svc | ${peers.map((p) => `${LOADER_NAMES[p.loader]} |  ratio`).join(' | ')} | chunks stored (svc; ${LOADERS.join(', ')}), checked`,
     );
     console.log(
       row(
@@ -219,15 +233,16 @@ async function main() {
         `${chunksOf(0, DOCS)}; ${peerChunks.map((c) => c.ten).join(', ')}`,
       ),
     );
-    console.log(
+    const folderRow = (how: string, ms: number, first: number) =>
       row(
-        `folder of ${FOLDER} mixed PDFs (${mixedPages} pages) x2`,
+        `folder of ${FOLDER} mixed PDFs (${mixedPages} pages) x2, ${how}`,
         2 * mixedPages,
-        svcMixed,
+        ms,
         peers.map((p) => (p.mixed[0]!.seconds + p.mixed[1]!.seconds) * 1000),
-        `${chunksOf(DOCS, DOCS + FOLDER)}; ${peerChunks.map((c) => c.mixed).join(', ')}`,
-      ),
-    );
+        `${chunksOf(first, first + FOLDER)}; ${peerChunks.map((c) => c.mixed).join(', ')}`,
+      );
+    console.log(folderRow(`${UPLOADS_IN_FLIGHT} in flight`, svcFolder.inFlight, svcFolder.firstInFlight));
+    console.log(`${folderRow('one by one', svcFolder.oneByOne, svcFolder.firstOneByOne)} (for information)`);
     const sumStages = (all: Stages[]) =>
       all.reduce((t, s) => ({ load: t.load + s.load, split: t.split + s.split, store: t.store + s.store }), {
         load: 0,
@@ -241,8 +256,8 @@ async function main() {
         `${LOADER_NAMES[p.loader]}'s pipeline: ten-page ${share(p.ten.stages)}; folder ${share(sumStages(p.mixed.map((a) => a.stages)))}`,
       );
     console.log(
-      `for information: svc, the folder again with three uploads in flight, ${rate(mixedPages, svcFlight).toFixed(0)} pages/s; ` +
-        `unpdf's bare text extraction of the ten-page PDFs ${rate(tenPages, unpdfTen).toFixed(0)} pages/s (svc / unpdf ${(unpdfTen / svcTen).toFixed(2)})`,
+      `for information: unpdf's bare text extraction of the ten-page PDFs ${rate(tenPages, unpdfTen).toFixed(0)} pages/s ` +
+        `(svc / unpdf ${(unpdfTen / svcTen).toFixed(2)})`,
     );
   } finally {
     await db.close();

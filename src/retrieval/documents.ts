@@ -3,10 +3,10 @@ import { notFound, unprocessable } from '../platform/errors.ts';
 import type { Sql } from '../platform/db/index.ts';
 import type { Caller } from '../platform/identity.ts';
 import { requireAllowed, requireVisible } from './access.ts';
-import { backendOf } from './backends/index.ts';
-import { chunkPages } from './chunk.ts';
+import { backendOf, type ChunkBackend } from './backends/index.ts';
+import { chunkPages, type Page } from './chunk.ts';
 import type { RetrievalDeps } from './deps.ts';
-import { detectFormat, extractDocument } from './ingest/index.ts';
+import { detectFormat, extractDocument, type Extracted } from './ingest/index.ts';
 import { retrievalProblem } from './errors.ts';
 import { keepOriginal } from './originals.ts';
 import * as store from './store.ts';
@@ -57,9 +57,9 @@ export async function listDocuments(deps: RetrievalDeps, caller: Caller, slug: s
 
 /**
  * Upload: receive the file (hashing as it streams; in memory up to SVC_UPLOAD_MEMORY_BYTES, else to disk) while the
- * caller's access is checked, recognise the format, extract, chunk, embed, then write the document, its chunks and
- * embeddings in one transaction (the chunks with one binary COPY), then keep the file itself (originals.ts). Any
- * failure before the commit leaves nothing behind.
+ * caller's access is checked, recognise the format, extract (starting once the file is in, answering once access is
+ * granted), chunk, embed, then write the document, its chunks and embeddings in one transaction (the chunks with one
+ * binary COPY), then keep the file itself (originals.ts). Any failure before the commit leaves nothing behind.
  *
  * A collection holds one document per content (sha256 of the bytes): bytes it already holds are answered with the
  * existing document, marked `duplicate`, once the name and first bytes are checked; the lookup runs while extraction
@@ -93,7 +93,8 @@ async function receiveAndIngest(
 ): Promise<UploadResult> {
   // The body is received while the collection is looked up and the policy asked, but their answer decides first: a
   // caller who may not upload gets the same 403 or 404 whatever the body holds (even a malformed or oversized one),
-  // and what was received for them is dropped (the rest of the body read and thrown away).
+  // and what was received for them is dropped (the rest of the body read and thrown away). A body received before the
+  // answer starts its extraction and duplicate lookup (ingestSpooled's `admitted`), which answer nothing until then.
   const refused = new AbortController();
   const receiving = spoolUpload(request, {
     maxBytes: deps.config.MAX_UPLOAD_BYTES,
@@ -103,25 +104,29 @@ async function receiveAndIngest(
     onBytes: (bytes, filename) => progress.received(bytes, filename),
   });
   receiving.catch(() => {}); // answered below
-  try {
+  const admitted = (async () => {
     // the collection's row without its counts: an upload needs only its roles
     const collection = await requireVisible(deps.policy, caller, slug, await store.collectionHead(deps.db, slug));
     await requireAllowed(deps.policy, caller, 'upload', collection);
-  } catch (err) {
-    refused.abort(err);
+  })();
+  admitted.catch((err: unknown) => refused.abort(err));
+  let upload: SpooledUpload;
+  try {
     // settled only once its temporary file, if any, is closed and removed
-    await receiving.then(
-      (upload) => upload.discard(),
-      () => {},
-    );
+    upload = await receiving;
+  } catch (err) {
+    await admitted; // a refusal is the answer, whatever happened to the body
     throw err;
   }
-  return ingestSpooled(deps, slug, await receiving, { user: caller.user, caller, progress });
+  return ingestSpooled(deps, slug, upload, { user: caller.user, caller, progress, admitted });
 }
 
 /**
  * Ingests a file already received (an upload, or a watched file) into the collection, and removes its temporary
  * file if it has one.
+ * `admitted`, for a caller's upload, is the access decision still being made: the file's extraction and duplicate
+ * lookup start beside it, but nothing is answered, charged or written before it allows, and a refusal is the answer
+ * (the extraction stopped at its next page).
  * `onStored` runs inside the transaction that stores a new document, so what the caller records with it (the
  * watch's file state, the document it replaces) commits or rolls back with the document.
  */
@@ -130,64 +135,63 @@ export async function ingestSpooled(
   slug: string,
   upload: SpooledUpload,
   // a caller's upload is charged against their embeddings limit; a watched file (no caller) is not
-  uploader: { user: string; caller?: Caller; progress?: UploadReporter },
+  uploader: { user: string; caller?: Caller; progress?: UploadReporter; admitted?: Promise<void> },
   onStored?: (tx: Sql, document: store.DocumentRow) => Promise<void>,
 ): Promise<UploadResult> {
-  let format = 'unknown';
   const progress = uploader.progress ?? untrackedUpload;
-  // stops an extraction whose text is no longer wanted (a duplicate, or any failure on the way)
+  // stops an extraction whose text is no longer wanted (a refusal, a duplicate, or any failure on the way)
   const abandon = new AbortController();
+  let begun: Begun | { refused: unknown };
   try {
-    if (upload.size === 0)
-      throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
-    const detected = detectFormat({
-      filename: upload.filename,
-      declaredType: upload.declaredType,
-      head: upload.head,
-      ocrEnabled: deps.config.RAG_OCR_ENABLED,
-    });
-    format = detected.format;
-    // Extraction (pdf.js, on this thread) starts while the database looks the content up in another process; the
-    // lookup still decides first, after the name and first bytes are checked (a refused file is refused whatever
-    // the collection holds), so a duplicate is answered as such even when its extraction would fail.
-    const extraction = extractDocument({
-      filename: upload.filename,
-      format: detected.format,
-      content: upload.content,
-      ocr: deps.ocr,
-      pdfWorkers: deps.pdfWorkers,
-      ocrEnabled: deps.config.RAG_OCR_ENABLED,
-      maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
-      signal: abandon.signal,
-      onProgress: (done, total) => progress.extracting(done, total),
-    });
+    begun = beginIngest(deps, slug, upload, abandon.signal, progress);
+  } catch (err) {
+    begun = { refused: err }; // the file's own refusal, answered once the caller is admitted
+  }
+  if (uploader.admitted) {
+    try {
+      await uploader.admitted;
+    } catch (err) {
+      abandon.abort();
+      await upload.discard();
+      throw err;
+    }
+  }
+  const format = 'format' in begun ? begun.format : 'unknown';
+  try {
+    if ('refused' in begun) throw begun.refused;
     progress.extracting(0, null);
-    extraction.catch(() => {}); // answered below, or abandoned
-    const held = await store.findDocumentByContent(deps.db, slug, upload.sha256);
+    // the lookup decides first, after the name and first bytes are checked (a refused file is refused whatever the
+    // collection holds), so a duplicate is answered as such even when its extraction would fail
+    const held = await begun.held;
     if (held) return duplicate(deps, held);
-    const extracted = await extraction;
+    const extracted = await begun.extraction;
     progress.extracting(extracted.pages.length, extracted.pages.length);
     const chunks = chunkPages(extracted.pages, {
       size: deps.config.CHUNK_SIZE_TOKENS,
       overlap: deps.config.CHUNK_OVERLAP_TOKENS,
       maxChars: deps.config.CHUNK_MAX_CHARS,
     });
+    // where the collection keeps its chunks, read again (it may have been deleted while the file was read: 404 below,
+    // after the charge's answer as before), while the charge and the embedding run
+    const heading = store.collectionHead(deps.db, slug);
+    heading.catch(() => {}); // answered below
     // The charge comes before a gateway's embedding (which costs what the charge allows); the offline embedder costs
     // nothing, so its hashing runs while the charge's round trips are in flight. A refusal still answers before
     // anything is written.
     const charging = uploader.caller ? deps.limiter.charge(uploader.caller, 'retrieval.embedding', chunks.length) : undefined;
     charging?.catch(() => {}); // answered below
     if (!deps.embedder.offline) await charging;
+    else await queriesSent();
     const vectors = await embedChunks(deps, chunks, progress);
-    await charging;
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
+    await charging;
     const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
       id: documentId,
       collection_slug: slug,
       filename: upload.filename,
       content_type: upload.declaredType || 'application/octet-stream',
-      format: detected.format,
+      format,
       size_bytes: upload.size,
       sha256: upload.sha256,
       page_count: extracted.pages.length,
@@ -197,27 +201,11 @@ export async function ingestSpooled(
       uploaded_by: uploader.user,
       text_bytes: rows.reduce((bytes, c) => bytes + Buffer.byteLength(c.text), 0),
     };
-    // The chunks and the version bump are written only if the document row went in, so an upload that lost the
-    // unique index to another writes nothing. The document's insert bumps the version too (a round trip fewer),
-    // unless its caller records something: that (a watch letting go of the document this one replaces) comes before
-    // the bump, the order of the watch's other writes (let a document go, then bump), so no two take the same rows in
-    // opposite orders.
     progress.writing();
-    // where the collection keeps its chunks (it may have been deleted while the file was read: 404)
-    const head = await store.collectionHead(deps.db, slug);
+    const head = await heading;
     if (!head) throw notFound(`Collection '${slug}' does not exist.`);
     const backend = backendOf(deps, head);
-    const written = deps.db.transaction(async (tx) => {
-      // with the text as extracted, which the document's text download and a re-index read
-      const inserted = await store.insertDocument(tx, document, { bump: !onStored, pages: extracted.pages });
-      if (!inserted) return undefined;
-      await backend.writeChunks(tx, { id: documentId, filename: upload.filename }, rows);
-      if (onStored) {
-        await onStored(tx, inserted);
-        await store.bumpCollectionVersion(tx, slug);
-      }
-      return inserted;
-    });
+    const written = writeDocument(deps.db, backend, document, rows, extracted.pages, onStored);
     // chunks written to the lake or OpenSearch by a transaction that then failed are removed (best effort: see
     // docs/retrieval.md)
     const stored = await written.catch(async (err: unknown) => {
@@ -245,6 +233,97 @@ export async function ingestSpooled(
     await upload.discard();
   }
 }
+
+type Begun = { format: string; extraction: Promise<Extracted>; held: Promise<store.DocumentRow | undefined> };
+
+/**
+ * Checks the file's name and first bytes (throwing their refusal) and starts its extraction (on the PDF workers, or
+ * this thread) and the database's lookup of its content, neither of which is answered yet.
+ */
+function beginIngest(deps: RetrievalDeps, slug: string, upload: SpooledUpload, signal: AbortSignal, progress: UploadReporter): Begun {
+  if (upload.size === 0)
+    throw unprocessable(`${upload.filename} is empty (0 bytes): there is no text to index. Upload the file with its content.`);
+  const { format } = detectFormat({
+    filename: upload.filename,
+    declaredType: upload.declaredType,
+    head: upload.head,
+    ocrEnabled: deps.config.RAG_OCR_ENABLED,
+  });
+  const extraction = extractDocument({
+    filename: upload.filename,
+    format,
+    content: upload.content,
+    ocr: deps.ocr,
+    pdfWorkers: deps.pdfWorkers,
+    ocrEnabled: deps.config.RAG_OCR_ENABLED,
+    maxExtractedBytes: deps.config.RAG_MAX_EXTRACTED_BYTES,
+    signal,
+    onProgress: (done, total) => progress.extracting(done, total),
+  });
+  extraction.catch(() => {}); // answered by the caller, or abandoned
+  const held = store.findDocumentByContent(deps.db, slug, upload.sha256);
+  held.catch(() => {}); // likewise
+  return { format, extraction, held };
+}
+
+/**
+ * Two turns of the event loop: postgres.js writes the queries made on one turn out on the next (setImmediate), so
+ * after these the statements just started are on their way and a synchronous stretch (the offline embedder's
+ * hashing) no longer holds them back.
+ */
+const queriesSent = async () => {
+  for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/**
+ * The document's row (which bumps the version in the same statement unless `onStored` records something), its
+ * pages and its chunks in one transaction; undefined, with nothing written, when the collection already holds the
+ * content. The chunks are kept only if the document row went in: on the memory backend their COPY is sent right
+ * behind the row's insert without waiting for its answer (a round trip fewer), and if the insert found the content
+ * held the chunks' foreign key refuses the COPY and the transaction rolls back; the lake and OpenSearch, outside
+ * the transaction, are written only once the row is in.
+ * What `onStored` records (a watch letting go of the document this one replaces) comes before a separate bump, the
+ * order of the watch's other writes (let a document go, then bump), so no two take the same rows in opposite orders.
+ */
+async function writeDocument(
+  db: RetrievalDeps['db'],
+  backend: ChunkBackend,
+  document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'>,
+  rows: store.ChunkInsert[],
+  pages: readonly Page[],
+  onStored: ((tx: Sql, document: store.DocumentRow) => Promise<void>) | undefined,
+): Promise<store.DocumentRow | undefined> {
+  const target = { id: document.id, filename: document.filename };
+  try {
+    return await db.transaction(async (tx) => {
+      // with the text as extracted, which the document's text download and a re-index read
+      const inserting = store.insertDocument(tx, document, { bump: !onStored, pages });
+      const copying = backend.kind === 'memory' ? backend.writeChunks(tx, target, rows) : undefined;
+      copying?.catch(() => {}); // answered below
+      const inserted = await inserting.catch(async (err: unknown) => {
+        await copying?.catch(() => {}); // the connection takes the rollback once the COPY is over
+        throw err;
+      });
+      if (!inserted) {
+        if (!copying) return undefined;
+        await copying.catch(() => {});
+        throw HELD; // the chunks' COPY was refused, or not: either way nothing of this upload stays
+      }
+      await (copying ?? backend.writeChunks(tx, target, rows));
+      if (onStored) {
+        await onStored(tx, inserted);
+        await store.bumpCollectionVersion(tx, document.collection_slug);
+      }
+      return inserted;
+    });
+  } catch (err) {
+    if (err === HELD) return undefined;
+    throw err;
+  }
+}
+
+/** Rolls back a transaction whose document the collection turned out to hold already. */
+const HELD = new Error('the collection holds this content already');
 
 /**
  * The chunks' embeddings, asked a batch (SVC_EMBED_BATCH_SIZE) at a time, as the gateway would be asked anyway, so

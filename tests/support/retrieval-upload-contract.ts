@@ -332,5 +332,125 @@ export function retrievalUploadContract(label: string, openDb: OpenDb) {
         }
       });
     });
+
+    describe('an upload refused or failed on the way', () => {
+      // what uploads left in each place an upload writes: the documents' rows, their pages and chunks, their originals
+      const leftIn = async (slug: string) => {
+        const [rows] = await db.query<{ documents: number; pages: number; chunks: number }>(
+          `SELECT (SELECT count(*) FROM retrieval_documents WHERE collection_slug = $1)::int AS documents,
+                  (SELECT count(*) FROM retrieval_document_pages p JOIN retrieval_documents d ON d.id = p.document_id
+                    WHERE d.collection_slug = $1)::int AS pages,
+                  (SELECT count(*) FROM retrieval_chunks WHERE collection_slug = $1)::int AS chunks`,
+          [slug],
+        );
+        return { ...rows!, originals: (await h.deps.originals.listTree(`${slug}/`)).length };
+      };
+      /** What is left in the caller's embeddings bucket; undefined if they were never charged. */
+      const bucketOf = async (user: string) =>
+        (
+          await db.query<{ tokens: number }>(
+            `SELECT tokens FROM limit_buckets WHERE user_id = $1 AND service = 'retrieval' AND action = 'embedding'`,
+            [user],
+          )
+        )[0]?.tokens;
+
+      it('writes and charges nothing when the refusal comes after the file was received and its extraction started', async () => {
+        // the collection's lookup, which the refusal needs, answers only well after the whole body has been read
+        let read = false;
+        const slow = new Proxy(db, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop, target);
+            if (prop !== 'query' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+            return async (text: string, ...rest: unknown[]) => {
+              if (text.includes('FROM retrieval_collections WHERE slug')) {
+                await expect.poll(() => read).toBe(true);
+                await new Promise((resolve) => setTimeout(resolve, 300));
+              }
+              return value.call(target, text, ...rest);
+            };
+          },
+        });
+        const late = await retrievalHarness(slow, { originals: h.deps.originals, env: { SVC_MAX_UPLOAD_BYTES: String(MAX) } });
+        try {
+          let sent = false;
+          const res = await late.app.request('/collections/open/documents', {
+            method: 'POST',
+            headers: {
+              'X-User-Id': who.viewer.user,
+              'X-User-Role': who.viewer.roles,
+              'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`,
+            },
+            body: new ReadableStream<Uint8Array>({
+              pull(controller) {
+                if (sent) {
+                  read = true;
+                  controller.close();
+                } else controller.enqueue(multipart(tenPages, { name: 'refused.pdf' }));
+                sent = true;
+              },
+            }),
+            duplex: 'half',
+          } as RequestInit);
+          expect(res.status).toBe(403);
+          expect(await leftIn('open')).toEqual({ documents: 0, pages: 0, chunks: 0, originals: 0 });
+          expect(await bucketOf(who.viewer.user)).toBeUndefined();
+        } finally {
+          await late.close();
+        }
+      });
+
+      it("writes nothing and takes nothing from the bucket when the upload is over the caller's embeddings limit", async () => {
+        const limited = await retrievalHarness(db, {
+          originals: h.deps.originals,
+          env: {
+            SVC_MAX_UPLOAD_BYTES: String(MAX),
+            SVC_CHUNK_SIZE_TOKENS: '50',
+            SVC_CHUNK_OVERLAP_TOKENS: '10',
+            SVC_LIMIT_RETRIEVAL_EMBEDDINGS: '150/h', // the ten pages make about 100 chunks: one upload, not two
+          },
+        });
+        try {
+          await limited.json('POST', '/collections', who.engineer, { slug: 'limited', name: 'limited', allowed_roles: [] });
+          const first = await limited.upload('limited', who.analyst, { name: 'first.pdf', type: 'application/pdf', bytes: tenPages });
+          expect(first.status).toBe(201);
+          const left = await bucketOf(who.analyst.user);
+          // new bytes, as many chunks
+          const over = await limited.upload('limited', who.analyst, {
+            name: 'second.pdf',
+            type: 'application/pdf',
+            bytes: concat(tenPages, enc('\n')),
+          });
+          expect(over.status).toBe(429);
+          expect(await leftIn('limited')).toEqual({ documents: 1, pages: 10, chunks: first.body.chunk_count, originals: 1 });
+          expect(await bucketOf(who.analyst.user)).toBe(left);
+        } finally {
+          await limited.close();
+        }
+      });
+
+      it('leaves no row, page, chunk or original when the chunks cannot be written, and the collection does not move', async () => {
+        await h.json('POST', '/collections', who.engineer, { slug: 'failing', name: 'failing', allowed_roles: [] });
+        const version = async () =>
+          (await db.query<{ version: number }>(`SELECT version FROM retrieval_collections WHERE slug = 'failing'`))[0]!.version;
+        const before = await version();
+        await db.exec(`
+          CREATE FUNCTION refuse_failing_chunks() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN RAISE EXCEPTION 'chunks refused for the test'; END $$;
+          CREATE TRIGGER refuse_failing_chunks BEFORE INSERT ON retrieval_chunks
+            FOR EACH ROW WHEN (NEW.collection_slug = 'failing') EXECUTE FUNCTION refuse_failing_chunks();`);
+        try {
+          const res = await h.upload('failing', who.engineer, { name: 'failing.pdf', type: 'application/pdf', bytes: tenPages });
+          expect(res.status).toBe(500);
+          expect(await leftIn('failing')).toEqual({ documents: 0, pages: 0, chunks: 0, originals: 0 });
+          expect(await version()).toBe(before);
+        } finally {
+          await db.exec('DROP TRIGGER refuse_failing_chunks ON retrieval_chunks; DROP FUNCTION refuse_failing_chunks();');
+        }
+        // the same file goes in once the chunks can be written
+        expect((await h.upload('failing', who.engineer, { name: 'failing.pdf', type: 'application/pdf', bytes: tenPages })).status).toBe(
+          201,
+        );
+      });
+    });
   });
 }
