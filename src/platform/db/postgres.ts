@@ -106,6 +106,7 @@ export function openPostgres(conn: PgConnection): Database {
       const copyConnection = {
         ...options,
         max: 1,
+        fetch_types: false, // a query's round trip at each opening, for array types a COPY's raw bytes never need
         connection: { ...options.connection, ...copyOptions.settings },
         socket: () => openCopySocket(conn, deliver),
       };
