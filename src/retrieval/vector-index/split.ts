@@ -314,3 +314,11 @@ function collectReleased(memory: WeakRef<WebAssembly.Memory>, attempt = 0) {
   }, COLLECT_AFTER_MS[attempt]);
   timer.unref();
 }
+
+/**
+ * Starts the workers a pass on `threads` threads takes, without waiting for them (a pass does not): called as a large
+ * copy's load begins, so that they are ready for its first pass instead of starting beside it.
+ */
+export function startSplitWorkers(modules: KernelModules, threads: number): void {
+  readyHelpers(modules, threads);
+}
