@@ -3,6 +3,8 @@ import type { Logger } from '../platform/log.ts';
 import * as store from './store.ts';
 import { createStoredIndex, type Pruning, type StoredIndex } from './vector-index/index.ts';
 import { kernelModule } from './vector-index/kernel.ts';
+import { SPLIT_FROM_ROWS } from './vector-index/rows.ts';
+import { splitThreads, startSplitWorkers } from './vector-index/split.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
 // every use first reads the collection's version (one indexed row), and a copy whose version differs catches up.
@@ -80,8 +82,15 @@ export function createCollectionIndexes(
   let floatBytes = 0;
   let buildFailed = false;
   // assembled now, beside the replica's start, so its first question pays only for the copy it loads; a failure
-  // here is met again, and reported, by the first copy built
-  if (maxChunks > 0) kernelModule().catch(() => undefined);
+  // here is met again, and reported, by the first copy built. The split pass's workers too, where a copy may be
+  // large enough to split: a worker's start took 130 to 160 ms of CPU (at load 10), which the first large copy's load
+  // shared two cores with; idle, it holds about 7 MiB
+  if (maxChunks > 0)
+    kernelModule()
+      .then((modules) => {
+        if (maxChunks >= SPLIT_FROM_ROWS) void startSplitWorkers(modules, splitThreads());
+      })
+      .catch(() => undefined);
 
   async function catchUp(db: Database, slug: string, version: number, held: Copy | 'too-large' | undefined): Promise<Entry> {
     const tooLarge = () => remember(slug, { version, copy: 'too-large' });

@@ -164,7 +164,7 @@ export function createRowStore(
   };
   /** The rows so far into a shared memory of `bytes` (once, when the store reaches SPLIT_FROM_ROWS). */
   const share = (bytes: number) => {
-    startSplitWorkers(modules, threads); // they start while the rows are loaded
+    void startSplitWorkers(modules, threads); // started with the replica (indexes.ts), else while the rows load
     const pages = Math.ceil(bytes / PAGE);
     const memory = new WebAssembly.Memory({ initial: pages, maximum: SHARED_PAGES, shared: true });
     new Uint8Array(memory.buffer).set(new Uint8Array(kernel.memory.buffer));
