@@ -241,7 +241,7 @@ export type StoredRows = {
  * `limit` rows, the whole collection from one snapshot, which an in-memory copy is built from. Binary COPY, 780
  * bytes a row at 768 dimensions and no text on either side: a collection at the speed the server reads it.
  * `onCount`, when given, is told about how many rows to expect (at most `limit`) before or while they arrive, so the
- * copy can take its memory once: counted beside the COPY, from another snapshot, so only a size to reserve.
+ * copy can take its memory once: the documents' chunk counts, read beside the COPY, so only a size to reserve.
  */
 export async function readAllCodes(
   db: Database,
