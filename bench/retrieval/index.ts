@@ -36,6 +36,7 @@ import { queryCollection } from '../../src/retrieval/query.ts';
 import * as store from '../../src/retrieval/store.ts';
 import { createStoredIndex } from '../../src/retrieval/vector-index/index.ts';
 import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
+import { splitThreads, startSplitWorkers } from '../../src/retrieval/vector-index/split.ts';
 import { freshDatabase } from '../../tests/support/pg.ts';
 import { writePdf } from '../../tests/support/pdf-writer.ts';
 import { retrievalHarness, who } from '../../tests/support/retrieval.ts';
@@ -159,7 +160,8 @@ async function benchDataset(db: Database, dist: Distribution, n: number): Promis
     env: { SVC_RAG_MEMORY_INDEX_MAX_CHUNKS: String(Math.max(n, 1_000_000)), SVC_RAG_PRUNING_FROM_CHUNKS: PRUNING_FROM },
     conformance: false,
   });
-  await kernelModule(); // the replica has started: its kernel is assembled at start (indexes.ts), the copy is not
+  // the replica has started: its kernel is assembled and its split workers are up at start (indexes.ts), the copy is not
+  await startSplitWorkers(await kernelModule(), splitThreads());
   const [first] = await time(() => queryCollection(h.deps, admin, slug, { question: '0', top_k: K, mode: 'dense' }));
   // the clusters are built on a worker thread after the load: questions asked meanwhile scan every row. The steady
   // state is what the timings below are for, so wait for the build (its time is printed as in the background)

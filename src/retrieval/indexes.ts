@@ -3,6 +3,8 @@ import type { Logger } from '../platform/log.ts';
 import * as store from './store.ts';
 import { createStoredIndex, type Pruning, type StoredIndex } from './vector-index/index.ts';
 import { kernelModule } from './vector-index/kernel.ts';
+import { SPLIT_FROM_ROWS } from './vector-index/rows.ts';
+import { splitThreads, startSplitWorkers } from './vector-index/split.ts';
 
 // In-memory copies of each collection's embeddings, used to rank exactly and fast. The database stays the truth:
 // every use first reads the collection's version (one indexed row), and a copy whose version differs catches up.
@@ -18,10 +20,20 @@ import { kernelModule } from './vector-index/kernel.ts';
 // every row fits what is left of the budget reads them all in the background once it is built (warmUp), so even a
 // question never asked before re-ranks from memory; until then, and for larger copies, the re-rank reads as above.
 // A copy of SVC_RAG_PRUNING_FROM_CHUNKS chunks or more builds its clusters on a worker thread once loaded, and again
-// when enough rows are appended (vector-index/background-build.ts): the question that loads it does not wait, and
-// searches scan every row until the clusters are swapped in. A copy replaced or dropped stops its build.
+// when enough rows are appended (vector-index/background-build.ts), started once the question that loaded the rows
+// is answered: that question does not wait for it nor share the cores with it, and searches scan every row until
+// the clusters are swapped in. A copy replaced or dropped stops its build.
 type Floats = Map<number, { vector: Float32Array; id: string }>;
-type Copy = { index: StoredIndex; rows: number; lastSeq: number; seqSum: number; floats: Floats | undefined; floatBytes: number };
+/** `prepareDue`: rows were loaded or appended; the search that waited for them starts the clusters' build once answered. */
+type Copy = {
+  index: StoredIndex;
+  rows: number;
+  lastSeq: number;
+  seqSum: number;
+  floats: Floats | undefined;
+  floatBytes: number;
+  prepareDue: boolean;
+};
 type Entry = { version: number; copy: Copy | 'too-large' };
 
 export type RankedChunk = store.ChunkHit & { score: number };
@@ -70,8 +82,15 @@ export function createCollectionIndexes(
   let floatBytes = 0;
   let buildFailed = false;
   // assembled now, beside the replica's start, so its first question pays only for the copy it loads; a failure
-  // here is met again, and reported, by the first copy built
-  if (maxChunks > 0) kernelModule().catch(() => undefined);
+  // here is met again, and reported, by the first copy built. The split pass's workers too, where a copy may be
+  // large enough to split: a worker's start took 130 to 160 ms of CPU (at load 10), which the first large copy's load
+  // shared two cores with; idle, it holds about 7 MiB
+  if (maxChunks > 0)
+    kernelModule()
+      .then((modules) => {
+        if (maxChunks >= SPLIT_FROM_ROWS) void startSplitWorkers(modules, splitThreads());
+      })
+      .catch(() => undefined);
 
   async function catchUp(db: Database, slug: string, version: number, held: Copy | 'too-large' | undefined): Promise<Entry> {
     const tooLarge = () => remember(slug, { version, copy: 'too-large' });
@@ -86,7 +105,7 @@ export function createCollectionIndexes(
       if (unchanged) {
         held.index.reserve(delta.total);
         for (const row of added) append(held, row);
-        prepare(held); // rebuilds the clusters once the rows appended since are too many
+        held.prepareDue = true; // rebuilds the clusters once the rows appended since are too many
         return remember(slug, { version, copy: held });
       }
     }
@@ -98,10 +117,10 @@ export function createCollectionIndexes(
       seqSum: 0,
       floats: new Map(),
       floatBytes: 0,
+      prepareDue: true,
     };
-    const read = await store.readAllCodes(db, slug, maxChunks + 1, (row) => append(copy, row), copy.index.reserve);
+    const read = await store.readCodeBlocks(db, slug, maxChunks + 1, (rows) => appendRows(copy, rows), copy.index.reserve);
     if (read.total > maxChunks) return tooLarge();
-    prepare(copy); // the clusters that let a search skip rows (vector-index/clusters.ts)
     const entry = remember(slug, { version, copy });
     if (copy.rows * rowBytes <= floatBudget - floatBytes) void warmUp(db, slug, copy);
     return entry;
@@ -177,15 +196,26 @@ export function createCollectionIndexes(
     vector: readonly number[],
     k: number,
     fetch: (copy: Copy, seqs: number[]) => Promise<{ seq: number; vector: Float32Array; item: T }[]>,
-  ): Promise<(T & { score: number })[] | 'too-large'> {
+  ): Promise<{ copy: Copy; hits: (T & { score: number })[] } | 'too-large'> {
     const { copy } = await copyAt(db, slug, version);
     if (copy === 'too-large') return 'too-large';
     const hits = await copy.index.search(vector, k, (seqs) => fetch(copy, seqs));
-    return hits.map((h) => ({ ...h.item, score: h.score }));
+    return { copy, hits: hits.map((h) => ({ ...h.item, score: h.score })) };
+  }
+
+  /**
+   * The clusters that let a search skip rows (vector-index/clusters.ts), built once the question that loaded or
+   * appended the rows is answered: started with the load, the build's copy of the rows to its thread and the thread
+   * itself took the thread and the cores that answer (0.1 to 0.2 s of a 100 000-row first query, measured on 11-29).
+   */
+  function answered(copy: Copy) {
+    if (!copy.prepareDue) return;
+    copy.prepareDue = false;
+    prepare(copy);
   }
 
   /** The ranking read back without text: the candidates' vectors, from the kept floats where they are. */
-  const rankIds: CollectionIndexes['rankIds'] = (db, slug, version, vector, k) =>
+  const searchIds = (db: Database, slug: string, version: number, vector: readonly number[], k: number) =>
     search(db, slug, version, vector, k, async (copy, seqs) => {
       const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
       const missing: number[] = [];
@@ -200,26 +230,38 @@ export function createCollectionIndexes(
       return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
     });
 
+  const rankIds: CollectionIndexes['rankIds'] = async (db, slug, version, vector, k) => {
+    const found = await searchIds(db, slug, version, vector, k);
+    if (found === 'too-large') return found;
+    answered(found.copy);
+    return found.hits;
+  };
+
   return {
     // The candidates' vectors first, then the text of the k that rank: a clustered copy's candidates are tens of
     // rows whose scores the int8 bound cannot part, and their text was most of what a query read. A chunk gone
     // between the two reads is left out, as one gone before the first is.
     async rank(db, slug, version, vector, k) {
-      const ranked = await rankIds(db, slug, version, vector, k);
-      if (ranked === 'too-large') return ranked;
-      if (ranked.length === 0) return [];
-      const chunks = new Map(
-        (
-          await store.chunksByIds(
-            db,
-            ranked.map((r) => r.id),
-          )
-        ).map((c) => [c.id, c]),
-      );
-      return ranked.flatMap((r) => {
-        const chunk = chunks.get(r.id);
-        return chunk ? [{ ...chunk, score: r.score }] : [];
-      });
+      const found = await searchIds(db, slug, version, vector, k);
+      if (found === 'too-large') return found;
+      const ranked = found.hits;
+      try {
+        if (ranked.length === 0) return [];
+        const chunks = new Map(
+          (
+            await store.chunksByIds(
+              db,
+              ranked.map((r) => r.id),
+            )
+          ).map((c) => [c.id, c]),
+        );
+        return ranked.flatMap((r) => {
+          const chunk = chunks.get(r.id);
+          return chunk ? [{ ...chunk, score: r.score }] : [];
+        });
+      } finally {
+        answered(found.copy);
+      }
     },
     rankIds,
     drop(slug) {
@@ -236,6 +278,23 @@ export function createCollectionIndexes(
       return copy && copy !== 'too-large' ? copy.index.pruning : undefined;
     },
   };
+}
+
+/** A piece of a load's rows: their codes at once where every row has one (as ingestion writes them), else one by one. */
+function appendRows(copy: Copy, rows: store.StoredRows): void {
+  const { count, seqs, bytes, codeAt, codeLength } = rows;
+  if (count === 0) return;
+  if (codeAt.subarray(0, count).includes(-1)) {
+    for (let i = 0; i < count; i++) {
+      const at = codeAt[i]!;
+      append(copy, { seq: seqs[i]!, code: at < 0 ? null : bytes.subarray(at, at + codeLength[i]!), vector: rows.vectorOf(i) });
+    }
+    return;
+  }
+  copy.index.addCodes(rows);
+  copy.rows += count;
+  copy.lastSeq = seqs[count - 1]!;
+  for (let i = 0; i < count; i++) copy.seqSum += seqs[i]!;
 }
 
 function append(copy: Copy, row: store.StoredRow): void {

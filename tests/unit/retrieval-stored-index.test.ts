@@ -99,6 +99,45 @@ describe('stored index: int8 codes in memory, float rows read back', () => {
     ]);
   });
 
+  it('appends a load a piece at a time (addCodes) exactly as row by row, at any dimension', async () => {
+    for (const dim of [768, 100]) {
+      const vectors = gaussians(700, 11, dim);
+      const codeBytes = CODE_HEADER + dim;
+      const codes = vectors.map((v) =>
+        encodeRow(unitRow(v, dim, new Float64Array(dim), new Float32Array(dim)), dim, new Uint8Array(codeBytes)),
+      );
+      const seqOf = (row: number) => 10 * row + 7;
+      const byRow = await createStoredIndex(dim);
+      codes.forEach((code, row) => byRow.addCode(seqOf(row), code));
+      // pieces of 1, 37 and 400 rows (400 codes span more than is copied at once), each code 9 bytes of 0xff after
+      // the last, as the fields of a COPY lie: none of them may reach a row's padding
+      const byPiece = await createStoredIndex(dim);
+      for (let from = 0, i = 0; from < codes.length; i++) {
+        const piece = codes.slice(from, from + [1, 37, 400][i % 3]!);
+        const bytes = new Uint8Array(5 + piece.length * (codeBytes + 9)).fill(0xff);
+        const codeAt = Int32Array.from(piece, (_, j) => 5 + j * (codeBytes + 9));
+        piece.forEach((code, j) => bytes.set(code, codeAt[j]!));
+        const seqs = Float64Array.from(piece, (_, j) => seqOf(from + j));
+        byPiece.addCodes({ count: piece.length, seqs, bytes, codeAt, codeLength: new Int32Array(piece.length).fill(codeBytes) });
+        from += piece.length;
+      }
+      expect(byPiece.size).toBe(codes.length);
+      const fetch = async (seqs: number[]) => seqs.map((seq) => ({ seq, vector: vectors[(seq - 7) / 10]!, item: seq }));
+      for (const q of gaussians(5, 12, dim)) expect(await byPiece.search(q, 10, fetch)).toEqual(await byRow.search(q, 10, fetch));
+      expect(byPiece.stats).toEqual(byRow.stats); // the same rows read back: the same bounds
+      const one = (seq: number, length = codeBytes) => ({
+        count: 1,
+        seqs: Float64Array.of(seq),
+        bytes: new Uint8Array(codeBytes),
+        codeAt: Int32Array.of(0),
+        codeLength: Int32Array.of(length),
+      });
+      expect(() => byPiece.addCodes(one(17))).toThrow(/ascending sequence order/);
+      expect(() => byPiece.addCodes(one(1e6, 10))).toThrow(new RegExp(`does not hold ${dim} dimensions`));
+      expect(byPiece.size).toBe(codes.length);
+    }
+  });
+
   it('holds about 792 bytes a row at 768 dimensions (no float rows)', async () => {
     const { index } = await storedOf(gaussians(4000, 10));
     expect(index.bytes / 4000).toBeLessThan(900);

@@ -24,6 +24,30 @@ export async function readCopyRows(
   return decoder.finish();
 }
 
+/** readCopyRows, handing the rows over a piece at a time (CopyTuples): no object made per row or field. */
+export async function readCopyTuples(
+  db: Pick<Database, 'copyOut'>,
+  select: string,
+  onTuples: (tuples: CopyTuples) => void,
+  options?: CopyOutOptions,
+): Promise<number> {
+  const decoder = createCopyTupleDecoder(onTuples);
+  await db.copyOut(select, decoder.feed, options);
+  return decoder.finish();
+}
+
+/**
+ * Whole tuples of a piece of COPY output, each of `fields` fields: field f of tuple t is bytes[at[i], at[i] + length[i])
+ * with i = t * fields + f, and NULL where length[i] is -1. Valid only during the call that hands them over.
+ */
+export type CopyTuples = {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+  readonly fields: number;
+  readonly at: Int32Array;
+  readonly length: Int32Array;
+};
+
 /**
  * Decodes binary COPY output fed in pieces of any size, calling `onRow` with each row's fields (null for NULL) in
  * order. The fields are views into a buffer that is reused: copy what must outlive the call. `finish()` answers the
@@ -31,61 +55,124 @@ export async function readCopyRows(
  * is not binary COPY.
  */
 export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]) => void) {
+  const fields: (Uint8Array | null)[] = [];
+  return createCopyTupleDecoder(({ bytes, count, fields: width, at, length }) => {
+    for (let t = 0, i = 0; t < count; t++) {
+      fields.length = 0;
+      for (let f = 0; f < width; f++, i++) fields.push(length[i] === -1 ? null : bytes.subarray(at[i]!, at[i]! + length[i]!));
+      onRow(fields);
+    }
+  });
+}
+
+/** createCopyDecoder, handing the whole tuples of each piece over at once (CopyTuples). */
+export function createCopyTupleDecoder(onTuples: (tuples: CopyTuples) => void) {
   let pending: Uint8Array = EMPTY;
   let header = false;
   let ended = false;
   let rows = 0;
-  const fields: (Uint8Array | null)[] = [];
+  let at = new Int32Array(1024);
+  let length = new Int32Array(1024);
+
+  /**
+   * Reads the header, if not read yet, and the whole tuples of `buf` from `from`, handed over in blocks of one field
+   * count: where the first tuple not whole begins.
+   */
+  function decode(buf: Uint8Array, from: number): number {
+    let next = from;
+    if (!header) {
+      if (buf.length >= SIGNATURE.length && SIGNATURE.some((byte, i) => buf[i] !== byte))
+        throw new Error('not binary COPY output (bad signature)');
+      const extension = buf.length >= HEADER ? int32(buf, SIGNATURE.length + 4) : 0;
+      if (buf.length < HEADER + extension) return 0;
+      next = HEADER + extension;
+      header = true;
+    }
+    let count = 0; // tuples in the block
+    let width = -1; // their fields
+    let used = 0; // entries of at and length
+    const hand = () => {
+      if (count > 0) onTuples({ bytes: buf, count, fields: width, at, length });
+      rows += count;
+      count = 0;
+      used = 0;
+    };
+    // whole tuples only; a tuple cut by the piece's end waits for the next piece
+    for (;;) {
+      if (buf.length - next < 2) break;
+      const fields = int16(buf, next);
+      if (fields === -1) {
+        ended = true;
+        next += 2;
+        break;
+      }
+      if (fields !== width) {
+        hand();
+        width = fields;
+      }
+      if (used + fields > at.length) {
+        const grow = (old: Int32Array) => {
+          const fresh = new Int32Array(Math.max(2 * old.length, used + fields));
+          fresh.set(old.subarray(0, used));
+          return fresh;
+        };
+        at = grow(at);
+        length = grow(length);
+      }
+      let p = next + 2;
+      let f = 0;
+      for (; f < fields; f++) {
+        if (buf.length - p < 4) break;
+        const n = int32(buf, p);
+        p += 4;
+        at[used + f] = p;
+        length[used + f] = n;
+        if (n === -1) continue;
+        if (buf.length - p < n) break;
+        p += n;
+      }
+      if (f < fields) break;
+      used += fields;
+      count += 1;
+      next = p;
+    }
+    hand();
+    return next;
+  }
 
   function feed(chunk: Uint8Array): void {
     if (ended) {
       if (chunk.length > 0) throw new Error('binary COPY output continues after its trailer');
       return;
     }
-    // a plain view: a Node Buffer's subarray() costs several times more, and there is one per field
-    const buf = pending.length === 0 ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : joined([pending, chunk]);
-    let at = 0;
-    if (!header) {
-      if (buf.length >= SIGNATURE.length && SIGNATURE.some((byte, i) => buf[i] !== byte))
-        throw new Error('not binary COPY output (bad signature)');
-      const extension = buf.length >= HEADER ? int32(buf, SIGNATURE.length + 4) : 0;
-      if (buf.length < HEADER + extension) {
-        pending = buf.slice();
+    // a plain view: a Node Buffer's subarray() costs several times more
+    let buf = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (pending.length > 0) {
+      // a whole tuple, or the header, ends past the pending bytes (they held none); the cut tuple finished from as
+      // few of the piece's bytes as it takes, not the piece joined whole to it (a piece holds many rows when the
+      // socket's reads are taken whole: postgres.ts)
+      for (let take = Math.min(buf.length, pending.length + 1024); ; take = Math.min(buf.length, 2 * take)) {
+        const head = joined([pending, buf.subarray(0, take)]);
+        const next = decode(head, 0);
+        if (ended || next > pending.length) {
+          if (ended && next < head.length) throw new Error('binary COPY output continues after its trailer');
+          buf = buf.subarray(next - pending.length);
+          pending = EMPTY;
+          break;
+        }
+        if (take === buf.length) {
+          pending = head.slice(next);
+          return;
+        }
+      }
+      if (ended) {
+        if (buf.length > 0) throw new Error('binary COPY output continues after its trailer');
         return;
       }
-      at = HEADER + extension;
-      header = true;
     }
-    // whole tuples only; a tuple cut by the piece's end waits for the next piece
-    for (;;) {
-      if (buf.length - at < 2) break;
-      const count = int16(buf, at);
-      if (count === -1) {
-        ended = true;
-        at += 2;
-        break;
-      }
-      let p = at + 2;
-      fields.length = 0;
-      for (let f = 0; f < count; f++) {
-        if (buf.length - p < 4) break;
-        const length = int32(buf, p);
-        p += 4;
-        if (length === -1) {
-          fields.push(null);
-          continue;
-        }
-        if (buf.length - p < length) break;
-        fields.push(buf.subarray(p, p + length));
-        p += length;
-      }
-      if (fields.length < count) break;
-      onRow(fields);
-      rows += 1;
-      at = p;
-    }
-    if (ended && at < buf.length) throw new Error('binary COPY output continues after its trailer');
-    pending = at < buf.length ? buf.slice(at) : EMPTY; // one piece a row: no allocation when it ends whole
+    const next = decode(buf, 0);
+    if (ended && next < buf.length) throw new Error('binary COPY output continues after its trailer');
+    pending = next < buf.length ? buf.slice(next) : EMPTY; // no allocation when the piece ends whole
   }
 
   return {
@@ -99,7 +186,9 @@ export function createCopyDecoder(onRow: (fields: readonly (Uint8Array | null)[]
 
 /** Big-endian integer fields of the binary form: int4 and int8 (as a number: exact below 2^53). */
 export const copyInt4 = (field: Uint8Array): number => int32(field, 0);
-export const copyInt8 = (field: Uint8Array): number => int32(field, 0) * 2 ** 32 + (int32(field, 4) >>> 0);
+export const copyInt8 = (field: Uint8Array): number => copyInt8At(field, 0);
+/** An int8 field's value read where it lies in a piece (CopyTuples' bytes at its `at`). */
+export const copyInt8At = (bytes: Uint8Array, at: number): number => int32(bytes, at) * 2 ** 32 + (int32(bytes, at + 4) >>> 0);
 /** float8 */
 export const copyFloat8 = (field: Uint8Array): number => new DataView(field.buffer, field.byteOffset, 8).getFloat64(0);
 

@@ -12,12 +12,16 @@ export {
   copyInput,
   copyInt4,
   copyInt8,
+  copyInt8At,
   createCopyDecoder,
+  createCopyTupleDecoder,
   int4Field,
   readCopyRows,
+  readCopyTuples,
   textField,
   uuidField,
   type CopyField,
+  type CopyTuples,
 } from './copy.ts';
 export { sqlLiteral, toVector, type CopyOutOptions, type Database, type PgConnection, type QueryOptions, type Sql } from './types.ts';
 export { isDatabaseBusy, isUniqueViolation, sqlState } from './values.ts';

@@ -314,3 +314,17 @@ function collectReleased(memory: WeakRef<WebAssembly.Memory>, attempt = 0) {
   }, COLLECT_AFTER_MS[attempt]);
   timer.unref();
 }
+
+/**
+ * Starts the workers a pass on `threads` threads takes (a pass does not wait for them): at a replica's start, so that
+ * the first large copy's load does not share the cores with their start. Resolves once they are ready (or WAIT_MS on).
+ */
+export function startSplitWorkers(modules: KernelModules, threads: number): Promise<void> {
+  readyHelpers(modules, threads);
+  const helpers = pool?.modules === modules ? pool.helpers.slice(0, threads - 1) : [];
+  const until = performance.now() + WAIT_MS;
+  return new Promise((resolve) => {
+    const check = () => (helpers.every((h) => !h.alive || h.ready()) || performance.now() > until ? resolve() : setTimeout(check, 5));
+    check();
+  });
+}

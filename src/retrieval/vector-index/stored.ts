@@ -31,6 +31,15 @@ const FETCH_BATCH = 128;
 /** Rows moved into a background build's new row store per turn of the event loop (1.5 MiB at 768 dimensions). */
 const MOVE_ROWS = 2048;
 
+/** Rows 0..count-1: row i's sequence number seqs[i], its code bytes[codeAt[i], codeAt[i] + codeLength[i]). */
+export type CodeRows = {
+  readonly count: number;
+  readonly seqs: Float64Array;
+  readonly bytes: Uint8Array;
+  readonly codeAt: Int32Array;
+  readonly codeLength: Int32Array;
+};
+
 /** A stored row as the caller reads it back: its sequence number, its vector as stored, and what to answer with. */
 export type Fetched<T> = { seq: number; vector: Float32Array; item: T };
 export type StoredHit<T> = { seq: number; score: number; item: T };
@@ -44,6 +53,8 @@ export interface StoredIndex {
   reserve(rows: number): void;
   /** Appends a row from its code (encodeRow); sequence numbers must ascend. */
   addCode(seq: number, code: Uint8Array): void;
+  /** Appends rows from their codes, as addCode would one by one: a piece of a load at once (CodeRows). */
+  addCodes(rows: CodeRows): void;
   /** Appends a row from its vector as stored (a chunk kept without a code). */
   addVector(seq: number, vector: Float32Array): void;
   /**
@@ -299,6 +310,20 @@ export async function createStoredIndex(
       if (code.length !== CODE_HEADER + dim) throw new RangeError(`a row code of ${code.length} bytes does not hold ${dim} dimensions`);
       const row = next(seq);
       rows.writeCode(row, code);
+    },
+    addCodes({ count, seqs: given, bytes, codeAt, codeLength }) {
+      let last = size > 0 ? seqs[size - 1]! : Number.NEGATIVE_INFINITY;
+      for (let i = 0; i < count; i++) {
+        if (codeLength[i] !== CODE_HEADER + dim)
+          throw new RangeError(`a row code of ${codeLength[i]} bytes does not hold ${dim} dimensions`);
+        if (given[i]! <= last) throw new RangeError(`rows must come in ascending sequence order: ${given[i]} after ${last}`);
+        if (codeAt[i]! < 0 || codeAt[i]! + codeLength[i]! > bytes.length) throw new RangeError(`row ${given[i]} has no code in the block`);
+        last = given[i]!;
+      }
+      reserve(size + count);
+      seqs.set(given.subarray(0, count), size);
+      rows.writeCodes(size, bytes, codeAt, count);
+      size += count;
     },
     addVector(seq, vector) {
       checkVector(vector, dim, `the vector of row ${seq}`);
