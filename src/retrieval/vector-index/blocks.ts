@@ -77,19 +77,24 @@ function claim(work: Int32Array, pass: BlockPass): number {
   }
 }
 
-/** Passes block `b` and selects its rows where asked; marks it finished in this pass's generation. */
+/**
+ * Passes block `b` and selects its rows where asked, from `floor` (rank.ts: proven on the blocks this thread took
+ * before); marks it finished in this pass's generation. Answers the floor reached.
+ */
 export function passBlock(
   pass: BlockPass,
   b: number,
   memory: WebAssembly.Memory,
   bounds: RowBounds & { sums: Int32Array },
   work: Int32Array,
-) {
+  floor = Number.NEGATIVE_INFINITY,
+): number {
   const from = b * pass.blockGroups;
   const to = Math.min(pass.groups, from + pass.blockGroups);
   const at = pass.rows + from * 4 * pass.stride;
   const blocks = blocksOf(work);
   let result: number;
+  let reached = floor;
   if (pass.read) result = pass.fn(at, to - from, pass.stride) ?? 0;
   else {
     pass.fn(pass.query, at, to - from, pass.stride, pass.out + from * 16);
@@ -101,12 +106,14 @@ export function passBlock(
     const count = Math.max(0, Math.min(select.count, 4 * to) - first);
     const dots = new Int32Array(memory.buffer, pass.out + first * 4, count);
     const sums = select.shift ? { sums: bounds.sums, shift: select.shift } : {};
-    const kept = candidates(dots, bounds, select.query, count, select.k, { from: first, ...sums }).rows;
-    new Int32Array(memory.buffer, select.kept + 4 * first, kept.length).set(kept);
-    result = kept.length;
+    const kept = candidates(dots, bounds, select.query, count, select.k, { from: first, floor, ...sums });
+    new Int32Array(memory.buffer, select.kept + 4 * first, kept.rows.length).set(kept.rows);
+    result = kept.rows.length;
+    reached = kept.floor;
   }
   work[1 + blocks + b] = result;
   Atomics.store(work, 1 + b, pass.generation);
+  return reached;
 }
 
 /** Takes blocks until none is left or `still()` says the pass is no longer this thread's; the blocks taken. */
@@ -119,11 +126,12 @@ export function passBlocks(
   claimed?: () => void,
 ): number {
   let taken = 0;
+  let floor = Number.NEGATIVE_INFINITY; // carried from block to block: the floor only rises
   while (still()) {
     const b = claim(work, pass);
     if (b < 0) break;
     claimed?.();
-    passBlock(pass, b, memory, bounds, work);
+    floor = passBlock(pass, b, memory, bounds, work, floor);
     taken += 1;
   }
   return taken;

@@ -113,5 +113,7 @@ for (;;) {
     }
     Atomics.compareExchange(state, 0, JOB, outcome);
     Atomics.notify(state, 0);
+    // a memory forgotten while this thread was still on its pass (the caller need not wait for it) is let go now
+    readMail();
   } else break; // abandoned: the caller gave up waiting and no longer reads what this thread writes
 }
