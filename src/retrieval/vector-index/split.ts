@@ -19,10 +19,12 @@ import {
 
 // A large copy's full pass split across the cores: the pass only reads memory, and one core cannot read as fast as
 // two. The rows stay in ONE shared WebAssembly memory; per process, one worker per extra core instantiates the kernel
-// on each memory it is handed and passes the range it is given. The handshake is a control word per worker
+// on each memory it is handed. A pass is cut into blocks (blocks.ts) that this thread and the woken workers take from
+// one shared counter, so a thread the scheduler serves late takes fewer of them instead of holding up a fixed half;
+// this thread waits only for a worker still on a block. The handshake is a control word per worker
 // (Atomics.wait/notify: microseconds, where a message costs a tenth of a millisecond and more); messages only hand a
-// worker a memory, or tell it to let go of one. A dead, failed or late worker leaves its range to the caller, so
-// the answer never depends on one.
+// worker a memory, or tell it to let go of one. A dead, failed or late worker leaves the block it held to the caller,
+// so the answer never depends on one.
 //
 // Giving the memory back. V8 frees a shared memory once no thread holds it, but does not count it as memory pressure
 // on any heap, so nothing makes a collection happen: measured on Node 24, eight 230 MB shared memories dropped one
@@ -42,7 +44,7 @@ const ABANDONED = 6;
 const FUNCTIONS = ['dots', 'dots7', 'read'] as const;
 export type PassFunction = (typeof FUNCTIONS)[number];
 
-/** How long the caller waits for a worker's range before passing it itself and giving that worker up. */
+/** How long the caller waits for a worker still on a block before passing the block itself and giving that worker up. */
 const WAIT_MS = 5_000;
 /** Workers started in a process beyond the first ones: one that keeps failing is replaced only so often. */
 const REPLACEMENTS = 3;
@@ -56,7 +58,7 @@ export function splitThreads(): number {
   }
 }
 
-/** A store's per-row bounds (rank.ts) on shared buffers, so that a worker selects its range's rows as this thread does. */
+/** A store's per-row bounds (rank.ts) on shared buffers, so that a worker selects its blocks' rows as this thread does. */
 export type SharedBounds = {
   readonly scale: Float32Array<SharedArrayBuffer>;
   readonly residual: Float32Array<SharedArrayBuffer>;
@@ -65,8 +67,8 @@ export type SharedBounds = {
 };
 
 /**
- * What a pass then selects (rank.ts candidates), each thread over its range: the query's bounds, k, the relaxed pass's
- * shift (0: none), the rows passed, and where each range's kept rows go (one i32 a row, at the range's own rows).
+ * What a pass then selects (rank.ts candidates), each thread over each of its blocks: the query's bounds, k, the relaxed pass's
+ * shift (0: none), the rows passed, and where each block's kept rows go (one i32 a row, at the block's own rows).
  */
 export type Selection = BlockSelection;
 
@@ -144,6 +146,10 @@ export function splitPass(modules: KernelModules, kernel: Kernel, threads: numbe
     const f = kernel[fn] as ((...a: number[]) => number | undefined) | undefined;
     if (!f) throw new Error(`the kernel has no ${fn}`);
     const helpers = released || groups < minGroups ? [] : readyHelpers(modules, threads);
+    if (!roomFor(bounds.work, 4 * groups)) {
+      bounds.work = workFor(4 * groups); // a pass before any bounds were set (none selects then)
+      bounds.version += 1;
+    }
     const work = bounds.work;
     const size = blockGroups(groups, work);
     const blocks = Math.ceil(groups / size);
@@ -213,7 +219,7 @@ export function slowWorkersForTests(ms: number, wait = WAIT_MS) {
   waitMs = wait;
 }
 
-/** The workers ready for a range now (started on first use; a pass does not wait for one still starting). */
+/** The workers ready for a pass now (started on first use; a pass does not wait for one still starting). */
 function readyHelpers(modules: KernelModules, threads: number): Helper[] {
   if (threads < 2 || !modules.shared) return [];
   if (pool?.modules !== modules) {
