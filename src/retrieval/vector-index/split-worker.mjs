@@ -59,10 +59,17 @@ const asleep = new Int32Array(new SharedArrayBuffer(4));
 
 /** Takes blocks of the pass in the control word until none is left (blocks.ts); answers how many. */
 function run() {
+  // the generation first (split.ts writes it last): what is read after it is its pass's or a later one's, and a
+  // later one's is never run with it (no block of a later pass can be taken with this generation)
+  const generation = Atomics.load(state, AT.generation);
+  readMail(); // a memory posted for this pass is in the mail by now
   const copy = held.get(state[AT.id]);
   const name = FUNCTIONS[state[AT.fn]];
   const fn = copy?.kernel[name];
-  if (!fn) throw new Error(`no kernel function ${state[AT.fn]} for memory ${state[AT.id]}`);
+  if (!fn) {
+    if (Atomics.load(state, AT.generation) !== generation) return 0; // taken back and armed again meanwhile
+    throw new Error(`no kernel function ${state[AT.fn]} for memory ${state[AT.id]}`);
+  }
   const [query, rows, groups, stride, out] = state.slice(AT.args, AT.args + 5);
   const select = state[AT.select]
     ? {
@@ -83,7 +90,7 @@ function run() {
     out,
     blockGroups: state[AT.blockGroups],
     blocks: state[AT.blocks],
-    generation: state[AT.generation],
+    generation,
     select,
   };
   let stall = state[AT.stall]; // tests: a worker the scheduler serves late, holding its first block
@@ -91,7 +98,7 @@ function run() {
     if (stall > 0) Atomics.wait(asleep, 0, 0, stall);
     stall = 0;
   };
-  state[AT.result] = blocks.passBlocks(pass, copy.memory, copy.bounds, copy.work, () => Atomics.load(state, 0) === JOB, claimed);
+  return blocks.passBlocks(pass, copy.memory, copy.bounds, copy.work, () => Atomics.load(state, 0) === JOB, claimed);
 }
 
 Atomics.store(state, 0, IDLE);
@@ -107,7 +114,7 @@ for (;;) {
   else if (now === JOB) {
     let outcome = DONE;
     try {
-      run();
+      state[AT.result] = run();
     } catch {
       outcome = FAILED; // the caller passes the block it held itself
     }

@@ -104,7 +104,7 @@ type Helper = {
 /**
  * A worker woken for a pass. finish() waits for it: the blocks it took, or undefined (failed or late: given up, and
  * its unfinished block passed by the caller). settle() does not wait: once every block is finished, a worker not yet
- * back (one the scheduler has not served) holds none, and is simply not woken for a pass until it is.
+ * back (one the scheduler has not served) holds none, and its pass is taken back.
  */
 type Pending = { finish(): number | undefined; settle(): number | undefined };
 
@@ -276,7 +276,6 @@ function startHelper(modules: KernelModules): Helper {
       [pass.query, pass.rows, pass.groups, pass.stride, pass.out].forEach((a, i) => {
         state[AT.args + i] = a;
       });
-      state[AT.generation] = pass.generation;
       state[AT.blockGroups] = pass.blockGroups;
       state[AT.blocks] = pass.blocks;
       state[AT.stall] = stallMs;
@@ -291,6 +290,9 @@ function startHelper(modules: KernelModules): Helper {
         floats[1] = select.query.residual;
         floats[2] = select.query.length;
       }
+      // last: a worker still on a pass it was taken back from (settle) reads the generation before the rest, so what
+      // it reads with this generation is this pass's; with an older one it can take no block (blocks.ts)
+      Atomics.store(state, AT.generation, pass.generation);
       // the worker reads its mail whenever it wakes, so a memory posted above is there before the job is seen
       const woken = [IDLE, MAIL, DONE].some((from) => Atomics.compareExchange(state, 0, from, JOB) === from);
       if (!woken) return undefined;
@@ -318,6 +320,9 @@ function startHelper(modules: KernelModules): Helper {
           return back() ?? undefined;
         },
         settle() {
+          // every block is finished, so a worker not back yet holds none: its pass is taken back, and it is free for
+          // the next one rather than left out of it until it comes back
+          if (Atomics.compareExchange(state, 0, JOB, IDLE) === JOB) return 0;
           return back() ?? undefined;
         },
       };
