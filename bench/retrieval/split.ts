@@ -60,14 +60,25 @@ async function scans() {
   const single = await copyOf(ROWS, false);
   const queries = Array.from({ length: QUERIES }, (_, i) => vectorOf(10_000_000 + i));
   const times = { split: [] as number[], single: [] as number[], floorSplit: [] as number[], floorSingle: [] as number[] };
+  // the process's CPU time (every thread) of the split scan and of its read: the work each does, which the load
+  // changes far less than the wall time (a thread waiting on another spends none)
+  const cpu = { split: [] as number[], floorSplit: [] as number[] };
+  const cpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   let identical = 0;
   for (const [i, q] of queries.entries()) {
+    let c = cpuMs();
     let t = performance.now();
     copy.readAll();
     times.floorSplit.push(performance.now() - t);
+    cpu.floorSplit.push(cpuMs() - c);
+    c = cpuMs();
     t = performance.now();
     const a = await copy.search(q, K, fetchRows, { exhaustive: true });
     times.split.push(performance.now() - t);
+    cpu.split.push(cpuMs() - c);
     t = performance.now();
     single.readAll();
     times.floorSingle.push(performance.now() - t);
@@ -85,6 +96,9 @@ async function scans() {
   console.log(line('bare read, this thread alone', times.floorSingle));
   console.log(
     `split scan / split read p50 ${(pct(times.split, 50) / pct(times.floorSplit, 50)).toFixed(2)}x; single scan / split scan ${(pct(times.single, 50) / pct(times.split, 50)).toFixed(2)}x; ${identical}/${QUERIES} answers identical; load ${load()}`,
+  );
+  console.log(
+    `CPU time, every thread: split scan p50 ${pct(cpu.split, 50).toFixed(1)} ms, split read ${pct(cpu.floorSplit, 50).toFixed(1)} ms: ${(pct(cpu.split, 50) / pct(cpu.floorSplit, 50)).toFixed(2)}x`,
   );
   copy.release();
   single.release();

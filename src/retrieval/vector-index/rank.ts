@@ -28,6 +28,10 @@ export type RowBounds = {
  * A range's rows kept with k of its own are a superset of what the whole would keep: its k-th lower bound is at most
  * the whole's, and the whole's k best lower bounds are kept in their ranges. So the union of the ranges' answers,
  * taken again as `ids`, gives the whole's answer, row for row and bound for bound (a split pass, split.ts).
+ * `floor`: a floor already proven on other rows (the k-th largest of k rows' lower bounds, as answered by an earlier
+ * call over other rows: each block a thread takes starts from the floor of those it took before). A row below it is
+ * outscored by k others just the same, so the rows kept are still a superset of the whole's; the floor reached is
+ * answered.
  */
 export function candidates(
   dots: Int32Array,
@@ -35,8 +39,8 @@ export function candidates(
   query: QueryBounds,
   count: number,
   k: number,
-  of: { ids?: ArrayLike<number>; from?: number; sums?: Int32Array; shift?: number } = {},
-): { rows: number[]; upper: number[] } {
+  of: { ids?: ArrayLike<number>; from?: number; sums?: Int32Array; shift?: number; floor?: number } = {},
+): { rows: number[]; upper: number[]; floor: number } {
   const { scale, residual, norm } = bounds;
   const qScale = query.scale;
   const qResidual = query.residual;
@@ -47,7 +51,8 @@ export function candidates(
   // One pass: a min-heap keeps the k largest lower bounds so far, so its root (the floor) only rises, and a row is
   // kept while its upper bound reaches the floor as it stands; the final floor then drops the rows kept too early.
   const heap = new Float64Array(k);
-  let floor = -Infinity;
+  const carried = of.floor ?? -Infinity;
+  let floor = carried;
   const kept: number[] = [];
   const keptUpper: number[] = [];
   // the relaxed pass over a range (most of a full scan's time): its own loop, the rows below the floor passed over with
@@ -59,7 +64,7 @@ export function candidates(
       const approx = (dots[start]! - shift * sums[r]!) * scale[r]! * qScale;
       const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
       siftUp(heap, start, approx - error);
-      if (start === k - 1) floor = heap[0]!;
+      if (start === k - 1) floor = Math.max(carried, heap[0]!);
       kept.push(r);
       keptUpper.push(approx + error);
     }
@@ -71,7 +76,7 @@ export function candidates(
       const lower = approx - error;
       if (lower > floor) {
         siftDown(heap, k, lower);
-        floor = heap[0]!;
+        floor = Math.max(carried, heap[0]!);
       }
       if (approx + error >= floor) {
         kept.push(r);
@@ -80,6 +85,7 @@ export function candidates(
     }
     start = count;
   }
+  let filled = 0;
   for (let i = start; i < count; i++) {
     const r = ids ? ids[i]! : from + i;
     const approx = (sums ? dots[i]! - shift * sums[r]! : dots[i]!) * scale[r]! * qScale;
@@ -87,19 +93,20 @@ export function candidates(
     // below the floor: its lower bound is too, so it neither raises the floor nor is kept (most rows, once k are in)
     if (approx + error < floor) continue;
     const lower = approx - error;
-    if (i < k) {
-      siftUp(heap, i, lower);
-      if (i === k - 1) floor = heap[0]!;
+    if (filled < k) {
+      // the first k rows not below a carried floor (with none carried, the first k rows)
+      siftUp(heap, filled++, lower);
+      if (filled === k) floor = Math.max(carried, heap[0]!);
     } else if (lower > floor) {
       siftDown(heap, k, lower);
-      floor = heap[0]!;
+      floor = Math.max(carried, heap[0]!);
     }
     if (approx + error >= floor) {
       kept.push(r);
       keptUpper.push(approx + error);
     }
   }
-  const out: { rows: number[]; upper: number[] } = { rows: [], upper: [] };
+  const out: { rows: number[]; upper: number[]; floor: number } = { rows: [], upper: [], floor };
   for (let i = 0; i < kept.length; i++) {
     if (keptUpper[i]! < floor) continue;
     out.rows.push(kept[i]!);

@@ -1,12 +1,12 @@
-// A worker of split.ts (plain JavaScript, so the thread starts the same under Node, tsx and vitest; rank.ts, the
-// selection this thread shares with the caller, is loaded by import-ts.mjs). It instantiates
-// the kernel on each shared memory it is handed, then sleeps on its control word and runs the range it is given: the
-// pass, then the range's selection. A memory it is told to forget is dropped and collected at once: V8 frees a shared
+// A worker of split.ts (plain JavaScript, so the thread starts the same under Node, tsx and vitest; blocks.ts, the
+// blocks' pass and selection this thread shares with the caller, is loaded by import-ts.mjs). It instantiates
+// the kernel on each shared memory it is handed, then sleeps on its control word and, woken for a pass, takes its
+// blocks from the shared counter until none is left: each one's pass, then its selection. A memory it is told to forget is dropped and collected at once: V8 frees a shared
 // memory only once every thread that held it has collected (see split.ts).
 import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { importTypeScript } from './import-ts.mjs';
 
-const rank = await importTypeScript(new URL('./rank.ts', import.meta.url).href);
+const blocks = await importTypeScript(new URL('./blocks.ts', import.meta.url).href);
 
 const { modules, control, port } = workerData;
 // the control word's states, layout and the kernel's functions, as split.ts writes them
@@ -15,13 +15,27 @@ const MAIL = 2;
 const JOB = 3;
 const DONE = 4;
 const FAILED = 5;
-const AT = { id: 1, fn: 2, args: 3, result: 8, select: 9, from: 10, count: 11, k: 12, shift: 13, kept: 14 };
-const CONTROL_INTS = 16;
+const AT = {
+  id: 1,
+  fn: 2,
+  args: 3,
+  result: 8,
+  select: 9,
+  count: 10,
+  k: 11,
+  shift: 12,
+  kept: 13,
+  generation: 14,
+  blockGroups: 15,
+  blocks: 16,
+  stall: 17,
+};
+const CONTROL_INTS = 18;
 const FUNCTIONS = ['dots', 'dots7', 'read'];
 
 const state = new Int32Array(control, 0, CONTROL_INTS);
 const floats = new Float64Array(control, 4 * CONTROL_INTS, 3);
-/** The kernel on each memory, with the memory and its store's bounds, by the memory's id. */
+/** The kernel on each memory, with the memory, its store's bounds and work words, by the memory's id. */
 const held = new Map();
 
 function instantiate(memory) {
@@ -34,33 +48,57 @@ function instantiate(memory) {
 function readMail() {
   let forgot = false;
   for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
-    const { attach, memory, bounds, forget } = m.message;
-    if (attach !== undefined) held.set(attach, { memory, bounds, kernel: held.get(attach)?.kernel ?? instantiate(memory) });
+    const { attach, memory, bounds, work, forget } = m.message;
+    if (attach !== undefined) held.set(attach, { memory, bounds, work, kernel: held.get(attach)?.kernel ?? instantiate(memory) });
     if (forget !== undefined) forgot = held.delete(forget) || forgot;
   }
   if (forgot && typeof globalThis.gc === 'function') globalThis.gc();
 }
 
+const asleep = new Int32Array(new SharedArrayBuffer(4));
+
+/** Takes blocks of the pass in the control word until none is left (blocks.ts); answers how many. */
 function run() {
+  // the generation first (split.ts writes it last): what is read after it is its pass's or a later one's, and a
+  // later one's is never run with it (no block of a later pass can be taken with this generation)
+  const generation = Atomics.load(state, AT.generation);
+  readMail(); // a memory posted for this pass is in the mail by now
   const copy = held.get(state[AT.id]);
-  const fn = copy?.kernel[FUNCTIONS[state[AT.fn]]];
-  if (!fn) throw new Error(`no kernel function ${state[AT.fn]} for memory ${state[AT.id]}`);
-  const args = state.slice(AT.args, AT.args + 5);
-  const result = fn(...args) ?? 0;
-  if (!state[AT.select]) {
-    state[AT.result] = result;
-    return;
+  const name = FUNCTIONS[state[AT.fn]];
+  const fn = copy?.kernel[name];
+  if (!fn) {
+    if (Atomics.load(state, AT.generation) !== generation) return 0; // taken back and armed again meanwhile
+    throw new Error(`no kernel function ${state[AT.fn]} for memory ${state[AT.id]}`);
   }
-  // the range's selection, exactly as split.ts runs it on the caller's range
-  const from = state[AT.from];
-  const count = state[AT.count];
-  const shift = state[AT.shift];
-  const dots = new Int32Array(copy.memory.buffer, args[4], count);
-  const query = { scale: floats[0], residual: floats[1], length: floats[2] };
-  const sums = shift ? { sums: copy.bounds.sums, shift } : {};
-  const kept = rank.candidates(dots, copy.bounds, query, count, state[AT.k], { from, ...sums }).rows;
-  new Int32Array(copy.memory.buffer, state[AT.kept] + 4 * from, kept.length).set(kept);
-  state[AT.result] = kept.length;
+  const [query, rows, groups, stride, out] = state.slice(AT.args, AT.args + 5);
+  const select = state[AT.select]
+    ? {
+        query: { scale: floats[0], residual: floats[1], length: floats[2] },
+        count: state[AT.count],
+        k: state[AT.k],
+        shift: state[AT.shift],
+        kept: state[AT.kept],
+      }
+    : undefined;
+  const pass = {
+    fn,
+    read: name === 'read',
+    query,
+    rows,
+    groups,
+    stride,
+    out,
+    blockGroups: state[AT.blockGroups],
+    blocks: state[AT.blocks],
+    generation,
+    select,
+  };
+  let stall = state[AT.stall]; // tests: a worker the scheduler serves late, holding its first block
+  const claimed = () => {
+    if (stall > 0) Atomics.wait(asleep, 0, 0, stall);
+    stall = 0;
+  };
+  return blocks.passBlocks(pass, copy.memory, copy.bounds, copy.work, () => Atomics.load(state, 0) === JOB, claimed);
 }
 
 Atomics.store(state, 0, IDLE);
@@ -76,11 +114,13 @@ for (;;) {
   else if (now === JOB) {
     let outcome = DONE;
     try {
-      run();
+      state[AT.result] = run();
     } catch {
-      outcome = FAILED; // the caller passes the range itself
+      outcome = FAILED; // the caller passes the block it held itself
     }
     Atomics.compareExchange(state, 0, JOB, outcome);
     Atomics.notify(state, 0);
+    // a memory forgotten while this thread was still on its pass (the caller need not wait for it) is let go now
+    readMail();
   } else break; // abandoned: the caller gave up waiting and no longer reads what this thread writes
 }

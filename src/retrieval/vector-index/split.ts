@@ -4,14 +4,27 @@ import { runInNewContext } from 'node:vm';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { WORKER_RESOURCE_LIMITS } from '../../platform/worker-heap.ts';
 import type { Kernel, KernelModules } from './kernel.ts';
-import { candidates, type QueryBounds } from './rank.ts';
+import {
+  type BlockPass,
+  type BlockSelection,
+  blockGroups,
+  finished,
+  openPass,
+  passBlock,
+  passBlocks,
+  resultOf,
+  roomFor,
+  workFor,
+} from './blocks.ts';
 
 // A large copy's full pass split across the cores: the pass only reads memory, and one core cannot read as fast as
 // two. The rows stay in ONE shared WebAssembly memory; per process, one worker per extra core instantiates the kernel
-// on each memory it is handed and passes the range it is given. The handshake is a control word per worker
+// on each memory it is handed. A pass is cut into blocks (blocks.ts) that this thread and the woken workers take from
+// one shared counter, so a thread the scheduler serves late takes fewer of them instead of holding up a fixed half;
+// this thread waits only for a worker still on a block. The handshake is a control word per worker
 // (Atomics.wait/notify: microseconds, where a message costs a tenth of a millisecond and more); messages only hand a
-// worker a memory, or tell it to let go of one. A dead, failed or late worker leaves its range to the caller, so
-// the answer never depends on one.
+// worker a memory, or tell it to let go of one. A dead, failed or late worker leaves the block it held to the caller,
+// so the answer never depends on one.
 //
 // Giving the memory back. V8 frees a shared memory once no thread holds it, but does not count it as memory pressure
 // on any heap, so nothing makes a collection happen: measured on Node 24, eight 230 MB shared memories dropped one
@@ -31,7 +44,7 @@ const ABANDONED = 6;
 const FUNCTIONS = ['dots', 'dots7', 'read'] as const;
 export type PassFunction = (typeof FUNCTIONS)[number];
 
-/** How long the caller waits for a worker's range before passing it itself and giving that worker up. */
+/** How long the caller waits for a worker still on a block before passing the block itself and giving that worker up. */
 const WAIT_MS = 5_000;
 /** Workers started in a process beyond the first ones: one that keeps failing is replaced only so often. */
 const REPLACEMENTS = 3;
@@ -45,7 +58,7 @@ export function splitThreads(): number {
   }
 }
 
-/** A store's per-row bounds (rank.ts) on shared buffers, so that a worker selects its range's rows as this thread does. */
+/** A store's per-row bounds (rank.ts) on shared buffers, so that a worker selects its blocks' rows as this thread does. */
 export type SharedBounds = {
   readonly scale: Float32Array<SharedArrayBuffer>;
   readonly residual: Float32Array<SharedArrayBuffer>;
@@ -54,37 +67,61 @@ export type SharedBounds = {
 };
 
 /**
- * What a pass then selects (rank.ts candidates), each thread over its range: the query's bounds, k, the relaxed pass's
- * shift (0: none), the rows passed, and where each range's kept rows go (one i32 a row, at the range's own rows).
+ * What a pass then selects (rank.ts candidates), each thread over each of its blocks: the query's bounds, k, the relaxed pass's
+ * shift (0: none), the rows passed, and where each block's kept rows go (one i32 a row, at the block's own rows).
  */
-export type Selection = { query: QueryBounds; k: number; shift: number; count: number; kept: number };
+export type Selection = BlockSelection;
 
-/** The control word's layout: state, memory id, function, five arguments, result; then the selection's. */
-const AT = { id: 1, fn: 2, args: 3, result: 8, select: 9, from: 10, count: 11, k: 12, shift: 13, kept: 14 } as const;
-const CONTROL_INTS = 16;
+/** The control word's layout: state, memory id, function, five arguments, blocks taken; the selection's; the blocks'. */
+const AT = {
+  id: 1,
+  fn: 2,
+  args: 3,
+  result: 8,
+  select: 9,
+  count: 10,
+  k: 11,
+  shift: 12,
+  kept: 13,
+  generation: 14,
+  blockGroups: 15,
+  blocks: 16,
+  stall: 17,
+} as const;
+const CONTROL_INTS = 18;
 
-type Job = { fn: PassFunction; args: readonly number[]; select?: { from: number; count: number; selection: Selection } };
+/** A store's bounds as the workers have them: the arrays, their work words (blocks.ts), and how often made anew. */
+type Bounds = { version: number; arrays: SharedBounds; work: Int32Array<SharedArrayBuffer> };
 
 type Helper = {
   readonly alive: boolean;
   ready(): boolean;
-  /** Hands the worker a range; undefined if it cannot take it now. */
-  start(id: number, memory: WebAssembly.Memory, bounds: { version: number; arrays: SharedBounds }, job: Job): Pending | undefined;
+  /** Wakes the worker to take blocks of `pass`; undefined if it cannot now. */
+  start(id: number, memory: WebAssembly.Memory, bounds: Bounds, fn: PassFunction, pass: BlockPass): Pending | undefined;
   forget(id: number): void;
   stop(): void;
 };
-/** A range under way: finish() waits for it and answers the result (the rows kept), or undefined (the caller passes it). */
-type Pending = { finish(): number | undefined };
+/**
+ * A worker woken for a pass. finish() waits for it: the blocks it took, or undefined (failed or late: given up, and
+ * its unfinished block passed by the caller). settle() does not wait: once every block is finished, a worker not yet
+ * back (one the scheduler has not served) holds none, and its pass is taken back.
+ */
+type Pending = { finish(): number | undefined; settle(): number | undefined };
 
 let pool: { modules: KernelModules; helpers: Helper[]; started: number } | undefined;
 let nextId = 1;
+/** Blocks taken by workers, every pass of the process (tests). */
+let workerBlocks = 0;
+/** Tests: how long each worker sleeps holding its first block of a pass, and how long the caller waits for one. */
+let stallMs = 0;
+let waitMs = WAIT_MS;
 
-/** The pass of one shared memory: its ranges across the pool's workers and this thread. */
+/** The pass of one shared memory: its blocks taken by the pool's workers and this thread. */
 export type SplitPass = {
   /** Runs kernel function `fn` over `groups` groups of four rows (args as kernel.ts has them), split; its result. */
   run(fn: PassFunction, query: number, rows: number, groups: number, stride: number, out: number): number;
   /**
-   * Runs `fn` over the rows, split, and each thread selects its range's rows (rank.ts candidates, k of its own): the
+   * Runs `fn` over the rows, split, and each thread selects each block's rows (rank.ts candidates, k of its own): the
    * union, in row order, which candidates() taken again over it narrows to exactly what the whole would keep.
    */
   select(fn: PassFunction, query: number, rows: number, stride: number, out: number, selection: Selection): number[];
@@ -92,7 +129,7 @@ export type SplitPass = {
   setBounds(bounds: SharedBounds): void;
   /** Workers hold this memory no more; later passes run on this thread, and the memory is freed once dropped here. */
   release(): void;
-  /** Ranges workers have passed (and selected from) so far: a range a worker could not take was passed here. */
+  /** Passes in which a worker took at least one block (a worker the scheduler serves late may take none). */
   readonly workerRanges: number;
 };
 
@@ -100,78 +137,63 @@ export type SplitPass = {
 export function splitPass(modules: KernelModules, kernel: Kernel, threads: number, minGroups: number): SplitPass {
   const id = nextId++;
   const memory = kernel.memory;
-  /** The store's bounds (setBounds, before any selection), and how often they were made anew. */
-  const bounds = { version: 0, arrays: undefined as unknown as SharedBounds };
+  /** The store's bounds (setBounds, before any selection). */
+  const bounds: Bounds = { version: 0, arrays: undefined as unknown as SharedBounds, work: workFor(0) };
   let released = false;
   let workerRanges = 0;
-  const own = (job: Job): number => {
-    const f = kernel[job.fn] as ((...a: number[]) => number | undefined) | undefined;
-    if (!f) throw new Error(`the kernel has no ${job.fn}`);
-    const result = f(...job.args) ?? 0;
-    if (!job.select) return result;
-    const { from, count, selection } = job.select;
-    const dots = new Int32Array(memory.buffer, job.args[4]!, count);
-    const sums = selection.shift ? { sums: bounds.arrays.sums, shift: selection.shift } : {};
-    const kept = candidates(dots, bounds.arrays, selection.query, count, selection.k, { from, ...sums }).rows;
-    new Int32Array(memory.buffer, selection.kept + 4 * from, kept.length).set(kept);
-    return kept.length;
-  };
-  /** The ranges of `groups` groups: this thread's first, then one per ready worker (none below minGroups). */
-  const split = (groups: number) => {
+  /** Every block of `fn` over `groups` groups passed, by whichever thread takes it; the pass, for its blocks' results. */
+  const passAll = (fn: PassFunction, query: number, rows: number, groups: number, stride: number, out: number, select?: Selection) => {
+    const f = kernel[fn] as ((...a: number[]) => number | undefined) | undefined;
+    if (!f) throw new Error(`the kernel has no ${fn}`);
     const helpers = released || groups < minGroups ? [] : readyHelpers(modules, threads);
-    const share = Math.ceil(groups / (helpers.length + 1));
-    const ranges = [0, ...helpers.map((_, i) => i + 1)].map(
-      (i) => [Math.min(groups, i * share), Math.min(groups, (i + 1) * share)] as const,
-    );
-    return { helpers, ranges };
-  };
-  /** Each range's job run, by a worker where one takes it, else here; each one's result, in range order. */
-  const runJobs = (jobs: Job[], helpers: Helper[]): number[] => {
-    const pending = helpers.map((helper, i) => helper.start(id, memory, bounds, jobs[i + 1]!));
-    const results = [own(jobs[0]!)];
-    pending.forEach((p, i) => {
-      const answered = p?.finish();
-      if (answered !== undefined) workerRanges += 1;
-      results.push(answered ?? own(jobs[i + 1]!)); // a worker that could not: this thread passes its range
-    });
-    return results;
+    if (!roomFor(bounds.work, 4 * groups)) {
+      bounds.work = workFor(4 * groups); // a pass before any bounds were set (none selects then)
+      bounds.version += 1;
+    }
+    const work = bounds.work;
+    const size = blockGroups(groups, work);
+    const blocks = Math.ceil(groups / size);
+    const generation = openPass(work, blocks);
+    const pass: BlockPass = { fn: f, read: fn === 'read', query, rows, groups, stride, out, blockGroups: size, blocks, generation, select };
+    const pending = helpers.flatMap((helper) => helper.start(id, memory, bounds, fn, pass) ?? []);
+    let own = passBlocks(pass, memory, bounds.arrays, work);
+    let all = true;
+    for (let b = 0; b < blocks && all; b++) all = finished(work, pass, b);
+    for (const p of pending) {
+      const taken = all ? p.settle() : p.finish();
+      if (taken) workerBlocks += taken;
+    }
+    // blocks a failed or late worker took and did not finish: passed here
+    for (let b = 0; b < blocks; b++) {
+      if (finished(work, pass, b)) continue;
+      passBlock(pass, b, memory, bounds.arrays, work);
+      own += 1;
+    }
+    if (own < blocks) workerRanges += 1;
+    return pass;
   };
   return {
     get workerRanges() {
       return workerRanges;
     },
     run(fn, query, rows, groups, stride, out) {
-      const { helpers, ranges } = split(groups);
-      const jobs = ranges.map(
-        ([from, to]): Job => ({
-          fn,
-          args:
-            fn === 'read'
-              ? [rows + from * 4 * stride, to - from, stride]
-              : [query, rows + from * 4 * stride, to - from, stride, out + from * 16],
-        }),
-      );
-      return runJobs(jobs, helpers).reduce((a, b) => a | b, 0);
+      const pass = passAll(fn, query, rows, groups, stride, out);
+      let result = 0;
+      for (let b = 0; b < pass.blocks; b++) result |= resultOf(bounds.work, b);
+      return result;
     },
     select(fn, query, rows, stride, out, selection) {
-      const { helpers, ranges } = split(Math.ceil(selection.count / 4));
-      const jobs = ranges.map(([from, to]): Job => {
-        const count = Math.max(0, Math.min(selection.count, 4 * to) - 4 * from);
-        return {
-          fn,
-          args: [query, rows + from * 4 * stride, to - from, stride, out + from * 16],
-          select: { from: 4 * from, count, selection },
-        };
-      });
-      const kept = runJobs(jobs, helpers);
+      const pass = passAll(fn, query, rows, Math.ceil(selection.count / 4), stride, out, selection);
       const union: number[] = [];
-      jobs.forEach((job, i) => {
-        for (const row of new Int32Array(memory.buffer, selection.kept + 4 * job.select!.from, kept[i]!)) union.push(row);
-      });
+      for (let b = 0; b < pass.blocks; b++) {
+        const from = 4 * b * pass.blockGroups;
+        for (const row of new Int32Array(memory.buffer, selection.kept + 4 * from, resultOf(bounds.work, b))) union.push(row);
+      }
       return union;
     },
     setBounds(arrays) {
       bounds.arrays = arrays;
+      if (!roomFor(bounds.work, arrays.scale.length)) bounds.work = workFor(arrays.scale.length);
       bounds.version += 1;
     },
     release() {
@@ -183,7 +205,21 @@ export function splitPass(modules: KernelModules, kernel: Kernel, threads: numbe
   };
 }
 
-/** The workers ready for a range now (started on first use; a pass does not wait for one still starting). */
+/** Blocks workers have taken in this process, every pass (tests: a worker did take part). */
+export function splitWorkerBlocks(): number {
+  return workerBlocks;
+}
+
+/**
+ * Tests: makes each worker a slow one, asleep `ms` holding its first block of every pass, and the caller wait `wait` ms
+ * at most for a worker's block (then it gives the worker up and passes the block itself). (0, default): as served.
+ */
+export function slowWorkersForTests(ms: number, wait = WAIT_MS) {
+  stallMs = ms;
+  waitMs = wait;
+}
+
+/** The workers ready for a pass now (started on first use; a pass does not wait for one still starting). */
 function readyHelpers(modules: KernelModules, threads: number): Helper[] {
   if (threads < 2 || !modules.shared) return [];
   if (pool?.modules !== modules) {
@@ -227,54 +263,74 @@ function startHelper(modules: KernelModules): Helper {
     ready() {
       if (!alive) return false;
       const now = Atomics.load(state, 0);
-      return now === IDLE || now === MAIL;
+      return now === IDLE || now === MAIL || now === DONE;
     },
-    start(id, memory, bounds, job) {
+    start(id, memory, bounds, fn, pass) {
       if (!helper.ready()) return undefined;
       if (attached.get(id) !== bounds.version) {
-        port1.postMessage({ attach: id, memory, bounds: bounds.arrays });
+        port1.postMessage({ attach: id, memory, bounds: bounds.arrays, work: bounds.work });
         attached.set(id, bounds.version);
       }
       state[AT.id] = id;
-      state[AT.fn] = FUNCTIONS.indexOf(job.fn);
-      job.args.forEach((a, i) => {
+      state[AT.fn] = FUNCTIONS.indexOf(fn);
+      [pass.query, pass.rows, pass.groups, pass.stride, pass.out].forEach((a, i) => {
         state[AT.args + i] = a;
       });
-      state[AT.select] = job.select ? 1 : 0;
-      if (job.select) {
-        const { from, count, selection } = job.select;
-        state[AT.from] = from;
-        state[AT.count] = count;
-        state[AT.k] = selection.k;
-        state[AT.shift] = selection.shift;
-        state[AT.kept] = selection.kept;
-        floats[0] = selection.query.scale;
-        floats[1] = selection.query.residual;
-        floats[2] = selection.query.length;
+      state[AT.blockGroups] = pass.blockGroups;
+      state[AT.blocks] = pass.blocks;
+      state[AT.stall] = stallMs;
+      const { select } = pass;
+      state[AT.select] = select ? 1 : 0;
+      if (select) {
+        state[AT.count] = select.count;
+        state[AT.k] = select.k;
+        state[AT.shift] = select.shift;
+        state[AT.kept] = select.kept;
+        floats[0] = select.query.scale;
+        floats[1] = select.query.residual;
+        floats[2] = select.query.length;
       }
+      // last: a worker still on a pass it was taken back from (settle) reads the generation before the rest, so what
+      // it reads with this generation is this pass's; with an older one it can take no block (blocks.ts)
+      Atomics.store(state, AT.generation, pass.generation);
       // the worker reads its mail whenever it wakes, so a memory posted above is there before the job is seen
-      if (Atomics.compareExchange(state, 0, IDLE, JOB) !== IDLE && Atomics.compareExchange(state, 0, MAIL, JOB) !== MAIL) return undefined;
+      const woken = [IDLE, MAIL, DONE].some((from) => Atomics.compareExchange(state, 0, from, JOB) === from);
+      if (!woken) return undefined;
       Atomics.notify(state, 0);
+      /** The worker back: the blocks it took; failed or gone: given up (undefined); still on its way: null. */
+      const back = (): number | undefined | null => {
+        const now = Atomics.load(state, 0);
+        if (now === JOB) return null;
+        if (now === DONE) {
+          const taken = state[AT.result]!;
+          Atomics.store(state, 0, IDLE);
+          return taken;
+        }
+        helper.stop();
+        return undefined;
+      };
       return {
         finish() {
-          Atomics.wait(state, 0, JOB, WAIT_MS);
-          let now = Atomics.load(state, 0);
-          if (now === JOB) now = Atomics.compareExchange(state, 0, JOB, ABANDONED);
-          if (now === DONE) {
-            const result = state[AT.result]!;
-            Atomics.store(state, 0, IDLE);
-            return result;
+          Atomics.wait(state, 0, JOB, waitMs);
+          // late: given up (should it still write its block, the same rows are passed here and nobody reads its copy)
+          if (Atomics.compareExchange(state, 0, JOB, ABANDONED) === JOB) {
+            helper.stop();
+            return undefined;
           }
-          // failed, late or gone: given up (a late one may still be writing its own range, which nobody reads again)
-          helper.stop();
-          return undefined;
+          return back() ?? undefined;
+        },
+        settle() {
+          // every block is finished, so a worker not back yet holds none: its pass is taken back, and it is free for
+          // the next one rather than left out of it until it comes back
+          if (Atomics.compareExchange(state, 0, JOB, IDLE) === JOB) return 0;
+          return back() ?? undefined;
         },
       };
     },
     forget(id) {
       if (!attached.delete(id) || !alive) return;
       port1.postMessage({ forget: id });
-      if (Atomics.compareExchange(state, 0, IDLE, MAIL) === IDLE) Atomics.notify(state, 0);
+      if ([IDLE, DONE].some((from) => Atomics.compareExchange(state, 0, from, MAIL) === from)) Atomics.notify(state, 0);
     },
     stop() {
       alive = false;

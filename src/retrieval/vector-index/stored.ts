@@ -68,8 +68,8 @@ export interface StoredIndex {
     opts?: SearchOptions,
   ): Promise<StoredHit<T>[]>;
   /**
-   * Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans; ranges of
-   * full scans that a worker thread took (split.ts), on the rows as they are now stored.
+   * Searches answered (non-empty), rows read back to be scored exactly, rows the kernel scored, full scans; full
+   * scans of which a worker thread took blocks (split.ts), on the rows as they are now stored.
    */
   readonly stats: {
     readonly searches: number;
