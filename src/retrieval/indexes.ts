@@ -57,6 +57,11 @@ export type CollectionIndexes = {
   floatBytes(): number;
   /** The clusters of the collection's copy (vector-index/clusters.ts), when it has a copy. */
   pruning(slug: string): Pruning | undefined;
+  /**
+   * A bare read of the copy's rows on the threads its full scan uses, nothing computed (false when there is no copy):
+   * the floor a benchmark sets a full scan against, on the very bytes the scan reads.
+   */
+  readAll(slug: string): boolean;
 };
 
 // a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
@@ -276,6 +281,12 @@ export function createCollectionIndexes(
     pruning(slug) {
       const copy = entries.get(slug)?.copy;
       return copy && copy !== 'too-large' ? copy.index.pruning : undefined;
+    },
+    readAll(slug) {
+      const copy = entries.get(slug)?.copy;
+      if (!copy || copy === 'too-large') return false;
+      copy.index.readAll();
+      return true;
     },
   };
 }
