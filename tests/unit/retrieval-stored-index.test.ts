@@ -108,7 +108,7 @@ describe('stored index: int8 codes in memory, float rows read back', () => {
       );
       const seqOf = (row: number) => 10 * row + 7;
       const byRow = await createStoredIndex(dim);
-      codes.forEach((code, row) => byRow.addCode(seqOf(row), code));
+      for (const [row, code] of codes.entries()) byRow.addCode(seqOf(row), code);
       // pieces of 1, 37 and 400 rows (400 codes span more than is copied at once), each code 9 bytes of 0xff after
       // the last, as the fields of a COPY lie: none of them may reach a row's padding
       const byPiece = await createStoredIndex(dim);
@@ -116,7 +116,7 @@ describe('stored index: int8 codes in memory, float rows read back', () => {
         const piece = codes.slice(from, from + [1, 37, 400][i % 3]!);
         const bytes = new Uint8Array(5 + piece.length * (codeBytes + 9)).fill(0xff);
         const codeAt = Int32Array.from(piece, (_, j) => 5 + j * (codeBytes + 9));
-        piece.forEach((code, j) => bytes.set(code, codeAt[j]!));
+        for (const [j, code] of piece.entries()) bytes.set(code, codeAt[j]!);
         const seqs = Float64Array.from(piece, (_, j) => seqOf(from + j));
         byPiece.addCodes({ count: piece.length, seqs, bytes, codeAt, codeLength: new Int32Array(piece.length).fill(codeBytes) });
         from += piece.length;
