@@ -10,28 +10,9 @@ const blocks = await importTypeScript(new URL('./blocks.ts', import.meta.url).hr
 
 const { modules, control, port } = workerData;
 // the control word's states, layout and the kernel's functions, as split.ts writes them
-const IDLE = 1;
-const MAIL = 2;
-const JOB = 3;
-const DONE = 4;
-const FAILED = 5;
-const AT = {
-  id: 1,
-  fn: 2,
-  args: 3,
-  result: 8,
-  select: 9,
-  count: 10,
-  k: 11,
-  shift: 12,
-  kept: 13,
-  generation: 14,
-  blockGroups: 15,
-  blocks: 16,
-  stall: 17,
-};
-const CONTROL_INTS = 18;
-const FUNCTIONS = ['dots', 'dots7', 'read'];
+const { IDLE, MAIL, JOB, DONE, FAILED, AT, CONTROL_INTS, FUNCTIONS } = await importTypeScript(
+  new URL('./split-control.ts', import.meta.url).href,
+);
 
 const state = new Int32Array(control, 0, CONTROL_INTS);
 const floats = new Float64Array(control, 4 * CONTROL_INTS, 3);

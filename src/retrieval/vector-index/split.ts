@@ -16,6 +16,7 @@ import {
   roomFor,
   workFor,
 } from './blocks.ts';
+import { ABANDONED, AT, CONTROL_INTS, DONE, FUNCTIONS, IDLE, JOB, MAIL } from './split-control.ts';
 
 // A large copy's full pass split across the cores: the pass only reads memory, and one core cannot read as fast as
 // two. The rows stay in ONE shared WebAssembly memory; per process, one worker per extra core instantiates the kernel
@@ -34,14 +35,6 @@ import {
 // answers requests pauses it (milliseconds to tens), once per large copy released; the gc function is had through
 // V8's flag, set before the workers start so that they have it too.
 
-const IDLE = 1;
-const MAIL = 2;
-const JOB = 3;
-const DONE = 4;
-const ABANDONED = 6;
-
-/** The kernel's functions a worker runs, by their number in the control word (split-worker.mjs has the same list). */
-const FUNCTIONS = ['dots', 'dots7', 'read'] as const;
 export type PassFunction = (typeof FUNCTIONS)[number];
 
 /** How long the caller waits for a worker still on a block before passing the block itself and giving that worker up. */
@@ -71,24 +64,6 @@ export type SharedBounds = {
  * shift (0: none), the rows passed, and where each block's kept rows go (one i32 a row, at the block's own rows).
  */
 export type Selection = BlockSelection;
-
-/** The control word's layout: state, memory id, function, five arguments, blocks taken; the selection's; the blocks'. */
-const AT = {
-  id: 1,
-  fn: 2,
-  args: 3,
-  result: 8,
-  select: 9,
-  count: 10,
-  k: 11,
-  shift: 12,
-  kept: 13,
-  generation: 14,
-  blockGroups: 15,
-  blocks: 16,
-  stall: 17,
-} as const;
-const CONTROL_INTS = 18;
 
 /** A store's bounds as the workers have them: the arrays, their work words (blocks.ts), and how often made anew. */
 type Bounds = { version: number; arrays: SharedBounds; work: Int32Array<SharedArrayBuffer> };
