@@ -3,7 +3,7 @@ import { forbidden, payloadTooLarge, unprocessable } from '../platform/errors.ts
 import type { Caller } from '../platform/identity.ts';
 import type { Logger } from '../platform/log.ts';
 import { cacheKey } from './cache.ts';
-import { piiColumns, questionWords, searchCatalog, type CatalogEntry } from './catalog.ts';
+import { questionWords, searchCatalog, type CatalogEntry } from './catalog.ts';
 import { pageStore } from './dashboards/page-store.ts';
 import { prepareDashboard, type PendingDashboard } from './dashboards/publish.ts';
 import type { ExploreDeps } from './deps.ts';
@@ -12,21 +12,13 @@ import { emit, type EventContext, type Trail } from './events.ts';
 import { generateSql, tableList, type Generated } from './generate.ts';
 import { bypassesRedaction } from '../platform/catalog-tags.ts';
 import { redactRows } from './redact.ts';
-import {
-  engineStatement,
-  ensureLimit,
-  isSystemRelation,
-  outputLineage,
-  tablesOf,
-  validateStatement,
-  type ColumnLineage,
-  type ParsedStatement,
-} from './sql/index.ts';
+import { ensureLimit, isSystemRelation, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
 import { NO_MASKS, tableMasks } from './masks.ts';
-import { LAKE_COLUMNS, rewriteSemanticDistance } from './semantic.ts';
+import { rewriteSemanticDistance } from './semantic.ts';
 import * as store from './store.ts';
 import { inRequestTrace, inSpan, tracer } from '../platform/tracing.ts';
 import { EDITED_INTENT, EDITED_TURN, type ExportedResult, type QueryRequest, type QueryResponse } from './answer.ts';
+import { engineText, lineageOf, piiOf, tablesRead } from './statement-derived.ts';
 
 // POST /query: the specification's ten steps, in their fixed order, each a named function below. An edited statement
 // (`sql` instead of `question`) skips the catalog search and generation (2 and 4) and the cache lookup (1), and goes
@@ -226,12 +218,12 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
   const { SQL_AUTO_LIMIT, PII_REDACTION, PII_BYPASS_ROLES } = run.deps.config;
   const masked = !bypassesRedaction(run.caller.roles, PII_BYPASS_ROLES);
   const written = validation.statement;
-  await decideTables(run, what, tablesRead(written), allowed);
+  await decideTables(run, what, tablesRead(written, DEFAULTS), allowed);
   const hybrid = await rewriteSemanticDistance({ ...run, statement: written, entries, defaults: DEFAULTS, masked });
   const statement = hybrid?.statement ?? written;
-  const tables = tablesRead(statement);
+  const tables = tablesRead(statement, DEFAULTS);
   // the rewrite adds only collections' tables, opened by the collections decision semantic.ts took (as retrieval's are)
-  if (hybrid) await decideTables(run, what, tables, [...allowed, ...tablesRead(written), ...hybrid.lakeTables]);
+  if (hybrid) await decideTables(run, what, tables, [...allowed, ...tablesRead(written, DEFAULTS), ...hybrid.lakeTables]);
   const masks = masked ? tableMasks(entries) : NO_MASKS;
   return {
     // the caller reads their own statement; the engine runs the rewrite (docs/explore.md, "Hybrid SQL")
@@ -241,27 +233,6 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
     statement,
     lakeTables: hybrid?.lakeTables ?? [],
   };
-}
-
-// What step 5 derives from a statement is kept with it, as its lineage is (below): the same text gives the same
-// statement, and its tables and its engine text depend on nothing else (the masks are one object per catalog read and
-// redaction setting). The policy's decisions are never kept: they are taken for every request.
-const derived = new WeakMap<ParsedStatement, { tables: readonly string[]; engine?: { options: EngineOptions; sql: string } }>();
-type EngineOptions = Parameters<typeof engineStatement>[1];
-
-function tablesRead(statement: ParsedStatement): string[] {
-  let kept = derived.get(statement);
-  if (!kept) derived.set(statement, (kept = { tables: tablesOf(statement, DEFAULTS) }));
-  return [...kept.tables];
-}
-
-function engineText(statement: ParsedStatement, options: EngineOptions): string {
-  const kept = derived.get(statement);
-  const last = kept?.engine?.options;
-  if (last && (Object.keys(options) as (keyof EngineOptions)[]).every((k) => last[k] === options[k])) return kept.engine!.sql;
-  const sql = engineStatement(statement, options);
-  if (kept) kept.engine = { options, sql };
-  return sql;
 }
 
 /** Step 5's decisions: no catalog or system relation, and the policy's for every table not already open. */
@@ -321,34 +292,15 @@ async function executeStatement(run: Run, validated: Validated): Promise<EngineR
 /** 8. Values of personal-data columns are replaced, unless the caller's role may see them. */
 function redactResult(run: Run, validated: Validated, result: EngineResult, entries: CatalogEntry[]) {
   if (bypassesRedaction(run.caller.roles, run.deps.config.PII_BYPASS_ROLES)) return { rows: result.rows, maskedColumns: [] };
-  const redacted = redactRows(result.columns, result.rows, lineageOf(validated, entries), piiOf(entries), run.deps.config.PII_REDACTION);
+  const redacted = redactRows(
+    result.columns,
+    result.rows,
+    lineageOf(validated.statement, validated.lakeTables, entries, DEFAULTS),
+    piiOf(entries),
+    run.deps.config.PII_REDACTION,
+  );
   if (redacted.maskedColumns.length > 0) emit(run.events, 'explore_pii_masked', { columns: redacted.maskedColumns });
   return redacted;
-}
-
-// A statement's lineage over one reading of the catalog is worked out once: validation hands back the same statement
-// for the same text (sql/statement.ts), and a new reading of the catalog is a new array. Lake tables are not in the
-// catalog yet, so a statement that joins them is traced each time.
-const lineages = new WeakMap<ParsedStatement, { entries: CatalogEntry[]; lineage: ColumnLineage[] }>();
-const piiOfCatalog = new WeakMap<CatalogEntry[], Set<string>>();
-
-function lineageOf(validated: Validated, entries: CatalogEntry[]): ColumnLineage[] {
-  const kept = lineages.get(validated.statement);
-  if (kept?.entries === entries && validated.lakeTables.length === 0) return kept.lineage;
-  const schema = Object.fromEntries([
-    ...validated.lakeTables.map((t) => [t, LAKE_COLUMNS] as const), // until the catalog lists them
-    ...entries.map((e) => [e.fqn, e.columns.map((c) => c.name)] as const),
-  ]);
-  // The added LIMIT does not change which columns come from where, so the validated statement's lineage holds.
-  const lineage = outputLineage(validated.statement, schema, DEFAULTS);
-  if (validated.lakeTables.length === 0) lineages.set(validated.statement, { entries, lineage });
-  return lineage;
-}
-
-function piiOf(entries: CatalogEntry[]): Set<string> {
-  let pii = piiOfCatalog.get(entries);
-  if (!pii) piiOfCatalog.set(entries, (pii = piiColumns(entries)));
-  return pii;
 }
 
 /** The last turns of the question's session for step 4, when it names one; started early, awaited by step 4. */
