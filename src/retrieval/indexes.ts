@@ -293,13 +293,10 @@ export function createCollectionIndexes(
 
 /** A piece of a load's rows: their codes at once where every row has one (as ingestion writes them), else one by one. */
 function appendRows(copy: Copy, rows: store.StoredRows): void {
-  const { count, seqs, bytes, codeAt, codeLength } = rows;
+  const { count, seqs, codeAt } = rows;
   if (count === 0) return;
   if (codeAt.subarray(0, count).includes(-1)) {
-    for (let i = 0; i < count; i++) {
-      const at = codeAt[i]!;
-      append(copy, { seq: seqs[i]!, code: at < 0 ? null : bytes.subarray(at, at + codeLength[i]!), vector: rows.vectorOf(i) });
-    }
+    for (let i = 0; i < count; i++) append(copy, rows.rowOf(i));
     return;
   }
   copy.index.addCodes(rows);

@@ -223,7 +223,7 @@ const COPY_PLAN = { settings: { enable_sort: 'off', jit: 'off' } };
 
 /**
  * Rows as a piece of a copy's read holds them: row i's sequence number seqs[i] and its code, bytes[codeAt[i],
- * codeAt[i] + codeLength[i]); where codeAt[i] is -1, a chunk stored without a code, vectorOf(i) is its vector. Valid
+ * codeAt[i] + codeLength[i]); where codeAt[i] is -1, a chunk stored without a code, rowOf(i) carries its vector. Valid
  * only during the call that hands them over.
  */
 export type StoredRows = {
@@ -232,7 +232,8 @@ export type StoredRows = {
   readonly bytes: Uint8Array;
   readonly codeAt: Int32Array;
   readonly codeLength: Int32Array;
-  vectorOf(i: number): Float32Array | null;
+  /** Row i as one object, its vector decoded where it has no code. */
+  rowOf(i: number): StoredRow;
 };
 
 /**
@@ -255,10 +256,7 @@ export async function readAllCodes(
     slug,
     limit,
     (rows) => {
-      for (let i = 0; i < rows.count; i++) {
-        const at = rows.codeAt[i]!;
-        onRow({ seq: rows.seqs[i]!, code: at < 0 ? null : rows.bytes.subarray(at, at + rows.codeLength[i]!), vector: rows.vectorOf(i) });
-      }
+      for (let i = 0; i < rows.count; i++) onRow(rows.rowOf(i));
     },
     onCount,
   );
@@ -311,11 +309,15 @@ export async function readCodeBlocks(
         codeLength[i] = code;
       }
       totals.total += count;
-      const vectorOf = (i: number) => {
+      const rowOf = (i: number): StoredRow => {
         const n = length[3 * i + 2]!;
-        return n === -1 ? null : vectorFromBinary(bytes.subarray(at[3 * i + 2]!, at[3 * i + 2]! + n));
+        return {
+          seq: seqs[i]!,
+          code: codeAt[i]! < 0 ? null : bytes.subarray(codeAt[i]!, codeAt[i]! + codeLength[i]!),
+          vector: n === -1 ? null : vectorFromBinary(bytes.subarray(at[3 * i + 2]!, at[3 * i + 2]! + n)),
+        };
       };
-      onRows({ count, seqs, bytes, codeAt, codeLength, vectorOf });
+      onRows({ count, seqs, bytes, codeAt, codeLength, rowOf });
     },
     COPY_PLAN,
   );
