@@ -10,8 +10,10 @@ export type Trip = {
   holder: string;
   /** Spends since the holder's last trip, oldest first. */
   spent: readonly Spend[];
-  /** Give the rest of the holder's lease back to the bucket (before the charge, if any). */
-  release: boolean;
+  /** Units the holder has (after its spends), given back or paying the charge. */
+  held: number;
+  /** Units of the holder's lease given back to the bucket (before the charge, if any). */
+  release: number;
   /** The charge: `cost` units, of which the bucket must hold `need` (the rest is the holder's own), and up to `want` taken. */
   cost: number;
   need: number;
@@ -25,7 +27,7 @@ export type TripResult = { allowed: boolean; available: number; taken: number };
 // limits/002_leases.sql: one call, one round trip, under the bucket row's lock; the refill is computed from the
 // database's clock (now()), never a replica's. A spend's time goes as seconds before the call was sent.
 const CHARGE = `SELECT allowed, available, taken FROM limit_charge($1, $2, $3, $4::float8, $5::float8, $6, $7::float8[], $8::float8[],
-  $9::boolean, $10::float8, $11::float8, $12::float8, $13::float8)`;
+  $9::float8, $10::float8, $11::float8, $12::float8, $13::float8, $14::float8)`;
 
 /** One trip to the bucket: what the holder spent, what it gives back, and the charge it could not make alone. */
 export async function tripToBucket(sql: Sql, bucket: Bucket, rate: Rate, trip: Trip): Promise<TripResult> {
@@ -40,6 +42,7 @@ export async function tripToBucket(sql: Sql, bucket: Bucket, rate: Rate, trip: T
     trip.holder,
     array(trip.spent.map((s) => s.units)),
     array(trip.spent.map((s) => Math.max(0, (sent - s.at) / 1000))),
+    trip.held,
     trip.release,
     trip.cost,
     trip.need,

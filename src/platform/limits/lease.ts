@@ -63,14 +63,14 @@ export function createLeases(db: Sql, leaseMs: number): Leases {
     if (h.spent.length === 0 && (!opts.release || h.units === 0)) return;
     const spent = h.spent;
     h.spent = [];
-    const release = opts.release && h.units > 0;
-    const kept = release ? 0 : h.units;
-    if (release) h.units = 0;
+    const held = h.units;
+    const release = opts.release ? held : 0;
+    h.units -= release;
     try {
-      await tripToBucket(db, h.bucket, h.rate, { holder, spent, release, cost: 0, need: 0, want: 0, holdSeconds });
+      await tripToBucket(db, h.bucket, h.rate, { holder, spent, held, release, cost: 0, need: 0, want: 0, holdSeconds });
     } catch {
-      // not known to the database: lost, never charged twice (the lease's units count as spent when it expires)
-      h.units = Math.min(h.units, kept);
+      // Not known to the database: these spends and units are lost, never counted twice. The next trip says what is
+      // held here, and the database counts the rest spent (or the lease expires, spent).
       h.lapsesAt = 0;
     }
   }
@@ -109,13 +109,13 @@ export function createLeases(db: Sql, leaseMs: number): Leases {
     const want = most >= cost ? Math.max(need, Math.min(most, h.size) - own) : need;
     const spent = h.spent;
     h.spent = [];
-    const release = lapsed && h.units > 0;
+    const release = lapsed ? h.units : 0;
     h.units = 0; // in this trip: its own units pay the charge, or go back to the bucket
     h.rate = rate;
     const sent = performance.now();
     let result: Awaited<ReturnType<typeof tripToBucket>>;
     try {
-      result = await tripToBucket(db, h.bucket, rate, { holder, spent, release, cost, need, want, holdSeconds });
+      result = await tripToBucket(db, h.bucket, rate, { holder, spent, held: own + release, release, cost, need, want, holdSeconds });
     } catch (err) {
       h.lapsesAt = 0; // this trip's units and spends are lost: the lease expires in the database, spent
       throw err;

@@ -16,12 +16,12 @@ CREATE TABLE limit_leases (
 -- One call per trip to the database, under the bucket row's lock, so replicas charging one bucket queue on it and
 -- each sees the leases the others hold. In order: the holder's spends since its last call, each at the time it was
 -- made (the bucket refills up to it with the lease as it stood then, so the balance is what one bucket charged at
--- those times would hold), then the rest of the lease given back (p_release), then the charge: allowed when the
+-- those times would hold), then the units the holder gives back (p_release), then the charge: allowed when the
 -- bucket holds p_need (the cost less the holder's own units), taking up to p_want for the lease. A refusal with
 -- nothing to report writes nothing, as a refused charge always did.
 CREATE FUNCTION limit_charge(
   p_user text, p_service text, p_action text, p_capacity float8, p_rate float8, p_holder text,
-  p_spent float8[], p_spent_ago float8[], p_release boolean, p_cost float8, p_need float8, p_want float8, p_hold float8
+  p_spent float8[], p_spent_ago float8[], p_held float8, p_release float8, p_cost float8, p_need float8, p_want float8, p_hold float8
 ) RETURNS TABLE (allowed boolean, available float8, taken float8)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -53,9 +53,15 @@ BEGIN
     wrote := true;
   END LOOP;
   tokens_now := LEAST(p_capacity - others - mine, tokens_now + GREATEST(0, extract(epoch FROM now() - refilled_at)::float8) * p_rate);
-  IF p_release AND mine > 0 THEN
-    tokens_now := tokens_now + mine;
-    mine := 0;
+  -- what the holder says it holds: more here means spends it reported in a trip that failed, spent as of now (the
+  -- margin is for the two sides' rounding)
+  IF mine > p_held * (1 + 1e-9) + 1e-9 THEN
+    mine := p_held;
+    wrote := true;
+  END IF;
+  IF p_release > 0 AND mine > 0 THEN
+    tokens_now := tokens_now + LEAST(p_release, mine);
+    mine := mine - LEAST(p_release, mine);
     wrote := true;
   END IF;
   available := tokens_now;
