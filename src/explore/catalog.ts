@@ -107,18 +107,36 @@ function terms(entry: CatalogEntry): Terms {
   return t;
 }
 
-export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit = 8): { entry: CatalogEntry; score: number }[] {
-  const words = questionWords(q);
-  const scored = entries.map((entry) => {
-    let score = 0;
-    const { table, description, columns } = terms(entry);
-    for (const w of words) {
-      if (w === table) score += 5;
-      else if (description.has(w)) score += 2;
-      if (columns.some((cw) => cw === w || (w.length > 3 && cw.includes(w)))) score += 1;
+/**
+ * What a question word adds to each entry's score (5 its table's name, else 2 a word of its description, and 1 a
+ * column's word), kept per reading of the catalog: questions repeat words, and an entry's words do not change.
+ */
+const scoresByWord = new WeakMap<readonly CatalogEntry[], Map<string, Uint8Array>>();
+const MOST_WORDS_KEPT = 4096;
+function wordScores(entries: readonly CatalogEntry[], w: string): Uint8Array {
+  let kept = scoresByWord.get(entries);
+  if (!kept) scoresByWord.set(entries, (kept = new Map()));
+  let scores = kept.get(w);
+  if (!scores) {
+    scores = new Uint8Array(entries.length);
+    for (const [i, entry] of entries.entries()) {
+      const { table, description, columns } = terms(entry);
+      const named = w === table ? 5 : description.has(w) ? 2 : 0;
+      scores[i] = named + (columns.some((cw) => cw === w || (w.length > 3 && cw.includes(w))) ? 1 : 0);
     }
-    return { entry, score };
-  });
+    if (kept.size >= MOST_WORDS_KEPT) kept.clear();
+    kept.set(w, scores);
+  }
+  return scores;
+}
+
+export function searchCatalog(entries: readonly CatalogEntry[], q: string, limit = 8): { entry: CatalogEntry; score: number }[] {
+  const totals = new Array<number>(entries.length).fill(0);
+  for (const w of questionWords(q)) {
+    const scores = wordScores(entries, w);
+    for (let i = 0; i < totals.length; i++) totals[i]! += scores[i]!;
+  }
+  const scored = entries.map((entry, i) => ({ entry, score: totals[i]! }));
   return (
     scored
       .filter((s) => s.score > 0)

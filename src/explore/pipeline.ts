@@ -12,13 +12,13 @@ import { emit, type EventContext, type Trail } from './events.ts';
 import { generateSql, tableList, type Generated } from './generate.ts';
 import { bypassesRedaction } from '../platform/catalog-tags.ts';
 import { redactRows } from './redact.ts';
-import { ensureLimit, isSystemRelation, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
+import { isSystemRelation, tablesOf, validateStatement, type ParsedStatement } from './sql/index.ts';
 import { NO_MASKS, tableMasks } from './masks.ts';
 import { rewriteSemanticDistance } from './semantic.ts';
 import * as store from './store.ts';
 import { inRequestTrace, inSpan, tracer } from '../platform/tracing.ts';
 import { EDITED_INTENT, EDITED_TURN, type ExportedResult, type QueryRequest, type QueryResponse } from './answer.ts';
-import { engineText, lineageOf, piiOf, tablesRead } from './statement-derived.ts';
+import { engineText, limitedText, lineageOf, piiOf, tablesRead } from './statement-derived.ts';
 
 // POST /query: the specification's ten steps, in their fixed order, each a named function below. An edited statement
 // (`sql` instead of `question`) skips the catalog search and generation (2 and 4) and the cache lookup (1), and goes
@@ -227,7 +227,7 @@ async function validateGenerated(run: Run, generated: Generated, allowed: string
   const masks = masked ? tableMasks(entries) : NO_MASKS;
   return {
     // the caller reads their own statement; the engine runs the rewrite (docs/explore.md, "Hybrid SQL")
-    sql: ensureLimit(written.sql, written, SQL_AUTO_LIMIT),
+    sql: limitedText(written, SQL_AUTO_LIMIT),
     engineSql: engineText(statement, { defaults: DEFAULTS, limit: SQL_AUTO_LIMIT, masks, replacement: PII_REDACTION }),
     tables,
     statement,

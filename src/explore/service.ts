@@ -195,6 +195,8 @@ export const exploreService: ServiceDefinition = {
         await Promise.race([Promise.allSettled(deps.drawings.values()), sleep(config.DASHBOARD_PAGE_WAIT_MS, undefined, { ref: false })]);
         await deps.charts.close();
         await engine.close();
+        // leased question and byte units go back to the bucket for the other replicas (else they expire, spent)
+        await deps.limiter.close?.().catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give leased units back'));
       },
     };
   },

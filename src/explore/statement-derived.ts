@@ -1,6 +1,6 @@
 import { type CatalogEntry, piiColumns } from './catalog.ts';
 import { LAKE_COLUMNS } from './semantic.ts';
-import { type ColumnLineage, engineStatement, outputLineage, type ParsedStatement, tablesOf } from './sql/index.ts';
+import { type ColumnLineage, engineStatement, ensureLimit, outputLineage, type ParsedStatement, tablesOf } from './sql/index.ts';
 
 // What the pipeline derives from a statement and a reading of the catalog, kept with them between requests: the same
 // text gives the same statement (sql/statement.ts), and a new reading of the catalog is a new array. The policy's
@@ -11,13 +11,25 @@ type EngineOptions = Parameters<typeof engineStatement>[1];
 
 // step 5: its tables and its engine text depend on nothing else (the masks are one object per catalog read and
 // redaction setting)
-const derived = new WeakMap<ParsedStatement, { tables: readonly string[]; engine?: { options: EngineOptions; sql: string } }>();
+const derived = new WeakMap<
+  ParsedStatement,
+  { tables: readonly string[]; engine?: { options: EngineOptions; sql: string }; limited?: { limit: number; sql: string } }
+>();
 
 /** The tables `statement` reads, unqualified names resolved by `defaults` (one defaults object per process). */
 export function tablesRead(statement: ParsedStatement, defaults: Defaults): string[] {
   let kept = derived.get(statement);
   if (!kept) derived.set(statement, (kept = { tables: tablesOf(statement, defaults) }));
   return [...kept.tables];
+}
+
+/** The statement as the caller reads it, with its LIMIT (ensureLimit's), kept for the last limit. */
+export function limitedText(statement: ParsedStatement, limit: number): string {
+  const kept = derived.get(statement);
+  if (kept?.limited?.limit === limit) return kept.limited.sql;
+  const sql = ensureLimit(statement.sql, statement, limit);
+  if (kept) kept.limited = { limit, sql };
+  return sql;
 }
 
 /** The text the engine runs for `statement`, masks applied: engineStatement's, kept for the last options. */

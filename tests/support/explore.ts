@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPglite, type Database } from '../../src/platform/db/index.ts';
 import { createLogger, type Logger } from '../../src/platform/log.ts';
-import { createWasmPolicyEngine } from '../../src/platform/policy/index.ts';
+import { createWasmPolicyEngine, type PolicyEngine } from '../../src/platform/policy/index.ts';
 import { loadExploreConfig } from '../../src/explore/config.ts';
 import { createEmbeddedEngine } from '../../src/explore/engines/embedded.ts';
 import type { QueryEngine } from '../../src/explore/engines/types.ts';
@@ -39,6 +39,8 @@ export type HarnessOptions = {
   callers?: CallerResolver;
   /** Every answer `call` gets is checked against the app's OpenAPI document (default); benchmarks turn it off. */
   conformance?: boolean;
+  /** The policy engine (default: the committed bundle); a test of other policy data builds its own. */
+  policy?: PolicyEngine;
   /** A database shared with another service (hybrid SQL reads retrieval's imports); default a fresh in-memory one, closed with the harness. */
   db?: Database;
 };
@@ -58,7 +60,7 @@ export async function exploreHarness(env: Record<string, string> = {}, opts: Har
     config,
     env,
     db,
-    policy: await createWasmPolicyEngine(),
+    policy: opts.policy ?? (await createWasmPolicyEngine()),
     engine: opts.engine ?? ownEngine ?? (await embeddedEngine()),
     logger,
     dataDir,

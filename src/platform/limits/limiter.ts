@@ -3,7 +3,7 @@ import type { Sql } from '../db/index.ts';
 import { forbidden, ProblemError } from '../errors.ts';
 import type { Caller } from '../identity.ts';
 import type { PolicyEngine } from '../policy/index.ts';
-import { takeTokens } from './bucket.ts';
+import { createLeases } from './lease.ts';
 import { describeLimit, mostGenerous, parseLimit, type Limit } from './rates.ts';
 import { LIMITED_ACTIONS, type LimitedAction, type LimitSettings } from './settings.ts';
 
@@ -17,6 +17,8 @@ export type Limiter = {
    * short, 413 when the cost is above what the limit ever allows at once, 403 when the policy refuses the caller.
    */
   charge(caller: Caller, action: LimitedAction, cost?: number): Promise<void>;
+  /** Reports what was charged from leases and gives them back (at shutdown; a lease not given back expires, spent). */
+  close?(): Promise<void>;
 };
 
 export function createLimiter(deps: { db: Sql; policy: PolicyEngine; limits: LimitSettings; registry: Registry }): Limiter {
@@ -32,6 +34,8 @@ export function createLimiter(deps: { db: Sql; policy: PolicyEngine; limits: Lim
     labelNames: ['user', 'action'] as const,
     registers: [deps.registry],
   });
+
+  const leases = createLeases(deps.db, deps.limits.leaseMs);
 
   async function limitOf(caller: Caller, action: LimitedAction): Promise<Limit> {
     const [service, name] = action.split('.') as [string, string];
@@ -56,7 +60,7 @@ export function createLimiter(deps: { db: Sql; policy: PolicyEngine; limits: Lim
         );
       }
       const [service, name] = action.split('.') as [string, string];
-      const taken = await takeTokens(deps.db, { user: caller.user, service, action: name }, limit, cost);
+      const taken = await leases.take({ user: caller.user, service, action: name }, limit, cost);
       if (!taken.ok) {
         requests.inc({ user: caller.user, action, outcome: 'refused' });
         throw new ProblemError(
@@ -70,6 +74,7 @@ export function createLimiter(deps: { db: Sql; policy: PolicyEngine; limits: Lim
       requests.inc({ user: caller.user, action, outcome: 'allowed' });
       consumed.inc({ user: caller.user, action }, cost);
     },
+    close: () => leases.close(),
   };
 }
 

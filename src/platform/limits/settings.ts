@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadConfig, type Env } from '../config.ts';
+import { int, loadConfig, type Env } from '../config.ts';
 import { parseLimit, type Limit } from './rates.ts';
 
 // What costs money, one setting each (SVC_LIMIT_<NAME>), the default limit per user; a role's limit in the policy
@@ -12,7 +12,10 @@ export const LIMITED_ACTIONS = {
 } as const;
 
 export type LimitedAction = keyof typeof LIMITED_ACTIONS;
-export type LimitSettings = Record<LimitedAction, Limit>;
+/** Each action's default limit, and how long a replica holds units it leased (SVC_LIMIT_LEASE_MS; 0: no lease). */
+export type LimitSettings = Record<LimitedAction, Limit> & { leaseMs: number };
+
+const LEASE_MS_DEFAULT = 3000;
 
 const limit = (fallback: string) =>
   z
@@ -27,9 +30,13 @@ const limit = (fallback: string) =>
       return parsed;
     });
 
-const shape = Object.fromEntries(Object.values(LIMITED_ACTIONS).map((a) => [a.setting, limit(a.fallback)]));
+const shape = {
+  ...Object.fromEntries(Object.values(LIMITED_ACTIONS).map((a) => [a.setting, limit(a.fallback)])),
+  LIMIT_LEASE_MS: int(LEASE_MS_DEFAULT, 0),
+};
 
 export function loadLimitSettings(env: Env): LimitSettings {
-  const raw = loadConfig(shape, env) as Record<string, Limit>;
-  return Object.fromEntries(Object.entries(LIMITED_ACTIONS).map(([action, a]) => [action, raw[a.setting]!])) as LimitSettings;
+  const raw = loadConfig(shape, env) as Record<string, Limit> & { LIMIT_LEASE_MS: number };
+  const limits = Object.fromEntries(Object.entries(LIMITED_ACTIONS).map(([action, a]) => [action, raw[a.setting]!]));
+  return { ...limits, leaseMs: raw.LIMIT_LEASE_MS } as LimitSettings;
 }
