@@ -212,6 +212,7 @@ export const retrievalService: ServiceDefinition = {
         await ocr.close();
         await pdfWorkers?.close();
         await deps.search?.close();
+        await deps.limiter.close?.().catch((err: unknown) => logger.warn({ err: String(err) }, 'could not give leased units back'));
       },
     };
   },
