@@ -363,6 +363,21 @@ export async function vectorsBySeq(sql: Sql, slug: string, seqs: number[]): Prom
   return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
 }
 
+/** vectorsBySeq with each chunk's text and document (dense ranking's candidates, when they are few). */
+export async function vectorsWithTextBySeq(
+  sql: Sql,
+  slug: string,
+  seqs: number[],
+): Promise<(ChunkHit & { seq: number; vector: Float32Array })[]> {
+  const rows = await sql.query<ChunkHit & { seq: number; embedding: Uint8Array }>(
+    `SELECT k.seq, k.id::text AS id, vector_send(k.embedding) AS embedding, k.document_id::text AS document_id, d.filename, k.page, k.text
+     FROM retrieval_chunks k JOIN retrieval_documents d ON d.id = k.document_id
+     WHERE k.collection_slug = $1 AND k.seq = ANY($2::bigint[])`,
+    [slug, seqs],
+  );
+  return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
+}
+
 /** The vectors of the chunks after `afterSeq` up to `throughSeq`, in sequence order, at most `limit`: a copy's warm-up. */
 export async function vectorsInRange(
   sql: Sql,
