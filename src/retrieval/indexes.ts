@@ -23,6 +23,9 @@ import { splitThreads, startSplitWorkers } from './vector-index/split.ts';
 // when enough rows are appended (vector-index/background-build.ts), started once the question that loaded the rows
 // is answered: that question does not wait for it nor share the cores with it, and searches scan every row until
 // the clusters are swapped in. A copy replaced or dropped stops its build.
+// A copy too large to keep its floats whole but with clusters built reads every vector once more, in the background,
+// into the clusters' finer code (vector-index/refine.ts, about 400 bytes a row counted against the same budget,
+// taken when the copy loads): a question never asked before then reads back about 13 candidates instead of about 70.
 type Floats = Map<number, { vector: Float32Array; id: string }>;
 /** `prepareDue`: rows were loaded or appended; the search that waited for them starts the clusters' build once answered. */
 type Copy = {
@@ -32,6 +35,8 @@ type Copy = {
   seqSum: number;
   floats: Floats | undefined;
   floatBytes: number;
+  /** Bytes of the budget the clusters' finer code holds (refine()), 0 when it has none. */
+  refineBytes: number;
   prepareDue: boolean;
 };
 type Entry = { version: number; copy: Copy | 'too-large' };
@@ -66,6 +71,8 @@ export type CollectionIndexes = {
 
 // a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
 const FLOAT_ROW_OVERHEAD = 160;
+/** Rows read back with their text (dense ranking): at most this many, so little text is read for nothing. */
+const WITH_TEXT_ROWS = 32;
 /** Rows a warm-up reads per statement: about 6 MB of vectors at 768 dimensions. */
 const WARM_BATCH = 2000;
 
@@ -83,6 +90,8 @@ export function createCollectionIndexes(
   const entries = new Map<string, Entry>();
   const pending = new Map<string, Promise<Entry>>();
   const rowBytes = dim * 4 + FLOAT_ROW_OVERHEAD;
+  // the finer code, half a byte a component, and per row its step, bound, flag and place by sequence number
+  const refineRowBytes = Math.ceil(dim / 2) + 21;
   const copyOptions = { pruneFrom: pruneFrom > 0 ? pruneFrom : Number.POSITIVE_INFINITY };
   let floatBytes = 0;
   let buildFailed = false;
@@ -122,22 +131,57 @@ export function createCollectionIndexes(
       seqSum: 0,
       floats: new Map(),
       floatBytes: 0,
+      refineBytes: 0,
       prepareDue: true,
     };
     const read = await store.readCodeBlocks(db, slug, maxChunks + 1, (rows) => appendRows(copy, rows), copy.index.reserve);
     if (read.total > maxChunks) return tooLarge();
     const entry = remember(slug, { version, copy });
     if (copy.rows * rowBytes <= floatBudget - floatBytes) void warmUp(db, slug, copy);
+    else if (copy.rows >= pruneFrom && pruneFrom > 0) reserveRefinement(copy); // before questions keep their rows
     return entry;
   }
 
-  /** Starts the copy's clusters' build on a worker thread when one is due; a search never waits for it. */
-  function prepare(copy: Copy) {
-    copy.index.prepareInBackground().catch((err: unknown) => {
-      if (buildFailed) return;
-      buildFailed = true;
-      logger?.warn({ err, event: 'retrieval.pruning_build_failed' }, 'a copy could not build its clusters: its searches scan every row');
-    });
+  /**
+   * Starts the copy's clusters' build on a worker thread when one is due; a search never waits for it. Once built,
+   * the clusters' finer code is read in (refine).
+   */
+  function prepare(db: Database, slug: string, copy: Copy) {
+    copy.index
+      .prepareInBackground()
+      .then((built) => {
+        if (built.state === 'built') {
+          if (built.refined === 0) return refine(db, slug, copy);
+        } else if (built.state === 'useless') giveBackRefinement(copy);
+      })
+      .catch((err: unknown) => {
+        giveBackRefinement(copy);
+        if (buildFailed) return;
+        buildFailed = true;
+        logger?.warn({ err, event: 'retrieval.pruning_build_failed' }, 'a copy could not build its clusters: its searches scan every row');
+      });
+  }
+
+  /**
+   * Reads every row's vector once, in sequence order, into the clusters' finer code (vector-index/refine.ts), so a
+   * search reads back the few candidates the int8 bound alone could not part; only while the budget of kept floats
+   * has room for it (about 400 bytes a row at 768 dimensions), and not for a copy whose floats are all kept (warmUp).
+   * A failed read loses nothing: rows without the code keep the int8 bound.
+   */
+  async function refine(db: Database, slug: string, copy: Copy): Promise<void> {
+    if (!copy.floats || copy.rows * rowBytes <= floatBudget) return; // warmed up whole, or released
+    if (!reserveRefinement(copy)) return;
+    // one COPY, each vector decoded into the same array: a read of every row with no object a row (reading them as
+    // warmUp does left 300 MB for the collector at 100 000 rows, collected during the next questions)
+    const row: { seq: number; vector: Float32Array }[] = [];
+    try {
+      await store.readVectors(db, slug, dim, copy.lastSeq, (seq, vector) => {
+        row[0] = { seq, vector };
+        if (!copy.floats || !copy.index.refine(row)) throw new Error('the copy was released or rebuilt: the read stops');
+      });
+    } catch {
+      // nothing lost: the rows not coded keep the int8 bound
+    }
   }
 
   /** Reads every row of a new copy into its kept floats, a batch at a time, while the copy is current. */
@@ -153,6 +197,24 @@ export function createCollectionIndexes(
     } catch {
       // nothing lost: a row not kept is read by the re-rank that needs it, as without a warm-up
     }
+  }
+
+  /**
+   * The budget's bytes for the copy's finer code, taken when the copy loads (so the rows questions keep meanwhile do
+   * not spend them first) and grown with the copy; false when the budget has no room for them.
+   */
+  function reserveRefinement(copy: Copy): boolean {
+    const bytes = copy.rows * refineRowBytes;
+    if (bytes - copy.refineBytes > floatBudget - floatBytes) return false;
+    floatBytes += bytes - copy.refineBytes;
+    copy.refineBytes = bytes;
+    return true;
+  }
+
+  /** Clusters found not to prune: no finer code will be read, its bytes go back to the budget. */
+  function giveBackRefinement(copy: Copy) {
+    floatBytes -= copy.refineBytes;
+    copy.refineBytes = 0;
   }
 
   function remember(slug: string, entry: Entry): Entry {
@@ -175,8 +237,9 @@ export function createCollectionIndexes(
 
   function release(copy: Copy | 'too-large' | undefined) {
     if (!copy || copy === 'too-large') return;
-    floatBytes -= copy.floatBytes;
+    floatBytes -= copy.floatBytes + copy.refineBytes;
     copy.floatBytes = 0;
+    copy.refineBytes = 0;
     copy.floats = undefined;
     copy.index.release();
   }
@@ -213,14 +276,25 @@ export function createCollectionIndexes(
    * appended the rows is answered: started with the load, the build's copy of the rows to its thread and the thread
    * itself took the thread and the cores that answer (0.1 to 0.2 s of a 100 000-row first query, measured on 11-29).
    */
-  function answered(copy: Copy) {
+  function answered(db: Database, slug: string, copy: Copy) {
     if (!copy.prepareDue) return;
     copy.prepareDue = false;
-    prepare(copy);
+    prepare(db, slug, copy);
   }
 
   /** The ranking read back without text: the candidates' vectors, from the kept floats where they are. */
-  const searchIds = (db: Database, slug: string, version: number, vector: readonly number[], k: number) =>
+  /**
+   * `texts`: the caller will read the winners' text; a read of few rows (WITH_TEXT_ROWS) brings theirs along, one
+   * statement instead of two when the candidates are about the k that rank (a clustered copy with its finer code).
+   */
+  const searchIds = (
+    db: Database,
+    slug: string,
+    version: number,
+    vector: readonly number[],
+    k: number,
+    texts?: Map<string, store.ChunkHit>,
+  ) =>
     search(db, slug, version, vector, k, async (copy, seqs) => {
       const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
       const missing: number[] = [];
@@ -230,7 +304,12 @@ export function createCollectionIndexes(
         else missing.push(seq);
       }
       if (missing.length === 0) return held;
-      const read = await store.vectorsBySeq(db, slug, missing);
+      let read: { seq: number; id: string; vector: Float32Array }[];
+      if (texts && missing.length <= WITH_TEXT_ROWS) {
+        const rows = await store.vectorsWithTextBySeq(db, slug, missing);
+        for (const { id, document_id, filename, page, text } of rows) texts.set(id, { id, document_id, filename, page, text });
+        read = rows;
+      } else read = await store.vectorsBySeq(db, slug, missing);
       keep(copy, read);
       return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
     });
@@ -238,7 +317,7 @@ export function createCollectionIndexes(
   const rankIds: CollectionIndexes['rankIds'] = async (db, slug, version, vector, k) => {
     const found = await searchIds(db, slug, version, vector, k);
     if (found === 'too-large') return found;
-    answered(found.copy);
+    answered(db, slug, found.copy);
     return found.hits;
   };
 
@@ -247,25 +326,22 @@ export function createCollectionIndexes(
     // rows whose scores the int8 bound cannot part, and their text was most of what a query read. A chunk gone
     // between the two reads is left out, as one gone before the first is.
     async rank(db, slug, version, vector, k) {
-      const found = await searchIds(db, slug, version, vector, k);
+      const texts = new Map<string, store.ChunkHit>();
+      const found = await searchIds(db, slug, version, vector, k, texts);
       if (found === 'too-large') return found;
       const ranked = found.hits;
       try {
         if (ranked.length === 0) return [];
-        const chunks = new Map(
-          (
-            await store.chunksByIds(
-              db,
-              ranked.map((r) => r.id),
-            )
-          ).map((c) => [c.id, c]),
-        );
+        // the text of winners whose vectors were kept, or read without it
+        const unread = ranked.filter((r) => !texts.has(r.id)).map((r) => r.id);
+        const chunks =
+          unread.length > 0 ? new Map([...texts, ...(await store.chunksByIds(db, unread)).map((c) => [c.id, c] as const)]) : texts;
         return ranked.flatMap((r) => {
           const chunk = chunks.get(r.id);
           return chunk ? [{ ...chunk, score: r.score }] : [];
         });
       } finally {
-        answered(found.copy);
+        answered(db, slug, found.copy);
       }
     },
     rankIds,

@@ -365,6 +365,54 @@ export async function vectorsBySeq(sql: Sql, slug: string, seqs: number[]): Prom
   return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
 }
 
+/** vectorsBySeq with each chunk's text and document (dense ranking's candidates, when they are few). */
+export async function vectorsWithTextBySeq(
+  sql: Sql,
+  slug: string,
+  seqs: number[],
+): Promise<(ChunkHit & { seq: number; vector: Float32Array })[]> {
+  const rows = await sql.query<ChunkHit & { seq: number; embedding: Uint8Array }>(
+    `SELECT k.seq, k.id::text AS id, vector_send(k.embedding) AS embedding, k.document_id::text AS document_id, d.filename, k.page, k.text
+     FROM retrieval_chunks k JOIN retrieval_documents d ON d.id = k.document_id
+     WHERE k.collection_slug = $1 AND k.seq = ANY($2::bigint[])`,
+    [slug, seqs],
+  );
+  return rows.map(({ embedding, ...row }) => ({ ...row, vector: vectorFromBinary(embedding) }));
+}
+
+/**
+ * Every stored vector of the collection's chunks up to `throughSeq`, in sequence order, from one binary COPY (as a
+ * copy's load reads the codes): `onRow` gets each one decoded into the same Float32Array, valid only during the call,
+ * so a read of every row makes no object a row (a clustered copy's finer code, indexes.ts). Throwing from `onRow`
+ * stops the read and rejects with that error.
+ */
+export async function readVectors(
+  db: Database,
+  slug: string,
+  dim: number,
+  throughSeq: number,
+  onRow: (seq: number, vector: Float32Array) => void,
+): Promise<number> {
+  const vector = new Float32Array(dim);
+  return readCopyTuples(
+    db,
+    `SELECT seq, vector_send(embedding) FROM retrieval_chunks
+     WHERE collection_slug = ${sqlLiteral(slug)} AND seq <= ${Math.floor(throughSeq)} ORDER BY seq`,
+    ({ bytes, count, fields, at, length }) => {
+      if (fields !== 2) throw new Error(`a vector's row has ${fields} fields, not 2`);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let i = 0; i < count; i++) {
+        const from = at[2 * i + 1]!;
+        if (length[2 * i + 1] !== 4 + 4 * dim || view.getInt16(from) !== dim)
+          throw new Error(`a stored vector does not have ${dim} dimensions`);
+        for (let d = 0; d < dim; d++) vector[d] = view.getFloat32(from + 4 + 4 * d);
+        onRow(copyInt8At(bytes, at[2 * i]!), vector);
+      }
+    },
+    COPY_PLAN,
+  );
+}
+
 /** The vectors of the chunks after `afterSeq` up to `throughSeq`, in sequence order, at most `limit`: a copy's warm-up. */
 export async function vectorsInRange(
   sql: Sql,

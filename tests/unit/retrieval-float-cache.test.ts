@@ -150,6 +150,32 @@ describe('float rows kept for the hybrid re-rank (SVC_RAG_FLOAT_CACHE_BYTES)', (
     expect(small.deps.indexes.floatBytes()).toBe(full);
   });
 
+  it('reads a dense question’s few candidates with their text in one statement, the same answer as with kept rows', async () => {
+    const question = 'seals fitted every week';
+    const dense = async (h: RetrievalHarness) => {
+      const from = db.statements.length;
+      const res = await h.json('POST', '/collections/pumps/query', who.user, { question, top_k: 3, mode: 'dense' });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const read = db.statements.slice(from);
+      return {
+        chunks: res.body.chunks as (Chunk & { text: string; page: number; document_id: string })[],
+        withText: read.filter((s) => s.includes('vector_send(') && s.includes('k.text')).length,
+        vectorsAlone: read.filter((s) => s.includes('vector_send(') && !s.includes('k.text')).length,
+        textAlone: read.filter((s) => s.includes('jsonb_array_elements_text')).length,
+      };
+    };
+    // 24 chunks: every candidate fits one read with text (at most 32 rows)
+    const plain = await dense(none);
+    expect(plain).toMatchObject({ withText: 1, vectorsAlone: 0, textAlone: 0 });
+    expect(plain.chunks).toHaveLength(3);
+    expect(plain.chunks.every((c) => c.text.length > 0 && c.filename.endsWith('.txt'))).toBe(true);
+    // rows kept: no vector read, the winners' text read alone; the same chunks, text and scores
+    await dense(kept);
+    const again = await dense(kept);
+    expect(again).toMatchObject({ withText: 0, vectorsAlone: 0, textAlone: 1 });
+    expect(again.chunks).toEqual(plain.chunks);
+  });
+
   it('gives the kept bytes back when the collection is deleted', async () => {
     await ask(kept, 'pump valve maintenance');
     expect(kept.deps.indexes.floatBytes()).toBeGreaterThan(0);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/platform/db/index.ts';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
+import { eventually } from '../support/policy-bundles.ts';
 import { retrievalHarness, who, type RetrievalHarness } from '../support/retrieval.ts';
 
 // SVC_RAG_PRUNING_FROM_CHUNKS: 20 000 chunks by default, so this copy of 80 loads with no clusters; set lower, a copy
@@ -62,5 +63,28 @@ describe('the pruning index setting (SVC_RAG_PRUNING_FROM_CHUNKS)', () => {
     const built = pruned.deps.indexes.pruning('words');
     expect(built?.state).not.toBe('none');
     expect(built?.rows).toBeGreaterThanOrEqual(20);
+  });
+
+  it('reads the rows into the clusters’ finer code where the kept floats cannot hold them all, with the same answers', async () => {
+    // 960 chunks (four clusters of 240: ten leaves), so the clusters prune
+    const words = Array.from({ length: 4800 }, (_, i) => `term${i}`).join(' ');
+    const writer = harnesses[0]!;
+    expect((await writer.json('POST', '/collections', who.engineer, { slug: 'terms', name: 'terms', allowed_roles: [] })).status).toBe(201);
+    expect((await writer.upload('terms', who.engineer, { name: 'terms.txt', bytes: new TextEncoder().encode(words) })).status).toBe(201);
+    const plain = await replica({});
+    // 960 float rows would take 215 KB of the budget, their finer code 28 KB: the copy is not warmed whole, it is coded
+    const coded = await replica({ SVC_RAG_PRUNING_FROM_CHUNKS: '20', SVC_RAG_FLOAT_CACHE_BYTES: '40000' });
+    const askTerms = (h: RetrievalHarness, question: string) =>
+      h.json('POST', '/collections/terms/query', who.admin, { question, top_k: 7, mode: 'dense' });
+    expect((await askTerms(coded, 'term5')).status).toBe(200);
+    await eventually(async () => coded.deps.indexes.pruning('terms')?.state === 'built');
+    await eventually(async () => coded.deps.indexes.pruning('terms')?.refined === 960);
+    expect(coded.deps.indexes.floatBytes()).toBeLessThanOrEqual(40000);
+    for (const question of ['term3 term17', 'term250', 'term4799 term1', 'term77', 'term1200 term3000']) {
+      const [a, b] = [await askTerms(plain, question), await askTerms(coded, question)];
+      expect(a.status).toBe(200);
+      expect(a.body.chunks).toHaveLength(7);
+      expect(b.body.chunks).toEqual(a.body.chunks);
+    }
   });
 });

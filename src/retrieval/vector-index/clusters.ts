@@ -1,5 +1,6 @@
 import type { KernelModules } from './kernel.ts';
 import { createFloor, SLACK } from './rank.ts';
+import type { Refinement } from './refine.ts';
 import { createRowStore, type RowStore } from './rows.ts';
 
 // A pruning index over a copy's rows: the rows are grouped into clusters (leaves), each one contiguous run of rows,
@@ -22,8 +23,16 @@ export type Clusters = {
   readonly bytes: number;
   /** Rows scored by the kernel in the probe searches, over the rows they had: the index's use on its own rows. */
   readonly probeShare: number;
-  /** Candidates as rank.ts's `candidates` gives them, for rows 0..size-1; undefined for a zero query. */
-  candidates(unit: Float64Array, size: number, k: number): { rows: number[]; upper: number[]; scanned: number } | undefined;
+  /**
+   * Candidates as rank.ts's `candidates` gives them, for rows 0..size-1; undefined for a zero query. `refined`: a
+   * finer code of the rows (refine.ts), whose narrower intervals then drop the rows kept that k others outscore.
+   */
+  candidates(
+    unit: Float64Array,
+    size: number,
+    k: number,
+    refined?: Refinement,
+  ): { rows: number[]; upper: number[]; scanned: number } | undefined;
 };
 
 /**
@@ -57,7 +66,7 @@ export function clustersFrom(modules: KernelModules, store: RowStore, dim: numbe
     rows,
     bytes: centroids.bytes + radius.byteLength + bound.byteLength + heap.byteLength + starts.byteLength,
     probeShare: layout.probeShare,
-    candidates(unit, size, k) {
+    candidates(unit, size, k, refined) {
       const query = store.setQuery(unit);
       if (!query || !centroids.setQuery(unit)) return undefined;
       const { scale: qScale, residual: qResidual, length: qLength } = query;
@@ -69,6 +78,7 @@ export function clustersFrom(modules: KernelModules, store: RowStore, dim: numbe
       const floor = createFloor(k);
       const kept: number[] = [];
       const keptUpper: number[] = [];
+      const keptApprox: number[] = [];
       let scanned = 0;
       const scan = (from: number, to: number) => {
         if (to <= from) return;
@@ -81,6 +91,7 @@ export function clustersFrom(modules: KernelModules, store: RowStore, dim: numbe
           if (approx + error >= floor.value) {
             kept.push(r);
             keptUpper.push(approx + error);
+            keptApprox.push(approx);
           }
         }
       };
@@ -96,7 +107,26 @@ export function clustersFrom(modules: KernelModules, store: RowStore, dim: numbe
         scan(starts[l]!, starts[l + 1]!);
       }
       const out = { rows: [] as number[], upper: [] as number[], scanned };
-      const last = floor.value;
+      let last = floor.value;
+      if (refined) {
+        // each kept row's interval narrowed where it has a finer code (both intervals hold its score): the k-th
+        // largest lower bound among them is a floor again (the k rows that made the floor are all kept, and their
+        // lower bounds only rose), and a row whose upper bound is below it is outscored by k others
+        const refinedFloor = createFloor(k);
+        for (let i = 0; i < kept.length; i++) {
+          if (keptUpper[i]! < last) continue;
+          const r = kept[i]!;
+          const approx = keptApprox[i]!;
+          let lower = approx - (residual[r]! * qLength + norm[r]! * qResidual + SLACK);
+          const finer = refined.bounds(r, approx, unit, qLength, qResidual);
+          if (finer) {
+            lower = Math.max(lower, finer[0]);
+            keptUpper[i] = Math.min(keptUpper[i]!, finer[1]);
+          }
+          refinedFloor.offer(lower);
+        }
+        last = Math.max(last, refinedFloor.value);
+      }
       for (let i = 0; i < kept.length; i++) {
         if (keptUpper[i]! < last) continue;
         out.rows.push(kept[i]!);
