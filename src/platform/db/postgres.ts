@@ -157,11 +157,7 @@ type PooledConnection = { onclose: ((err: unknown) => void) | null; terminate():
  * socket outside any promise), and it goes back to the pool, which reconnects it, without a ROLLBACK (the server
  * rolled back as the connection dropped).
  */
-async function pipelinedTransaction<T>(
-  sql: postgres.Sql,
-  wrap: (c: postgres.ReservedSql) => Sql,
-  fn: (tx: Sql) => Promise<T>,
-): Promise<T> {
+async function pipelinedTransaction<T>(sql: postgres.Sql, wrap: (c: postgres.ReservedSql) => Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
   const reserved = await sql.reserve();
   let connection: PooledConnection | undefined;
   let lost: unknown;
