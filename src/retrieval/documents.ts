@@ -186,7 +186,7 @@ export async function ingestSpooled(
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
     await charging;
-    const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
+    const document: Omit<store.DocumentRow, 'created_at'> = {
       id: documentId,
       collection_slug: slug,
       filename: upload.filename,
@@ -200,6 +200,8 @@ export async function ingestSpooled(
       chunk_count: rows.length,
       uploaded_by: uploader.user,
       text_bytes: rows.reduce((bytes, c) => bytes + Buffer.byteLength(c.text), 0),
+      // the file is kept once the document has committed, and recorded with it now (originals.ts)
+      original_bytes: upload.size,
     };
     progress.writing();
     const head = await heading;
@@ -294,7 +296,7 @@ const queriesSent = async () => {
 async function writeDocument(
   db: RetrievalDeps['db'],
   backend: ChunkBackend,
-  document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'>,
+  document: Omit<store.DocumentRow, 'created_at'>,
   rows: store.ChunkInsert[],
   pages: readonly Page[],
   onStored: ((tx: Sql, document: store.DocumentRow) => Promise<void>) | undefined,
