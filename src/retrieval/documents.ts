@@ -354,9 +354,13 @@ export async function embedChunks(deps: RetrievalDeps, chunks: readonly { text: 
  */
 export function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
   const embedding = Float32Array.from(vector);
-  const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
-  return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };
+  const dim = embedding.length;
+  // the unit vector is only a step to the code: one scratch pair per dimension, not two arrays a chunk
+  if (unitScratch.wide.length !== dim) unitScratch = { wide: new Float64Array(dim), unit: new Float32Array(dim) };
+  const unit = unitRow(embedding, dim, unitScratch.wide, unitScratch.unit);
+  return { embedding, code: encodeRow(unit, dim, new Uint8Array(CODE_HEADER + dim)) };
 }
+let unitScratch = { wide: new Float64Array(0), unit: new Float32Array(0) };
 
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });
