@@ -204,7 +204,10 @@ async function pipelinedTransaction<T>(sql: postgres.Sql, wrap: (c: postgres.Res
       // a statement after a failed one is refused as "in failed transaction" (25P02): the first failure is the answer
       throw (err as { code?: string })?.code === '25P02' && failed ? failed.error : err;
     }
-    await Promise.race([reserved.unsafe('COMMIT'), connectionLost]);
+    const committed = await Promise.race([reserved.unsafe('COMMIT'), connectionLost]);
+    // a statement `fn` left running that failed after it returned: the server answered COMMIT with ROLLBACK
+    const late = failed as { error: unknown } | undefined; // set by a statement's callback since the check above
+    if (late || committed.command !== 'COMMIT') throw late ? late.error : new Error('the transaction was rolled back, not committed');
     return result;
   } finally {
     if (connection) connection.onclose = null;
