@@ -186,7 +186,7 @@ export async function ingestSpooled(
     const documentId = randomUUID();
     const rows = chunks.map((c, i) => ({ id: randomUUID(), ordinal: c.index, page: c.page, text: c.text, ...storedForm(vectors[i]!) }));
     await charging;
-    const document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'> = {
+    const document: Omit<store.DocumentRow, 'created_at'> = {
       id: documentId,
       collection_slug: slug,
       filename: upload.filename,
@@ -200,6 +200,8 @@ export async function ingestSpooled(
       chunk_count: rows.length,
       uploaded_by: uploader.user,
       text_bytes: rows.reduce((bytes, c) => bytes + Buffer.byteLength(c.text), 0),
+      // the file is kept once the document has committed, and recorded with it now (originals.ts)
+      original_bytes: upload.size,
     };
     progress.writing();
     const head = await heading;
@@ -229,10 +231,16 @@ export async function ingestSpooled(
     deps.metrics.documentsIngested.inc({ outcome: refused && refused.status < 500 ? 'rejected' : 'failed', format });
     throw err;
   } finally {
-    abandon.abort();
+    abandon.abort(FINISHED);
     await upload.discard();
   }
 }
+
+/**
+ * Why a finished upload lets go of its extraction (which has ended, unless the upload failed): one reason for all,
+ * since abort() without one makes a DOMException and its stack on every upload (0.1 ms of the thread that answers).
+ */
+const FINISHED = new Error('the upload no longer needs its text');
 
 type Begun = { format: string; extraction: Promise<Extracted>; held: Promise<store.DocumentRow | undefined> };
 
@@ -288,7 +296,7 @@ const queriesSent = async () => {
 async function writeDocument(
   db: RetrievalDeps['db'],
   backend: ChunkBackend,
-  document: Omit<store.DocumentRow, 'created_at' | 'original_bytes'>,
+  document: Omit<store.DocumentRow, 'created_at'>,
   rows: store.ChunkInsert[],
   pages: readonly Page[],
   onStored: ((tx: Sql, document: store.DocumentRow) => Promise<void>) | undefined,
@@ -346,9 +354,13 @@ export async function embedChunks(deps: RetrievalDeps, chunks: readonly { text: 
  */
 export function storedForm(vector: readonly number[]): { embedding: Float32Array; code: Uint8Array } {
   const embedding = Float32Array.from(vector);
-  const unit = unitRow(embedding, embedding.length, new Float64Array(embedding.length), new Float32Array(embedding.length));
-  return { embedding, code: encodeRow(unit, embedding.length, new Uint8Array(CODE_HEADER + embedding.length)) };
+  const dim = embedding.length;
+  // the unit vector is only a step to the code: one scratch pair per dimension, not two arrays a chunk
+  if (unitScratch.wide.length !== dim) unitScratch = { wide: new Float64Array(dim), unit: new Float32Array(dim) };
+  const unit = unitRow(embedding, dim, unitScratch.wide, unitScratch.unit);
+  return { embedding, code: encodeRow(unit, dim, new Uint8Array(CODE_HEADER + dim)) };
 }
+let unitScratch = { wide: new Float64Array(0), unit: new Float32Array(0) };
 
 function duplicate(deps: RetrievalDeps, held: store.DocumentRow): UploadResult {
   deps.metrics.documentsIngested.inc({ outcome: 'duplicate', format: held.format });

@@ -9,15 +9,20 @@ import type { DocumentContent } from './ingest/index.ts';
 import * as store from './store.ts';
 
 // The uploaded file itself, kept in the object store (deps.originals) as `<slug>/<document id>`, so that a cited PDF
-// page can be shown as it looks. It is written once the document has committed and recorded on the row
-// (`original_bytes`) after it is stored: an upload that fails before the commit stores nothing, and one whose file
-// could not be stored keeps its document without an original. Whoever may query the collection may read it.
+// page can be shown as it looks. It is written once the document has committed, and the document's row records its
+// size (`original_bytes`) from the start, so keeping it costs no statement of its own: an upload that fails before
+// the commit stores nothing, and one whose file could not be stored keeps its document without an original (the
+// record taken back). Until the upload answers, its original may be read as not held yet; a file written for a
+// document deleted meanwhile (its collection gone) is left to the sweep. Whoever may query the collection may read it.
 // SVC_ORIGINALS_RETENTION_DAYS > 0 removes originals that much older than their upload (sweepOriginals); the
 // sweep also removes objects whose document is gone (a watch let it go, a delete whose object removal failed).
 
 export const originalKey = (document: { id: string; collection_slug: string }) => `${document.collection_slug}/${document.id}`;
 
-/** Stores the upload's bytes as the committed document's original and records its size. Never throws: logged. */
+/**
+ * Stores the upload's bytes as the committed document's original, whose row already records their size; if they
+ * cannot be stored, the record is taken back. Never throws: logged.
+ */
 export async function keepOriginal(
   deps: RetrievalDeps,
   document: { id: string; collection_slug: string; content_type: string },
@@ -27,15 +32,17 @@ export async function keepOriginal(
   try {
     const body = 'bytes' in upload.content ? upload.content.bytes : createReadStream(upload.content.path);
     await deps.originals.put(key, body, { contentType: document.content_type, contentLength: upload.size });
-    const recorded = await deps.db.query(`UPDATE retrieval_documents SET original_bytes = $2 WHERE id = $1::uuid RETURNING id`, [
-      document.id,
-      upload.size,
-    ]);
-    // the document went (its collection deleted) while its file was written
-    if (recorded.length === 0) await deps.originals.delete(key);
   } catch (err) {
     deps.logger.error({ err, event: 'retrieval.original_not_kept', document: document.id }, 'the uploaded file could not be kept');
     await deps.originals.delete(key).catch(() => {});
+    await deps.db
+      .query(`UPDATE retrieval_documents SET original_bytes = NULL WHERE id = $1::uuid`, [document.id])
+      .catch((error: unknown) =>
+        deps.logger.error(
+          { err: error, event: 'retrieval.original_record_kept', document: document.id },
+          'the document still records an original that was not kept: reading it answers that the store does not hold it',
+        ),
+      );
   }
 }
 

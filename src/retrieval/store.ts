@@ -133,15 +133,15 @@ export async function bumpCollectionVersion(sql: Sql, slug: string): Promise<voi
  */
 export async function insertDocument(
   sql: Sql,
-  d: Omit<DocumentRow, 'created_at' | 'original_bytes'>,
+  d: Omit<DocumentRow, 'created_at'>,
   opts: { bump: boolean; pages?: readonly { page: number; text: string }[] },
 ): Promise<DocumentRow | undefined> {
   // the pages as extracted go in with the row, in the same statement (a round trip fewer), and only if it went in
   const rows = await sql.query<DocumentRow>(
     `WITH document AS (
        INSERT INTO retrieval_documents
-         (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by, text_bytes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14)
+         (id, collection_slug, filename, content_type, format, size_bytes, sha256, page_count, ocr_pages, status, chunk_count, uploaded_by, text_bytes, original_bytes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $16)
        ON CONFLICT (collection_slug, sha256) DO NOTHING RETURNING *
      ), bump AS (
        ${BUMP_VERSION} WHERE slug = $2 AND $13::boolean AND EXISTS (SELECT 1 FROM document)
@@ -166,6 +166,7 @@ export async function insertDocument(
       opts.bump,
       d.text_bytes,
       JSON.stringify((opts.pages ?? []).map((p) => ({ page: p.page, text: p.text }))),
+      d.original_bytes,
     ],
   );
   return rows[0];

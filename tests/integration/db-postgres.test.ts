@@ -65,3 +65,32 @@ it('ends a statement past SVC_DB_STATEMENT_TIMEOUT_MS with 57014, as embedded PG
     await fresh.drop();
   }
 });
+
+it('fails a transaction whose connection is lost, sends nothing more on it, and serves the next statements', async () => {
+  const fresh = await freshDatabase('db_lost');
+  const db = openPostgres({ ...fresh.cfg, max: 2 });
+  try {
+    await db.exec('CREATE TABLE kept (n int)');
+    let afterLoss: Promise<unknown> | undefined;
+    const failed = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO kept VALUES (1)');
+      const [{ pid }] = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
+      await db.query('SELECT pg_terminate_backend($1)', [pid]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // a statement after the loss is refused, not written to the closed socket (which would end the process)
+      afterLoss = tx.query('INSERT INTO kept VALUES (2)');
+      await afterLoss;
+    });
+    await expect(failed).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    while (!afterLoss) await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(afterLoss).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a write postgres.js deferred would have failed by now
+    expect(await db.query('SELECT n FROM kept')).toEqual([]);
+    for (let i = 0; i < 4; i++) expect(await db.query('SELECT $1::int AS i', [i])).toEqual([{ i }]);
+    expect(await db.transaction(async (tx) => tx.query('INSERT INTO kept VALUES (3) RETURNING n'))).toEqual([{ n: 3 }]);
+    expect(await db.query('SELECT n FROM kept')).toEqual([{ n: 3 }]);
+  } finally {
+    await db.close();
+    await fresh.drop();
+  }
+});

@@ -53,7 +53,7 @@ export function openPostgres(conn: PgConnection): Database {
   };
   const sql = postgres(options);
   let closed = false;
-  const wrap = (c: postgres.Sql | postgres.TransactionSql): Sql => ({
+  const wrap = (c: postgres.Sql | postgres.ReservedSql): Sql => ({
     async query<T>(text: string, params: readonly unknown[] = [], opts: QueryOptions = {}) {
       const options = params.length > 0 && !opts.planEachCall ? prepared : oneStatement;
       const rows = await c.unsafe(text, params as postgres.ParameterOrJSON<never>[], options);
@@ -132,11 +132,7 @@ export function openPostgres(conn: PgConnection): Database {
         await own.end({ timeout: 0 });
       }
     },
-    // The callback's promise is handed back as one value (an array result would otherwise be awaited item by item).
-    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-      const [result] = (await sql.begin(async (tx) => [await fn(wrap(tx))])) as [T];
-      return result;
-    },
+    transaction: (fn) => pipelinedTransaction(sql, wrap, fn),
     async ping() {
       if (closed) return false;
       return answersSoon(sql`SELECT 1`);
@@ -147,6 +143,76 @@ export function openPostgres(conn: PgConnection): Database {
       await sql.end({ timeout: 5 });
     },
   };
+}
+
+/** What postgres.js's `onexecute` hands over: the connection a statement went out on (not in its types). */
+type PooledConnection = { onclose: ((err: unknown) => void) | null; terminate(): void };
+
+/**
+ * A transaction on a connection reserved for it, its BEGIN sent with the first statement instead of a round trip
+ * before it (postgres.js's sql.begin awaits the BEGIN's answer before it calls back): statements on one connection
+ * run in the order they were sent, so whatever `fn` sends runs inside the transaction. As with sql.begin, a statement
+ * that failed rolls the transaction back even if `fn` caught its error (the server has aborted the transaction), and
+ * a connection lost midway fails it; nothing more is sent on that connection (postgres.js would throw on its closed
+ * socket outside any promise), and it goes back to the pool, which reconnects it, without a ROLLBACK (the server
+ * rolled back as the connection dropped).
+ */
+async function pipelinedTransaction<T>(sql: postgres.Sql, wrap: (c: postgres.ReservedSql) => Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
+  const reserved = await sql.reserve();
+  let connection: PooledConnection | undefined;
+  let lost: unknown;
+  let failed: { error: unknown } | undefined;
+  let loseConnection!: (err: unknown) => void;
+  const connectionLost = new Promise<never>((_, reject) => (loseConnection = reject));
+  connectionLost.catch(() => {}); // answered by the races below
+  const inner = wrap(reserved);
+  const watched =
+    <A extends unknown[], R>(statement: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (lost !== undefined) throw lost;
+      try {
+        return await statement(...args);
+      } catch (error) {
+        failed ??= { error };
+        throw error;
+      }
+    };
+  const tx: Sql = { query: watched(inner.query) as Sql['query'], exec: watched(inner.exec), copyIn: watched(inner.copyIn) };
+  const onexecute = (c: PooledConnection) => {
+    connection = c;
+    c.onclose = (err) => {
+      lost = err ?? new Error('the database connection closed during a transaction');
+      loseConnection(lost);
+    };
+    return true; // the connection takes the next statements at once
+  };
+  const begin = watched(() => reserved.unsafe('BEGIN', [], { onexecute } as postgres.UnsafeQueryOptions).execute())();
+  begin.catch(() => {}); // a failed BEGIN fails the transaction below
+  try {
+    let result: T;
+    try {
+      result = await Promise.race([fn(tx), connectionLost]);
+      await Promise.race([begin, connectionLost]);
+      if (failed) throw failed.error;
+    } catch (err) {
+      if (lost === undefined)
+        await reserved.unsafe('ROLLBACK').catch((error: unknown) => {
+          // a connection left in an unknown state (a COPY still under way) is closed, never pooled
+          lost = error;
+          connection?.terminate();
+        });
+      // a statement after a failed one is refused as "in failed transaction" (25P02): the first failure is the answer
+      throw (err as { code?: string })?.code === '25P02' && failed ? failed.error : err;
+    }
+    const committed = await Promise.race([reserved.unsafe('COMMIT'), connectionLost]);
+    // a statement `fn` left running that failed after it returned: the server answered COMMIT with ROLLBACK
+    const late = failed as { error: unknown } | undefined; // set by a statement's callback since the check above
+    if (late || committed.command !== 'COMMIT') throw late ? late.error : new Error('the transaction was rolled back, not committed');
+    return result;
+  } finally {
+    if (connection) connection.onclose = null;
+    if (lost === undefined) reserved.release();
+  }
 }
 
 const COPY_DATA = 0x64; // 'd'
