@@ -18,7 +18,17 @@ export type RowBounds = {
   readonly scale: Float32Array;
   readonly residual: Float32Array;
   readonly norm: Float32Array;
+  /**
+   * At least the largest scale, ‖x − x̂‖ and ‖x̂‖ of every row (LIMIT_SCALE, LIMIT_RESIDUAL, LIMIT_NORM): where given,
+   * a range's rows are first tested on their integer dot product alone (see rowsBelow).
+   */
+  readonly limits?: Float32Array;
 };
+
+/** A RowBounds `limits`' entries. */
+export const LIMIT_SCALE = 0;
+export const LIMIT_RESIDUAL = 1;
+export const LIMIT_NORM = 2;
 
 /**
  * Rows whose exact score may be among the best `k` of `count` (k ≤ count), in the order given, with the upper bound
@@ -68,15 +78,23 @@ export function candidates(
       kept.push(r);
       keptUpper.push(approx + error);
     }
+    // with the rows' limits, a row whose integer dot product is at most `below` is below the floor (rowsBelow), and
+    // is passed over on two loads (most rows, once k are in); the others are looked at as before
+    const limits = bounds.limits;
+    const below = limits ? rowsBelow(limits, query) : () => Number.NEGATIVE_INFINITY;
+    let under = below(floor);
     for (let i = start; i < count; i++) {
       const r = from + i;
-      const approx = (dots[i]! - shift * sums[r]!) * scale[r]! * qScale;
+      const d = dots[i]! - shift * sums[r]!;
+      if (d <= under) continue;
+      const approx = d * scale[r]! * qScale;
       const error = residual[r]! * qLength + norm[r]! * qResidual + SLACK;
       if (approx + error < floor) continue;
       const lower = approx - error;
       if (lower > floor) {
         siftDown(heap, k, lower);
         floor = Math.max(carried, heap[0]!);
+        under = below(floor);
       }
       if (approx + error >= floor) {
         kept.push(r);
@@ -113,6 +131,29 @@ export function candidates(
     out.upper.push(keptUpper[i]!);
   }
   return out;
+}
+
+/**
+ * For rows whose scale, ‖x − x̂‖ and ‖x̂‖ are at most `limits`: the function giving, for a floor, an integer D such
+ * that every such row whose integer dot product d (less the relaxed shift) is at most D has an upper bound, as
+ * candidates() computes it, below that floor (-Infinity where no D can be proven). Proof, in float64 as computed:
+ * rounding is monotone, so with s ≤ S, e ≤ E (E the error with the limits, computed in the same order), d ≥ 0:
+ * fl(fl(d·s)·q) ≤ fl(fl(d·S)·q) = A(d), nondecreasing in d; with d < 0 the approximation is ≤ 0 = A(0); so the upper
+ * bound fl(approx + error) ≤ fl(A(max(d, 0)) + E) = U(max(d, 0)), and U(D) < floor is checked for the D answered.
+ */
+export function rowsBelow(limits: Float32Array, query: QueryBounds): (floor: number) => number {
+  const maxScale = limits[LIMIT_SCALE]!;
+  const qScale = query.scale;
+  const most = limits[LIMIT_RESIDUAL]! * query.length + limits[LIMIT_NORM]! * query.residual + SLACK;
+  if (!Number.isFinite(maxScale * qScale) || !Number.isFinite(most)) return () => Number.NEGATIVE_INFINITY;
+  const upper = (d: number) => d * maxScale * qScale + most;
+  const step = maxScale * qScale;
+  return (floor) => {
+    if (!(most < floor)) return Number.NEGATIVE_INFINITY; // U(0) = E: not even d ≤ 0 is proven below
+    let d = step > 0 ? Math.min(2 ** 31, Math.floor((floor - most) / step)) : 2 ** 31;
+    for (let n = 0; n < 4 && d > 0 && !(upper(d) < floor); n++) d -= 1; // the quotient's own rounding
+    return d > 0 && upper(d) < floor ? d : 0;
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { instantiateKernel, SHARED_PAGES, type Kernel, type KernelModules } from './kernel.ts';
 import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
-import { candidates, type QueryBounds } from './rank.ts';
+import { candidates, LIMIT_NORM, LIMIT_RESIDUAL, LIMIT_SCALE, type QueryBounds } from './rank.ts';
 import { splitPass, splitThreads, startSplitWorkers, type PassFunction, type SharedBounds, type SplitPass } from './split.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
@@ -22,6 +22,8 @@ export type RowStore = {
   readonly scale: Float32Array;
   readonly residual: Float32Array;
   readonly norm: Float32Array;
+  /** At least the largest scale, ‖x − x̂‖ and ‖x̂‖ of any row written (rank.ts RowBounds): they only grow. */
+  readonly limits: Float32Array;
   /** Room for `rows` rows without growing again. */
   reserve(rows: number): void;
   /** Stores the float32 unit vector `unit` as row `row` (row < capacity); the values exact scores will use. */
@@ -122,6 +124,13 @@ export function createRowStore(
   let residual: Float32Array = new Float32Array(0);
   let norm: Float32Array = new Float32Array(0);
   let sums: Int32Array = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
+  let limits: Float32Array = new Float32Array(3);
+  /** Row `row`'s bounds, as just written, into the limits. */
+  const widen = (row: number) => {
+    if (scale[row]! > limits[LIMIT_SCALE]!) limits[LIMIT_SCALE] = scale[row]!;
+    if (residual[row]! > limits[LIMIT_RESIDUAL]!) limits[LIMIT_RESIDUAL] = residual[row]!;
+    if (norm[row]! > limits[LIMIT_NORM]!) limits[LIMIT_NORM] = norm[row]!;
+  };
   const fineQuery = new Int16Array(stride);
   const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
@@ -191,6 +200,9 @@ export function createRowStore(
     get norm() {
       return norm;
     },
+    get limits() {
+      return limits;
+    },
     reserve(rows) {
       if (rows > capacity) {
         const next = Math.ceil(Math.max(rows, capacity * 2, 16) / 4) * 4; // whole groups of four
@@ -209,7 +221,8 @@ export function createRowStore(
         residual = grown(residual, next);
         norm = grown(norm, next);
         sums = grown(sums, next);
-        pass?.setBounds({ scale, residual, norm, sums } as SharedBounds);
+        limits = grown(limits, 3);
+        pass?.setBounds({ scale, residual, norm, sums, limits } as SharedBounds);
         capacity = next;
       }
     },
@@ -234,6 +247,7 @@ export function createRowStore(
         residual[row] = view.getFloat32(4, true);
         norm[row] = view.getFloat32(8, true);
       }
+      widen(row);
     },
     writeCodes(first, bytes, codeAt, count) {
       const codeBytes = CODE_HEADER + dim;
@@ -259,6 +273,7 @@ export function createRowStore(
           scale[row] = view.getFloat32(at, true);
           residual[row] = view.getFloat32(at + 4, true);
           norm[row] = view.getFloat32(at + 8, true);
+          widen(row);
         }
         i = end;
       }
@@ -340,6 +355,7 @@ export function createRowStore(
       scale[to] = other.scale[row]!;
       residual[to] = other.residual[row]!;
       norm[to] = other.norm[row]!;
+      widen(to);
     },
     exportRows(from, to) {
       if (from % 4 !== 0 || to > capacity || from > to) throw new RangeError(`rows ${from}..${to} cannot be exported`);
@@ -363,6 +379,7 @@ export function createRowStore(
       residual.set(block.residual, block.from);
       norm.set(block.norm, block.from);
       sums.set(block.sums, block.from);
+      for (let row = block.from; row < block.to; row++) widen(row);
     },
     get workerRanges() {
       return pass?.workerRanges ?? 0;

@@ -57,6 +57,8 @@ export type SharedBounds = {
   readonly residual: Float32Array<SharedArrayBuffer>;
   readonly norm: Float32Array<SharedArrayBuffer>;
   readonly sums: Int32Array<SharedArrayBuffer>;
+  /** rank.ts RowBounds' limits: the largest bounds of any row, which a thread's selection tests a row's dot product on first. */
+  readonly limits: Float32Array<SharedArrayBuffer>;
 };
 
 /**
