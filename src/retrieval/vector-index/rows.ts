@@ -55,8 +55,11 @@ export type RowStore = {
   permute(order: Int32Array): void;
   /** Stores row `row` of `other` (a store of the same dimension) as row `to` of this one (to < capacity). */
   copyRow(other: RowStore, row: number, to: number): void;
-  /** A copy of rows from..to-1 (from a multiple of 4) that another store, on another thread, can take in. */
-  exportRows(from: number, to: number): RowBlock;
+  /**
+   * A copy of rows from..to-1 (from a multiple of 4) that another store, on another thread, can take in; into `stage`
+   * where given (rowBlockBytes(dim, to - from) at least: the block's arrays are views on it), else into new buffers.
+   */
+  exportRows(from: number, to: number, stage?: SharedArrayBuffer): RowBlock;
   /** Stores a block exportRows gave, at the same rows (reserved already). */
   importRows(block: RowBlock): void;
   /** Threads the full pass over rows 0..rows-1 is split across now (1: this thread alone). */
@@ -73,12 +76,17 @@ export type RowStore = {
 export type RowBlock = {
   from: number;
   to: number;
-  groups: Uint8Array<ArrayBuffer>;
-  scale: Float32Array<ArrayBuffer>;
-  residual: Float32Array<ArrayBuffer>;
-  norm: Float32Array<ArrayBuffer>;
-  sums: Int32Array<ArrayBuffer>;
+  groups: Uint8Array;
+  scale: Float32Array;
+  residual: Float32Array;
+  norm: Float32Array;
+  sums: Int32Array;
 };
+
+/** Bytes of an exported block of `rows` rows from a multiple of 4 (its groups, one more than whole, and bounds). */
+export function rowBlockBytes(dim: number, rows: number): number {
+  return (Math.ceil(rows / 4) + 1) * 4 * Math.ceil(dim / 16) * 16 + 16 * rows;
+}
 
 /** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
 const COARSE_LEVELS = 63;
@@ -357,19 +365,39 @@ export function createRowStore(
       norm[to] = other.norm[row]!;
       widen(to);
     },
-    exportRows(from, to) {
+    exportRows(from, to, stage) {
       if (from % 4 !== 0 || to > capacity || from > to) throw new RangeError(`rows ${from}..${to} cannot be exported`);
       const groupsAt = (row: number) => rowsAt + Math.ceil(row / 4) * 4 * stride;
       // a group past `to` may hold a row appended since: the importer stores it too, and never reads it
-      return {
+      const groups = new Uint8Array(kernel.memory.buffer, groupsAt(from), groupsAt(to) - groupsAt(from));
+      if (!stage) {
+        return {
+          from,
+          to,
+          groups: groups.slice(),
+          scale: scale.slice(from, to),
+          residual: residual.slice(from, to),
+          norm: norm.slice(from, to),
+          sums: sums.slice(from, to),
+        };
+      }
+      const n = to - from;
+      if (rowBlockBytes(dim, n) > stage.byteLength) throw new RangeError(`rows ${from}..${to} do not fit the stage`);
+      const block: RowBlock = {
         from,
         to,
-        groups: new Uint8Array(kernel.memory.buffer).slice(groupsAt(from), groupsAt(to)),
-        scale: scale.slice(from, to),
-        residual: residual.slice(from, to),
-        norm: norm.slice(from, to),
-        sums: sums.slice(from, to),
+        scale: new Float32Array(stage, 0, n),
+        residual: new Float32Array(stage, 4 * n, n),
+        norm: new Float32Array(stage, 8 * n, n),
+        sums: new Int32Array(stage, 12 * n, n),
+        groups: new Uint8Array(stage, 16 * n, groups.length),
       };
+      block.groups.set(groups);
+      block.scale.set(scale.subarray(from, to));
+      block.residual.set(residual.subarray(from, to));
+      block.norm.set(norm.subarray(from, to));
+      block.sums.set(sums.subarray(from, to));
+      return block;
     },
     importRows(block) {
       if (block.from % 4 !== 0 || block.to > capacity) throw new RangeError(`rows ${block.from}..${block.to} do not fit`);
