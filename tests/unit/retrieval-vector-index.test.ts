@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createVectorIndex, type Hit } from '../../src/retrieval/vector-index/index.ts';
 import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { quantise, ROW_LEVELS, roundUp32 } from '../../src/retrieval/vector-index/quantise.ts';
-import { candidates, rowsBelow } from '../../src/retrieval/vector-index/rank.ts';
+import { candidates, candidatesOf, rowsBelow } from '../../src/retrieval/vector-index/rank.ts';
 import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
 import { mulberry32 } from '../support/random-vectors.ts';
 
@@ -420,6 +420,7 @@ describe('vector index: the selection tests a row on its dot product first', () 
         for (const k of KS) {
           // blocks of 500 rows, each from the floor the ones before reached (as a split pass's thread does)
           let floor = Number.NEGATIVE_INFINITY;
+          const union = { rows: [] as number[], upper: [] as number[], lower: [] as number[] };
           for (let from = 0; from < vectors.length; from += 500) {
             const count = Math.min(500, vectors.length - from);
             const block = dots.subarray(from, from + count);
@@ -427,10 +428,27 @@ describe('vector index: the selection tests a row on its dot product first', () 
             const plain = candidates(block, bounds, q, count, Math.min(k, count), of);
             const tested = candidates(block, { ...bounds, limits }, q, count, Math.min(k, count), of);
             expect(tested).toEqual(plain);
+            union.rows.push(...tested.rows);
+            union.upper.push(...tested.upper);
+            union.lower.push(...tested.lower);
             const under = rowsBelow(limits, q)(plain.floor);
             for (let i = 0; i < count; i++) if (dots[from + i]! - 64 * sums[from + i]! <= under) passedOver += 1;
             floor = plain.floor;
           }
+          // the blocks' rows selected again from the bounds they answered, as from their dot products and bounds
+          const again = candidates(
+            Int32Array.from(union.rows, (r) => dots[r]!),
+            bounds,
+            q,
+            union.rows.length,
+            k,
+            { ids: union.rows, sums, shift: 64 },
+          );
+          expect(candidatesOf(union.rows, union.upper, union.lower, union.rows.length, k)).toEqual({
+            rows: again.rows,
+            upper: again.upper,
+            floor: again.floor,
+          });
         }
       }
     }

@@ -50,7 +50,7 @@ export function candidates(
   count: number,
   k: number,
   of: { ids?: ArrayLike<number>; from?: number; sums?: Int32Array; shift?: number; floor?: number } = {},
-): { rows: number[]; upper: number[]; floor: number } {
+): { rows: number[]; upper: number[]; lower: number[]; floor: number } {
   const { scale, residual, norm } = bounds;
   const qScale = query.scale;
   const qResidual = query.residual;
@@ -65,6 +65,7 @@ export function candidates(
   let floor = carried;
   const kept: number[] = [];
   const keptUpper: number[] = [];
+  const keptLower: number[] = [];
   // the relaxed pass over a range (most of a full scan's time): its own loop, the rows below the floor passed over with
   // nothing else looked at; the same arithmetic, and the same floor at every row, as the general loop below
   let start = 0;
@@ -77,6 +78,7 @@ export function candidates(
       if (start === k - 1) floor = Math.max(carried, heap[0]!);
       kept.push(r);
       keptUpper.push(approx + error);
+      keptLower.push(approx - error);
     }
     // with the rows' limits, a row whose integer dot product is at most `below` is below the floor (rowsBelow), and
     // is passed over on two loads (most rows, once k are in); the others are looked at as before
@@ -99,6 +101,7 @@ export function candidates(
       if (approx + error >= floor) {
         kept.push(r);
         keptUpper.push(approx + error);
+        keptLower.push(lower);
       }
     }
     start = count;
@@ -122,13 +125,53 @@ export function candidates(
     if (approx + error >= floor) {
       kept.push(r);
       keptUpper.push(approx + error);
+      keptLower.push(lower);
     }
   }
-  const out: { rows: number[]; upper: number[]; floor: number } = { rows: [], upper: [], floor };
+  const out: { rows: number[]; upper: number[]; lower: number[]; floor: number } = { rows: [], upper: [], lower: [], floor };
   for (let i = 0; i < kept.length; i++) {
     if (keptUpper[i]! < floor) continue;
     out.rows.push(kept[i]!);
     out.upper.push(keptUpper[i]!);
+    out.lower.push(keptLower[i]!);
+  }
+  return out;
+}
+
+/**
+ * candidates() over rows whose bounds it computed already (a split pass's blocks answer each row kept with them): the
+ * same selection, row for row, so the same rows, bounds and floor, without reading any row's dot product or bounds
+ * again (the union of a million rows' blocks is thousands of rows scattered over megabytes of bounds).
+ */
+export function candidatesOf(
+  rows: ArrayLike<number>,
+  upper: ArrayLike<number>,
+  lower: ArrayLike<number>,
+  count: number,
+  k: number,
+): { rows: number[]; upper: number[]; floor: number } {
+  const heap = new Float64Array(k);
+  let floor = Number.NEGATIVE_INFINITY;
+  let filled = 0;
+  const kept: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const up = upper[i]!;
+    if (up < floor) continue;
+    const low = lower[i]!;
+    if (filled < k) {
+      siftUp(heap, filled++, low);
+      if (filled === k) floor = heap[0]!;
+    } else if (low > floor) {
+      siftDown(heap, k, low);
+      floor = heap[0]!;
+    }
+    if (up >= floor) kept.push(i);
+  }
+  const out: { rows: number[]; upper: number[]; floor: number } = { rows: [], upper: [], floor };
+  for (const i of kept) {
+    if (upper[i]! < floor) continue;
+    out.rows.push(rows[i]!);
+    out.upper.push(upper[i]!);
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { instantiateKernel, SHARED_PAGES, type Kernel, type KernelModules } from './kernel.ts';
 import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
-import { candidates, LIMIT_NORM, LIMIT_RESIDUAL, LIMIT_SCALE, type QueryBounds } from './rank.ts';
+import { candidates, candidatesOf, LIMIT_NORM, LIMIT_RESIDUAL, LIMIT_SCALE, type QueryBounds } from './rank.ts';
 import { splitPass, splitThreads, startSplitWorkers, type PassFunction, type SharedBounds, type SplitPass } from './split.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
@@ -149,7 +149,8 @@ export function createRowStore(
   const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
   const keptAt = () => groupOutAt() + 16; // a split pass's rows kept, one i32 a row (each range at its own rows)
   const blockStage = Math.max(BLOCK_STAGE_BYTES, CODE_HEADER + dim); // and 8 bytes to align the copy
-  const blockAt = () => keptAt() + capacity * 4; // writeCodes' codes, copied in a block at a time
+  const keptBoundsAt = () => keptAt() + capacity * 4; // and their bounds, two f64 a row (16-byte aligned, as keptAt)
+  const blockAt = () => keptBoundsAt() + capacity * 16; // writeCodes' codes, copied in a block at a time
   /** The full pass of `fn` over rows 0..rows-1 into the results, split where the store is shared. */
   const passAll = (fn: PassFunction, query: number, rows: number) => {
     const groups = Math.ceil(rows / 4);
@@ -168,16 +169,15 @@ export function createRowStore(
       passAll(fn, query, rows);
       return candidates(new Int32Array(kernel.memory.buffer, outAt(), rows), store, bounds, rows, k, relaxed);
     }
-    const union = pass.select(fn, query, rowsAt, stride, outAt(), { query: bounds, k, shift, count: rows, kept: keptAt() });
-    const dots = new Int32Array(kernel.memory.buffer, outAt(), rows);
-    return candidates(
-      Int32Array.from(union, (row) => dots[row]!),
-      store,
-      bounds,
-      union.length,
+    const union = pass.select(fn, query, rowsAt, stride, outAt(), {
+      query: bounds,
       k,
-      { ids: union, ...relaxed },
-    );
+      shift,
+      count: rows,
+      kept: keptAt(),
+      bounds: keptBoundsAt(),
+    });
+    return candidatesOf(union.rows, union.upper, union.lower, union.rows.length, k);
   };
   /** The rows so far into a shared memory of `bytes` (once, when the store reaches SPLIT_FROM_ROWS). */
   const share = (bytes: number) => {
@@ -214,8 +214,9 @@ export function createRowStore(
     reserve(rows) {
       if (rows > capacity) {
         const next = Math.ceil(Math.max(rows, capacity * 2, 16) / 4) * 4; // whole groups of four
-        // query, rows, one i32 result per row, one group's, one i32 a row kept by a split pass, writeCodes' block
-        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4 + blockStage + 8;
+        // query, rows, one i32 result per row, one group's, one i32 a row kept by a split pass and its two f64 bounds,
+        // writeCodes' block
+        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4 + next * 16 + blockStage + 8;
         const have = kernel.memory.buffer.byteLength;
         try {
           if (!pass && !released && threads > 1 && next >= SPLIT_FROM_ROWS) share(needed);
