@@ -71,8 +71,6 @@ export type CollectionIndexes = {
 
 // a kept row's Map entry, its object and its id, roughly, beside the vector's own dim * 4 bytes
 const FLOAT_ROW_OVERHEAD = 160;
-/** Rows read back with their text (dense ranking): at most this many, so little text is read for nothing. */
-const WITH_TEXT_ROWS = 32;
 /** Rows a warm-up reads per statement: about 6 MB of vectors at 768 dimensions. */
 const WARM_BATCH = 2000;
 
@@ -283,18 +281,7 @@ export function createCollectionIndexes(
   }
 
   /** The ranking read back without text: the candidates' vectors, from the kept floats where they are. */
-  /**
-   * `texts`: the caller will read the winners' text; a read of few rows (WITH_TEXT_ROWS) brings theirs along, one
-   * statement instead of two when the candidates are about the k that rank (a clustered copy with its finer code).
-   */
-  const searchIds = (
-    db: Database,
-    slug: string,
-    version: number,
-    vector: readonly number[],
-    k: number,
-    texts?: Map<string, store.ChunkHit>,
-  ) =>
+  const searchIds = (db: Database, slug: string, version: number, vector: readonly number[], k: number) =>
     search(db, slug, version, vector, k, async (copy, seqs) => {
       const held: { seq: number; vector: Float32Array; item: { id: string } }[] = [];
       const missing: number[] = [];
@@ -304,12 +291,7 @@ export function createCollectionIndexes(
         else missing.push(seq);
       }
       if (missing.length === 0) return held;
-      let read: { seq: number; id: string; vector: Float32Array }[];
-      if (texts && missing.length <= WITH_TEXT_ROWS) {
-        const rows = await store.vectorsWithTextBySeq(db, slug, missing);
-        for (const { id, document_id, filename, page, text } of rows) texts.set(id, { id, document_id, filename, page, text });
-        read = rows;
-      } else read = await store.vectorsBySeq(db, slug, missing);
+      const read = await store.vectorsBySeq(db, slug, missing);
       keep(copy, read);
       return [...held, ...read.map(({ seq, id, vector: stored }) => ({ seq, vector: stored, item: { id } }))];
     });
@@ -326,16 +308,19 @@ export function createCollectionIndexes(
     // rows whose scores the int8 bound cannot part, and their text was most of what a query read. A chunk gone
     // between the two reads is left out, as one gone before the first is.
     async rank(db, slug, version, vector, k) {
-      const texts = new Map<string, store.ChunkHit>();
-      const found = await searchIds(db, slug, version, vector, k, texts);
+      const found = await searchIds(db, slug, version, vector, k);
       if (found === 'too-large') return found;
       const ranked = found.hits;
       try {
         if (ranked.length === 0) return [];
-        // the text of winners whose vectors were kept, or read without it
-        const unread = ranked.filter((r) => !texts.has(r.id)).map((r) => r.id);
-        const chunks =
-          unread.length > 0 ? new Map([...texts, ...(await store.chunksByIds(db, unread)).map((c) => [c.id, c] as const)]) : texts;
+        const chunks = new Map(
+          (
+            await store.chunksByIds(
+              db,
+              ranked.map((r) => r.id),
+            )
+          ).map((c) => [c.id, c]),
+        );
         return ranked.flatMap((r) => {
           const chunk = chunks.get(r.id);
           return chunk ? [{ ...chunk, score: r.score }] : [];

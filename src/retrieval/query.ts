@@ -69,16 +69,26 @@ export async function queryCollection(
 
 async function rankAndRecord(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<QueryResponse> {
   const started = performance.now();
-  const { chunks, topK, mode, exact } = await retrieveChunks(deps, caller, slug, input);
-  const latency_ms = Math.round((performance.now() - started) * 100) / 100;
-  await recordRetrieval(deps, caller, {
-    collection: slug,
-    question: input.question,
-    top_k: topK,
-    chunks,
-    latency_ms,
-    filter: input.filter,
+  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  const topK = input.top_k ?? deps.config.DEFAULT_TOP_K;
+  const record = (chunks: Audited[]) =>
+    recordRetrieval(deps, caller, {
+      collection: slug,
+      question: input.question,
+      top_k: topK,
+      chunks,
+      latency_ms: elapsed(),
+      filter: input.filter,
+    });
+  // the audit record is written once the ranking is known, beside the read of the ranked chunks' text (which it does
+  // not need); the answer waits for both, so a failed audit still fails the request
+  let audit: Promise<number> | undefined;
+  const { chunks, mode, exact } = await retrieveChunks(deps, caller, slug, input, (ranked) => {
+    audit = record(ranked.map((r) => ({ chunk_id: r.id, score: r.score })));
+    audit.catch(() => undefined); // awaited below, unless the retrieval fails first
   });
+  const latency_ms = elapsed();
+  await (audit ?? record(chunks));
   deps.metrics.queries.inc({ outcome: 'ok' });
   deps.metrics.queryDuration.observe({ mode }, latency_ms / 1000);
   return { question: input.question, collection: slug, chunks, exact, latency_ms };
@@ -94,8 +104,18 @@ export type Retrieved = {
   exact: boolean;
 };
 
-/** The retrieval itself, unrecorded: the ceiling, the collection, the policy, the ranking (the caller records it). */
-export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: string, input: QueryInput): Promise<Retrieved> {
+/**
+ * The retrieval itself, unrecorded: the ceiling, the collection, the policy, the ranking (the caller records it).
+ * `ranked` hears the ranking (ids and scores, best first) once it is known, before the ranked chunks' text is read
+ * (not when a filter kept no document: nothing is ranked then).
+ */
+export async function retrieveChunks(
+  deps: RetrievalDeps,
+  caller: Caller,
+  slug: string,
+  input: QueryInput,
+  ranked?: (ranking: readonly Fused[]) => void,
+): Promise<Retrieved> {
   const topK = input.top_k ?? deps.config.DEFAULT_TOP_K;
   const mode = input.mode ?? 'hybrid';
   if (topK > deps.config.MAX_TOP_K) {
@@ -116,17 +136,23 @@ export async function retrieveChunks(deps: RetrievalDeps, caller: Caller, slug: 
     'retrieval.rank',
     async (span) => {
       describeSpan(span, { inputs: { question: input.question, top_k: topK, mode } });
-      const ranked =
+      const chunks =
         collection.documents?.length === 0
           ? []
           : mode === 'dense'
-            ? await denseOnly(deps, caller, collection, input.question, topK, similarity, ranking)
+            ? await denseOnly(deps, caller, collection, input.question, topK, similarity, ranking, ranked)
             : mode === 'keyword'
-              ? await withText(caller, collection, single(await keywordList(deps, caller, collection, input.question, topK), 'keyword'))
-              : await hybrid(deps, caller, collection, input.question, topK, similarity, ranking);
+              ? await withText(
+                  caller,
+                  collection,
+                  single(await keywordList(deps, caller, collection, input.question, topK), 'keyword'),
+                  undefined,
+                  ranked,
+                )
+              : await hybrid(deps, caller, collection, input.question, topK, similarity, ranking, ranked);
       // as MLflow shows retrieved documents; the trace is the caller's own, who may read these chunks
-      describeSpan(span, { outputs: ranked.map(retrievedDocument) });
-      return ranked;
+      describeSpan(span, { outputs: chunks.map(retrievedDocument) });
+      return chunks;
     },
     'RETRIEVER',
   );
@@ -142,7 +168,14 @@ const retrievedDocument = (c: ChunkResult) => ({
   metadata: { document_id: c.document_id, filename: c.filename, page: c.page, score: c.score },
 });
 
-/** The retrieval's audit record (its id returned); an answer adds what it answered (`answer`). */
+/** What an audit record keeps of each chunk given. */
+type Audited = Pick<ChunkResult, 'chunk_id' | 'score'>;
+
+/**
+ * The retrieval's audit record (its id returned); an answer adds what it answered (`answer`). A query's record is
+ * written from its ranking, beside the read of the chunks' text: `latency_ms` is the time to the ranking, and a chunk
+ * deleted between its ranking and that read is named though the answer leaves it out.
+ */
 export async function recordRetrieval(
   deps: RetrievalDeps,
   caller: Caller,
@@ -150,7 +183,7 @@ export async function recordRetrieval(
     collection: string;
     question: string;
     top_k: number;
-    chunks: ChunkResult[];
+    chunks: readonly Audited[];
     latency_ms: number;
     filter?: DocumentFilter | undefined;
     answer?: store.AnswerRecord;
@@ -182,6 +215,7 @@ async function hybrid(
   topK: number,
   similarity: Map<string, number>,
   ranking: { exact: boolean },
+  ranked?: (ranking: readonly Fused[]) => void,
 ): Promise<ChunkResult[]> {
   const depth = candidates(deps, topK);
   // the dense candidates without their text: only the fused top k are read back
@@ -191,7 +225,7 @@ async function hybrid(
   ]);
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   ranking.exact = dense.exact;
-  return withText(caller, collection, fuse(dense.hits, keyword, topK), dense.rows);
+  return withText(caller, collection, fuse(dense.hits, keyword, topK), dense.rows, ranked);
 }
 
 async function denseOnly(
@@ -202,11 +236,12 @@ async function denseOnly(
   topK: number,
   similarity: Map<string, number>,
   ranking: { exact: boolean },
+  ranked?: (ranking: readonly Fused[]) => void,
 ): Promise<ChunkResult[]> {
   const dense = await denseList(deps, caller, collection, question, topK, 'chunks');
   for (const hit of dense.hits) similarity.set(hit.id, hit.score);
   ranking.exact = dense.exact;
-  return withText(caller, collection, single(dense.hits, 'dense'), dense.rows);
+  return withText(caller, collection, single(dense.hits, 'dense'), dense.rows, ranked);
 }
 
 /**
@@ -246,13 +281,18 @@ async function embedQuestion(deps: RetrievalDeps, question: string): Promise<num
   }
 }
 
-/** One read of the ranked chunks with their documents; a chunk deleted since it was ranked drops out. */
+/**
+ * One read of the ranked chunks with their documents; a chunk deleted since it was ranked drops out. `heard` is told
+ * the ranking first.
+ */
 async function withText(
   caller: Caller,
   collection: Head,
   ranked: Fused[],
   known = new Map<string, store.ChunkHit>(),
+  heard?: (ranking: readonly Fused[]) => void,
 ): Promise<ChunkResult[]> {
+  heard?.(ranked);
   if (ranked.length === 0) return [];
   const missing = ranked.filter((r) => !known.has(r.id)).map((r) => r.id);
   const read = missing.length === 0 ? [] : await collection.backend.chunksByIds(caller, missing);

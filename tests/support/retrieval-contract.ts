@@ -357,6 +357,41 @@ export function retrievalContract(label: string, openDb: OpenDb, opts: Retrieval
         expect(all.body.queries.map((q: { question: string }) => q.question)).toEqual(['second question', 'first question']);
         expect((await h.json('GET', '/audit/queries?limit=0', who.admin)).status).toBe(400);
       });
+
+      it('records the chunks and scores each mode answered; a query whose record cannot be written fails', async () => {
+        await create('recorded');
+        const sentences = Array.from({ length: 12 }, (_, i) => `Recorded sentence ${i} about the audit of mode ${i % 3}.`);
+        await h.upload('recorded', who.engineer, { name: 'r.txt', bytes: text(sentences.join(' ')) });
+        for (const mode of ['dense', 'keyword', 'hybrid']) {
+          const asked = await h.json('POST', '/collections/recorded/query', people.user, {
+            question: `audit of mode ${mode}`,
+            top_k: 3,
+            mode,
+          });
+          expect(asked.status).toBe(200);
+          expect(asked.body.chunks.length).toBeGreaterThan(0);
+          const [record] = (await h.json('GET', '/audit/queries?limit=1', people.user)).body.queries;
+          expect(record.question).toBe(`audit of mode ${mode}`);
+          expect(record.chunks).toEqual(
+            asked.body.chunks.map((c: { chunk_id: string; score: number }) => ({ chunk_id: c.chunk_id, score: c.score })),
+          );
+        }
+        // the audit chain refuses this question's record: the query fails, and no chunk is answered
+        await h.db.exec(`CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN IF NEW.detail->>'question' = 'unrecordable' THEN RAISE EXCEPTION 'audit refused'; END IF; RETURN NEW; END $$;
+          CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTION refuse_audit()`);
+        try {
+          for (const mode of ['dense', 'keyword', 'hybrid']) {
+            const refused = await h.json('POST', '/collections/recorded/query', people.user, { question: 'unrecordable', top_k: 3, mode });
+            expect(refused.status).toBe(500);
+            expect(refused.body.chunks).toBeUndefined();
+          }
+        } finally {
+          await h.db.exec('DROP TRIGGER refuse_audit ON audit_records; DROP FUNCTION refuse_audit()');
+        }
+        const [last] = (await h.json('GET', '/audit/queries?limit=1', people.user)).body.queries;
+        expect(last.question).toBe('audit of mode hybrid');
+      });
     });
   });
 }

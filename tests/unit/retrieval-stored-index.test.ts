@@ -214,6 +214,24 @@ describe('collection copies and their size limit', () => {
     await h.close();
   });
 
+  it('reads many rows’ vectors in a few statements at once, each row once and as read alone', async () => {
+    const { retrievalHarness, who } = await import('../support/retrieval.ts');
+    const store = await import('../../src/retrieval/store.ts');
+    const h = await retrievalHarness(db, { env: { SVC_CHUNK_SIZE_TOKENS: '2', SVC_CHUNK_OVERLAP_TOKENS: '0' } });
+    await h.json('POST', '/collections', who.engineer, { slug: 'many', name: 'Many', allowed_roles: [] });
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    await h.upload('many', who.engineer, { name: 'a.txt', bytes: new TextEncoder().encode(words) });
+    const seqs = (await db.query<{ seq: number }>(`SELECT seq FROM retrieval_chunks WHERE collection_slug = 'many' ORDER BY seq`)).map(
+      (r) => Number(r.seq),
+    );
+    expect(seqs.length).toBeGreaterThanOrEqual(27);
+    const asked = [...seqs.slice(0, 27)].reverse();
+    const read = await store.vectorsBySeq(db, 'many', asked);
+    expect(read.map((r) => r.seq).sort((a, b) => a - b)).toEqual([...asked].sort((a, b) => a - b));
+    for (const row of read) expect(await store.vectorsBySeq(db, 'many', [row.seq])).toEqual([row]);
+    await h.close();
+  });
+
   it('builds a copy in one read on a replica that has none, at the limit and past it', async () => {
     const { retrievalHarness, who } = await import('../support/retrieval.ts');
     const env = { SVC_CHUNK_SIZE_TOKENS: '2', SVC_CHUNK_OVERLAP_TOKENS: '0' };

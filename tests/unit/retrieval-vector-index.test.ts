@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createVectorIndex, type Hit } from '../../src/retrieval/vector-index/index.ts';
 import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
-import { quantise } from '../../src/retrieval/vector-index/quantise.ts';
+import { quantise, ROW_LEVELS, roundUp32 } from '../../src/retrieval/vector-index/quantise.ts';
+import { candidates, candidatesOf, rowsBelow } from '../../src/retrieval/vector-index/rank.ts';
 import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
 import { mulberry32 } from '../support/random-vectors.ts';
 
@@ -362,6 +363,126 @@ describe('vector index: the relaxed-SIMD pass', () => {
       for (const query of queriesFor(vectors, 12, dim, dim)) {
         for (const k of KS) expect(relaxed.search(query, k)).toEqual(portable.search(query, k));
       }
+    }
+  });
+});
+
+describe('vector index: the selection tests a row on its dot product first', () => {
+  /** Rows as a copy holds them (codes, bounds, Σ of each code) and the relaxed pass's dot products with `query`. */
+  function relaxedPass(vectors: readonly Vec[], query: Vec) {
+    const n = vectors.length;
+    const bounds = { scale: new Float32Array(n), residual: new Float32Array(n), norm: new Float32Array(n) };
+    const sums = new Int32Array(n);
+    const dots = new Int32Array(n);
+    const unit = Float64Array.from(query, (x) => x / lengthOf(query));
+    const coarse = new Int8Array(DIM);
+    const q = quantise(unit, DIM, 63, coarse);
+    const code = new Int8Array(DIM);
+    vectors.forEach((v, r) => {
+      const l = lengthOf(v);
+      const row = quantise(
+        Float32Array.from(v, (x) => (l > 0 ? x / l : 0)),
+        DIM,
+        ROW_LEVELS,
+        code,
+      );
+      bounds.scale[r] = row.scale;
+      bounds.residual[r] = roundUp32(row.residual);
+      bounds.norm[r] = roundUp32(row.norm);
+      for (let i = 0; i < DIM; i++) {
+        dots[r] = dots[r]! + code[i]! * (64 + coarse[i]!);
+        sums[r] = sums[r]! + code[i]!;
+      }
+    });
+    const limits = Float32Array.of(Math.max(...bounds.scale), Math.max(...bounds.residual), Math.max(...bounds.norm));
+    return { bounds, sums, dots, limits, query: { ...q, length: lengthOf(unit) } };
+  }
+
+  it('keeps the same rows, bounds and floor as without the test, block after block, on random and adversarial rows', () => {
+    const base = randomUnits(1, 77)[0]!;
+    const next = mulberry32(5);
+    const spike = (i: number) => Float32Array.from({ length: DIM }, (_, j) => (j === i % DIM ? 1 : 1e-3 * (next() - 0.5)));
+    const sets: Vec[][] = [
+      randomUnits(3_000, 61),
+      // near-duplicates of the query among random rows, rows with one large component (the largest scales), and zero rows
+      [
+        ...randomUnits(1_500, 62),
+        ...Array.from({ length: 200 }, () => Float32Array.from(base, (x) => x + 1e-4 * (next() - 0.5))),
+        ...Array.from({ length: 50 }, (_, i) => spike(i)),
+        ...Array.from({ length: 20 }, () => new Float32Array(DIM)),
+        ...randomUnits(1_500, 63),
+      ],
+    ];
+    let passedOver = 0;
+    for (const vectors of sets) {
+      for (const query of [base, ...queriesFor(vectors, 6, 8)]) {
+        const { bounds, sums, dots, limits, query: q } = relaxedPass(vectors, query);
+        for (const k of KS) {
+          // blocks of 500 rows, each from the floor the ones before reached (as a split pass's thread does)
+          let floor = Number.NEGATIVE_INFINITY;
+          const union = { rows: [] as number[], upper: [] as number[], lower: [] as number[] };
+          for (let from = 0; from < vectors.length; from += 500) {
+            const count = Math.min(500, vectors.length - from);
+            const block = dots.subarray(from, from + count);
+            const of = { from, sums, shift: 64, floor };
+            const plain = candidates(block, bounds, q, count, Math.min(k, count), of);
+            const tested = candidates(block, { ...bounds, limits }, q, count, Math.min(k, count), of);
+            expect(tested).toEqual(plain);
+            union.rows.push(...tested.rows);
+            union.upper.push(...tested.upper);
+            union.lower.push(...tested.lower);
+            const under = rowsBelow(limits, q)(plain.floor);
+            for (let i = 0; i < count; i++) if (dots[from + i]! - 64 * sums[from + i]! <= under) passedOver += 1;
+            floor = plain.floor;
+          }
+          // the blocks' rows selected again from the bounds they answered, as from their dot products and bounds
+          const again = candidates(
+            Int32Array.from(union.rows, (r) => dots[r]!),
+            bounds,
+            q,
+            union.rows.length,
+            k,
+            { ids: union.rows, sums, shift: 64 },
+          );
+          expect(candidatesOf(union.rows, union.upper, union.lower, union.rows.length, k)).toEqual({
+            rows: again.rows,
+            upper: again.upper,
+            floor: again.floor,
+          });
+        }
+      }
+    }
+    // the test does pass over rows: most of them, once a floor is reached
+    expect(passedOver).toBeGreaterThan(0);
+  });
+
+  it('passes over a row at the last dot product proven below the floor, and keeps the row one above it', () => {
+    const query = { scale: 1.0127e-3, residual: 8.24e-3, length: 1 };
+    for (const [scale, residual, norm] of [
+      [5.25e-4, 4.3e-3, 1.0006],
+      [7.9e-3, 1e-6, 1],
+      [1e-5, 0.2, 0.9],
+    ] as const) {
+      const k = 3;
+      const n = k + 5;
+      const bounds = {
+        scale: new Float32Array(n).fill(scale),
+        residual: new Float32Array(n).fill(residual),
+        norm: new Float32Array(n).fill(norm),
+      };
+      const limits = Float32Array.of(scale, residual, norm);
+      const sums = new Int32Array(n).fill(-1);
+      // k rows far above the rest make the floor; then rows about the last dot product below it
+      const dots = new Int32Array(n);
+      dots.fill(Math.round(1.5 / (scale * query.scale)), 0, k); // a score of about 1.5, far above the error
+      const first = candidates(dots.subarray(0, k), bounds, query, k, k, { sums, shift: 64 });
+      const under = rowsBelow(limits, query)(first.floor);
+      expect(under).toBeGreaterThan(0);
+      for (let i = 0; i < 5; i++) dots[k + i] = under - 2 - 64 + i; // d = dots + 64: under - 2 .. under + 2
+      const plain = candidates(dots, bounds, query, n, k, { sums, shift: 64 });
+      expect(candidates(dots, { ...bounds, limits }, query, n, k, { sums, shift: 64 })).toEqual(plain);
+      // the rows one and two above the last proven below it reach the floor, so the test must not pass over them
+      expect(plain.rows).toEqual([0, 1, 2, k + 3, k + 4]);
     }
   });
 });

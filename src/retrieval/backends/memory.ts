@@ -32,15 +32,14 @@ export function memoryBackend(deps: MemoryParts, collection: { slug: string; ver
       deps.indexes.drop(slug);
       deps.keywords.drop(slug);
     },
-    async dense(_caller, vector, k, { documents, read }) {
+    async dense(_caller, vector, k, { documents }) {
       // a filter's documents: pgvector's exact scan over their chunks alone (the in-memory copy ranks the whole collection)
       if (documents) return found(await rankDocumentsByPgvector(deps.db, slug, documents, [...vector], k));
-      if (read === 'ids') {
-        const ranked = await deps.indexes.rankIds(deps.db, slug, version, vector, k);
-        if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map(), exact: true };
-      }
-      const ranked = read === 'chunks' ? await deps.indexes.rank(deps.db, slug, version, vector, k) : 'too-large';
-      return found(ranked === 'too-large' ? await store.rankByPgvector(deps.db, slug, [...vector], k) : ranked);
+      // the copy's ranking without text, whatever `read` asks: the caller reads the text of what it keeps (query.ts),
+      // beside the audit record, which needs only the ranking
+      const ranked = await deps.indexes.rankIds(deps.db, slug, version, vector, k);
+      if (ranked !== 'too-large') return { hits: ranked.map((h) => ({ id: h.id, score: h.score })), rows: new Map(), exact: true };
+      return found(await store.rankByPgvector(deps.db, slug, [...vector], k));
     },
     keyword: async (_caller, question, k, { documents }) =>
       rankByKeywordCopy(await deps.keywords.get(deps.db, slug, version), question, k, documents, (ids) => chunkIdsOf(deps.db, ids)),

@@ -39,8 +39,11 @@ export function blockGroups(groups: number, work: Int32Array): number {
   return Math.max(BLOCK_GROUPS, Math.ceil(groups / blocksOf(work)));
 }
 
-/** What a pass's threads each select over their blocks: rank.ts candidates' arguments, and where kept rows go. */
-export type BlockSelection = { query: QueryBounds; count: number; k: number; shift: number; kept: number };
+/**
+ * What a pass's threads each select over their blocks: rank.ts candidates' arguments, where kept rows go, and where
+ * their bounds go (`bounds`: two f64 a row, upper then lower, at the block's own rows as the kept rows are).
+ */
+export type BlockSelection = { query: QueryBounds; count: number; k: number; shift: number; kept: number; bounds: number };
 
 /** One pass: the kernel function and its arguments over every row (as kernel.ts has them), cut into blocks. */
 export type BlockPass = {
@@ -108,6 +111,11 @@ export function passBlock(
     const sums = select.shift ? { sums: bounds.sums, shift: select.shift } : {};
     const kept = candidates(dots, bounds, select.query, count, select.k, { from: first, floor, ...sums });
     new Int32Array(memory.buffer, select.kept + 4 * first, kept.rows.length).set(kept.rows);
+    const keptBounds = new Float64Array(memory.buffer, select.bounds + 16 * first, 2 * kept.rows.length);
+    for (let i = 0; i < kept.rows.length; i++) {
+      keptBounds[2 * i] = kept.upper[i]!;
+      keptBounds[2 * i + 1] = kept.lower[i]!;
+    }
     result = kept.rows.length;
     reached = kept.floor;
   }

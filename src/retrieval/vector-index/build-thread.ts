@@ -9,6 +9,7 @@ import { createRowStore, type RowBlock } from './rows.ts';
 // move its own rows alike and serve the clusters: the order, and the layout (starts, centroids, radii).
 
 export type BuildRequest = { modules: KernelModules; dim: number; count: number; relaxed?: boolean };
+/** A block of rows (on a stage the caller writes again once told it was taken), or the word to build. */
 export type BuildMessage = { block: RowBlock } | { build: true };
 export type BuildAnswer =
   | { order: Int32Array<ArrayBuffer>; layout: Layout }
@@ -21,7 +22,11 @@ export function serve(port: MessagePort, request: BuildRequest): void {
   store.reserve(count);
   port.on('message', (message: BuildMessage) => {
     try {
-      if ('block' in message) return store.importRows(message.block);
+      if ('block' in message) {
+        store.importRows(message.block);
+        port.postMessage({ taken: true }); // the block's stage may be written again
+        return;
+      }
       const built = buildClusters(modules, store, dim, count);
       if ('useless' in built) {
         port.postMessage({ useless: true, probeShare: built.probeShare, neighboured: built.neighboured } satisfies BuildAnswer);

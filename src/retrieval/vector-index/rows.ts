@@ -1,6 +1,6 @@
 import { instantiateKernel, SHARED_PAGES, type Kernel, type KernelModules } from './kernel.ts';
 import { CODE_HEADER, encodeRow, quantise, ROW_LEVELS } from './quantise.ts';
-import { candidates, type QueryBounds } from './rank.ts';
+import { candidates, candidatesOf, LIMIT_NORM, LIMIT_RESIDUAL, LIMIT_SCALE, type QueryBounds } from './rank.ts';
 import { splitPass, splitThreads, startSplitWorkers, type PassFunction, type SharedBounds, type SplitPass } from './split.ts';
 
 // Where the int8 rows live: in the kernel's WebAssembly memory, interleaved in groups of four (see kernel.wat), for
@@ -22,6 +22,8 @@ export type RowStore = {
   readonly scale: Float32Array;
   readonly residual: Float32Array;
   readonly norm: Float32Array;
+  /** At least the largest scale, ‖x − x̂‖ and ‖x̂‖ of any row written (rank.ts RowBounds): they only grow. */
+  readonly limits: Float32Array;
   /** Room for `rows` rows without growing again. */
   reserve(rows: number): void;
   /** Stores the float32 unit vector `unit` as row `row` (row < capacity); the values exact scores will use. */
@@ -53,8 +55,11 @@ export type RowStore = {
   permute(order: Int32Array): void;
   /** Stores row `row` of `other` (a store of the same dimension) as row `to` of this one (to < capacity). */
   copyRow(other: RowStore, row: number, to: number): void;
-  /** A copy of rows from..to-1 (from a multiple of 4) that another store, on another thread, can take in. */
-  exportRows(from: number, to: number): RowBlock;
+  /**
+   * A copy of rows from..to-1 (from a multiple of 4) that another store, on another thread, can take in; into `stage`
+   * where given (rowBlockBytes(dim, to - from) at least: the block's arrays are views on it), else into new buffers.
+   */
+  exportRows(from: number, to: number, stage?: SharedArrayBuffer): RowBlock;
   /** Stores a block exportRows gave, at the same rows (reserved already). */
   importRows(block: RowBlock): void;
   /** Threads the full pass over rows 0..rows-1 is split across now (1: this thread alone). */
@@ -71,12 +76,17 @@ export type RowStore = {
 export type RowBlock = {
   from: number;
   to: number;
-  groups: Uint8Array<ArrayBuffer>;
-  scale: Float32Array<ArrayBuffer>;
-  residual: Float32Array<ArrayBuffer>;
-  norm: Float32Array<ArrayBuffer>;
-  sums: Int32Array<ArrayBuffer>;
+  groups: Uint8Array;
+  scale: Float32Array;
+  residual: Float32Array;
+  norm: Float32Array;
+  sums: Int32Array;
 };
+
+/** Bytes of an exported block of `rows` rows from a multiple of 4 (its groups, one more than whole, and bounds). */
+export function rowBlockBytes(dim: number, rows: number): number {
+  return (Math.ceil(rows / 4) + 1) * 4 * Math.ceil(dim / 16) * 16 + 16 * rows;
+}
 
 /** The coarse query's steps a side: 64 + q must be a 7-bit value (kernel-relaxed.wat). */
 const COARSE_LEVELS = 63;
@@ -122,6 +132,13 @@ export function createRowStore(
   let residual: Float32Array = new Float32Array(0);
   let norm: Float32Array = new Float32Array(0);
   let sums: Int32Array = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
+  let limits: Float32Array = new Float32Array(3);
+  /** Row `row`'s bounds, as just written, into the limits. */
+  const widen = (row: number) => {
+    if (scale[row]! > limits[LIMIT_SCALE]!) limits[LIMIT_SCALE] = scale[row]!;
+    if (residual[row]! > limits[LIMIT_RESIDUAL]!) limits[LIMIT_RESIDUAL] = residual[row]!;
+    if (norm[row]! > limits[LIMIT_NORM]!) limits[LIMIT_NORM] = norm[row]!;
+  };
   const fineQuery = new Int16Array(stride);
   const coarse = new Int8Array(stride);
   const code = new Uint8Array(CODE_HEADER + dim);
@@ -132,7 +149,8 @@ export function createRowStore(
   const groupOutAt = () => outAt() + capacity * 4; // one group's four fine dot products
   const keptAt = () => groupOutAt() + 16; // a split pass's rows kept, one i32 a row (each range at its own rows)
   const blockStage = Math.max(BLOCK_STAGE_BYTES, CODE_HEADER + dim); // and 8 bytes to align the copy
-  const blockAt = () => keptAt() + capacity * 4; // writeCodes' codes, copied in a block at a time
+  const keptBoundsAt = () => keptAt() + capacity * 4; // and their bounds, two f64 a row (16-byte aligned, as keptAt)
+  const blockAt = () => keptBoundsAt() + capacity * 16; // writeCodes' codes, copied in a block at a time
   /** The full pass of `fn` over rows 0..rows-1 into the results, split where the store is shared. */
   const passAll = (fn: PassFunction, query: number, rows: number) => {
     const groups = Math.ceil(rows / 4);
@@ -151,16 +169,15 @@ export function createRowStore(
       passAll(fn, query, rows);
       return candidates(new Int32Array(kernel.memory.buffer, outAt(), rows), store, bounds, rows, k, relaxed);
     }
-    const union = pass.select(fn, query, rowsAt, stride, outAt(), { query: bounds, k, shift, count: rows, kept: keptAt() });
-    const dots = new Int32Array(kernel.memory.buffer, outAt(), rows);
-    return candidates(
-      Int32Array.from(union, (row) => dots[row]!),
-      store,
-      bounds,
-      union.length,
+    const union = pass.select(fn, query, rowsAt, stride, outAt(), {
+      query: bounds,
       k,
-      { ids: union, ...relaxed },
-    );
+      shift,
+      count: rows,
+      kept: keptAt(),
+      bounds: keptBoundsAt(),
+    });
+    return candidatesOf(union.rows, union.upper, union.lower, union.rows.length, k);
   };
   /** The rows so far into a shared memory of `bytes` (once, when the store reaches SPLIT_FROM_ROWS). */
   const share = (bytes: number) => {
@@ -191,11 +208,15 @@ export function createRowStore(
     get norm() {
       return norm;
     },
+    get limits() {
+      return limits;
+    },
     reserve(rows) {
       if (rows > capacity) {
         const next = Math.ceil(Math.max(rows, capacity * 2, 16) / 4) * 4; // whole groups of four
-        // query, rows, one i32 result per row, one group's, one i32 a row kept by a split pass, writeCodes' block
-        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4 + blockStage + 8;
+        // query, rows, one i32 result per row, one group's, one i32 a row kept by a split pass and its two f64 bounds,
+        // writeCodes' block
+        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4 + next * 16 + blockStage + 8;
         const have = kernel.memory.buffer.byteLength;
         try {
           if (!pass && !released && threads > 1 && next >= SPLIT_FROM_ROWS) share(needed);
@@ -209,7 +230,8 @@ export function createRowStore(
         residual = grown(residual, next);
         norm = grown(norm, next);
         sums = grown(sums, next);
-        pass?.setBounds({ scale, residual, norm, sums } as SharedBounds);
+        limits = grown(limits, 3);
+        pass?.setBounds({ scale, residual, norm, sums, limits } as SharedBounds);
         capacity = next;
       }
     },
@@ -234,6 +256,7 @@ export function createRowStore(
         residual[row] = view.getFloat32(4, true);
         norm[row] = view.getFloat32(8, true);
       }
+      widen(row);
     },
     writeCodes(first, bytes, codeAt, count) {
       const codeBytes = CODE_HEADER + dim;
@@ -259,6 +282,7 @@ export function createRowStore(
           scale[row] = view.getFloat32(at, true);
           residual[row] = view.getFloat32(at + 4, true);
           norm[row] = view.getFloat32(at + 8, true);
+          widen(row);
         }
         i = end;
       }
@@ -340,20 +364,41 @@ export function createRowStore(
       scale[to] = other.scale[row]!;
       residual[to] = other.residual[row]!;
       norm[to] = other.norm[row]!;
+      widen(to);
     },
-    exportRows(from, to) {
+    exportRows(from, to, stage) {
       if (from % 4 !== 0 || to > capacity || from > to) throw new RangeError(`rows ${from}..${to} cannot be exported`);
       const groupsAt = (row: number) => rowsAt + Math.ceil(row / 4) * 4 * stride;
       // a group past `to` may hold a row appended since: the importer stores it too, and never reads it
-      return {
+      const groups = new Uint8Array(kernel.memory.buffer, groupsAt(from), groupsAt(to) - groupsAt(from));
+      if (!stage) {
+        return {
+          from,
+          to,
+          groups: groups.slice(),
+          scale: scale.slice(from, to),
+          residual: residual.slice(from, to),
+          norm: norm.slice(from, to),
+          sums: sums.slice(from, to),
+        };
+      }
+      const n = to - from;
+      if (rowBlockBytes(dim, n) > stage.byteLength) throw new RangeError(`rows ${from}..${to} do not fit the stage`);
+      const block: RowBlock = {
         from,
         to,
-        groups: new Uint8Array(kernel.memory.buffer).slice(groupsAt(from), groupsAt(to)),
-        scale: scale.slice(from, to),
-        residual: residual.slice(from, to),
-        norm: norm.slice(from, to),
-        sums: sums.slice(from, to),
+        scale: new Float32Array(stage, 0, n),
+        residual: new Float32Array(stage, 4 * n, n),
+        norm: new Float32Array(stage, 8 * n, n),
+        sums: new Int32Array(stage, 12 * n, n),
+        groups: new Uint8Array(stage, 16 * n, groups.length),
       };
+      block.groups.set(groups);
+      block.scale.set(scale.subarray(from, to));
+      block.residual.set(residual.subarray(from, to));
+      block.norm.set(norm.subarray(from, to));
+      block.sums.set(sums.subarray(from, to));
+      return block;
     },
     importRows(block) {
       if (block.from % 4 !== 0 || block.to > capacity) throw new RangeError(`rows ${block.from}..${block.to} do not fit`);
@@ -363,6 +408,7 @@ export function createRowStore(
       residual.set(block.residual, block.from);
       norm.set(block.norm, block.from);
       sums.set(block.sums, block.from);
+      for (let row = block.from; row < block.to; row++) widen(row);
     },
     get workerRanges() {
       return pass?.workerRanges ?? 0;

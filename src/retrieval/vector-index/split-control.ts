@@ -24,8 +24,10 @@ export const AT = {
   blockGroups: 15,
   blocks: 16,
   stall: 17,
+  bounds: 18,
 } as const;
-export const CONTROL_INTS = 18;
+/** Even, so that the query's bounds (three f64) after the ints are aligned. */
+export const CONTROL_INTS = 20;
 
 /** The kernel's functions a worker runs, by their number in the word. */
 export const FUNCTIONS = ['dots', 'dots7', 'read'] as const;

@@ -59,6 +59,7 @@ function run() {
         k: state[AT.k],
         shift: state[AT.shift],
         kept: state[AT.kept],
+        bounds: state[AT.bounds],
       }
     : undefined;
   const pass = {

@@ -57,6 +57,8 @@ export type SharedBounds = {
   readonly residual: Float32Array<SharedArrayBuffer>;
   readonly norm: Float32Array<SharedArrayBuffer>;
   readonly sums: Int32Array<SharedArrayBuffer>;
+  /** rank.ts RowBounds' limits: the largest bounds of any row, which a thread's selection tests a row's dot product on first. */
+  readonly limits: Float32Array<SharedArrayBuffer>;
 };
 
 /**
@@ -97,9 +99,16 @@ export type SplitPass = {
   run(fn: PassFunction, query: number, rows: number, groups: number, stride: number, out: number): number;
   /**
    * Runs `fn` over the rows, split, and each thread selects each block's rows (rank.ts candidates, k of its own): the
-   * union, in row order, which candidates() taken again over it narrows to exactly what the whole would keep.
+   * union, in row order, with each row's bounds, which rank.ts candidatesOf narrows to exactly what the whole would keep.
    */
-  select(fn: PassFunction, query: number, rows: number, stride: number, out: number, selection: Selection): number[];
+  select(
+    fn: PassFunction,
+    query: number,
+    rows: number,
+    stride: number,
+    out: number,
+    selection: Selection,
+  ): { rows: number[]; upper: number[]; lower: number[] };
   /** The store's bounds, again whenever they are made anew (the store grew). */
   setBounds(bounds: SharedBounds): void;
   /** Workers hold this memory no more; later passes run on this thread, and the memory is freed once dropped here. */
@@ -159,10 +168,16 @@ export function splitPass(modules: KernelModules, kernel: Kernel, threads: numbe
     },
     select(fn, query, rows, stride, out, selection) {
       const pass = passAll(fn, query, rows, Math.ceil(selection.count / 4), stride, out, selection);
-      const union: number[] = [];
+      const union = { rows: [] as number[], upper: [] as number[], lower: [] as number[] };
       for (let b = 0; b < pass.blocks; b++) {
         const from = 4 * b * pass.blockGroups;
-        for (const row of new Int32Array(memory.buffer, selection.kept + 4 * from, resultOf(bounds.work, b))) union.push(row);
+        const kept = resultOf(bounds.work, b);
+        for (const row of new Int32Array(memory.buffer, selection.kept + 4 * from, kept)) union.rows.push(row);
+        const keptBounds = new Float64Array(memory.buffer, selection.bounds + 16 * from, 2 * kept);
+        for (let i = 0; i < kept; i++) {
+          union.upper.push(keptBounds[2 * i]!);
+          union.lower.push(keptBounds[2 * i + 1]!);
+        }
       }
       return union;
     },
@@ -261,6 +276,7 @@ function startHelper(modules: KernelModules): Helper {
         state[AT.k] = select.k;
         state[AT.shift] = select.shift;
         state[AT.kept] = select.kept;
+        state[AT.bounds] = select.bounds;
         floats[0] = select.query.scale;
         floats[1] = select.query.residual;
         floats[2] = select.query.length;
