@@ -150,7 +150,7 @@ describe('float rows kept for the hybrid re-rank (SVC_RAG_FLOAT_CACHE_BYTES)', (
     expect(small.deps.indexes.floatBytes()).toBe(full);
   });
 
-  it('reads a dense question’s few candidates with their text in one statement, the same answer as with kept rows', async () => {
+  it('reads a dense question’s candidates without their text, then only the winners’ text: the same answer as with kept rows', async () => {
     const question = 'seals fitted every week';
     const dense = async (h: RetrievalHarness) => {
       const from = db.statements.length;
@@ -164,9 +164,9 @@ describe('float rows kept for the hybrid re-rank (SVC_RAG_FLOAT_CACHE_BYTES)', (
         textAlone: read.filter((s) => s.includes('jsonb_array_elements_text')).length,
       };
     };
-    // 24 chunks: every candidate fits one read with text (at most 32 rows)
+    // no rows kept: the candidates' vectors in one read, then the text of the three that rank
     const plain = await dense(none);
-    expect(plain).toMatchObject({ withText: 1, vectorsAlone: 0, textAlone: 0 });
+    expect(plain).toMatchObject({ withText: 0, vectorsAlone: 1, textAlone: 1 });
     expect(plain.chunks).toHaveLength(3);
     expect(plain.chunks.every((c) => c.text.length > 0 && c.filename.endsWith('.txt'))).toBe(true);
     // rows kept: no vector read, the winners' text read alone; the same chunks, text and scores
