@@ -150,26 +150,17 @@ export function candidatesOf(
   count: number,
   k: number,
 ): { rows: number[]; upper: number[]; floor: number } {
-  const heap = new Float64Array(k);
-  let floor = Number.NEGATIVE_INFINITY;
-  let filled = 0;
+  const floor = createFloor(k);
   const kept: number[] = [];
   for (let i = 0; i < count; i++) {
     const up = upper[i]!;
-    if (up < floor) continue;
-    const low = lower[i]!;
-    if (filled < k) {
-      siftUp(heap, filled++, low);
-      if (filled === k) floor = heap[0]!;
-    } else if (low > floor) {
-      siftDown(heap, k, low);
-      floor = heap[0]!;
-    }
-    if (up >= floor) kept.push(i);
+    if (up < floor.value) continue;
+    floor.offer(lower[i]!);
+    if (up >= floor.value) kept.push(i);
   }
-  const out: { rows: number[]; upper: number[]; floor: number } = { rows: [], upper: [], floor };
+  const out: { rows: number[]; upper: number[]; floor: number } = { rows: [], upper: [], floor: floor.value };
   for (const i of kept) {
-    if (upper[i]! < floor) continue;
+    if (upper[i]! < out.floor) continue;
     out.rows.push(rows[i]!);
     out.upper.push(upper[i]!);
   }
