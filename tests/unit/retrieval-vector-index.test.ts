@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createVectorIndex, type Hit } from '../../src/retrieval/vector-index/index.ts';
-import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
+import { instantiateKernel, kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { quantise, ROW_LEVELS, roundUp32 } from '../../src/retrieval/vector-index/quantise.ts';
 import { candidates, candidatesOf, rowsBelow } from '../../src/retrieval/vector-index/rank.ts';
 import { queryLevelsFor } from '../../src/retrieval/vector-index/rows.ts';
@@ -397,6 +397,35 @@ describe('vector index: the selection tests a row on its dot product first', () 
     const limits = Float32Array.of(Math.max(...bounds.scale), Math.max(...bounds.residual), Math.max(...bounds.norm));
     return { bounds, sums, dots, limits, query: { ...q, length: lengthOf(unit) } };
   }
+
+  it('lists, four rows a step, each row whose dot product less the shift is above the integer given, as a plain loop does', async () => {
+    const kernel = instantiateKernel(await kernelModule());
+    const rows = 4096;
+    kernel.memory.grow(Math.ceil((12 * rows) / 65536));
+    const [outAt, sumsAt, listAt] = [0, 4 * rows, 8 * rows];
+    const out = new Int32Array(kernel.memory.buffer, outAt, rows);
+    const sums = new Int32Array(kernel.memory.buffer, sumsAt, rows);
+    const next = mulberry32(11);
+    for (let i = 0; i < rows; i++) {
+      sums[i] = Math.round((next() - 0.5) * 4000);
+      out[i] = Math.round((next() - 0.5) * 2 ** 20) + 64 * sums[i]!;
+    }
+    out[7] = 2 ** 31 - 1; // the extremes of an i32, with no sum to take away
+    sums[7] = 0;
+    out[9] = -(2 ** 31);
+    sums[9] = 0;
+    for (const count of [0, 1, 3, 4, 5, 1023, 1024, rows]) {
+      for (const shift of [0, 64]) {
+        for (const under of [-(2 ** 31), -1, 0, 1, 2 ** 18, 2 ** 19 - 7, 2 ** 31 - 1]) {
+          const want: number[] = [];
+          // whole fours: the rows past `count` in the last one are listed too (the caller passes over them)
+          for (let i = 0; i < Math.ceil(count / 4) * 4; i++) if (out[i]! - shift * sums[i]! > under) want.push(i);
+          const found = kernel.above(outAt, sumsAt, shift, count, under, listAt);
+          expect(Array.from(new Int32Array(kernel.memory.buffer, listAt, found))).toEqual(want);
+        }
+      }
+    }
+  });
 
   it('keeps the same rows, bounds and floor as without the test, block after block, on random and adversarial rows', () => {
     const base = randomUnits(1, 77)[0]!;

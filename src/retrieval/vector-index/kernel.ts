@@ -17,6 +17,11 @@ export type Kernel = {
   /** Reads `groups`·4 rows of `stride` bytes at `rows` and does nothing else: a pass's floor, for benchmarks. */
   read(rows: number, groups: number, stride: number): number;
   /**
+   * Of the ⌈count/4⌉·4 rows whose dot products are at `out` (i32 each), the positions i with out[i] − shift·sums[i] >
+   * `under` (the i32 at `sums` + 4i), appended in order to `list` (i32 each); answers how many.
+   */
+  above(out: number, sums: number, shift: number, count: number, under: number, list: number): number;
+  /**
    * Present where the engine has relaxed SIMD: Σ row[i]·query[i] for the u8 query at `query` (values 64 + q), the
    * coarse first pass (kernel-relaxed.wat).
    */
@@ -110,6 +115,7 @@ export function instantiateKernel(modules: KernelModules, opts: { relaxed?: bool
     place: exports.place,
     copy: exports.copy,
     read: exports.read,
+    above: exports.above,
   };
   if (!from.relaxed || opts.relaxed === false) return kernel;
   const { dots7 } = new WebAssembly.Instance(from.relaxed, { kernel: { memory: kernel.memory } }).exports as unknown as Required<Kernel>;

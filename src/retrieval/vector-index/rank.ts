@@ -190,6 +190,11 @@ export function rowsBelow(limits: Float32Array, query: QueryBounds): (floor: num
   };
 }
 
+/** Row `r`'s error bound e for the query (see the top of this file), exactly as candidates() computes it. */
+export function rowError(bounds: RowBounds, query: QueryBounds, r: number): number {
+  return bounds.residual[r]! * query.length + bounds.norm[r]! * query.residual + SLACK;
+}
+
 /**
  * The k-th largest of the lower bounds offered so far (-Infinity before k of them): a row whose upper bound is below
  * it scores strictly less than k others (the argument above), so the floor only rises.

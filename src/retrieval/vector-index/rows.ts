@@ -131,7 +131,9 @@ export function createRowStore(
   let scale: Float32Array = new Float32Array(0);
   let residual: Float32Array = new Float32Array(0);
   let norm: Float32Array = new Float32Array(0);
-  let sums: Int32Array = new Int32Array(0); // each row's Σ of its int8 values, for the relaxed pass
+  // each row's Σ of its int8 values, for the relaxed pass: in the kernel's memory (sumsAt), where the selection's
+  // first test (kernel.ts above) reads them; a view made again whenever the memory grows
+  let sums: Int32Array = new Int32Array(0);
   let limits: Float32Array = new Float32Array(3);
   /** Row `row`'s bounds, as just written, into the limits. */
   const widen = (row: number) => {
@@ -150,7 +152,8 @@ export function createRowStore(
   const keptAt = () => groupOutAt() + 16; // a split pass's rows kept, one i32 a row (each range at its own rows)
   const blockStage = Math.max(BLOCK_STAGE_BYTES, CODE_HEADER + dim); // and 8 bytes to align the copy
   const keptBoundsAt = () => keptAt() + capacity * 4; // and their bounds, two f64 a row (16-byte aligned, as keptAt)
-  const blockAt = () => keptBoundsAt() + capacity * 16; // writeCodes' codes, copied in a block at a time
+  const sumsAt = () => keptBoundsAt() + capacity * 16; // the rows' sums, one i32 a row (moved as the memory grows)
+  const blockAt = () => sumsAt() + capacity * 4; // writeCodes' codes, copied in a block at a time
   /** The full pass of `fn` over rows 0..rows-1 into the results, split where the store is shared. */
   const passAll = (fn: PassFunction, query: number, rows: number) => {
     const groups = Math.ceil(rows / 4);
@@ -164,8 +167,8 @@ export function createRowStore(
    * split, each thread selects its range's rows and the union is selected from again, which gives the same rows.
    */
   const selectAll = (fn: 'dots' | 'dots7', query: number, rows: number, k: number, bounds: QueryBounds, shift: number) => {
-    const relaxed = shift ? { sums, shift } : {};
     if (!pass) {
+      const relaxed = shift ? { sums, shift } : {};
       passAll(fn, query, rows);
       return candidates(new Int32Array(kernel.memory.buffer, outAt(), rows), store, bounds, rows, k, relaxed);
     }
@@ -173,6 +176,7 @@ export function createRowStore(
       query: bounds,
       k,
       shift,
+      sums: sumsAt(),
       count: rows,
       kept: keptAt(),
       bounds: keptBoundsAt(),
@@ -197,7 +201,7 @@ export function createRowStore(
 
   const store: RowStore = {
     get bytes() {
-      return kernel.memory.buffer.byteLength + capacity * 16;
+      return kernel.memory.buffer.byteLength + capacity * 12;
     },
     get scale() {
       return scale;
@@ -215,8 +219,9 @@ export function createRowStore(
       if (rows > capacity) {
         const next = Math.ceil(Math.max(rows, capacity * 2, 16) / 4) * 4; // whole groups of four
         // query, rows, one i32 result per row, one group's, one i32 a row kept by a split pass and its two f64 bounds,
-        // writeCodes' block
-        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4 + next * 16 + blockStage + 8;
+        // the rows' sums, writeCodes' block
+        const needed = rowsAt + next * stride + next * 4 + 16 + next * 4 + next * 16 + next * 4 + blockStage + 8;
+        const sumsWere = sumsAt();
         const have = kernel.memory.buffer.byteLength;
         try {
           if (!pass && !released && threads > 1 && next >= SPLIT_FROM_ROWS) share(needed);
@@ -229,10 +234,14 @@ export function createRowStore(
         scale = grown(scale, next);
         residual = grown(residual, next);
         norm = grown(norm, next);
-        sums = grown(sums, next);
         limits = grown(limits, 3);
-        pass?.setBounds({ scale, residual, norm, sums, limits } as SharedBounds);
+        pass?.setBounds({ scale, residual, norm, limits } as SharedBounds);
+        const had = capacity;
         capacity = next;
+        // the sums to their place for the new capacity (further on: copyWithin copies overlapping bytes as they were)
+        memory.copyWithin(sumsAt(), sumsWere, sumsWere + 4 * had);
+        memory.fill(0, sumsAt() + 4 * had, sumsAt() + 4 * capacity);
+        sums = new Int32Array(kernel.memory.buffer, sumsAt(), capacity);
       }
     },
     write(row, unit) {

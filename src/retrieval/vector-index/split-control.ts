@@ -25,6 +25,7 @@ export const AT = {
   blocks: 16,
   stall: 17,
   bounds: 18,
+  sums: 19,
 } as const;
 /** Even, so that the query's bounds (three f64) after the ints are aligned. */
 export const CONTROL_INTS = 20;

@@ -58,12 +58,14 @@ function run() {
         count: state[AT.count],
         k: state[AT.k],
         shift: state[AT.shift],
+        sums: state[AT.sums],
         kept: state[AT.kept],
         bounds: state[AT.bounds],
       }
     : undefined;
   const pass = {
     fn,
+    above: copy.kernel.above,
     read: name === 'read',
     query,
     rows,

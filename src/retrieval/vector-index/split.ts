@@ -14,6 +14,7 @@ import {
   passBlocks,
   resultOf,
   roomFor,
+  threadSelection,
   workFor,
 } from './blocks.ts';
 import { ABANDONED, AT, CONTROL_INTS, DONE, FUNCTIONS, IDLE, JOB, MAIL } from './split-control.ts';
@@ -56,14 +57,14 @@ export type SharedBounds = {
   readonly scale: Float32Array<SharedArrayBuffer>;
   readonly residual: Float32Array<SharedArrayBuffer>;
   readonly norm: Float32Array<SharedArrayBuffer>;
-  readonly sums: Int32Array<SharedArrayBuffer>;
   /** rank.ts RowBounds' limits: the largest bounds of any row, which a thread's selection tests a row's dot product on first. */
   readonly limits: Float32Array<SharedArrayBuffer>;
 };
 
 /**
  * What a pass then selects (rank.ts candidates), each thread over each of its blocks: the query's bounds, k, the relaxed pass's
- * shift (0: none), the rows passed, and where each block's kept rows go (one i32 a row, at the block's own rows).
+ * shift (0: none) and where the rows' sums are, the rows passed, and where each block's kept rows go (one i32 a row, at
+ * the block's own rows).
  */
 export type Selection = BlockSelection;
 
@@ -138,7 +139,20 @@ export function splitPass(modules: KernelModules, kernel: Kernel, threads: numbe
     const size = blockGroups(groups, work);
     const blocks = Math.ceil(groups / size);
     const generation = openPass(work, blocks);
-    const pass: BlockPass = { fn: f, read: fn === 'read', query, rows, groups, stride, out, blockGroups: size, blocks, generation, select };
+    const pass: BlockPass = {
+      fn: f,
+      above: kernel.above,
+      read: fn === 'read',
+      query,
+      rows,
+      groups,
+      stride,
+      out,
+      blockGroups: size,
+      blocks,
+      generation,
+      select,
+    };
     const pending = helpers.flatMap((helper) => helper.start(id, memory, bounds, fn, pass) ?? []);
     let own = passBlocks(pass, memory, bounds.arrays, work);
     let all = true;
@@ -148,9 +162,10 @@ export function splitPass(modules: KernelModules, kernel: Kernel, threads: numbe
       if (taken) workerBlocks += taken;
     }
     // blocks a failed or late worker took and did not finish: passed here
+    const late = select ? threadSelection(bounds.arrays, select) : undefined;
     for (let b = 0; b < blocks; b++) {
       if (finished(work, pass, b)) continue;
-      passBlock(pass, b, memory, bounds.arrays, work);
+      passBlock(pass, b, memory, bounds.arrays, work, late);
       own += 1;
     }
     if (own < blocks) workerRanges += 1;
@@ -275,6 +290,7 @@ function startHelper(modules: KernelModules): Helper {
         state[AT.count] = select.count;
         state[AT.k] = select.k;
         state[AT.shift] = select.shift;
+        state[AT.sums] = select.sums;
         state[AT.kept] = select.kept;
         state[AT.bounds] = select.bounds;
         floats[0] = select.query.scale;
