@@ -112,5 +112,14 @@ describe('the pruning index setting (SVC_RAG_PRUNING_FROM_CHUNKS)', () => {
       expect(b.body.chunks).toEqual(a.body.chunks);
     }
     expect(vectorReads).toEqual([]);
+    // a document appended after the build: the copy grows past the room its load reserved, and its chunk is found
+    const fresh = 'fresh0 fresh1 fresh2 fresh3 fresh4';
+    expect((await writer.upload('terms', who.engineer, { name: 'fresh.txt', bytes: new TextEncoder().encode(fresh) })).status).toBe(201);
+    for (const question of [fresh, 'term3 term17', 'term4799 term1']) {
+      const [a, b] = [await askTerms(plain, question), await askTerms(coded, question)];
+      expect(a.body.chunks).toHaveLength(7);
+      expect(b.body.chunks).toEqual(a.body.chunks);
+    }
+    expect((await askTerms(coded, fresh)).body.chunks[0].text).toBe(fresh);
   });
 });
