@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 // budget. A chunk's vector never changes (a replaced chunk gets a new sequence number) and the copy asks only for rows
 // it holds, so a row read here is the one the database held at the copy's version, as with the kept float rows.
 // The file is unlinked as soon as it is opened: the OS frees it when the copy closes it, or when the process ends.
+// Its bytes are 16 + 4·dim a row (3088 at 768 dimensions), in the OS's page cache and not in the process's resident
+// set; only copies with a finer code have one, so the budget bounds them too (about 7.6 times the code's bytes).
 
 const UUID_BYTES = 16;
 /** Rows written at once (about 790 KB at 768 dimensions). */
@@ -32,12 +34,18 @@ export type VectorSpill = {
 /** An empty spill of at most `capacity` rows of `dim` components; undefined where no temporary file can be made. */
 export function createVectorSpill(dim: number, capacity: number, dir = tmpdir()): VectorSpill | undefined {
   let fd: number | undefined;
+  const path = join(dir, `svc-vectors-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
-    const path = join(dir, `svc-vectors-${process.pid}-${randomBytes(6).toString('hex')}`);
     fd = openSync(path, 'wx+', 0o600);
     unlinkSync(path);
   } catch {
-    if (fd !== undefined) closeSync(fd);
+    // no file, or one that cannot be unlinked while open (Windows): none is kept
+    if (fd !== undefined) {
+      closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {}
+    }
     return undefined;
   }
   const rowBytes = UUID_BYTES + 4 * dim;
