@@ -1,6 +1,8 @@
-// Where a dense question's time goes on a clustered copy, for questions new to the replica and the same asked again:
-// each SQL statement's time by kind (the database wrapped), and the rest (svc's own CPU and the event loop).
-// Run: npx tsx bench/retrieval/new-questions.ts [--size 100000] [--queries 100]
+// Where a dense question's time goes, for questions new to the replica and the same asked again, once the copy's
+// clusters and finer code are in: each SQL statement's time by kind (the database wrapped), when in the call it starts
+// and ends (the gaps are svc's own CPU), the vectors a statement reads, and what the statements leave of the call (less
+// than nothing where two ran side by side). On the bench's kept collections (bench/retrieval/index.ts builds them).
+// Run: npx tsx bench/retrieval/new-questions.ts [--size 100000] [--dist clustered|random] [--queries 100]
 import { loadavg } from 'node:os';
 import type { Database, Sql } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
