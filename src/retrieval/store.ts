@@ -386,30 +386,31 @@ async function vectorsOf(sql: Sql, slug: string, seqs: number[]): Promise<{ seq:
 /**
  * Every stored vector of the collection's chunks up to `throughSeq`, in sequence order, from one binary COPY (as a
  * copy's load reads the codes): `onRow` gets each one decoded into the same Float32Array, valid only during the call,
- * so a read of every row makes no object a row (a clustered copy's finer code, indexes.ts). Throwing from `onRow`
- * stops the read and rejects with that error.
+ * so a read of every row makes no object a row (a clustered copy's finer code, indexes.ts); with it the chunk's id as
+ * its 16 bytes, likewise valid only during the call. Throwing from `onRow` stops the read and rejects with that error.
  */
 export async function readVectors(
   db: Database,
   slug: string,
   dim: number,
   throughSeq: number,
-  onRow: (seq: number, vector: Float32Array) => void,
+  onRow: (seq: number, vector: Float32Array, id: Uint8Array) => void,
 ): Promise<number> {
   const vector = new Float32Array(dim);
   return readCopyTuples(
     db,
-    `SELECT seq, vector_send(embedding) FROM retrieval_chunks
+    `SELECT seq, vector_send(embedding), id FROM retrieval_chunks
      WHERE collection_slug = ${sqlLiteral(slug)} AND seq <= ${Math.floor(throughSeq)} ORDER BY seq`,
     ({ bytes, count, fields, at, length }) => {
-      if (fields !== 2) throw new Error(`a vector's row has ${fields} fields, not 2`);
+      if (fields !== 3) throw new Error(`a vector's row has ${fields} fields, not 3`);
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       for (let i = 0; i < count; i++) {
-        const from = at[2 * i + 1]!;
-        if (length[2 * i + 1] !== 4 + 4 * dim || view.getInt16(from) !== dim)
+        const from = at[3 * i + 1]!;
+        if (length[3 * i + 1] !== 4 + 4 * dim || view.getInt16(from) !== dim)
           throw new Error(`a stored vector does not have ${dim} dimensions`);
+        if (length[3 * i + 2] !== 16) throw new Error(`a chunk id of ${length[3 * i + 2]} bytes is not a uuid`);
         for (let d = 0; d < dim; d++) vector[d] = view.getFloat32(from + 4 + 4 * d);
-        onRow(copyInt8At(bytes, at[2 * i]!), vector);
+        onRow(copyInt8At(bytes, at[3 * i]!), vector, bytes.subarray(at[3 * i + 2]!, at[3 * i + 2]! + 16));
       }
     },
     COPY_PLAN,

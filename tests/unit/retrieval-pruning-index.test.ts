@@ -133,6 +133,22 @@ describe('the pruning index of a copy', () => {
     await expectFullScanAnswers(copy, [...mixture(8, 20, 33), vectors[3999]!]);
   });
 
+  it('finds the rows appended after the build once the copy has grown past the room it was loaded with', async () => {
+    // a load reserves room for exactly its rows (indexes.ts), so the first row appended after it grows the store
+    const vectors = mixture(3010, 20, 35);
+    const index = await createStoredIndex(DIM, { pruneFrom: 1000 });
+    index.reserve(3000);
+    add(index, vectors.slice(0, 3000), 0);
+    expect(index.prepare()).toMatchObject({ state: 'built', rows: 3000 });
+    index.reserve(3010);
+    add(index, vectors, 3000);
+    const fetch = async (seqs: number[]) => seqs.map((seq) => ({ seq, vector: vectors[(seq - 1) / 3]!, item: `id${(seq - 1) / 3}` }));
+    for (const q of [vectors[3005]!, vectors[3009]!, ...mixture(4, 20, 36)]) {
+      for (const k of [1, 10]) expect(await index.search(q, k, fetch)).toEqual(await index.search(q, k, fetch, { exhaustive: true }));
+    }
+    expect((await index.search(vectors[3005]!, 1, fetch)).map((h) => h.item)).toEqual(['id3005']);
+  });
+
   it('after deletes: answers as the full scan on a copy rebuilt without them, and leaves out rows gone when read back', async () => {
     const vectors = mixture(3000, 20, 41);
     const deleted = new Set(Array.from({ length: 3000 }, (_, i) => i).filter((i) => i % 7 === 3));

@@ -65,7 +65,7 @@ describe('the pruning index setting (SVC_RAG_PRUNING_FROM_CHUNKS)', () => {
     expect(built?.rows).toBeGreaterThanOrEqual(20);
   });
 
-  it('reads the rows into the clusters’ finer code where the kept floats cannot hold them all, with the same answers', async () => {
+  it('reads the rows into the clusters’ finer code where the kept floats cannot hold them all, with the same answers, and the candidates’ vectors from disk', async () => {
     // 960 chunks (four clusters of 240: ten leaves), so the clusters prune
     const words = Array.from({ length: 4800 }, (_, i) => `term${i}`).join(' ');
     const writer = harnesses[0]!;
@@ -73,18 +73,53 @@ describe('the pruning index setting (SVC_RAG_PRUNING_FROM_CHUNKS)', () => {
     expect((await writer.upload('terms', who.engineer, { name: 'terms.txt', bytes: new TextEncoder().encode(words) })).status).toBe(201);
     const plain = await replica({});
     // 960 float rows would take 215 KB of the budget, their finer code 28 KB: the copy is not warmed whole, it is coded
-    const coded = await replica({ SVC_RAG_PRUNING_FROM_CHUNKS: '20', SVC_RAG_FLOAT_CACHE_BYTES: '40000' });
+    // (and its statements that read stored vectors back are counted)
+    const vectorReads: string[] = [];
+    const counted = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop === 'query')
+          return (text: string, params?: readonly unknown[]) => {
+            if (text.includes('vector_send')) vectorReads.push(text);
+            return target.query(text, params);
+          };
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const coded = await retrievalHarness(counted, {
+      embedder,
+      env: {
+        SVC_EMBED_DIM: String(DIM),
+        SVC_CHUNK_SIZE_TOKENS: '5',
+        SVC_CHUNK_OVERLAP_TOKENS: '0',
+        SVC_RAG_PRUNING_FROM_CHUNKS: '20',
+        SVC_RAG_FLOAT_CACHE_BYTES: '40000',
+      },
+    });
+    harnesses.push(coded);
     const askTerms = (h: RetrievalHarness, question: string) =>
       h.json('POST', '/collections/terms/query', who.admin, { question, top_k: 7, mode: 'dense' });
     expect((await askTerms(coded, 'term5')).status).toBe(200);
     await eventually(async () => coded.deps.indexes.pruning('terms')?.state === 'built');
     await eventually(async () => coded.deps.indexes.pruning('terms')?.refined === 960);
     expect(coded.deps.indexes.floatBytes()).toBeLessThanOrEqual(40000);
+    // the finer code's read also wrote every vector to a local file: questions never asked read none from the database
+    vectorReads.length = 0;
     for (const question of ['term3 term17', 'term250', 'term4799 term1', 'term77', 'term1200 term3000']) {
       const [a, b] = [await askTerms(plain, question), await askTerms(coded, question)];
       expect(a.status).toBe(200);
       expect(a.body.chunks).toHaveLength(7);
       expect(b.body.chunks).toEqual(a.body.chunks);
     }
+    expect(vectorReads).toEqual([]);
+    // a document appended after the build: the copy grows past the room its load reserved, and its chunk is found
+    const fresh = 'fresh0 fresh1 fresh2 fresh3 fresh4';
+    expect((await writer.upload('terms', who.engineer, { name: 'fresh.txt', bytes: new TextEncoder().encode(fresh) })).status).toBe(201);
+    for (const question of [fresh, 'term3 term17', 'term4799 term1']) {
+      const [a, b] = [await askTerms(plain, question), await askTerms(coded, question)];
+      expect(a.body.chunks).toHaveLength(7);
+      expect(b.body.chunks).toEqual(a.body.chunks);
+    }
+    expect((await askTerms(coded, fresh)).body.chunks[0].text).toBe(fresh);
   });
 });

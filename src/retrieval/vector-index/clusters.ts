@@ -58,7 +58,6 @@ export function clustersFrom(modules: KernelModules, store: RowStore, dim: numbe
   const centroids = createRowStore(modules, dim);
   centroids.reserve(leaves);
   for (let l = 0; l < leaves; l++) centroids.write(l, layout.centroids.subarray(l * dim, (l + 1) * dim));
-  const { scale, residual, norm } = store;
   const bound = new Float64Array(leaves);
   const heap = new Int32Array(leaves);
   return {
@@ -67,6 +66,8 @@ export function clustersFrom(modules: KernelModules, store: RowStore, dim: numbe
     bytes: centroids.bytes + radius.byteLength + bound.byteLength + heap.byteLength + starts.byteLength,
     probeShare: layout.probeShare,
     candidates(unit, size, k, refined) {
+      // the store's bounds as they are now: a store that grew since (rows appended) holds them in new arrays
+      const { scale, residual, norm } = store;
       const query = store.setQuery(unit);
       if (!query || !centroids.setQuery(unit)) return undefined;
       const { scale: qScale, residual: qResidual, length: qLength } = query;
