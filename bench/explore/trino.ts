@@ -11,7 +11,10 @@
 // The two are interleaved so that Trino's warm-up and drift hit both alike. svc keeps its own rows (audit, limits,
 // dashboards, sessions) in the real Postgres that scripts/start-trino.sh starts, as a deployment on Trino does; an
 // in-process PGlite would charge its wasm to svc's own time.
-// Run: npx tsx bench/explore/trino.ts [--iterations 40]   (starts Trino with scripts/start-trino.sh)
+// With --steps, where the own time goes, for information: each pipeline step's span (tracing on, its spans kept
+// in-process, which adds about 0.1 ms a question) less the engine's and the model's calls inside it, the limiter's
+// charges, the audit record's statement, and what is left outside the steps (the route, identity, body, response).
+// Run: npx tsx bench/explore/trino.ts [--iterations 40] [--steps]   (starts Trino with scripts/start-trino.sh)
 import { loadavg } from 'node:os';
 import { Trino } from 'trino-client';
 import { pino } from 'pino';
@@ -20,12 +23,14 @@ import { QUESTIONS, STATEMENTS } from './statements.ts';
 import { startScriptedGateway } from '../../tests/support/scripted-gateway.ts';
 import { ensureTrino, serviceTrinoEngine, trinoToken, TRINO_URL } from '../../tests/support/trino.ts';
 import { openFreshPostgres } from '../../tests/support/pg.ts';
+import { stepTimer } from './steps.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const N = Number(arg('iterations', '40'));
+const steps = process.argv.includes('--steps') ? stepTimer() : undefined;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
 
@@ -69,6 +74,7 @@ async function main() {
         return await call(...args);
       } finally {
         inEngine += performance.now() - t;
+        steps?.interval('engine', t, performance.now());
       }
     };
   const engine: typeof trino = {
@@ -108,8 +114,10 @@ async function main() {
       return await complete(req);
     } finally {
       inModel += performance.now() - t;
+      steps?.interval('model', t, performance.now());
     }
   };
+  steps?.watch(h.deps);
   const peer: number[] = [];
   const explain: number[] = [];
   const svc: number[] = [];
@@ -128,6 +136,7 @@ async function main() {
       inModel = 0;
       const res = await h.ask(who, { question: `${QUESTIONS[STATEMENTS.indexOf(sql)]} (${i})`, force: true });
       const t2 = performance.now();
+      steps?.request(t1, t2, i >= 0);
       if (res.status !== 200) throw new Error(`svc answered ${res.status}: ${JSON.stringify(res.body)}`);
       if (i >= 0) {
         peer.push(te - t0);
@@ -150,6 +159,7 @@ async function main() {
   console.log(
     ` ${"  of which the model's round trip".padEnd(35)} | ${ms(pct(model, 50))} | ${ms(pct(model, 99))}  (scripted gateway, for information)`,
   );
+  steps?.print();
   const sources = new Map<string, number>();
   for (const e of gateEvents) sources.set(e, (sources.get(e) ?? 0) + 1);
   console.log(` cost gate answers: ${[...sources].map(([k, n]) => `${k} ${n}`).join(', ')}`);

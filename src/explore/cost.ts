@@ -1,6 +1,7 @@
 import { createAnswerCache } from './cache.ts';
 import type { QueryEngine } from './engines/types.ts';
-import { scanCounts, type Defaults, type ParsedStatement } from './sql/index.ts';
+import type { Defaults, ParsedStatement } from './sql/index.ts';
+import { scansOf } from './statement-derived.ts';
 
 // Step 6's estimate without a planner round trip where it can be proved. Every scan of a table costs at most the
 // engine's bound for a whole scan of it (engines/types.ts, scanBound: from the table's statistics, cached per table
@@ -59,7 +60,7 @@ export function createCostEstimator(engine: QueryEngine, settings: CostSettings)
 
   /** The bound and how many tables it covers. */
   async function prove(statement: ParsedStatement): Promise<{ bytes: number; tables: number } | undefined> {
-    const scans = scanCounts(statement, settings.defaults);
+    const scans = scansOf(statement, settings.defaults);
     if (!scans) return undefined;
     const tables = [...scans.keys()];
     const each = await Promise.all(tables.map(boundOf));

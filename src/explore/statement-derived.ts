@@ -1,6 +1,15 @@
 import { type CatalogEntry, piiColumns } from './catalog.ts';
 import { LAKE_COLUMNS } from './semantic.ts';
-import { type ColumnLineage, engineStatement, ensureLimit, outputLineage, type ParsedStatement, tablesOf } from './sql/index.ts';
+import {
+  type ColumnLineage,
+  engineStatement,
+  ensureLimit,
+  outputLineage,
+  type ParsedStatement,
+  scanCounts,
+  type ScanCounts,
+  tablesOf,
+} from './sql/index.ts';
 
 // What the pipeline derives from a statement and a reading of the catalog, kept with them between requests: the same
 // text gives the same statement (sql/statement.ts), and a new reading of the catalog is a new array. The policy's
@@ -15,12 +24,23 @@ const derived = new WeakMap<
   ParsedStatement,
   { tables: readonly string[]; engine?: { options: EngineOptions; sql: string }; limited?: { limit: number; sql: string } }
 >();
+// step 6: how often it scans each table (sql/scans.ts), for one defaults object; undefined (uncountable) is kept too
+const scans = new WeakMap<ParsedStatement, { defaults: Defaults; counts: ScanCounts | undefined }>();
 
 /** The tables `statement` reads, unqualified names resolved by `defaults` (one defaults object per process). */
 export function tablesRead(statement: ParsedStatement, defaults: Defaults): string[] {
   let kept = derived.get(statement);
   if (!kept) derived.set(statement, (kept = { tables: tablesOf(statement, defaults) }));
   return [...kept.tables];
+}
+
+/** How many times the engine scans each table `statement` reads (scanCounts'); the caller must not change the map. */
+export function scansOf(statement: ParsedStatement, defaults: Defaults): ReadonlyMap<string, number> | undefined {
+  const kept = scans.get(statement);
+  if (kept?.defaults === defaults) return kept.counts;
+  const counts = scanCounts(statement, defaults);
+  scans.set(statement, { defaults, counts });
+  return counts;
 }
 
 /** The statement as the caller reads it, with its LIMIT (ensureLimit's), kept for the last limit. */

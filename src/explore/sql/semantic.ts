@@ -29,16 +29,27 @@ export type SemanticJoin = { lakeTable: string; documentId: string; keyColumn: s
 
 export type Refused = { refusal: string };
 
+// Where the calls are depends on the statement alone (a statement is never changed once parsed): found once per
+// statement, as most statements have none and the walk is most of step 5's time on a statement seen before.
+const callNodes = new WeakMap<ParsedStatement, readonly T.FunctionCallContext[]>();
+function callsIn(statement: ParsedStatement): readonly T.FunctionCallContext[] {
+  let calls = callNodes.get(statement);
+  if (calls) return calls;
+  const found: T.FunctionCallContext[] = [];
+  walk(statement.query, (n) => {
+    if (is(n, 'FunctionCall') && namesOf(n.functionName().qualifiedName()).join('.') === SEMANTIC_DISTANCE) found.push(n);
+  });
+  callNodes.set(statement, (calls = found));
+  return calls;
+}
+
 /** Every call of semantic_distance, resolved; the first one that cannot be is the refusal. */
 export function semanticCalls(
   statement: ParsedStatement,
   defaults: Defaults,
   columnsOf: (table: string) => readonly string[] | undefined,
 ): SemanticCall[] | Refused {
-  const calls: T.FunctionCallContext[] = [];
-  walk(statement.query, (n) => {
-    if (is(n, 'FunctionCall') && namesOf(n.functionName().qualifiedName()).join('.') === SEMANTIC_DISTANCE) calls.push(n);
-  });
+  const calls = callsIn(statement);
   if (calls.length === 0) return [];
   const tables = tablesByReference(statement, defaults);
   const out: SemanticCall[] = [];
