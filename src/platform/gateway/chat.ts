@@ -1,6 +1,5 @@
 import { GatewayError } from './errors.ts';
 import { createClient } from './client.ts';
-import { createCompletion } from './completion.ts';
 import { describeFailure, withRetries } from './retry.ts';
 import { describeSpan, inTracedSpan, recordTokenUsage, tracer } from '../tracing.ts';
 
@@ -33,7 +32,6 @@ export type OpenAiChatOptions = { baseURL: string; apiKey?: string; attempts?: n
 // Chat completions (whole or streamed) and the model list from any OpenAI-compatible gateway.
 export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
   const { client, url } = createClient(opts);
-  const completion = createCompletion(opts);
   const policy = { attempts: opts.attempts ?? 3, backoffMs: opts.backoffMs ?? 500 };
 
   return {
@@ -50,9 +48,9 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
   };
 
   async function complete(req: ChatRequest): Promise<ChatResult> {
-    const res = (await withRetries(policy, { action: 'chat completion', model: req.model, url }, () =>
-      completion({ ...requestBody(req), stream: false }, req.signal),
-    )) as CompletionAnswer | undefined;
+    const res = await withRetries(policy, { action: 'chat completion', model: req.model, url }, async () =>
+      (await client()).chat.completions.create({ ...requestBody(req), stream: false }, req.signal ? { signal: req.signal } : undefined),
+    );
     const content = res?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') {
       throw new GatewayError(`chat completion with model '${req.model}' at ${url} failed: the answer has no message content`, {
@@ -60,10 +58,10 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
         url,
       });
     }
-    const u = res?.usage;
+    const u = res.usage;
     return {
       content,
-      model: res?.model || req.model,
+      model: res.model || req.model,
       ...(u ? { usage: { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens } } : {}),
     };
   }
@@ -103,13 +101,6 @@ export function createOpenAiChat(opts: OpenAiChatOptions): ChatModel {
     return { content, model, ...(usage ? { usage } : {}) };
   }
 }
-
-/** The fields of a completion's answer read here (OpenAI's shape); anything else is treated as no content. */
-type CompletionAnswer = {
-  model?: string;
-  choices?: { message?: { content?: unknown } }[];
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-};
 
 /** What a completion asks, whole or streamed. */
 const requestBody = (req: ChatRequest) => ({
