@@ -1,6 +1,5 @@
 // The AI gateway port: embeddings, chat and the model list. Real adapters speak to any OpenAI-compatible gateway
-// through the `openai` SDK, but for a chat completion that is not streamed (completion.ts: a kept-alive POST, the
-// SDK's errors); the offline embedder is the embedded default (lexical feature hashing).
+// through the `openai` SDK; the offline embedder is the embedded default (lexical feature hashing).
 export { GatewayError } from './errors.ts';
 export { createOpenAiEmbedder, type Embedder, type OpenAiEmbedderOptions } from './embedder.ts';
 export { createOfflineEmbedder, OFFLINE_MODEL } from './offline-embedder.ts';
