@@ -29,7 +29,7 @@ import { runsJsonText } from './load.ts';
 
 // search_runs: the filter's tests on the run's latest metrics, params, tags and dataset inputs become one condition
 // per table (an EXISTS for one test, one scan of the run's rows for several: filterConditions); each order_by key becomes one LEFT JOIN; one statement returns a page (and one row more, to know if another
-// page exists). Rows missing an order key sort last in both directions, NaN metrics just before them. When the first
+// page exists), or two when the first key is a metric and its runs with a value fall short of the page (searchRunsJson). Rows missing an order key sort last in both directions, NaN metrics just before them. When the first
 // key is a metric, the statement reads the runs in its index's order (byLeadingMetric).
 
 export type SearchRunsRequest = {
@@ -213,34 +213,19 @@ const orderList = (terms: Term[]) => terms.map((t) => `${t.expr} ${t.direction}`
  * runs with a value; a NaN matches only `!=` and a run without the metric matches none, so those parts are left out
  * of the statement when a test rules them out (less to plan, and no scan of every run for a page left short).
  */
-function byLeadingMetric(
-  sel: { joins: string[]; where: string[]; terms: Term[]; leading: LeadingMetric },
-  window: string,
-  tests: LeadingTest[],
-): string {
-  const { alias, key, direction } = sel.leading;
-  // Inside a part the leading metric's rank is constant and its join an inner one (or none).
+function byLeadingMetric(sel: LeadingSelection, window: string): string {
+  const { key } = sel.leading;
   const rest = sel.terms.slice(2);
-  const others = sel.joins.slice(1).join(' ');
   const part = (from: string, where: string[], order: Term[]) =>
-    `SELECT r.run_id, row_number() OVER (ORDER BY ${orderList(order)}) AS n_ ${from} ${others}
+    `SELECT r.run_id, row_number() OVER (ORDER BY ${orderList(order)}) AS n_ ${from} ${sel.others}
      WHERE ${[...sel.where, ...where].join(' AND ')} ORDER BY ${orderList(order)} LIMIT ${window}`;
-  const withMetric = (nan: boolean) =>
-    `FROM tracker_runs r JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key} AND ${alias}.is_nan = ${nan}`;
   // Each part after the first is read only while the parts before it left the window short.
   const parts: { name: string; sql: string }[] = [];
   const short = () => (parts.length ? [`${parts.map((p) => `(SELECT count(*) FROM ${p.name})`).join(' + ')} < ${window}`] : []);
   const add = (name: string, sql: string) => parts.push({ name, sql });
-  add(
-    'present',
-    part(
-      withMetric(false),
-      tests.map((t) => t.onValue),
-      [{ expr: `${alias}.value`, direction }, ...rest],
-    ),
-  );
-  if (tests.every((t) => t.op === '!=')) add('nan', part(withMetric(true), short(), rest));
-  if (tests.length === 0) {
+  add('present', part(withMetric(sel, false), onValues(sel), presentOrder(sel)));
+  if (nanPossible(sel.tests)) add('nan', part(withMetric(sel, true), short(), rest));
+  if (missingPossible(sel.tests)) {
     const without = `NOT EXISTS (SELECT 1 FROM tracker_latest_metrics m WHERE m.run_id = r.run_id AND m.key = ${key})`;
     add('missing', part('FROM tracker_runs r', [without, ...short()], rest));
   }
@@ -248,6 +233,32 @@ function byLeadingMetric(
     SELECT run_id FROM (${parts.map((p, n) => `SELECT ${n} AS part_, * FROM ${p.name}`).join(' UNION ALL ')}) s
     ORDER BY part_, n_`;
 }
+
+/**
+ * The page read from the runs with a value of the leading metric alone, with each run's stored JSON: what a search
+ * sends first (presentFirst). It plans and runs in a third of the whole statement's time, which plans the NaN and
+ * missing parts (and their copies of the filter) even when the window is full before them.
+ */
+function presentPage(sel: LeadingSelection, limit: string, offset: string): string {
+  return `SELECT r.run_id, r.run_json ${withMetric(sel, false)} ${sel.others}
+    WHERE ${[...sel.where, ...onValues(sel)].join(' AND ')} ORDER BY ${orderList(presentOrder(sel))} LIMIT ${limit} OFFSET ${offset}`;
+}
+
+type LeadingSelection = { others: string; where: string[]; terms: Term[]; leading: LeadingMetric; tests: LeadingTest[] };
+
+// Inside a part the leading metric's rank is constant and its join an inner one (or none).
+const withMetric = (sel: LeadingSelection, nan: boolean) => {
+  const { alias, key } = sel.leading;
+  return `FROM tracker_runs r JOIN tracker_latest_metrics ${alias} ON ${alias}.run_id = r.run_id AND ${alias}.key = ${key} AND ${alias}.is_nan = ${nan}`;
+};
+const onValues = (sel: LeadingSelection) => sel.tests.map((t) => t.onValue);
+const presentOrder = (sel: LeadingSelection): Term[] => [
+  { expr: `${sel.leading.alias}.value`, direction: sel.leading.direction },
+  ...sel.terms.slice(2),
+];
+// A NaN matches only `!=`; a run without the metric matches no comparison on it.
+const nanPossible = (tests: LeadingTest[]) => tests.every((t) => t.op === '!=');
+const missingPossible = (tests: LeadingTest[]) => tests.length === 0;
 
 /** A filter's comparison on the leading order metric, as a condition on a run's value of it (not NaN). */
 type LeadingTest = { op: string; onValue: string };
@@ -283,7 +294,17 @@ function searchedExperiments(ids: string, workspace: string): string {
 
 const STAGES: Record<ViewType, string[]> = { ACTIVE_ONLY: ['active'], DELETED_ONLY: ['deleted'], ALL: ['active', 'deleted'] };
 
-type RunSearch = { sql: string; params: unknown[]; offset: number; maxResults: number };
+type RunSearch = {
+  sql: string;
+  params: unknown[];
+  offset: number;
+  maxResults: number;
+  /**
+   * When the first order key is a metric: the page from its runs with a value alone, with their stored JSON
+   * (presentPage), and whether those runs are all the search can find (the filter rules out NaN and missing values).
+   */
+  presentFirst?: { sql: string; params: unknown[]; whole: boolean };
+};
 
 /** The statement of a page of run ids in the search's order (and one row more); undefined when no experiment is searched. */
 function runSearch(req: SearchRunsRequest): RunSearch | undefined {
@@ -292,23 +313,32 @@ function runSearch(req: SearchRunsRequest): RunSearch | undefined {
   const experimentIds = experimentIdsOf(req.experimentIds);
   const stages = STAGES[req.runViewType ?? 'ACTIVE_ONLY'];
   if (!stages) throw invalidParameter(`Invalid run_view_type '${req.runViewType}'.`);
-  const params = new Params();
-  const { joins, terms, leading } = ordering(orderEntries(req.orderBy), params);
-  const where = [
-    searchedExperiments(params.add(experimentIds), params.add(requestWorkspace())),
-    `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
-  ];
-  const { tests, conditions } = filterOf(parseFilter(req.filter), leading, params);
-  where.push(...conditions);
+  // Built once for each statement: a statement must use every parameter it is sent.
+  const selection = () => {
+    const params = new Params();
+    const { joins, terms, leading } = ordering(orderEntries(req.orderBy), params);
+    const where = [
+      searchedExperiments(params.add(experimentIds), params.add(requestWorkspace())),
+      `r.lifecycle_stage = ANY(${params.add(stages)}::text[])`,
+    ];
+    const { tests, conditions } = filterOf(parseFilter(req.filter), leading, params);
+    where.push(...conditions);
+    return { params, joins, terms, where, leading: leading ? { leading, tests, others: joins.slice(1).join(' ') } : undefined };
+  };
+  const { params, joins, terms, where, leading } = selection();
   if (experimentIds.length === 0) return undefined;
-  const sql = leading
-    ? `${byLeadingMetric({ joins, where, terms, leading }, `${params.add(offset + maxResults + 1)}::bigint`, tests)}
-    LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`
-    : `SELECT r.run_id FROM tracker_runs r ${joins.join(' ')}
-    WHERE ${where.join(' AND ')}
-    ORDER BY ${orderList(terms)}
-    LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
-  return { sql, params: params.values, offset, maxResults };
+  const page = `LIMIT ${params.add(maxResults + 1)} OFFSET ${params.add(offset)}`;
+  if (!leading) {
+    const sql = `SELECT r.run_id FROM tracker_runs r ${joins.join(' ')} WHERE ${where.join(' AND ')} ORDER BY ${orderList(terms)} ${page}`;
+    return { sql, params: params.values, offset, maxResults };
+  }
+  const sel = { ...leading, where, terms };
+  const sql = `${byLeadingMetric(sel, `${params.add(offset + maxResults + 1)}::bigint`)} ${page}`;
+  const first = selection();
+  const firstSel = { ...first.leading!, where: first.where, terms: first.terms };
+  const firstSql = presentPage(firstSel, first.params.add(maxResults + 1), first.params.add(offset));
+  const whole = !nanPossible(sel.tests) && !missingPossible(sel.tests);
+  return { sql, params: params.values, offset, maxResults, presentFirst: { sql: firstSql, params: first.params.values, whole } };
 }
 
 export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ runIds: string[]; nextPageToken?: string }> {
@@ -319,32 +349,66 @@ export async function searchRuns(db: Sql, req: SearchRunsRequest): Promise<{ run
   return { runIds: result.rows.map((r) => r.run_id), ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}) };
 }
 
+/** A page of runs/search: its runs' JSON texts, in order (see RunTexts), and the next page's token. */
+export type RunsPage = { runs: RunTexts; nextPageToken?: string };
+
 /**
- * runs/search's page as the text of its JSON array of runs: the ids and each run's stored JSON in one statement
- * (one round trip, and no list of ids sent back). The stored JSON is read by a subquery on each row of the ordered
- * page, so the page keeps its order. A run without stored JSON yet (before the upgrade's backfill reached it) sends
- * the page through runsJsonText, which builds it; so does a schema without the column (a read-only server on an
- * older database: 42703 undefined_column).
+ * The JSON of a page's runs as texts to join with commas into the members of its array: each one run's object, or
+ * several runs' objects already joined (a page built from the runs' rows). No text is empty; no run, no text.
  */
-export async function searchRunsJson(db: Sql, req: SearchRunsRequest): Promise<{ runs: string; nextPageToken?: string }> {
+export type RunTexts = string[];
+
+/**
+ * runs/search's page: the ids and each run's stored JSON in one statement (one round trip, and no list of ids sent
+ * back); when the first order key is a metric, first from its runs with a value alone (presentFirst). The stored JSON
+ * of the whole statement is read by a subquery on each row of the ordered page, so the page keeps its order. A run
+ * without stored JSON yet (before the upgrade's backfill reached it) sends the page through runsJsonText, which
+ * builds it; so does a schema without the column (a read-only server on an older database: 42703 undefined_column).
+ */
+export async function searchRunsJson(db: Sql, req: SearchRunsRequest): Promise<RunsPage> {
   const search = runSearch(req);
-  if (!search) return { runs: '[]' };
-  const withJson = `SELECT p.run_id, (SELECT r.run_json FROM tracker_runs r WHERE r.run_id = p.run_id) AS run_json FROM (${search.sql}) p`;
-  const rows = await db
-    .query<{ run_id: string; run_json: string | null }>(withJson, search.params, SEARCH_STATEMENT)
-    .catch((err: unknown) => {
-      if (sqlState(err) === '42703') return undefined;
-      throw err;
-    });
-  if (!rows) {
-    const found = await searchRuns(db, req);
-    return { runs: await runsJsonText(db, found.runIds), ...(found.nextPageToken ? { nextPageToken: found.nextPageToken } : {}) };
+  if (!search) return { runs: [] };
+  const first = search.presentFirst;
+  if (first) {
+    const rows = await db.query<JsonRow>(first.sql, first.params, SEARCH_STATEMENT).catch(undefinedColumn);
+    if (!rows) return builtPage(db, req);
+    // A full window (the page and one row more) is the whole search's: the runs with a value come first.
+    if (rows.length > search.maxResults || first.whole) return storedPage(db, rows, search);
   }
+  const withJson = `SELECT p.run_id, (SELECT r.run_json FROM tracker_runs r WHERE r.run_id = p.run_id) AS run_json FROM (${search.sql}) p`;
+  const rows = await db.query<JsonRow>(withJson, search.params, SEARCH_STATEMENT).catch(undefinedColumn);
+  if (!rows) return builtPage(db, req);
+  return storedPage(db, rows, search);
+}
+
+/** A page's row: a run and its stored JSON (null until built). */
+type JsonRow = { run_id: string; run_json: string | null };
+
+// 42703 undefined_column: a schema without run_json (a read-only server on an older database).
+const undefinedColumn = (err: unknown): undefined => {
+  if (sqlState(err) === '42703') return undefined;
+  throw err;
+};
+
+/** The texts of the runs `runIds`, built from their rows. */
+async function builtTexts(db: Sql, runIds: string[]): Promise<RunTexts> {
+  const array = await runsJsonText(db, runIds);
+  return array === '[]' ? [] : [array.slice(1, -1)];
+}
+
+/** The page with every run built from its rows. */
+async function builtPage(db: Sql, req: SearchRunsRequest): Promise<RunsPage> {
+  const found = await searchRuns(db, req);
+  return { runs: await builtTexts(db, found.runIds), ...(found.nextPageToken ? { nextPageToken: found.nextPageToken } : {}) };
+}
+
+/** The page from its rows' stored JSON; built from the runs' rows if one has none yet. */
+async function storedPage(db: Sql, rows: JsonRow[], search: RunSearch): Promise<RunsPage> {
   const result = page(rows, search.offset, search.maxResults);
   const texts = result.rows.map((r) => r.run_json);
   const runs = texts.every((t) => t !== null)
-    ? `[${texts.join(',')}]`
-    : await runsJsonText(
+    ? texts
+    : await builtTexts(
         db,
         result.rows.map((r) => r.run_id),
       );
