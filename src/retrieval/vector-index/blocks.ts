@@ -167,7 +167,7 @@ function selectBlock(
   selection: ThreadSelection,
 ): number {
   const count = Math.max(0, Math.min(select.count, end) - first);
-  const { scale, residual, norm } = bounds;
+  const { scale } = bounds;
   const { shift, query } = select;
   const qScale = query.scale;
   const buffer = memory.buffer;

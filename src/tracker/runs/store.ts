@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Database, Sql } from '../../platform/db/index.ts';
+import type { Database } from '../../platform/db/index.ts';
 import { doesNotExist, permissionDenied } from '../errors.ts';
 import { activeExperiment } from '../experiments/load.ts';
 import { randomName } from '../names.ts';
