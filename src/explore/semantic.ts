@@ -23,9 +23,6 @@ export type Rewritten = {
   uses: SemanticUse[];
 };
 
-/** The columns of a lake table the rewrite reads, for lineage when the catalog has not listed the table yet. */
-export const LAKE_COLUMNS = ['import_key', 'document_id', 'embedding'];
-
 type Input = {
   deps: Pick<ExploreDeps, 'db' | 'policy' | 'embedder' | 'engine'>;
   caller: Caller;

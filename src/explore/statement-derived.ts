@@ -1,5 +1,5 @@
 import { type CatalogEntry, piiColumns } from './catalog.ts';
-import { LAKE_COLUMNS } from './semantic.ts';
+import { LAKE_COLUMNS } from './sql/semantic.ts';
 import {
   type ColumnLineage,
   engineStatement,

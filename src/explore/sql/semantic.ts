@@ -6,6 +6,9 @@ import type { ParsedStatement } from './statement.ts';
 import { relationReferences, type Defaults } from './tables.ts';
 import { is, kindOf, nameOf, namesOf, primaryOf, walk, type Node } from './tree.ts';
 
+/** The columns of a lake table the rewrite reads, for lineage when the catalog has not listed the table yet. */
+export const LAKE_COLUMNS = ['import_key', 'document_id', 'embedding'];
+
 // semantic_distance(<column>, '<phrase>') in the tree (docs/explore.md, "Hybrid SQL"): where each call is, which
 // table of its own FROM clause the column belongs to, and the text with every call rewritten into a join with the
 // lake table that holds the column's embeddings. Pure: the registry, the policy and the embedder are the caller's
