@@ -25,7 +25,7 @@ import {
 } from './messages.ts';
 import { metricHistory, metricHistoryBulk, metricHistoryBulkInterval } from './metrics.ts';
 import { promptlabRoutes } from './promptlab.ts';
-import { type RunsPage, searchRunsJson } from './search.ts';
+import { type RunsPage, searchRunsJson } from './search-page.ts';
 import { signedInUser } from '../signed-in.ts';
 import {
   checkUserTag,
