@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CODE_HEADER, createStoredIndex, encodeRow, unitRow, type StoredIndex } from '../../src/retrieval/vector-index/index.ts';
 import { SPLIT_FROM_ROWS } from '../../src/retrieval/vector-index/rows.ts';
-import { slowWorkersForTests, splitWorkerBlocks } from '../../src/retrieval/vector-index/split.ts';
+import { releasedSplitMemoriesHeld, slowWorkersForTests, splitWorkerBlocks } from '../../src/retrieval/vector-index/split.ts';
 
 // A large copy's full scan is split across threads that share one copy of the rows (split.ts). The answer must be the
 // one this thread alone gives, score for score, also after rows are appended (the shared memory grows under the
@@ -36,6 +36,27 @@ function codesOf(rows: number): Uint8Array {
 function fill(index: StoredIndex, codes: Uint8Array, from: number, to: number) {
   const width = CODE_HEADER + DIM;
   for (let seq = from; seq < to; seq++) index.addCode(seq, codes.subarray(seq * width, (seq + 1) * width));
+}
+
+/**
+ * Waits until every released copy's memory is gone, as split.ts's collections find it (they give up after 20 s), and
+ * then until the process's RSS stops falling: V8 frees a collected memory's pages on a sweeper thread of its own, after.
+ */
+async function releasedMemoryGone(): Promise<number> {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const until = Date.now() + 25_000;
+  while (releasedSplitMemoriesHeld() > 0) {
+    if (Date.now() > until) throw new Error(`${releasedSplitMemoriesHeld()} released copies' memory still held after 25 s`);
+    await sleep(20);
+  }
+  let rss = process.memoryUsage().rss;
+  for (let i = 0; i < 30; i++) {
+    await sleep(100);
+    const now = process.memoryUsage().rss;
+    if (now > rss - 2 ** 20) return now;
+    rss = now;
+  }
+  return rss;
 }
 
 const fetch = async (seqs: number[]) => seqs.map((seq) => ({ seq, vector: vectorOf(seq), item: `row ${seq}` }));
@@ -113,7 +134,6 @@ describe('the full scan split across threads', () => {
   it('gives a released copy’s memory back: the process does not grow as a copy is made again and again', { timeout: 120_000 }, async () => {
     const rows = 2 * SPLIT_FROM_ROWS; // 96 MiB of rows at 768 dimensions
     const codes = codesOf(rows);
-    const rss = () => process.memoryUsage().rss;
     let copy: StoredIndex | undefined;
     const after: number[] = [];
     for (let i = 0; i < 7; i++) {
@@ -123,12 +143,12 @@ describe('the full scan split across threads', () => {
       await next.search(vectorOf(i), 10, fetch); // the worker now holds the memory too
       copy?.release(); // replaced, as indexes.ts replaces a copy it catches up
       copy = next;
-      await new Promise((resolve) => setTimeout(resolve, 400)); // the release's collections (split.ts) run
-      after.push(rss());
+      after.push(await releasedMemoryGone()); // the release's collections (split.ts) have run until it is gone
     }
     copy?.release();
-    // flat from the second rebuild on (measured: within 4 MiB; without the release's collections it wandered by more
-    // than a copy, up and down as V8 collected for reasons of its own)
+    // flat from the second rebuild on, measured once the release is done rather than after a fixed wait (CI once caught
+    // a 400 ms wait short, at +35 MiB); measured: within 4 MiB; without the release's collections it wanders by more
+    // than a copy, up and down as V8 collects for reasons of its own
     const copyBytes = rows * DIM;
     const serving = after.slice(1);
     expect(

@@ -364,18 +364,28 @@ function gcFunction(): ((opts?: object) => unknown) | null {
 
 /** Collections after a release, apart, until the memory is gone (a search still on it may hold it a while). */
 const COLLECT_AFTER_MS = [20, 250, 1000, 4000, 15000];
+/** Released memories not yet known to be gone (tests wait on them rather than on a guess of how long it takes). */
+const releasedMemories = new Set<WeakRef<WebAssembly.Memory>>();
 
 function collectReleased(memory: WeakRef<WebAssembly.Memory>, attempt = 0) {
   const collect = gcFunction();
   if (!collect || attempt >= COLLECT_AFTER_MS.length) return;
+  releasedMemories.add(memory);
   const timer = setTimeout(() => {
     collect();
     // looked at on the next turn: a WeakRef read keeps its target until the turn ends, so it is not read before collecting
     setImmediate(() => {
       if (memory.deref()) collectReleased(memory, attempt + 1);
+      else releasedMemories.delete(memory);
     }).unref();
   }, COLLECT_AFTER_MS[attempt]);
   timer.unref();
+}
+
+/** Released copies' memories this process still holds after the collections so far (0 once every one is gone). */
+export function releasedSplitMemoriesHeld(): number {
+  for (const memory of releasedMemories) if (!memory.deref()) releasedMemories.delete(memory);
+  return releasedMemories.size;
 }
 
 /**
