@@ -6,10 +6,13 @@ import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 // starts on one worker, the least busy; once that worker has opened it and knows its page count, a long document
 // takes more of them (one per PAGES_PER_WORKER pages, up to `size`), each opening its own copy and taking the next
 // page not yet taken (a counter in shared memory), so a long PDF is read in a fraction of the time and a worker the
-// machine slows down reads fewer pages instead of holding the rest up. A short document stays on one worker: a second
-// would cost its memory (25 to 35 MB) and its own open for a few milliseconds of pages. Documents that come at once
-// go to different workers. Workers start when first needed, do not keep the process alive, each stops once it has had
-// no page to read for `idleMs`, and a crashed or stopped one is replaced by the next PDF.
+// machine slows down reads fewer pages instead of holding the rest up. A shorter document is joined only by workers
+// that have nothing to read (one per PAGES_PER_IDLE_WORKER pages): a document uploaded on its own then uses the
+// threads that would wait anyway, while documents that come at once keep a worker each (a second worker's open is
+// work the other document would have had). A worker that would join but has not started is started and loads PDFium
+// for the next document instead (joining now would make this one wait for the load), so it costs its memory (25 to
+// 35 MB) only once documents of several pages come. Workers start when first needed, do not keep the process alive,
+// each stops once it has had no page to read for `idleMs`, and a crashed or stopped one is replaced by the next PDF.
 
 /** What one worker read of the document: the pages it took (see pdf-worker.mjs). */
 type Share = {
@@ -60,6 +63,16 @@ const PROGRESS_MS = 200;
  * joining once the first had opened them (8 pages a worker) slower (173 and 194 against 234 and 211).
  */
 export const PAGES_PER_WORKER = 16;
+
+/**
+ * Pages a document needs for each worker with nothing to read that joins it: a ten-page PDF is read by two. A
+ * worker's own open of a short PDF is a fraction of a millisecond against about one a page. Measured 11-30 at load
+ * 3.5 to 4.2 on two cores (bench/retrieval's LangChain PDFs): ten-page PDFs read one after another 8.6 and 8.9 ms
+ * each on one worker against 8.2 and 6.7 joined by the idle one; uploads alternating in blocks in one process, the
+ * ten-page ones one after another 0.95 to 1.07 times the rate without (the machine had no core to spare), the mixed
+ * folder 1.08 times, one after another and three in flight.
+ */
+export const PAGES_PER_IDLE_WORKER = 5;
 
 /** How long a worker waits for another page to read before it stops. */
 export const PDF_WORKERS_IDLE_MS = 30_000;
@@ -124,7 +137,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
 
   function ask(
     i: number,
-    message: { type: 'read' | 'render'; [more: string]: unknown },
+    message: { type: 'read' | 'render' | 'warm'; [more: string]: unknown },
     signal: AbortSignal | undefined,
     opened?: (numPages: number) => void,
   ): Promise<Share> {
@@ -177,7 +190,13 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
       const recruit = (numPages: number) => {
         if (numPages > maxPages || signal?.aborted) return;
         const want = Math.min(size, Math.ceil(numPages / PAGES_PER_WORKER));
-        for (const i of order.slice(1, want)) asks.push(ask(i, message, signal));
+        const idleWant = Math.min(size, Math.floor(numPages / PAGES_PER_IDLE_WORKER));
+        for (const [n, i] of order.slice(1).entries()) {
+          if (n + 1 < want) asks.push(ask(i, message, signal));
+          else if (n + 1 >= idleWant) break;
+          else if (slots[i]?.pending.size === 0) asks.push(ask(i, message, signal));
+          else if (!slots[i]) ask(i, { type: 'warm' }, undefined).catch(() => {}); // read by the next document
+        }
       };
       asks.push(ask(order[0]!, message, signal, recruit));
       let shares: Share[];
