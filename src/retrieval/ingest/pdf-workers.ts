@@ -202,8 +202,8 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
       let shares: Share[];
       try {
         // the lead answers after it opened the document, so every worker it recruited is in `asks` by then
-        await asks[0];
-        shares = await Promise.all(asks);
+        const lead = await asks[0]!;
+        shares = await allPages(asks, lead.numPages);
       } catch (err) {
         for (const a of asks) a.catch(() => {}); // a failed read: the others' answers are not wanted
         throw err;
@@ -224,6 +224,30 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
     },
     close: stopAll,
   };
+}
+
+/**
+ * The workers' answers once they hold every page and no failure: a worker that joined but found every page taken
+ * before it had opened the document (the machine ran it late) is not waited for. Otherwise every answer, as
+ * Promise.all gives them (a worker's fault rejects).
+ */
+function allPages(asks: readonly Promise<Share>[], numPages: number | undefined): Promise<Share[]> {
+  return new Promise((resolve, reject) => {
+    const answers: (Share | undefined)[] = asks.map(() => undefined);
+    let settled = 0;
+    let pages = 0;
+    let failed = false;
+    const answered = () => answers.filter((a): a is Share => a !== undefined);
+    asks.forEach((ask, i) =>
+      ask.then((share) => {
+        answers[i] = share;
+        settled++;
+        if (share.failure) failed = true;
+        pages += share.pages?.length ?? 0;
+        if (settled === asks.length || (!failed && pages === numPages)) resolve(answered());
+      }, reject),
+    );
+  });
 }
 
 /**
