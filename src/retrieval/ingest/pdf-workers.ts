@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 
@@ -7,12 +8,14 @@ import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 // takes more of them (one per PAGES_PER_WORKER pages, up to `size`), each opening its own copy and taking the next
 // page not yet taken (a counter in shared memory), so a long PDF is read in a fraction of the time and a worker the
 // machine slows down reads fewer pages instead of holding the rest up. A shorter document is joined only by workers
-// that have nothing to read (one per PAGES_PER_IDLE_WORKER pages): a document uploaded on its own then uses the
-// threads that would wait anyway, while documents that come at once keep a worker each (a second worker's open is
-// work the other document would have had). A worker that would join but has not started is started and loads PDFium
-// for the next document instead (joining now would make this one wait for the load), so it costs its memory (25 to
-// 35 MB) only once documents of several pages come. Workers start when first needed, do not keep the process alive,
-// each stops once it has had no page to read for `idleMs`, and a crashed or stopped one is replaced by the next PDF.
+// that have nothing to read (one per PAGES_PER_IDLE_WORKER pages), and only while the machine has a core to spare: a
+// document uploaded on its own then uses a core that would wait anyway, while documents that come at once keep a
+// worker each (a second worker's open is work the other document would have had), and on a busy machine a second
+// thread only waits for a core, holding the document up by the page it took. A worker that would join but has not
+// started is started and loads PDFium for the next document instead (joining now would make this one wait for the
+// load), so it costs its memory (25 to 35 MB) only once documents of several pages come. Workers start when first
+// needed, do not keep the process alive, each stops once it has had no page to read for `idleMs`, and a crashed or
+// stopped one is replaced by the next PDF.
 
 /** What one worker read of the document: the pages it took (see pdf-worker.mjs). */
 type Share = {
@@ -66,13 +69,18 @@ export const PAGES_PER_WORKER = 16;
 
 /**
  * Pages a document needs for each worker with nothing to read that joins it: a ten-page PDF is read by two. A
- * worker's own open of a short PDF is a fraction of a millisecond against about one a page. Measured 11-30 at load
- * 3.5 to 4.2 on two cores (bench/retrieval's LangChain PDFs): ten-page PDFs read one after another 8.6 and 8.9 ms
- * each on one worker against 8.2 and 6.7 joined by the idle one; uploads alternating in blocks in one process, the
- * ten-page ones one after another 0.95 to 1.07 times the rate without (the machine had no core to spare), the mixed
- * folder 1.08 times, one after another and three in flight.
+ * worker's own open of a short PDF is a fraction of a millisecond against about one a page. Measured 11-30 on two
+ * cores (the LangChain bench's ten-page PDFs read one after another through the pool, in turns with and without,
+ * load 4): at best 4.9 and 5.1 ms a document joined against 8.1 and 7.8 on one worker, but p50 10.2 and 9.5 against
+ * 9.4 and 8.7 (the machine's other work took the second core), hence `spareCore`.
  */
 export const PAGES_PER_IDLE_WORKER = 5;
+
+/**
+ * Whether the machine has a core to spare for a second thread on one document: the last minute's load average
+ * (runnable threads, the service's own included) below the cores the process may use.
+ */
+export const coreToSpare = () => loadavg()[0]! < availableParallelism();
 
 /** How long a worker waits for another page to read before it stops. */
 export const PDF_WORKERS_IDLE_MS = 30_000;
@@ -80,9 +88,13 @@ export const PDF_WORKERS_IDLE_MS = 30_000;
 type Pending = { resolve(share: Share): void; reject(err: Error): void; opened?: (numPages: number) => void };
 type Slot = { worker: Worker; pending: Map<number, Pending>; idle?: NodeJS.Timeout };
 
-export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): PdfWorkers {
+export function createPdfWorkers(
+  size: number,
+  opts: { idleMs?: number /** Whether an idle worker may join a short document now (tests fix it). */; spareCore?: () => boolean } = {},
+): PdfWorkers {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`PDF workers must be a positive integer, got ${size}`);
   const idleMs = opts.idleMs ?? PDF_WORKERS_IDLE_MS;
+  const spareCore = opts.spareCore ?? coreToSpare;
   const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
   let starts = 0;
@@ -190,7 +202,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
       const recruit = (numPages: number) => {
         if (numPages > maxPages || signal?.aborted) return;
         const want = Math.min(size, Math.ceil(numPages / PAGES_PER_WORKER));
-        const idleWant = Math.min(size, Math.floor(numPages / PAGES_PER_IDLE_WORKER));
+        const idleWant = want < size && spareCore() ? Math.min(size, Math.floor(numPages / PAGES_PER_IDLE_WORKER)) : 0;
         for (const [n, i] of order.slice(1).entries()) {
           if (n + 1 < want) asks.push(ask(i, message, signal));
           else if (n + 1 >= idleWant) break;
