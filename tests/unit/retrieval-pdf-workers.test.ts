@@ -61,8 +61,8 @@ describe('PDF text on worker threads', () => {
     }
   });
 
-  it('has a worker with nothing to read join a ten-page PDF read alone when a core is spare (started by the first, reading from the second)', async () => {
-    const workers = createPdfWorkers(2, { spareCore: () => true });
+  it('has a worker with nothing to read join a ten-page PDF read alone on a machine with room (started by the first, reading from the second)', async () => {
+    const workers = createPdfWorkers(2, { room: () => true });
     try {
       const f = { name: 'ten.pdf', type: 'application/pdf', bytes: longPdf(10) };
       const here = await ingestFixture(f, { ocr });
@@ -71,9 +71,9 @@ describe('PDF text on worker threads', () => {
       expect(workers.starts).toBe(2);
       for (let i = 0; i < 5; i++) expect(await ingestFixture(f, { ocr, pdfWorkers: workers })).toEqual(here);
       expect(workers.starts).toBe(2);
-      // a one-page PDF is not worth a second worker, and on a busy machine nor is a ten-page one: one worker started
-      const single = createPdfWorkers(2, { spareCore: () => true });
-      const busy = createPdfWorkers(2, { spareCore: () => false });
+      // a one-page PDF is not worth a second worker, and on a crowded machine nor is a ten-page one: one worker started
+      const single = createPdfWorkers(2, { room: () => true });
+      const busy = createPdfWorkers(2, { room: () => false });
       try {
         await ingestFixture(documents[1]!, { ocr, pdfWorkers: single });
         expect(single.starts).toBe(1);
