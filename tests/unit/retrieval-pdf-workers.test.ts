@@ -61,6 +61,32 @@ describe('PDF text on worker threads', () => {
     }
   });
 
+  it('has a worker with nothing to read join a ten-page PDF read alone on a machine with room (started by the first, reading from the second)', async () => {
+    const workers = createPdfWorkers(2, { room: () => true });
+    try {
+      const f = { name: 'ten.pdf', type: 'application/pdf', bytes: longPdf(10) };
+      const here = await ingestFixture(f, { ocr });
+      expect(await ingestFixture(f, { ocr, pdfWorkers: workers })).toEqual(here);
+      // the second worker was started for the documents to come, not for this one
+      expect(workers.starts).toBe(2);
+      for (let i = 0; i < 5; i++) expect(await ingestFixture(f, { ocr, pdfWorkers: workers })).toEqual(here);
+      expect(workers.starts).toBe(2);
+      // a one-page PDF is not worth a second worker, and on a crowded machine nor is a ten-page one: one worker started
+      const single = createPdfWorkers(2, { room: () => true });
+      const busy = createPdfWorkers(2, { room: () => false });
+      try {
+        await ingestFixture(documents[1]!, { ocr, pdfWorkers: single });
+        expect(single.starts).toBe(1);
+        for (let i = 0; i < 2; i++) expect(await ingestFixture(f, { ocr, pdfWorkers: busy })).toEqual(here);
+        expect(busy.starts).toBe(1);
+      } finally {
+        await Promise.all([single.close(), busy.close()]);
+      }
+    } finally {
+      await workers.close();
+    }
+  });
+
   it('reads documents sent at once each whole and apart: every page once, none from another document', async () => {
     const sent = [17, 1, 9, 30].map((pages, i) => ({ name: `at-once-${i}.pdf`, type: 'application/pdf', bytes: longPdf(pages) }));
     const here = await Promise.all(sent.map((f) => ingestFixture(f, { ocr })));

@@ -12,3 +12,6 @@ export type PdfTextDocument = {
 };
 
 export function openPdfText(bytes: Uint8Array): Promise<PdfTextDocument | { failure: PdfTextFailure }>;
+
+/** Loads PDFium ahead of a first PDF. */
+export function loadPdfText(): Promise<void>;

@@ -55,6 +55,11 @@ function pdfium() {
   return loading;
 }
 
+/** Loads PDFium ahead of a first PDF (a worker about to be asked for pages). */
+export async function loadPdfText() {
+  await pdfium();
+}
+
 const why = (code) => WHY[code] ?? `PDFium error ${code}`;
 
 /**

@@ -4,9 +4,9 @@
 // document up. The text of a page is read by the same code as on the main thread (PDFium, pdf-text.mjs). A page
 // without text is reported with whether it paints anything OCR could read; the main thread then asks for such a page
 // rendered as an image (by PDFium too), which it hands to OCR (so PDFium never loads on the main thread). Jobs may be
-// cancelled between pages.
+// cancelled between pages. A `warm` message only loads PDFium, for the documents to come.
 import { parentPort } from 'node:worker_threads';
-import { openPdfText } from './pdf-text.mjs';
+import { loadPdfText, openPdfText } from './pdf-text.mjs';
 
 const reading = new Set();
 const cancelled = new Set();
@@ -17,7 +17,7 @@ parentPort.on('message', (message) => {
     return;
   }
   reading.add(message.id);
-  (message.type === 'render' ? render(message) : read(message))
+  (message.type === 'render' ? render(message) : message.type === 'warm' ? warm(message) : read(message))
     .catch((err) => ({ id: message.id, failure: { kind: 'internal', message: String(err?.message ?? err) } }))
     .then((answer) => {
       reading.delete(message.id);
@@ -25,6 +25,12 @@ parentPort.on('message', (message) => {
       parentPort.postMessage(answer, answer.image ? [answer.image] : []);
     });
 });
+
+/** PDFium loaded ahead of the documents this worker is to read (it joins a document only once loaded). */
+async function warm({ id }) {
+  await loadPdfText();
+  return { id };
+}
 
 /** One page as a PNG for OCR, from a copy of the document opened for it (pages needing OCR are few, OCR is slow). */
 async function render({ id, bytes, page: n }) {

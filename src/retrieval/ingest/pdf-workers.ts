@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 
@@ -6,10 +7,15 @@ import { PDF_WORKER_LIMITS } from '../../platform/worker-heap.ts';
 // starts on one worker, the least busy; once that worker has opened it and knows its page count, a long document
 // takes more of them (one per PAGES_PER_WORKER pages, up to `size`), each opening its own copy and taking the next
 // page not yet taken (a counter in shared memory), so a long PDF is read in a fraction of the time and a worker the
-// machine slows down reads fewer pages instead of holding the rest up. A short document stays on one worker: a second
-// would cost its memory (25 to 35 MB) and its own open for a few milliseconds of pages. Documents that come at once
-// go to different workers. Workers start when first needed, do not keep the process alive, each stops once it has had
-// no page to read for `idleMs`, and a crashed or stopped one is replaced by the next PDF.
+// machine slows down reads fewer pages instead of holding the rest up. A shorter document is joined only by workers
+// that have nothing to read (one per PAGES_PER_IDLE_WORKER pages), and only while the machine is not crowded (see
+// roomForAnotherThread): a document uploaded on its own then uses a core that would wait anyway, while documents that
+// come at once keep a worker each (a second worker's open is work the other document would have had), and on a
+// crowded machine a second thread mostly waits for a core, holding the document up by the page it took. A worker that
+// would join but has not started is started and loads PDFium for the next document instead (joining now would make
+// this one wait for the load), so it costs its memory (25 to 35 MB) only once documents of several pages come.
+// Workers start when first needed, do not keep the process alive, each stops once it has had no page to read for
+// `idleMs`, and a crashed or stopped one is replaced by the next PDF.
 
 /** What one worker read of the document: the pages it took (see pdf-worker.mjs). */
 type Share = {
@@ -61,15 +67,38 @@ const PROGRESS_MS = 200;
  */
 export const PAGES_PER_WORKER = 16;
 
+/**
+ * Pages a document needs for each worker with nothing to read that joins it: a ten-page PDF is read by two. A
+ * worker's own open of a short PDF is a fraction of a millisecond against about one a page.
+ */
+export const PAGES_PER_IDLE_WORKER = 5;
+
+/**
+ * Whether a second thread on one document is likely to find a core: the last minute's load average (runnable
+ * threads, the service's own included) below twice the cores the process may use. Measured 11-30 on two cores, the
+ * LangChain bench's ten-page PDFs uploaded one after another, in turns of ten with and without an idle worker joining
+ * (one process): at load 3.8 to 4.3, 0.95 to 1.15 times the pages/s (uploads at best 11.6 and 12.7 ms against 14.9
+ * and 15.7), the mixed folder 1.05 to 1.08 one after another and three in flight; at load 5.3 to 7, 0.93 to 1.0.
+ */
+export const roomForAnotherThread = () => loadavg()[0]! < 2 * availableParallelism();
+
 /** How long a worker waits for another page to read before it stops. */
 export const PDF_WORKERS_IDLE_MS = 30_000;
 
 type Pending = { resolve(share: Share): void; reject(err: Error): void; opened?: (numPages: number) => void };
 type Slot = { worker: Worker; pending: Map<number, Pending>; idle?: NodeJS.Timeout };
 
-export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): PdfWorkers {
+export type PdfWorkersOptions = {
+  /** How long a worker waits for another page before it stops (PDF_WORKERS_IDLE_MS). */
+  idleMs?: number;
+  /** Whether a worker with nothing to read may join a short document now (roomForAnotherThread; tests fix it). */
+  room?: () => boolean;
+};
+
+export function createPdfWorkers(size: number, opts: PdfWorkersOptions = {}): PdfWorkers {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`PDF workers must be a positive integer, got ${size}`);
   const idleMs = opts.idleMs ?? PDF_WORKERS_IDLE_MS;
+  const room = opts.room ?? roomForAnotherThread;
   const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
   let starts = 0;
@@ -124,7 +153,7 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
 
   function ask(
     i: number,
-    message: { type: 'read' | 'render'; [more: string]: unknown },
+    message: { type: 'read' | 'render' | 'warm'; [more: string]: unknown },
     signal: AbortSignal | undefined,
     opened?: (numPages: number) => void,
   ): Promise<Share> {
@@ -177,14 +206,20 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
       const recruit = (numPages: number) => {
         if (numPages > maxPages || signal?.aborted) return;
         const want = Math.min(size, Math.ceil(numPages / PAGES_PER_WORKER));
-        for (const i of order.slice(1, want)) asks.push(ask(i, message, signal));
+        const idleWant = want < size && room() ? Math.min(size, Math.floor(numPages / PAGES_PER_IDLE_WORKER)) : 0;
+        for (const [n, i] of order.slice(1).entries()) {
+          if (n + 1 < want) asks.push(ask(i, message, signal));
+          else if (n + 1 >= idleWant) break;
+          else if (slots[i]?.pending.size === 0) asks.push(ask(i, message, signal));
+          else if (!slots[i]) ask(i, { type: 'warm' }, undefined).catch(() => {}); // read by the next document
+        }
       };
       asks.push(ask(order[0]!, message, signal, recruit));
       let shares: Share[];
       try {
         // the lead answers after it opened the document, so every worker it recruited is in `asks` by then
-        await asks[0];
-        shares = await Promise.all(asks);
+        const lead = await asks[0]!;
+        shares = await allPages(asks, lead.numPages);
       } catch (err) {
         for (const a of asks) a.catch(() => {}); // a failed read: the others' answers are not wanted
         throw err;
@@ -205,6 +240,30 @@ export function createPdfWorkers(size: number, opts: { idleMs?: number } = {}): 
     },
     close: stopAll,
   };
+}
+
+/**
+ * The workers' answers once they hold every page and no failure: a worker that joined but found every page taken
+ * before it had opened the document (the machine ran it late) is not waited for. Otherwise every answer, as
+ * Promise.all gives them (a worker's fault rejects).
+ */
+function allPages(asks: readonly Promise<Share>[], numPages: number | undefined): Promise<Share[]> {
+  return new Promise((resolve, reject) => {
+    const answers: (Share | undefined)[] = asks.map(() => undefined);
+    let settled = 0;
+    let pages = 0;
+    let failed = false;
+    const answered = () => answers.filter((a): a is Share => a !== undefined);
+    asks.forEach((ask, i) =>
+      ask.then((share) => {
+        answers[i] = share;
+        settled++;
+        if (share.failure) failed = true;
+        pages += share.pages?.length ?? 0;
+        if (settled === asks.length || (!failed && pages === numPages)) resolve(answered());
+      }, reject),
+    );
+  });
 }
 
 /**
