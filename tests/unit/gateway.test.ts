@@ -182,6 +182,18 @@ describe('offline embedder', () => {
     expect(a).toEqual(b);
   });
 
+  it('splits ASCII text into the same words as the Unicode rule, every ASCII character included', () => {
+    const unicodeRule = (t: string) =>
+      t
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? [];
+    const every = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join('');
+    for (const t of [every, `Revenue_Q3 grew 12%; NET-income: ${every} A1b2C3`, '', '...', 'Café Crème 42'])
+      expect(tokenize(t)).toEqual(unicodeRule(t));
+  });
+
   // Vectors already stored were made by this definition: a faster implementation must give them bit for bit.
   it('gives the vectors of its definition: each word +-1 and each adjacent pair "a b" +-0.5, by FNV-1a, normalised', async () => {
     const fnv = (s: string, seed: number) => {

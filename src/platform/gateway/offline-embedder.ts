@@ -41,14 +41,18 @@ export function hashEmbed(text: string, dim: number): number[] {
   return Array.from(v, (x) => (norm > 0 ? x / norm : 0));
 }
 
-// Lower-cased runs of Unicode letters and digits, accents folded (é -> e) so spelling variants meet.
+// Lower-cased runs of Unicode letters and digits, accents folded (é -> e) so spelling variants meet. ASCII text (most
+// chunks) has nothing to fold and no letter or digit outside a-z, 0-9 once lower-cased, so it skips the Unicode passes.
 export function tokenize(text: string): string[] {
+  if (ASCII.test(text)) return text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
   const folded = text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     .toLowerCase();
   return folded.match(/[\p{L}\p{N}]+/gu) ?? [];
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** Index from the feature's hash; sign from a second, differently seeded hash, so collisions cancel rather than pile up. */
 function add(v: Float64Array, hash: number, signed: number, weight: number): void {
