@@ -254,15 +254,15 @@ function allPages(asks: readonly Promise<Share>[], numPages: number | undefined)
     let pages = 0;
     let failed = false;
     const answered = () => answers.filter((a): a is Share => a !== undefined);
-    asks.forEach((ask, i) =>
+    for (const [i, ask] of asks.entries()) {
       ask.then((share) => {
         answers[i] = share;
         settled++;
         if (share.failure) failed = true;
         pages += share.pages?.length ?? 0;
         if (settled === asks.length || (!failed && pages === numPages)) resolve(answered());
-      }, reject),
-    );
+      }, reject);
+    }
   });
 }
 
