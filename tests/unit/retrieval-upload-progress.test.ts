@@ -167,7 +167,8 @@ describe("a PDF's extraction", () => {
   afterAll(() => ocr.close());
 
   it.each([0, 2])('tells the page being read and the page count (%i worker threads)', async (threads) => {
-    const workers = threads > 0 ? createPdfWorkers(threads) : undefined;
+    // the counters read every 5 ms: two workers can read the 300 pages within the default 200 ms
+    const workers = threads > 0 ? createPdfWorkers(threads, { progressMs: 5 }) : undefined;
     try {
       const seen: [number, number][] = [];
       // many pages, so that the workers' counters are read while they still read

@@ -93,12 +93,15 @@ export type PdfWorkersOptions = {
   idleMs?: number;
   /** Whether a worker with nothing to read may join a short document now (roomForAnotherThread; tests fix it). */
   room?: () => boolean;
+  /** How often a document's progress is read from the workers' counters (PROGRESS_MS). */
+  progressMs?: number;
 };
 
 export function createPdfWorkers(size: number, opts: PdfWorkersOptions = {}): PdfWorkers {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`PDF workers must be a positive integer, got ${size}`);
   const idleMs = opts.idleMs ?? PDF_WORKERS_IDLE_MS;
   const room = opts.room ?? roomForAnotherThread;
+  const progressMs = opts.progressMs ?? PROGRESS_MS;
   const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
   let starts = 0;
@@ -197,7 +200,7 @@ export function createPdfWorkers(size: number, opts: PdfWorkersOptions = {}): Pd
         ? setInterval(() => {
             const pages = Atomics.load(counts, 1);
             if (pages > 0) onProgress(Math.min(Atomics.load(counts, 0), pages), pages);
-          }, PROGRESS_MS)
+          }, progressMs)
         : undefined;
       const order = leastBusy();
       const asks: Promise<Share>[] = [];
