@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CODE_HEADER, createStoredIndex, encodeRow, unitRow, type StoredIndex } from '../../src/retrieval/vector-index/index.ts';
 import { SPLIT_FROM_ROWS } from '../../src/retrieval/vector-index/rows.ts';
-import { releasedSplitMemoriesHeld, slowWorkersForTests, splitWorkerBlocks } from '../../src/retrieval/vector-index/split.ts';
+import { releasedSplitMemoriesHeld } from '../../src/retrieval/vector-index/split-release.ts';
+import { slowWorkersForTests, splitWorkerBlocks } from '../../src/retrieval/vector-index/split.ts';
 
 // A large copy's full scan is split across threads that share one copy of the rows (split.ts). The answer must be the
 // one this thread alone gives, score for score, also after rows are appended (the shared memory grows under the

@@ -2,7 +2,7 @@
 // blocks' pass and selection this thread shares with the caller, is loaded by import-ts.mjs). It instantiates
 // the kernel on each shared memory it is handed, then sleeps on its control word and, woken for a pass, takes its
 // blocks from the shared counter until none is left: each one's pass, then its selection. A memory it is told to forget is dropped and collected at once: V8 frees a shared
-// memory only once every thread that held it has collected (see split.ts).
+// memory only once every thread that held it has collected (see split-release.ts).
 import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { importTypeScript } from './import-ts.mjs';
 
