@@ -147,15 +147,13 @@ describe('the full scan split across threads', () => {
       after.push(await releasedMemoryGone()); // the release's collections (split.ts) have run until it is gone
     }
     copy?.release();
-    // flat from the second rebuild on, measured once the release is done rather than after a fixed wait (CI once caught
-    // a 400 ms wait short, at +35 MiB); measured: within 4 MiB; without the release's collections it wanders by more
-    // than a copy, up and down as V8 collects for reasons of its own
+    // no rebuild stands above the lowest before it by a quarter of a copy, measured once the release is done rather than
+    // after a fixed wait (CI once caught a 400 ms wait short, at +35 MiB). Falling is allowed: CI once saw 838 MiB fall
+    // to 792 as a full collection gave back what files before this one in the same worker left. Without the release's
+    // collections RSS climbs by a copy at some rebuild, up and down as V8 collects for reasons of its own, and this fails
     const copyBytes = rows * DIM;
-    const serving = after.slice(1);
-    expect(
-      Math.max(...serving) - Math.min(...serving),
-      `RSS after each rebuild: ${after.map((b) => Math.round(b / 2 ** 20)).join(', ')} MiB`,
-    ).toBeLessThan(copyBytes / 4);
+    const rise = Math.max(...after.map((rss, i) => rss - Math.min(...after.slice(0, i + 1))));
+    expect(rise, `RSS after each rebuild: ${after.map((b) => Math.round(b / 2 ** 20)).join(', ')} MiB`).toBeLessThan(copyBytes / 4);
   });
 
   // last: a worker given up here is replaced only so often per process (split.ts)
