@@ -1,12 +1,14 @@
 // Where a dense query's time goes at a large random collection, against the floor (a bare read of the copy's rows):
 // each question asked once, then again in turns with the floor (as bench/retrieval/index.ts takes its figure), and of
 // those, the whole call, the database statements it makes (by their first words) and the copy's ranking (scan and
-// reads back). Profiling aid for docs/benchmarks.md's 1a figure.
+// reads back). Then the collection's head read alone: back to back, right after a bare read, and after 40 ms asleep,
+// for what a round trip costs once Postgres's backend has gone idle. Profiling aid for docs/benchmarks.md's 1a figure.
 // Run: npx tsx bench/retrieval/dense-stages.ts [--size 1000000] [--queries 30]
 import { loadavg } from 'node:os';
 import type { Database } from '../../src/platform/db/index.ts';
 import type { Embedder } from '../../src/platform/gateway/index.ts';
 import { queryCollection } from '../../src/retrieval/query.ts';
+import { collectionHead } from '../../src/retrieval/store.ts';
 import { kernelModule } from '../../src/retrieval/vector-index/kernel.ts';
 import { splitThreads, startSplitWorkers } from '../../src/retrieval/vector-index/split.ts';
 import { retrievalHarness } from '../../tests/support/retrieval.ts';
@@ -101,5 +103,24 @@ console.log(`floor (bare read)      ${f(floor)}`);
 console.log(`whole query            ${f(whole)}  = ${(pct(whole, 50) / pct(floor, 50)).toFixed(2)}x the floor`);
 console.log(`rankIds (scan + reads) ${f(rank)}`);
 for (const [sql, ts] of statements) console.log(`  ${f(ts)} ${sql}`);
+// one statement's round trip, back to back and after the backend went idle (the scan holds both cores ~40 ms)
+const headAlone: number[] = [];
+const headAfterRead: number[] = [];
+const headAfterSleep: number[] = [];
+const timeHead = async (into: number[]) => {
+  const t = performance.now();
+  await collectionHead(raw, slug);
+  into.push(performance.now() - t);
+};
+for (let i = 0; i < QUERIES; i++) {
+  await timeHead(headAlone);
+  h.deps.indexes.readAll(slug);
+  await timeHead(headAfterRead);
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  await timeHead(headAfterSleep);
+}
+console.log(`head read back to back ${f(headAlone)}`);
+console.log(`  after a bare read    ${f(headAfterRead)}`);
+console.log(`  after 40 ms asleep   ${f(headAfterSleep)}`);
 await h.close();
 await raw.close();
