@@ -14,7 +14,7 @@ import { splitThreads, startSplitWorkers } from '../../src/retrieval/vector-inde
 import { retrievalHarness } from '../../tests/support/retrieval.ts';
 import { ensureCollection } from './collection.ts';
 import { DIM, openBenchDatabase } from './datasets.ts';
-import { pct, queriesFor } from './questions.ts';
+import { pct, queriesFor, time } from './questions.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -107,11 +107,7 @@ for (const [sql, ts] of statements) console.log(`  ${f(ts)} ${sql}`);
 const headAlone: number[] = [];
 const headAfterRead: number[] = [];
 const headAfterSleep: number[] = [];
-const timeHead = async (into: number[]) => {
-  const t = performance.now();
-  await collectionHead(raw, slug);
-  into.push(performance.now() - t);
-};
+const timeHead = async (into: number[]) => into.push((await time(() => collectionHead(raw, slug)))[0]);
 for (let i = 0; i < QUERIES; i++) {
   await timeHead(headAlone);
   h.deps.indexes.readAll(slug);

@@ -40,7 +40,7 @@ function fill(index: StoredIndex, codes: Uint8Array, from: number, to: number) {
 }
 
 /**
- * Waits until every released copy's memory is gone, as split.ts's collections find it (they give up after 20 s), and
+ * Waits until every released copy's memory is gone, as split-release.ts's collections find it (they give up after 20 s), and
  * then until the process's RSS stops falling: V8 frees a collected memory's pages on a sweeper thread of its own, after.
  */
 async function releasedMemoryGone(): Promise<number> {
@@ -144,7 +144,7 @@ describe('the full scan split across threads', () => {
       await next.search(vectorOf(i), 10, fetch); // the worker now holds the memory too
       copy?.release(); // replaced, as indexes.ts replaces a copy it catches up
       copy = next;
-      after.push(await releasedMemoryGone()); // the release's collections (split.ts) have run until it is gone
+      after.push(await releasedMemoryGone()); // the release's collections (split-release.ts) have run until it is gone
     }
     copy?.release();
     // no rebuild stands above the lowest before it by a quarter of a copy, measured once the release is done rather than
